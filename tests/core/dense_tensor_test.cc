@@ -1,0 +1,62 @@
+#include <catch2/catch.hpp>
+
+#include "core/dense_tensor.h"
+#include "core/eigen_view.h"
+
+using namespace fedleaf::core;
+
+TEST_CASE("zeros_has_requested_dtype_shape_and_zero_bytes", "[dense]") {
+  DenseTensor t = DenseTensor::zeros(DType::I64, {2, 3});
+  CHECK(t.dtype() == DType::I64);
+  CHECK(t.shape() == Shape{2, 3});
+  CHECK(t.size() == 6);
+  CHECK(t.nbytes() == 48);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(t.data<std::int64_t>()[i] == 0);
+}
+
+TEST_CASE("typed_access_with_the_wrong_dtype_throws", "[dense]") {
+  DenseTensor t = DenseTensor::zeros(DType::F32, {4});
+  CHECK_THROWS_WITH(t.array<double>(), Catch::Matchers::Contains("expected F64"));
+}
+
+TEST_CASE("from_bytes_copies_and_checks_the_byte_count", "[dense]") {
+  const float src[3] = {1.f, 2.f, 3.f};
+  DenseTensor t = DenseTensor::from_bytes(DType::F32, {3}, reinterpret_cast<const std::uint8_t*>(src), 12);
+  CHECK(t.array<float>()(2) == 3.f);
+  CHECK_THROWS_WITH(
+      DenseTensor::from_bytes(DType::F32, {4}, reinterpret_cast<const std::uint8_t*>(src), 12, "w"),
+      Catch::Matchers::Contains("w: 12 bytes do not match shape [4] of F32"));
+}
+
+TEST_CASE("equality_compares_dtype_shape_and_bytes", "[dense]") {
+  DenseTensor a(xt::xarray<float>{{1.f, 2.f}, {3.f, 4.f}});
+  DenseTensor b(xt::xarray<float>{{1.f, 2.f}, {3.f, 4.f}});
+  DenseTensor c(xt::xarray<float>{1.f, 2.f, 3.f, 4.f});
+  DenseTensor d(xt::xarray<double>{{1., 2.}, {3., 4.}});
+  CHECK(a == b);
+  CHECK(a != c);
+  CHECK(a != d);
+  b.array<float>()(1, 1) = 5.f;
+  CHECK(a != b);
+}
+
+TEST_CASE("shape_element_count_rejects_overflow", "[dense]") {
+  CHECK(shape_element_count({2, 3, 4}, "t") == 24);
+  CHECK(shape_element_count({}, "t") == 1);
+  CHECK_THROWS_AS(shape_element_count({std::size_t{1} << 40, std::size_t{1} << 40}, "t"),
+                  fedleaf::InvalidInput);
+}
+
+TEST_CASE("eigen_views_alias_the_tensor_storage", "[dense]") {
+  DenseTensor t(xt::xarray<float>{{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+  auto m = eigen_matrix<float>(t);
+  CHECK(m.rows() == 2);
+  CHECK(m.cols() == 3);
+  CHECK(m(1, 0) == 4.f);
+  m(0, 2) = 9.f;
+  CHECK(t.array<float>()(0, 2) == 9.f);
+  eigen_vector<float>(t) *= 2.f;
+  CHECK(t.array<float>()(1, 2) == 12.f);
+  DenseTensor v(xt::xarray<float>{1.f, 2.f});
+  CHECK_THROWS_AS(eigen_matrix<float>(v), fedleaf::InvalidInput);
+}
