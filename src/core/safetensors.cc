@@ -326,7 +326,7 @@ std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const M
     throw InvalidInput("safetensors: tensor names and metadata must be valid UTF-8");
   }
   text.resize((text.size() + 7) / 8 * 8, ' ');
-  std::vector<std::uint8_t> out(8 + text.size() + offset);
+  std::vector<std::uint8_t> out(8 + text.size() + static_cast<std::size_t>(offset));
   const std::uint64_t n = text.size();
   for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(n >> (8 * i));
   std::memcpy(out.data() + 8, text.data(), text.size());
@@ -382,7 +382,8 @@ SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
   std::map<std::string, DenseTensor> dense;
   for (const HeaderEntry& e : entries) {
     dense.emplace(e.name, DenseTensor::from_bytes(e.dtype, e.shape, payload + e.begin,
-                                                  e.end - e.begin, "tensor " + in_quotes(e.name)));
+                                                  static_cast<std::size_t>(e.end - e.begin),
+                                                  "tensor " + in_quotes(e.name)));
   }
   for (auto it = file.metadata.begin(); it != file.metadata.end();) {
     if (ends_with(it->first, kEncodingSuffix)) {

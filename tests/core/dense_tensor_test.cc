@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <limits>
+
 #include "core/dense_tensor.h"
 #include "core/eigen_view.h"
 
@@ -43,8 +45,8 @@ TEST_CASE("equality_compares_dtype_shape_and_bytes", "[dense]") {
 TEST_CASE("shape_element_count_rejects_overflow", "[dense]") {
   CHECK(shape_element_count({2, 3, 4}, "t") == 24);
   CHECK(shape_element_count({}, "t") == 1);
-  CHECK_THROWS_AS(shape_element_count({std::size_t{1} << 40, std::size_t{1} << 40}, "t"),
-                  fedleaf::InvalidInput);
+  const std::size_t half = std::numeric_limits<std::size_t>::max() / 2;
+  CHECK_THROWS_AS(shape_element_count({half, 3}, "t"), fedleaf::InvalidInput);
 }
 
 TEST_CASE("eigen_views_alias_the_tensor_storage", "[dense]") {

@@ -1,1 +1,6 @@
-set(FEDLEAF_AGGREGATION_SOURCES)
+set(FEDLEAF_AGGREGATION_SOURCES
+  round_aggregator.cc
+  sparse_sum_accumulator.cc
+  sparse_sum_operator.cc
+  update_encoding.cc
+)

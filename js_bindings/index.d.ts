@@ -1,0 +1,71 @@
+// Types of the fedleaf JS API (js_bindings/src/index.js).
+
+export type DType = 'F32' | 'F64' | 'I32' | 'I64' | 'U8';
+export type TypedArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+
+/** A dense tensor: row-major data of `shape`. `dtype` is inferred from `data` when omitted. */
+export interface DenseTensor {
+  dtype?: DType;
+  shape: number[];
+  data: TypedArray | number[];
+}
+
+/**
+ * A sparse component tuple. `coo`: indices flat row-major [nnz, rank], values [nnz].
+ * `row_sparse`: indices [nrows], values flat [nrows, ...dense_shape.slice(1)].
+ * BigInt64Array indices travel as I64, Int32Array as I32.
+ */
+export interface SparseTensor {
+  encoding: 'coo' | 'row_sparse';
+  dtype?: DType;
+  indices: BigInt64Array | Int32Array | number[];
+  values: TypedArray | number[];
+  dense_shape: number[];
+}
+
+export type Tensor = DenseTensor | SparseTensor;
+export type Metadata = Record<string, string>;
+
+/** What decodeSafetensors returns: typed arrays of the stored dtypes. */
+export interface DecodedDenseTensor {
+  dtype: DType;
+  shape: number[];
+  data: TypedArray;
+}
+export interface DecodedSparseTensor {
+  encoding: 'coo' | 'row_sparse';
+  dtype: DType;
+  indices: BigInt64Array | Int32Array;
+  values: TypedArray;
+  dense_shape: number[];
+}
+export type DecodedTensor = DecodedDenseTensor | DecodedSparseTensor;
+
+/** Errors from the C++ core: the core's message, and its error class in `code`. */
+export interface FedleafError extends Error {
+  code: 'InvalidInput' | 'NotFound' | 'Conflict' | 'Error' | 'InternalError';
+}
+
+export interface ExecutorOptions {
+  /** 'auto' (default): the SIMD build when WebAssembly.validate accepts SIMD. */
+  simd?: 'auto' | boolean;
+  /** Where fedleaf_core*.{js,wasm} are served from; default ../dist/ next to src/index.js. */
+  distUrl?: string | URL;
+}
+
+export interface Executor {
+  /** The fedleaf version, the same as package.json and CMake's project version. */
+  readonly version: string;
+  /** Whether the SIMD build was loaded. */
+  readonly simd: boolean;
+  encodeSafetensors(tensors: Record<string, Tensor>, metadata?: Metadata): Uint8Array;
+  decodeSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): {
+    tensors: Record<string, DecodedTensor>;
+    metadata: Metadata;
+  };
+  /** Sorts indices and sums duplicates. */
+  coalesce(tensor: SparseTensor): DecodedSparseTensor;
+}
+
+export function createExecutor(options?: ExecutorOptions): Promise<Executor>;
+export function wasmSimdSupported(): boolean;

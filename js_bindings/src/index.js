@@ -1,0 +1,56 @@
+// fedleaf — the leaf executor in WebAssembly.
+//
+//   import { createExecutor } from 'fedleaf';
+//   const executor = await createExecutor();            // picks the SIMD build when supported
+//   const bytes = executor.encodeSafetensors(
+//       {w: {dtype: 'F32', shape: [2], data: new Float32Array([1, 2])}}, {task_id: '7'});
+//   const {tensors, metadata} = executor.decodeSafetensors(bytes);
+//
+// Errors from the C++ core arrive as JS Errors with the core's message and a `code`
+// ('InvalidInput', 'NotFound', 'Conflict', 'Error', 'InternalError').
+
+import { loadModule } from './load_module.js';
+import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
+
+export { wasmSimdSupported } from './wasm_features.js';
+
+function checkMetadata(metadata) {
+  if (metadata === undefined) return {};
+  if (metadata === null || typeof metadata !== 'object') {
+    throw new TypeError('metadata must be an object of string values');
+  }
+  for (const [key, value] of Object.entries(metadata)) {
+    if (typeof value !== 'string') throw new TypeError(`metadata '${key}' must be a string`);
+  }
+  return metadata;
+}
+
+function bytesOf(bytes) {
+  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
+  if (ArrayBuffer.isView(bytes)) return bytes;
+  throw new TypeError('expected a Uint8Array, another TypedArray or an ArrayBuffer');
+}
+
+/**
+ * Loads the wasm module and returns an executor.
+ * @param {{simd?: 'auto'|boolean, distUrl?: string|URL}} [options]
+ *   simd: 'auto' (default) uses the SIMD build when WebAssembly.validate accepts SIMD;
+ *   distUrl: where fedleaf_core*.{js,wasm} are served from (default: ../dist/ next to this file).
+ */
+export async function createExecutor(options = {}) {
+  const { module, simd } = await loadModule(options);
+  return {
+    version: module.version(),
+    simd,
+    encodeSafetensors(tensors, metadata) {
+      return module.encodeSafetensors(normalizeTensors(tensors), checkMetadata(metadata));
+    },
+    decodeSafetensors(bytes) {
+      const { tensors, metadata } = module.decodeSafetensors(bytesOf(bytes));
+      return { tensors: publicTensors(tensors), metadata };
+    },
+    coalesce(tensor) {
+      return publicTensor(module.coalesce(normalizeTensor('coalesce input', tensor)));
+    },
+  };
+}

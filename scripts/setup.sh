@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# scripts/setup.sh — installs what a fresh Debian 12 machine lacks to build, test and run fedleaf.
+# Idempotent: on a ready machine it checks and exits in seconds. Needs root (or sudo) only when
+# something is missing.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+apt_packages=(
+  cmake make g++ clang libclang-rt-14-dev ccache pkg-config
+  emscripten binaryen
+  libeigen3-dev xtensor-dev xtl-dev nlohmann-json3-dev catch2
+  libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev
+  chromium
+)
+
+missing=()
+for p in "${apt_packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -eq 0 ]] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+if ((node_major < 18)); then
+  echo "setup: Node.js >= 18 is required, found $(node --version)" >&2
+  exit 1
+fi
+
+# npm ci only when the lockfile changed since the last install.
+stamp="$root/js_bindings/node_modules/.package-lock.json"
+if [[ ! -f "$stamp" || "$root/js_bindings/package-lock.json" -nt "$stamp" ]]; then
+  echo "setup: npm ci in js_bindings/"
+  (cd "$root/js_bindings" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+echo "setup: ready"

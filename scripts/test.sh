@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# scripts/test.sh — every test: installs and builds what is missing, then runs
+#   1. the Catch2 tests natively (ctest in build/)
+#   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
+#   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
+#   4. the safetensors decoder fuzzer for FEDLEAF_FUZZ_SECONDS (default 30) with ASan+UBSan
+# and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+start=$(date +%s)
+
+bash scripts/setup.sh || { echo "summary: 0 passed, 1 failed (setup)"; exit 1; }
+bash scripts/build.sh --tests || { echo "summary: 0 passed, 1 failed (build)"; exit 1; }
+
+passed=0 failed=0 failures=()
+log_dir="$root/build/test-logs"
+mkdir -p "$log_dir"
+
+# record NAME PASSED FAILED
+record() {
+  passed=$((passed + $2))
+  failed=$((failed + $3))
+  if (($3 > 0)); then failures+=("$1"); fi
+  echo "test: $1: $2 passed, $3 failed"
+}
+
+run_ctest() {  # run_ctest NAME DIR
+  local log="$log_dir/$1.log"
+  ctest --test-dir "$2" -j"$(nproc)" --output-on-failure >"$log" 2>&1
+  local status=$?
+  local line total fails
+  line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1)
+  if [[ -z "$line" ]]; then
+    tail -30 "$log"
+    record "$1" 0 1
+    return
+  fi
+  fails=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+  total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+  if ((fails > 0 || status != 0)); then
+    grep -E -A40 'The following tests FAILED|\*\*\*Failed|FAILED:' "$log" | head -80
+  fi
+  if ((status != 0 && fails == 0)); then fails=1; fi
+  record "$1" $((total - fails)) "$fails"
+}
+
+run_ctest "ctest-native" build
+run_ctest "ctest-wasm" build-wasm
+
+mapfile -t node_tests < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort)
+if ((${#node_tests[@]})); then
+  log="$log_dir/node.log"
+  FEDLEAF_BUILD_DIR="$root/build" node --test --test-reporter=tap "${node_tests[@]}" >"$log" 2>&1
+  status=$?
+  np=$(grep -E '^# pass ' "$log" | tail -1 | awk '{print $3}')
+  nf=$(grep -E '^# fail ' "$log" | tail -1 | awk '{print $3}')
+  np=${np:-0} nf=${nf:-0}
+  if ((status != 0 || nf > 0)); then
+    grep -E -B2 -A25 '^\s*not ok' "$log" | head -120
+    ((nf == 0)) && nf=1
+  fi
+  record "node:test" "$np" "$nf"
+fi
+
+fuzz_seconds="${FEDLEAF_FUZZ_SECONDS:-30}"
+if bash scripts/build.sh --fuzz >"$log_dir/fuzz-build.log" 2>&1; then
+  corpus="$root/build-fuzz/corpus"
+  mkdir -p "$corpus"
+  # Seed with a valid file holding every dtype and both sparse encodings.
+  build/tests/tools/safetensors_tool fixture "$corpus/seed-fixture.safetensors"
+  if build-fuzz/tests/fuzz/safetensors_fuzz -max_total_time="$fuzz_seconds" -max_len=4096 \
+      -dict=tests/fuzz/safetensors.dict -print_final_stats=1 "$corpus" \
+      >"$log_dir/fuzz.log" 2>&1; then
+    record "fuzz safetensors (${fuzz_seconds}s, $(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log_dir/fuzz.log" | awk '{print $2}') inputs)" 1 0
+  else
+    tail -40 "$log_dir/fuzz.log"
+    record "fuzz safetensors" 0 1
+  fi
+else
+  tail -30 "$log_dir/fuzz-build.log"
+  record "fuzz build" 0 1
+fi
+
+echo "test: wall time $(( $(date +%s) - start )) s"
+if ((${#failures[@]})); then echo "test: failing suites: ${failures[*]}"; fi
+echo "summary: $passed passed, $failed failed"
+((failed == 0))

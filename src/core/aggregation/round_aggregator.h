@@ -1,0 +1,62 @@
+// One round of aggregation on the server: one accumulator per tensor named in the plan's
+// "updates", fed whole client train results, producing the next global model.
+//
+//   RoundAggregator round(plan_json, global_model);
+//   round.add_result(upload.data(), upload.size());    // all-or-nothing, throws InvalidInput
+//   std::vector<std::uint8_t> ckpt = round.checkpoint();  // persist a half-finished round
+//   auto resumed = RoundAggregator::restore(plan_json, global_model, ckpt.data(), ckpt.size());
+//   NamedTensors next = resumed.next_model();          // model + aggregated delta, per tensor
+//
+// Bytes in, bytes out: every input that crosses a process boundary (train results, checkpoints)
+// is safetensors, so the server and the wasm module bind this class without adapters.
+// Not thread-safe: one thread at a time per instance (merge() partial aggregators instead).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace fedleaf::core {
+
+class RoundAggregator {
+ public:
+  // plan_json: the plan (its "updates" section is used); model: the round's global model.
+  // Throws InvalidInput if the plan names a tensor the model lacks, an unknown aggregator or
+  // encoding, or clipped_weighted_mean without clip_norm > 0.
+  RoundAggregator(const std::string& plan_json, NamedTensors model);
+  RoundAggregator(const RoundAggregator& other);
+  RoundAggregator(RoundAggregator&& other) noexcept;
+  RoundAggregator& operator=(const RoundAggregator& other);
+  RoundAggregator& operator=(RoundAggregator&& other) noexcept;
+  ~RoundAggregator();
+
+  // Validates the whole train result (safetensors bytes) before folding any of it: all or
+  // nothing. Throws InvalidInput naming the tensor and rule; the aggregator is then unchanged.
+  // The weight is metadata "num_examples".
+  void add_result(const std::uint8_t* data, std::size_t size);
+  // Folds another aggregator of the same plan and model (hierarchical aggregation). Throws
+  // InvalidInput, leaving this aggregator unchanged, when the plans or models differ.
+  void merge(const RoundAggregator& other);
+  std::size_t num_reports() const;
+  double total_weight() const;  // sum of num_examples
+  // Global model + aggregated delta for every tensor in "updates"; other tensors carried over.
+  // With no reports the deltas are zero. Does not change the aggregator.
+  NamedTensors next_model() const;
+  // Accumulator state as safetensors bytes, and its inverse, for checkpoint/resume. restore()
+  // validates everything (the bytes come from disk) and throws InvalidInput when they do not
+  // describe a state of this plan and model.
+  std::vector<std::uint8_t> checkpoint() const;
+  static RoundAggregator restore(const std::string& plan_json, NamedTensors model,
+                                 const std::uint8_t* data, std::size_t size);
+
+ private:
+  class State;
+  explicit RoundAggregator(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace fedleaf::core

@@ -1,0 +1,858 @@
+#include "core/aggregation/sparse_sum_accumulator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <numeric>
+#include <utility>
+
+#include "core/error.h"
+#include "core/linear_index.h"
+#include "core/safetensors.h"
+
+namespace fedleaf::core {
+namespace {
+
+constexpr std::uint64_t kMaxKeys = std::uint64_t{1} << 63;
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Decimal text that reads back to the same double.
+std::string format_double(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+double parse_double(const std::string& text, const std::string& what) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) {
+    throw InvalidInput(what + " " + quoted(text) + " is not a number");
+  }
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) {
+    throw InvalidInput(what + " " + quoted(text) + " is not a finite number");
+  }
+  return v;
+}
+
+std::uint64_t parse_count(const std::string& text, const std::string& what) {
+  if (text.empty() || text.size() > 19 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    throw InvalidInput(what + " " + quoted(text) + " is not a non-negative integer");
+  }
+  return std::stoull(text);
+}
+
+std::string format_shape(const DenseShape& shape) {
+  std::string out;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (d) out += ',';
+    out += std::to_string(shape[d]);
+  }
+  return out;
+}
+
+DenseShape parse_shape(const std::string& text, const std::string& what) {
+  DenseShape shape;
+  if (text.empty()) return shape;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string part = text.substr(begin, comma == std::string::npos ? comma : comma - begin);
+    const std::uint64_t dim = parse_count(part, what + " dimension");
+    if (dim > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      throw InvalidInput(what + " dimension " + part + " is too large");
+    }
+    shape.push_back(static_cast<std::int64_t>(dim));
+    if (comma == std::string::npos) return shape;
+    begin = comma + 1;
+  }
+}
+
+// Euclidean norm without overflow for any finite input.
+template <class T>
+double l2_norm(const T* values, std::size_t count) {
+  double sq = 0.0;
+  for (std::size_t i = 0; i < count; ++i) sq += static_cast<double>(values[i]) * values[i];
+  if (std::isfinite(sq)) return std::sqrt(sq);
+  double largest = 0.0;
+  for (std::size_t i = 0; i < count; ++i) largest = std::max(largest, std::abs(double(values[i])));
+  double scaled = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double v = static_cast<double>(values[i]) / largest;
+    scaled += v * v;
+  }
+  return largest * std::sqrt(scaled);
+}
+
+const DenseTensor& values_of(const Tensor& t) {
+  if (const auto* d = std::get_if<DenseTensor>(&t)) return *d;
+  if (const auto* s = std::get_if<SparseTensor>(&t)) return s->values();
+  return std::get<RowSparseTensor>(t).values();
+}
+
+}  // namespace
+
+SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
+                                           UpdateEncoding encoding, DType dtype,
+                                           DenseShape dense_shape, AccumulatorOptions options)
+    : name_(std::move(name)),
+      spec_(spec),
+      encoding_(encoding),
+      dtype_(dtype),
+      dense_shape_(std::move(dense_shape)),
+      options_(options) {
+  const std::string where = "accumulator " + quoted(name_);
+  if (dtype_ != DType::F32 && dtype_ != DType::F64) {
+    throw InvalidInput(where + ": dtype " + std::string(dtype_name(dtype_)) +
+                       " is not F32 or F64");
+  }
+  if (spec_.op == SparseSumOperator::kClippedWeightedMean &&
+      !(std::isfinite(spec_.clip_norm) && spec_.clip_norm > 0.0)) {
+    throw InvalidInput(where + ": clipped_weighted_mean needs a finite clip_norm > 0");
+  }
+  if (spec_.op != SparseSumOperator::kClippedWeightedMean) spec_.clip_norm = 0.0;
+  if (encoding_ == UpdateEncoding::kRowSparse && dense_shape_.empty()) {
+    throw InvalidInput(where + ": a row_sparse tensor needs a dense_shape of rank >= 1");
+  }
+  // Dimensions are checked with zeros skipped, so no product below can overflow.
+  std::uint64_t nonzero_product = 1;
+  std::uint64_t elements = 1;
+  std::uint64_t row_width = 1;
+  for (std::size_t d = 0; d < dense_shape_.size(); ++d) {
+    const std::int64_t dim = dense_shape_[d];
+    if (dim < 0) {
+      throw InvalidInput(where + ": dense_shape " + shape_to_string(dense_shape_) +
+                         " has a negative dimension");
+    }
+    const auto u = static_cast<std::uint64_t>(dim);
+    if (u == 0) {
+      elements = 0;
+      if (d > 0) row_width = 0;
+      continue;
+    }
+    if (nonzero_product > (kMaxKeys - 1) / u) {
+      throw InvalidInput(where + ": dense_shape " + shape_to_string(dense_shape_) +
+                         " has 2^63 or more elements");
+    }
+    nonzero_product *= u;
+    elements *= u;
+    if (d > 0) row_width *= u;
+  }
+  strides_ = *row_major_strides(dense_shape_);
+  if (encoding_ == UpdateEncoding::kRowSparse) {
+    num_keys_ = static_cast<std::uint64_t>(dense_shape_[0]);
+    width_ = static_cast<std::size_t>(row_width);
+  } else {
+    num_keys_ = elements;
+    width_ = 1;
+  }
+  if (encoding_ == UpdateEncoding::kDense) {
+    representation_ = Representation::kDense;
+    if (tracks_values(spec_.op)) sums_.assign(static_cast<std::size_t>(num_keys_), 0.0);
+  } else if (options_.policy == RepresentationPolicy::kDense) {
+    switch_to_dense();
+  } else if (options_.expected_entries > 0) {
+    // Expected distinct keys of E uniform draws from K keys: K (1 - e^{-E/K}).
+    const double keys = static_cast<double>(num_keys_);
+    const double projected =
+        keys > 0 ? -keys * std::expm1(-static_cast<double>(options_.expected_entries) / keys)
+                 : 0.0;
+    const auto touched = static_cast<std::size_t>(std::ceil(projected));
+    const double sparse = static_cast<double>(KeySlotMap::capacity_for(touched)) *
+                              static_cast<double>(KeySlotMap::entry_bytes()) +
+                          static_cast<double>(touched) * static_cast<double>(slot_bytes());
+    if (options_.policy == RepresentationPolicy::kAuto &&
+        sparse >= static_cast<double>(dense_bytes())) {
+      switch_to_dense();
+    } else {
+      reserve_keys(touched);
+    }
+  }
+  note_bytes();
+}
+
+std::size_t SparseSumAccumulator::slot_bytes() const {
+  return sizeof(std::uint64_t) + (tracks_values(spec_.op) ? sizeof(double) * width_ : 0) +
+         (tracks_contributors(spec_.op) ? sizeof(double) : 0);
+}
+
+std::size_t SparseSumAccumulator::sparse_bytes(std::size_t table_capacity,
+                                               std::size_t slot_capacity) const {
+  return table_capacity * KeySlotMap::entry_bytes() + slot_capacity * slot_bytes();
+}
+
+std::size_t SparseSumAccumulator::dense_bytes() const {
+  // Saturates instead of overflowing: such a dense array could never be allocated anyway.
+  const double keys = static_cast<double>(num_keys_);
+  double bytes = keys * ((tracks_values(spec_.op) ? 8.0 * static_cast<double>(width_) : 0.0) +
+                         (tracks_contributors(spec_.op) ? 8.0 : 0.0));
+  if (!tracks_contributors(spec_.op)) bytes += std::ceil(keys / 64.0) * 8.0;
+  const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max() / 2);
+  return bytes >= limit ? std::numeric_limits<std::size_t>::max() / 2
+                        : static_cast<std::size_t>(bytes);
+}
+
+std::size_t SparseSumAccumulator::state_bytes() const {
+  return (sums_.capacity() + contributors_.capacity() + slot_keys_.capacity() +
+          touched_bits_.capacity()) *
+             8 +
+         map_.bytes();
+}
+
+void SparseSumAccumulator::note_bytes(std::size_t transient_extra) {
+  peak_bytes_ = std::max(peak_bytes_, state_bytes() + transient_extra);
+}
+
+std::uint64_t SparseSumAccumulator::num_touched() const {
+  if (encoding_ == UpdateEncoding::kDense) return num_keys_;
+  if (representation_ == Representation::kSparse) return map_.size();
+  std::uint64_t n = 0;
+  if (tracks_contributors(spec_.op)) {
+    for (double c : contributors_) n += c > 0.0 ? 1 : 0;
+  } else {
+    for (std::uint64_t word : touched_bits_) n += static_cast<std::uint64_t>(__builtin_popcountll(word));
+  }
+  return n;
+}
+
+void SparseSumAccumulator::reserve_keys(std::size_t extra) {
+  if (representation_ == Representation::kDense) return;
+  const std::size_t needed = map_.size() + extra;
+  std::size_t table = map_.capacity();
+  if (table < KeySlotMap::capacity_for(needed)) table = KeySlotMap::capacity_for(needed);
+  std::size_t slots = slot_keys_.capacity();
+  if (slots < needed) slots = std::max(needed, 2 * slots);
+  if (table == map_.capacity() && slots == slot_keys_.capacity()) return;
+  if (options_.policy == RepresentationPolicy::kAuto && sparse_bytes(table, slots) >= dense_bytes()) {
+    switch_to_dense();
+    return;
+  }
+  // Each step either completes or leaves the contents as they were (capacity aside).
+  if (table != map_.capacity()) {
+    const std::size_t old = map_.bytes();
+    map_.rehash(table);
+    note_bytes(old);
+  }
+  const auto grow = [&](auto& v, std::size_t count) {
+    if (v.capacity() >= count) return;
+    const std::size_t old = v.capacity() * sizeof(v[0]);
+    v.reserve(count);
+    note_bytes(old);
+  };
+  grow(slot_keys_, slots);
+  if (tracks_values(spec_.op)) grow(sums_, slots * width_);
+  if (tracks_contributors(spec_.op)) grow(contributors_, slots);
+}
+
+void SparseSumAccumulator::switch_to_dense() {
+  const auto keys = static_cast<std::size_t>(num_keys_);
+  std::vector<double> sums;
+  std::vector<double> contributors;
+  std::vector<std::uint64_t> bits;
+  if (tracks_values(spec_.op)) sums.assign(keys * width_, 0.0);
+  if (tracks_contributors(spec_.op)) {
+    contributors.assign(keys, 0.0);
+  } else {
+    bits.assign((keys + 63) / 64, 0);
+  }
+  const std::size_t fresh_bytes =
+      (sums.capacity() + contributors.capacity() + bits.capacity()) * 8;
+  for (std::size_t slot = 0; slot < slot_keys_.size(); ++slot) {
+    const std::uint64_t key = slot_keys_[slot];
+    if (!sums.empty()) {
+      std::copy_n(sums_.data() + slot * width_, width_, sums.data() + key * width_);
+    }
+    if (!contributors.empty()) contributors[key] = contributors_[slot];
+    if (!bits.empty()) bits[key >> 6] |= std::uint64_t{1} << (key & 63);
+  }
+  note_bytes(fresh_bytes);
+  sums_.swap(sums);
+  contributors_.swap(contributors);
+  touched_bits_.swap(bits);
+  map_.clear();
+  std::vector<std::uint64_t>().swap(slot_keys_);
+  representation_ = Representation::kDense;
+}
+
+std::size_t SparseSumAccumulator::position_for(std::uint64_t key) {
+  if (representation_ == Representation::kDense) {
+    if (!touched_bits_.empty()) touched_bits_[key >> 6] |= std::uint64_t{1} << (key & 63);
+    return static_cast<std::size_t>(key);
+  }
+  const auto slot = static_cast<std::size_t>(map_.find_or_insert(key));
+  if (slot == slot_keys_.size()) {
+    slot_keys_.push_back(key);
+    if (tracks_values(spec_.op)) sums_.resize(sums_.size() + width_, 0.0);
+    if (tracks_contributors(spec_.op)) contributors_.push_back(0.0);
+  }
+  return slot;
+}
+
+void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared& out) const {
+  const std::string where = "update " + quoted(name_);
+  const UpdateEncoding encoding = update_encoding_of(update);
+  if (encoding != encoding_) {
+    throw InvalidInput(where + ": encoding '" + std::string(update_encoding_name(encoding)) +
+                       "' differs from the accumulator's '" +
+                       std::string(update_encoding_name(encoding_)) + "'");
+  }
+  if (!(std::isfinite(weight) && weight > 0.0)) {
+    throw InvalidInput(where + ": weight " + format_double(weight) + " must be finite and > 0");
+  }
+  const DenseTensor& values = values_of(update);
+  if (values.dtype() != dtype_) {
+    throw InvalidInput(where + ": dtype " + std::string(dtype_name(values.dtype())) +
+                       " differs from the accumulator's " + std::string(dtype_name(dtype_)));
+  }
+  DenseShape shape;
+  std::size_t entries = 0;
+  if (encoding_ == UpdateEncoding::kDense) {
+    for (std::size_t d : values.shape()) shape.push_back(static_cast<std::int64_t>(d));
+  } else if (encoding_ == UpdateEncoding::kCoo) {
+    shape = std::get<SparseTensor>(update).dense_shape();
+    entries = std::get<SparseTensor>(update).nnz();
+  } else {
+    shape = std::get<RowSparseTensor>(update).dense_shape();
+    entries = std::get<RowSparseTensor>(update).num_rows();
+  }
+  if (shape != dense_shape_) {
+    throw InvalidInput(where + ": dense_shape " + shape_to_string(shape) +
+                       " differs from the accumulator's " + shape_to_string(dense_shape_));
+  }
+  const std::size_t expected_values =
+      encoding_ == UpdateEncoding::kDense ? static_cast<std::size_t>(num_keys_) : entries * width_;
+  if (values.size() != expected_values) {
+    throw InvalidInput(where + ": holds " + std::to_string(values.size()) +
+                       " values but its indices need " + std::to_string(expected_values));
+  }
+  out.weight = weight;
+  out.use_coalesced = false;
+  out.keys.clear();
+  // Keys. Index ranges are an invariant of SparseTensor / RowSparseTensor (their constructors
+  // reject out-of-range indices and the indices cannot be changed afterwards).
+  bool canonical = true;
+  if (encoding_ == UpdateEncoding::kCoo) {
+    const CooIndices& idx = std::get<SparseTensor>(update).indices();
+    out.keys.resize(entries);
+    if (strides_.size() == 1) {
+      const std::int64_t* p = idx.data();
+      for (std::size_t i = 0; i < entries; ++i) out.keys[i] = static_cast<std::uint64_t>(p[i]);
+    } else {
+      for (std::size_t i = 0; i < entries; ++i) out.keys[i] = linear_index(idx, i, strides_);
+    }
+  } else if (encoding_ == UpdateEncoding::kRowSparse) {
+    const std::int64_t* p = std::get<RowSparseTensor>(update).indices().data();
+    out.keys.resize(entries);
+    for (std::size_t i = 0; i < entries; ++i) out.keys[i] = static_cast<std::uint64_t>(p[i]);
+  }
+  for (std::size_t i = 1; i < out.keys.size(); ++i) {
+    if (out.keys[i] <= out.keys[i - 1]) {
+      canonical = false;
+      break;
+    }
+  }
+  // Finite values and the update's L2 norm (needed by clipping only).
+  const bool clipping = spec_.op == SparseSumOperator::kClippedWeightedMean;
+  double norm = 0.0;
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* v = values.data<T>();
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (!std::isfinite(v[i])) {
+          throw InvalidInput(where + ": value " + std::to_string(i) +
+                             " is not finite (NaN or infinity)");
+        }
+      }
+      if (!canonical && needs_coalesced_input(spec_.op)) {
+        // Sum duplicates in f64, in input order, so a client counts once per key.
+        std::vector<std::size_t> order(entries);
+        std::iota(order.begin(), order.end(), std::size_t{0});
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return out.keys[a] < out.keys[b]; });
+        std::vector<std::uint64_t> unique;
+        out.coalesced.clear();
+        for (std::size_t e : order) {
+          const T* src = v + e * width_;
+          if (unique.empty() || unique.back() != out.keys[e]) {
+            unique.push_back(out.keys[e]);
+            out.coalesced.insert(out.coalesced.end(), src, src + width_);
+          } else {
+            double* dst = out.coalesced.data() + out.coalesced.size() - width_;
+            for (std::size_t j = 0; j < width_; ++j) dst[j] += static_cast<double>(src[j]);
+          }
+        }
+        out.keys.swap(unique);
+        out.use_coalesced = true;
+        if (clipping) norm = l2_norm(out.coalesced.data(), out.coalesced.size());
+      } else if (clipping) {
+        norm = l2_norm(v, values.size());
+      }
+    }
+  });
+  switch (spec_.op) {
+    case SparseSumOperator::kSum:
+      out.value_scale = 1.0;
+      out.contributor_weight = 0.0;
+      break;
+    case SparseSumOperator::kWeightedMean:
+      out.value_scale = weight;
+      out.contributor_weight = 0.0;
+      break;
+    case SparseSumOperator::kMeanOverContributors:
+      out.value_scale = weight;
+      out.contributor_weight = weight;
+      break;
+    case SparseSumOperator::kCount:
+      out.value_scale = 0.0;
+      out.contributor_weight = 1.0;
+      break;
+    case SparseSumOperator::kClippedWeightedMean:
+      out.value_scale = norm > spec_.clip_norm ? weight * (spec_.clip_norm / norm) : weight;
+      out.contributor_weight = 0.0;
+      break;
+  }
+}
+
+void SparseSumAccumulator::check(const Tensor& update, double weight) const {
+  Prepared scratch;
+  prepare(update, weight, scratch);
+}
+
+void SparseSumAccumulator::add(const Tensor& update, double weight) {
+  prepare(update, weight, scratch_);
+  reserve_keys(scratch_.keys.size());
+  fold(update, scratch_);
+}
+
+void SparseSumAccumulator::fold(const Tensor& update, const Prepared& p) {
+  ++num_updates_;
+  total_weight_ += p.weight;
+  if (encoding_ == UpdateEncoding::kDense) {
+    if (!tracks_values(spec_.op)) return;
+    const DenseTensor& values = std::get<DenseTensor>(update);
+    visit_dtype(dtype_, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T>) {
+        const T* v = values.data<T>();
+        double* sums = sums_.data();
+        const double scale = p.value_scale;
+        for (std::size_t i = 0; i < sums_.size(); ++i) sums[i] += scale * static_cast<double>(v[i]);
+      }
+    });
+    return;
+  }
+  if (p.use_coalesced) {
+    fold_entries(p.keys.data(), p.keys.size(), p.coalesced.data(), p.value_scale,
+                 p.contributor_weight);
+    return;
+  }
+  const DenseTensor& values = values_of(update);
+  visit_dtype(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      fold_entries(p.keys.data(), p.keys.size(), values.data<T>(), p.value_scale,
+                   p.contributor_weight);
+    }
+  });
+}
+
+template <class T>
+void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t count,
+                                        const T* values, double value_scale,
+                                        double contributor_weight) {
+  const bool with_values = tracks_values(spec_.op);
+  const bool with_contributors = tracks_contributors(spec_.op);
+  const std::size_t w = width_;
+  if (representation_ == Representation::kDense) {
+    if (with_values) {
+      double* sums = sums_.data();
+      if (w == 1) {
+        for (std::size_t i = 0; i < count; ++i) {
+          sums[keys[i]] += value_scale * static_cast<double>(values[i]);
+        }
+      } else {
+        for (std::size_t i = 0; i < count; ++i) {
+          double* dst = sums + keys[i] * w;
+          const T* src = values + i * w;
+          for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
+        }
+      }
+    }
+    if (with_contributors) {
+      double* contributors = contributors_.data();
+      for (std::size_t i = 0; i < count; ++i) contributors[keys[i]] += contributor_weight;
+    } else {
+      std::uint64_t* bits = touched_bits_.data();
+      for (std::size_t i = 0; i < count; ++i) {
+        bits[keys[i] >> 6] |= std::uint64_t{1} << (keys[i] & 63);
+      }
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::size_t slot = position_for(keys[i]);
+    if (with_values) {
+      double* dst = sums_.data() + slot * w;
+      const T* src = values + i * w;
+      for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
+    }
+    if (with_contributors) contributors_[slot] += contributor_weight;
+  }
+}
+
+void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
+  if (&other == this) {
+    const SparseSumAccumulator copy = other;
+    merge(copy);
+    return;
+  }
+  const std::string where = "merge into accumulator " + quoted(name_);
+  if (other.spec_ != spec_) {
+    throw InvalidInput(where + ": operator " + std::string(operator_name(other.spec_.op)) +
+                       " (clip_norm " + format_double(other.spec_.clip_norm) +
+                       ") differs from this one's " + std::string(operator_name(spec_.op)) +
+                       " (clip_norm " + format_double(spec_.clip_norm) + ")");
+  }
+  if (other.encoding_ != encoding_) {
+    throw InvalidInput(where + ": encoding '" +
+                       std::string(update_encoding_name(other.encoding_)) +
+                       "' differs from this one's '" +
+                       std::string(update_encoding_name(encoding_)) + "'");
+  }
+  if (other.dtype_ != dtype_) {
+    throw InvalidInput(where + ": dtype " + std::string(dtype_name(other.dtype_)) +
+                       " differs from this one's " + std::string(dtype_name(dtype_)));
+  }
+  if (other.dense_shape_ != dense_shape_) {
+    throw InvalidInput(where + ": dense_shape " + shape_to_string(other.dense_shape_) +
+                       " differs from this one's " + shape_to_string(dense_shape_));
+  }
+  const std::size_t w = width_;
+  if (encoding_ != UpdateEncoding::kDense) {
+    if (other.representation_ == Representation::kDense) {
+      if (representation_ == Representation::kSparse) switch_to_dense();
+      for (std::size_t i = 0; i < sums_.size(); ++i) sums_[i] += other.sums_[i];
+      for (std::size_t i = 0; i < contributors_.size(); ++i) {
+        contributors_[i] += other.contributors_[i];
+      }
+      for (std::size_t i = 0; i < touched_bits_.size(); ++i) {
+        touched_bits_[i] |= other.touched_bits_[i];
+      }
+    } else {
+      reserve_keys(other.slot_keys_.size());
+      for (std::size_t slot = 0; slot < other.slot_keys_.size(); ++slot) {
+        const std::size_t pos = position_for(other.slot_keys_[slot]);
+        if (!sums_.empty()) {
+          const double* src = other.sums_.data() + slot * w;
+          double* dst = sums_.data() + pos * w;
+          for (std::size_t j = 0; j < w; ++j) dst[j] += src[j];
+        }
+        if (!contributors_.empty()) contributors_[pos] += other.contributors_[slot];
+      }
+    }
+  } else {
+    for (std::size_t i = 0; i < sums_.size(); ++i) sums_[i] += other.sums_[i];
+  }
+  num_updates_ += other.num_updates_;
+  total_weight_ += other.total_weight_;
+}
+
+void SparseSumAccumulator::sorted_touched(std::vector<std::uint64_t>& keys,
+                                          std::vector<std::size_t>& positions) const {
+  keys.clear();
+  positions.clear();
+  if (representation_ == Representation::kSparse) {
+    std::vector<std::pair<std::uint64_t, std::size_t>> keyed(slot_keys_.size());
+    for (std::size_t s = 0; s < slot_keys_.size(); ++s) keyed[s] = {slot_keys_[s], s};
+    std::sort(keyed.begin(), keyed.end());
+    keys.reserve(keyed.size());
+    positions.reserve(keyed.size());
+    for (const auto& [key, slot] : keyed) {
+      keys.push_back(key);
+      positions.push_back(slot);
+    }
+    return;
+  }
+  const std::uint64_t n = num_touched();
+  keys.reserve(static_cast<std::size_t>(n));
+  positions.reserve(static_cast<std::size_t>(n));
+  if (tracks_contributors(spec_.op)) {
+    for (std::size_t k = 0; k < contributors_.size(); ++k) {
+      if (contributors_[k] > 0.0) {
+        keys.push_back(k);
+        positions.push_back(k);
+      }
+    }
+    return;
+  }
+  for (std::size_t word = 0; word < touched_bits_.size(); ++word) {
+    std::uint64_t bits = touched_bits_[word];
+    while (bits) {
+      const std::size_t k = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+      keys.push_back(k);
+      positions.push_back(k);
+      bits &= bits - 1;
+    }
+  }
+}
+
+Tensor SparseSumAccumulator::finalize() const {
+  const SparseSumOperator op = spec_.op;
+  const double total = total_weight_;
+  // Result for value j of the key stored at `pos`.
+  const auto result = [&](std::size_t pos, std::size_t j) -> double {
+    switch (op) {
+      case SparseSumOperator::kSum: return sums_[pos * width_ + j];
+      case SparseSumOperator::kWeightedMean:
+      case SparseSumOperator::kClippedWeightedMean:
+        return total > 0.0 ? sums_[pos * width_ + j] / total : 0.0;
+      case SparseSumOperator::kMeanOverContributors:
+        if (encoding_ == UpdateEncoding::kDense) {
+          return total > 0.0 ? sums_[pos * width_ + j] / total : 0.0;
+        }
+        return sums_[pos * width_ + j] / contributors_[pos];
+      case SparseSumOperator::kCount:
+        if (encoding_ == UpdateEncoding::kDense) return static_cast<double>(num_updates_);
+        return contributors_[pos];
+    }
+    return 0.0;
+  };
+  const DType out_dtype = op == SparseSumOperator::kCount ? DType::I64 : dtype_;
+  const auto fill = [&](auto tag, const std::vector<std::size_t>* positions, std::size_t count,
+                        Shape shape) {
+    using T = decltype(tag);
+    xt::xarray<T> out = xt::xarray<T>::from_shape(shape);
+    T* dst = out.data();
+    for (std::size_t e = 0; e < count; ++e) {
+      const std::size_t pos = positions ? (*positions)[e] : e;
+      for (std::size_t j = 0; j < width_; ++j) dst[e * width_ + j] = static_cast<T>(result(pos, j));
+    }
+    return DenseTensor(std::move(out));
+  };
+  const auto make_values = [&](const std::vector<std::size_t>* positions, std::size_t count,
+                               Shape shape) {
+    switch (out_dtype) {
+      case DType::I64: return fill(std::int64_t{}, positions, count, std::move(shape));
+      case DType::F64: return fill(double{}, positions, count, std::move(shape));
+      default: return fill(float{}, positions, count, std::move(shape));
+    }
+  };
+  if (encoding_ == UpdateEncoding::kDense) {
+    Shape shape(dense_shape_.begin(), dense_shape_.end());
+    return make_values(nullptr, static_cast<std::size_t>(num_keys_), std::move(shape));
+  }
+  std::vector<std::uint64_t> keys;
+  std::vector<std::size_t> positions;
+  sorted_touched(keys, positions);
+  const std::size_t n = keys.size();
+  if (encoding_ == UpdateEncoding::kCoo) {
+    const std::size_t rank = dense_shape_.size();
+    CooIndices indices = CooIndices::from_shape({n, rank});
+    std::int64_t* idx = indices.data();
+    for (std::size_t e = 0; e < n; ++e) {
+      std::uint64_t rest = keys[e];
+      for (std::size_t d = 0; d < rank; ++d) {
+        idx[e * rank + d] = static_cast<std::int64_t>(rest / strides_[d]);
+        rest %= strides_[d];
+      }
+    }
+    return SparseTensor(std::move(indices), make_values(&positions, n, Shape{n}), dense_shape_,
+                        "aggregate " + quoted(name_));
+  }
+  RowIndices rows = RowIndices::from_shape({n});
+  for (std::size_t e = 0; e < n; ++e) rows(e) = static_cast<std::int64_t>(keys[e]);
+  Shape shape{n};
+  for (std::size_t d = 1; d < dense_shape_.size(); ++d) {
+    shape.push_back(static_cast<std::size_t>(dense_shape_[d]));
+  }
+  return RowSparseTensor(std::move(rows), make_values(&positions, n, std::move(shape)),
+                         dense_shape_, "aggregate " + quoted(name_));
+}
+
+void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors,
+                                Metadata& metadata) const {
+  metadata[prefix + "@operator"] = std::string(operator_name(spec_.op));
+  if (spec_.op == SparseSumOperator::kClippedWeightedMean) {
+    metadata[prefix + "@clip_norm"] = format_double(spec_.clip_norm);
+  }
+  metadata[prefix + "@encoding"] = std::string(update_encoding_name(encoding_));
+  metadata[prefix + "@dtype"] = std::string(dtype_name(dtype_));
+  metadata[prefix + "@dense_shape"] = format_shape(dense_shape_);
+  metadata[prefix + "@num_updates"] = std::to_string(num_updates_);
+  metadata[prefix + "@total_weight"] = format_double(total_weight_);
+  if (encoding_ == UpdateEncoding::kDense) {
+    if (tracks_values(spec_.op)) {
+      xt::xarray<double> sums = xt::xarray<double>::from_shape({sums_.size()});
+      std::copy(sums_.begin(), sums_.end(), sums.begin());
+      tensors.insert_or_assign(prefix + "@sums", DenseTensor(std::move(sums)));
+    }
+    return;
+  }
+  std::vector<std::uint64_t> keys;
+  std::vector<std::size_t> positions;
+  sorted_touched(keys, positions);
+  const std::size_t n = keys.size();
+  xt::xarray<std::int64_t> key_array = xt::xarray<std::int64_t>::from_shape({n});
+  for (std::size_t e = 0; e < n; ++e) key_array(e) = static_cast<std::int64_t>(keys[e]);
+  tensors.insert_or_assign(prefix + "@keys", DenseTensor(std::move(key_array)));
+  if (tracks_values(spec_.op)) {
+    xt::xarray<double> sums = xt::xarray<double>::from_shape({n, width_});
+    for (std::size_t e = 0; e < n; ++e) {
+      std::copy_n(sums_.data() + positions[e] * width_, width_, sums.data() + e * width_);
+    }
+    tensors.insert_or_assign(prefix + "@sums", DenseTensor(std::move(sums)));
+  }
+  if (tracks_contributors(spec_.op)) {
+    xt::xarray<double> contributors = xt::xarray<double>::from_shape({n});
+    for (std::size_t e = 0; e < n; ++e) contributors(e) = contributors_[positions[e]];
+    tensors.insert_or_assign(prefix + "@contributors", DenseTensor(std::move(contributors)));
+  }
+}
+
+SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
+                                                const NamedTensors& tensors,
+                                                const Metadata& metadata,
+                                                AccumulatorOptions options) {
+  const std::string where = "checkpoint of accumulator " + quoted(prefix);
+  const auto meta = [&](const std::string& key) -> const std::string& {
+    const auto it = metadata.find(prefix + "@" + key);
+    if (it == metadata.end()) {
+      throw InvalidInput(where + ": metadata " + quoted(prefix + "@" + key) + " is missing");
+    }
+    return it->second;
+  };
+  std::optional<double> clip;
+  if (metadata.count(prefix + "@clip_norm")) {
+    clip = parse_double(meta("clip_norm"), where + ": clip_norm");
+  }
+  const OperatorSpec spec = parse_operator_spec(meta("operator"), clip, where);
+  const UpdateEncoding encoding = parse_update_encoding(meta("encoding"), where);
+  const DType dtype = parse_dtype(meta("dtype"), where + ": dtype");
+  DenseShape shape = parse_shape(meta("dense_shape"), where + ": dense_shape");
+  const std::uint64_t num_updates = parse_count(meta("num_updates"), where + ": num_updates");
+  const double total_weight = parse_double(meta("total_weight"), where + ": total_weight");
+  if (total_weight < 0.0 || (num_updates == 0) != (total_weight == 0.0)) {
+    throw InvalidInput(where + ": total_weight " + format_double(total_weight) +
+                       " is inconsistent with num_updates " + std::to_string(num_updates) +
+                       " (must be > 0 exactly when there are updates)");
+  }
+  SparseSumAccumulator acc(prefix, spec, encoding, dtype, std::move(shape), options);
+  const auto array = [&](const std::string& suffix, DType want, const Shape& want_shape) {
+    const auto it = tensors.find(prefix + suffix);
+    if (it == tensors.end()) {
+      throw InvalidInput(where + ": tensor " + quoted(prefix + suffix) + " is missing");
+    }
+    const auto* t = std::get_if<DenseTensor>(&it->second);
+    if (!t || t->dtype() != want || t->shape() != want_shape) {
+      throw InvalidInput(where + ": tensor " + quoted(prefix + suffix) + " must be a dense " +
+                         std::string(dtype_name(want)) + " array of shape " +
+                         shape_to_string(want_shape));
+    }
+    return t;
+  };
+  const auto require_finite = [&](const double* v, std::size_t count, const std::string& what) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!std::isfinite(v[i])) {
+        throw InvalidInput(where + ": " + what + " value " + std::to_string(i) +
+                           " is not finite");
+      }
+    }
+  };
+  const bool with_values = tracks_values(spec.op);
+  const bool with_contributors = tracks_contributors(spec.op);
+  if (encoding == UpdateEncoding::kDense) {
+    if (with_values) {
+      const DenseTensor* sums =
+          array("@sums", DType::F64, Shape{static_cast<std::size_t>(acc.num_keys_)});
+      require_finite(sums->data<double>(), sums->size(), "sums");
+      std::copy_n(sums->data<double>(), sums->size(), acc.sums_.begin());
+    }
+  } else {
+    const auto it = tensors.find(prefix + "@keys");
+    const auto* key_tensor = it == tensors.end() ? nullptr : std::get_if<DenseTensor>(&it->second);
+    if (!key_tensor || key_tensor->dtype() != DType::I64 || key_tensor->rank() != 1) {
+      throw InvalidInput(where + ": tensor " + quoted(prefix + "@keys") +
+                         " must be a dense I64 array of shape [n]");
+    }
+    const std::size_t n = key_tensor->size();
+    const std::int64_t* keys = key_tensor->data<std::int64_t>();
+    if (num_updates == 0 && n > 0) {
+      throw InvalidInput(where + ": holds " + std::to_string(n) + " keys but no updates");
+    }
+    for (std::size_t e = 0; e < n; ++e) {
+      if (keys[e] < 0 || static_cast<std::uint64_t>(keys[e]) >= acc.num_keys_) {
+        throw InvalidInput(where + ": key " + std::to_string(keys[e]) + " is out of range [0, " +
+                           std::to_string(acc.num_keys_) + ")");
+      }
+      if (e > 0 && keys[e] <= keys[e - 1]) {
+        throw InvalidInput(where + ": keys are not sorted and unique at entry " +
+                           std::to_string(e));
+      }
+    }
+    const double* sums = nullptr;
+    if (with_values) {
+      sums = array("@sums", DType::F64, Shape{n, acc.width_})->data<double>();
+      require_finite(sums, n * acc.width_, "sums");
+    }
+    const double* contributors = nullptr;
+    if (with_contributors) {
+      contributors = array("@contributors", DType::F64, Shape{n})->data<double>();
+      require_finite(contributors, n, "contributors");
+      for (std::size_t e = 0; e < n; ++e) {
+        const double c = contributors[e];
+        const bool counted = spec.op == SparseSumOperator::kCount
+                                 ? c >= 1.0 && c == std::floor(c) &&
+                                       c <= static_cast<double>(num_updates)
+                                 : c > 0.0;
+        if (!counted) {
+          throw InvalidInput(where + ": contributor weight " + format_double(c) + " of key " +
+                             std::to_string(keys[e]) + " is impossible for " +
+                             std::to_string(num_updates) + " updates");
+        }
+      }
+    }
+    acc.reserve_keys(n);
+    for (std::size_t e = 0; e < n; ++e) {
+      const std::size_t pos = acc.position_for(static_cast<std::uint64_t>(keys[e]));
+      if (sums) std::copy_n(sums + e * acc.width_, acc.width_, acc.sums_.data() + pos * acc.width_);
+      if (contributors) acc.contributors_[pos] = contributors[e];
+    }
+  }
+  acc.num_updates_ = num_updates;
+  acc.total_weight_ = total_weight;
+  acc.note_bytes();
+  return acc;
+}
+
+std::vector<std::uint8_t> SparseSumAccumulator::to_safetensors() const {
+  NamedTensors tensors;
+  Metadata metadata{{"accumulator", name_}};
+  save(name_, tensors, metadata);
+  return write_safetensors(tensors, metadata);
+}
+
+SparseSumAccumulator SparseSumAccumulator::from_safetensors(const std::uint8_t* data,
+                                                            std::size_t size,
+                                                            AccumulatorOptions options) {
+  SafetensorsReadOptions read;
+  read.require_finite = true;
+  const SafetensorsFile file = read_safetensors(data, size, read);
+  const auto it = file.metadata.find("accumulator");
+  if (it == file.metadata.end()) {
+    throw InvalidInput("accumulator checkpoint: metadata 'accumulator' (its name) is missing");
+  }
+  for (const auto& [tensor_name, tensor] : file.tensors) {
+    if (tensor_name != it->second + "@keys" && tensor_name != it->second + "@sums" &&
+        tensor_name != it->second + "@contributors") {
+      throw InvalidInput("accumulator checkpoint: unexpected tensor " + quoted(tensor_name));
+    }
+  }
+  return load(it->second, file.tensors, file.metadata, options);
+}
+
+}  // namespace fedleaf::core

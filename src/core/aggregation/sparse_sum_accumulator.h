@@ -1,0 +1,170 @@
+// A streaming, mergeable accumulator of one sparse-sum operator over one tensor.
+//
+//   SparseSumAccumulator acc("emb/weight", {SparseSumOperator::kMeanOverContributors},
+//                            UpdateEncoding::kRowSparse, DType::F32, {262144, 16});
+//   acc.add(client_update, /*weight=*/num_examples);   // throws InvalidInput, acc unchanged
+//   acc.merge(partial_from_another_shard);
+//   Tensor delta = acc.finalize();                     // canonical RowSparseTensor, F32
+//
+// Contracts
+// - Input (checked by add() and check(); a rejected update leaves the accumulator exactly as it
+//   was): the update's encoding is the accumulator's; its values' dtype is the accumulator's;
+//   its dense_shape equals the accumulator's; indices are in range (SparseTensor and
+//   RowSparseTensor enforce this on construction, and the values count must match them);
+//   every value is finite; the weight is finite and > 0.
+// - Duplicates in one update are summed first for operators that need it
+//   (needs_coalesced_input), so a client counts once per index; for sum and weighted_mean the
+//   fold is linear and duplicates are folded as they come.
+// - Arithmetic: every value is widened to f64 and accumulated in f64 (plain summation, f64
+//   whatever the input dtype); finalize() divides in f64 and rounds once to the input dtype.
+//   Reordering adds or merges changes a result by at most about (number of terms) × 2^-53
+//   relative to Σ|terms| of that index; with one fixed order the result is bitwise the same
+//   whichever representation was used.
+// - finalize() returns the accumulator's encoding: dense → DenseTensor of dense_shape; coo →
+//   canonical SparseTensor; row_sparse → canonical RowSparseTensor. Its index set is the union
+//   of the indices the updates sent (a sent zero stays present). Values have the input dtype,
+//   except count, whose values are I64 (for row_sparse every element of a row holds the row's
+//   count). An accumulator with no updates finalizes to zeros (dense) or to no entries.
+//
+// Representations (sparse encodings; a dense-encoded tensor is always a dense array)
+// - sparse: a KeySlotMap (key → slot) plus per-slot arrays: key u64, value sums f64 × width,
+//   contributor weight f64 (mean_over_contributors, count). Memory O(distinct touched keys).
+// - dense: f64 value sums for every key, plus either f64 contributor weights (the operators
+//   that track them; weight > 0 marks a touched key) or a 1-bit touched mask.
+// A key is the row-major linear index for coo and the row number for row_sparse (width = the
+// row's element count). Under RepresentationPolicy::kAuto the accumulator starts sparse and
+// switches to dense when growing the sparse structure would make it at least as large as the
+// dense one: dense is then no larger, and it is faster per folded value (a direct store versus
+// a hash probe; scripts/bench.sh aggregate measures both). For coo weighted_mean that is when
+// the touched fraction is between about 1/8 and 1/4 of dense_shape (dense costs 8.125 bytes per
+// key; the sparse table costs 16 bytes per entry at load ≤ 1/2 plus 16 bytes per touched key,
+// and grows by doubling). With expected_entries the choice is made up front from the projected
+// touched count, which avoids holding both structures during a switch.
+//
+// Not thread-safe; merge() partial accumulators built on other threads instead.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/aggregation/key_slot_map.h"
+#include "core/aggregation/sparse_sum_operator.h"
+#include "core/aggregation/update_encoding.h"
+#include "core/tensor.h"
+
+namespace fedleaf::core {
+
+enum class Representation { kSparse, kDense };
+enum class RepresentationPolicy { kAuto, kSparse, kDense };
+
+struct AccumulatorOptions {
+  RepresentationPolicy policy = RepresentationPolicy::kAuto;
+  // Estimated number of entries (coo: index rows; row_sparse: rows) all updates together will
+  // add, 0 when unknown. Under kAuto it picks the representation (and the table size) up
+  // front, assuming uniformly spread indices; results never depend on it.
+  std::uint64_t expected_entries = 0;
+};
+
+class SparseSumAccumulator {
+ public:
+  // `name` labels error messages. dtype must be F32 or F64; dense_shape must have a
+  // non-negative element count below 2^63, and rank ≥ 1 for row_sparse. Throws InvalidInput.
+  SparseSumAccumulator(std::string name, OperatorSpec spec, UpdateEncoding encoding, DType dtype,
+                       DenseShape dense_shape, AccumulatorOptions options = {});
+
+  // Throws InvalidInput naming the tensor and the rule when add(update, weight) would reject.
+  void check(const Tensor& update, double weight) const;
+  // Validates, then folds. Strong guarantee: on any exception the accumulator is unchanged.
+  void add(const Tensor& update, double weight);
+  // Folds another accumulator of the same operator, encoding, dtype and dense_shape (else
+  // InvalidInput, unchanged). Strong guarantee.
+  void merge(const SparseSumAccumulator& other);
+  Tensor finalize() const;
+
+  const std::string& name() const { return name_; }
+  const OperatorSpec& spec() const { return spec_; }
+  UpdateEncoding encoding() const { return encoding_; }
+  DType dtype() const { return dtype_; }
+  const DenseShape& dense_shape() const { return dense_shape_; }
+  std::uint64_t num_updates() const { return num_updates_; }
+  double total_weight() const { return total_weight_; }
+  Representation representation() const { return representation_; }
+  // Distinct keys touched so far (all keys for a dense encoding). O(keys) when dense.
+  std::uint64_t num_touched() const;
+  // Bytes held by the accumulator's arrays now, and the most it has held at once (including
+  // both tables during a rehash or a switch). Not counted: the object itself, small fields and
+  // the scratch buffers of the update being added (O(one update)).
+  std::size_t state_bytes() const;
+  std::size_t peak_state_bytes() const { return peak_bytes_; }
+
+  // Checkpoint: the state as arrays named `<prefix>@keys` (I64), `<prefix>@sums` (F64),
+  // `<prefix>@contributors` (F64) and metadata `<prefix>@operator`, `@clip_norm`, `@encoding`,
+  // `@dtype`, `@dense_shape`, `@num_updates`, `@total_weight`. Keys are stored sorted, so the
+  // checkpoint does not depend on the representation.
+  void save(const std::string& prefix, NamedTensors& tensors, Metadata& metadata) const;
+  // Inverse of save(). Validates everything (the data comes from disk); throws InvalidInput.
+  static SparseSumAccumulator load(const std::string& prefix, const NamedTensors& tensors,
+                                   const Metadata& metadata, AccumulatorOptions options = {});
+  // save()/load() of this accumulator alone as safetensors bytes, prefix = name().
+  std::vector<std::uint8_t> to_safetensors() const;
+  static SparseSumAccumulator from_safetensors(const std::uint8_t* data, std::size_t size,
+                                               AccumulatorOptions options = {});
+
+ private:
+  // A validated update, ready to fold.
+  struct Prepared {
+    std::vector<std::uint64_t> keys;  // sparse encodings: one key per entry
+    std::vector<double> coalesced;    // values, when duplicates had to be summed first
+    bool use_coalesced = false;
+    double weight = 0.0;              // n_c
+    double value_scale = 1.0;         // multiplies every value: 1, n_c or n_c·s_c
+    double contributor_weight = 0.0;  // added per touched key: n_c or 1
+  };
+
+  void prepare(const Tensor& update, double weight, Prepared& out) const;
+  void fold(const Tensor& update, const Prepared& prepared);
+  template <class T>
+  void fold_entries(const std::uint64_t* keys, std::size_t count, const T* values,
+                    double value_scale, double contributor_weight);
+  // Makes room for `extra` more keys without allocating during the fold; may switch to dense.
+  void reserve_keys(std::size_t extra);
+  void switch_to_dense();
+  // Position of `key` in the value arrays, inserting it (sparse) or marking it touched (dense,
+  // no contributors). Requires reserve_keys() to have made room.
+  std::size_t position_for(std::uint64_t key);
+  std::size_t dense_bytes() const;
+  std::size_t slot_bytes() const;
+  std::size_t sparse_bytes(std::size_t table_capacity, std::size_t slot_capacity) const;
+  void note_bytes(std::size_t transient_extra = 0);
+  // Touched keys in increasing order and, for each, its position in the value arrays.
+  void sorted_touched(std::vector<std::uint64_t>& keys, std::vector<std::size_t>& positions) const;
+
+  std::string name_;
+  OperatorSpec spec_;
+  UpdateEncoding encoding_;
+  DType dtype_;
+  DenseShape dense_shape_;
+  std::vector<std::uint64_t> strides_;  // row-major strides of dense_shape (coo keys)
+  std::uint64_t num_keys_ = 0;          // elements (dense, coo) or rows (row_sparse)
+  std::size_t width_ = 1;               // values per key
+  AccumulatorOptions options_;
+  Representation representation_ = Representation::kSparse;
+
+  std::uint64_t num_updates_ = 0;
+  double total_weight_ = 0.0;
+  // Both representations: indexed by slot (sparse) or by key (dense).
+  std::vector<double> sums_;          // × width_; empty for count
+  std::vector<double> contributors_;  // tracks_contributors() operators, sparse encodings
+  // Sparse representation only.
+  KeySlotMap map_;
+  std::vector<std::uint64_t> slot_keys_;
+  // Dense representation of a sparse encoding whose operator does not track contributors.
+  std::vector<std::uint64_t> touched_bits_;
+
+  std::size_t peak_bytes_ = 0;
+  Prepared scratch_;  // reused by add() so the hot path does not allocate per update
+};
+
+}  // namespace fedleaf::core

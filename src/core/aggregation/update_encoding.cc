@@ -1,0 +1,32 @@
+#include "core/aggregation/update_encoding.h"
+
+#include "core/error.h"
+
+namespace fedleaf::core {
+
+std::string_view update_encoding_name(UpdateEncoding encoding) {
+  switch (encoding) {
+    case UpdateEncoding::kDense: return "dense";
+    case UpdateEncoding::kCoo: return "coo";
+    case UpdateEncoding::kRowSparse: return "row_sparse";
+  }
+  return "dense";
+}
+
+UpdateEncoding parse_update_encoding(std::string_view name, const std::string& context) {
+  if (name == "dense") return UpdateEncoding::kDense;
+  if (name == "coo") return UpdateEncoding::kCoo;
+  if (name == "row_sparse") return UpdateEncoding::kRowSparse;
+  throw InvalidInput(context + ": unknown encoding '" + std::string(name) +
+                     "' (expected 'dense', 'coo' or 'row_sparse')");
+}
+
+UpdateEncoding update_encoding_of(const Tensor& tensor) {
+  switch (tensor.index()) {
+    case 1: return UpdateEncoding::kCoo;
+    case 2: return UpdateEncoding::kRowSparse;
+    default: return UpdateEncoding::kDense;
+  }
+}
+
+}  // namespace fedleaf::core

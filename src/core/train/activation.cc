@@ -1,0 +1,48 @@
+#include "core/train/activation.h"
+
+#include <cmath>
+
+namespace fedleaf::core {
+
+void activation_forward(LayerType type, const float* x, float* y, std::size_t n) {
+  switch (type) {
+    case LayerType::kRelu:
+      for (std::size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+      return;
+    case LayerType::kSigmoid:
+      for (std::size_t i = 0; i < n; ++i) {
+        // Both branches avoid exp overflow.
+        if (x[i] >= 0.0f) {
+          y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+        } else {
+          const float e = std::exp(x[i]);
+          y[i] = e / (1.0f + e);
+        }
+      }
+      return;
+    case LayerType::kTanh:
+      for (std::size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+      return;
+    default:
+      return;
+  }
+}
+
+void activation_backward(LayerType type, const float* y, const float* gy, float* gx,
+                         std::size_t n) {
+  switch (type) {
+    case LayerType::kRelu:
+      for (std::size_t i = 0; i < n; ++i) gx[i] = y[i] > 0.0f ? gy[i] : 0.0f;
+      return;
+    case LayerType::kSigmoid:
+      for (std::size_t i = 0; i < n; ++i) gx[i] = gy[i] * y[i] * (1.0f - y[i]);
+      return;
+    case LayerType::kTanh:
+      for (std::size_t i = 0; i < n; ++i) gx[i] = gy[i] * (1.0f - y[i] * y[i]);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace fedleaf::core

@@ -1,0 +1,54 @@
+#include "core/train/batch.h"
+
+#include <algorithm>
+
+namespace fedleaf::core {
+
+BatchGatherer::BatchGatherer(const Dataset& dataset, const std::uint32_t* ids)
+    : dataset_(dataset), ids_(ids ? ids : dataset.ids().data()) {}
+
+Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
+  labels_.resize(count);
+  const std::vector<std::int32_t>& labels = dataset_.labels();
+  for (std::size_t b = 0; b < count; ++b) labels_[b] = labels[examples[b]];
+  Batch batch;
+  batch.size = count;
+  batch.labels = labels_.data();
+  if (!dataset_.is_sparse()) {
+    const std::size_t width = dataset_.num_features();
+    dense_.resize(count * width);
+    const float* values = dataset_.dense_values().data();
+    for (std::size_t b = 0; b < count; ++b) {
+      const float* row = values + static_cast<std::size_t>(examples[b]) * width;
+      std::copy(row, row + width, dense_.data() + b * width);
+    }
+    batch.dense = dense_.data();
+    batch.dense_width = width;
+    return batch;
+  }
+  const std::vector<std::uint32_t>& offsets = dataset_.offsets();
+  const std::vector<float>& weights = dataset_.weights();
+  offsets_.resize(count + 1);
+  offsets_[0] = 0;
+  std::size_t nnz = 0;
+  for (std::size_t b = 0; b < count; ++b) {
+    nnz += offsets[examples[b] + 1] - offsets[examples[b]];
+    offsets_[b + 1] = static_cast<std::uint32_t>(nnz);
+  }
+  batch_ids_.resize(nnz);
+  weights_.resize(weights.empty() ? 0 : nnz);
+  for (std::size_t b = 0; b < count; ++b) {
+    const std::uint32_t begin = offsets[examples[b]];
+    const std::uint32_t end = offsets[examples[b] + 1];
+    std::copy(ids_ + begin, ids_ + end, batch_ids_.data() + offsets_[b]);
+    if (!weights.empty()) {
+      std::copy(weights.data() + begin, weights.data() + end, weights_.data() + offsets_[b]);
+    }
+  }
+  batch.offsets = offsets_.data();
+  batch.ids = batch_ids_.data();
+  batch.weights = weights.empty() ? nullptr : weights_.data();
+  return batch;
+}
+
+}  // namespace fedleaf::core

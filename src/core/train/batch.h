@@ -1,0 +1,51 @@
+// One mini-batch as the model reads it: contiguous views, gathered from a Dataset by example
+// index so that shuffled batches still stream through memory in order.
+//
+//   BatchGatherer gather(dataset);
+//   Batch b = gather.gather(order.data() + start, count);   // views valid until the next gather
+//   model.forward_backward(b);
+//
+// The gatherer reuses its buffers: after the largest batch has been seen once, gathering
+// allocates nothing.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/train/dataset.h"
+
+namespace fedleaf::core {
+
+struct Batch {
+  std::size_t size = 0;
+  // Sparse input: example b has ids[offsets[b] .. offsets[b+1]); weights is null when all are 1.
+  const std::uint32_t* offsets = nullptr;
+  const std::uint32_t* ids = nullptr;
+  const float* weights = nullptr;
+  // Dense input: [size, dense_width] row-major.
+  const float* dense = nullptr;
+  std::size_t dense_width = 0;
+  const std::int32_t* labels = nullptr;
+};
+
+class BatchGatherer {
+ public:
+  // `dataset` (and `ids`, if given) must outlive the gatherer. `ids`, when not null, replaces the
+  // dataset's ids (same length): the executor trains on ids remapped to a compact table.
+  explicit BatchGatherer(const Dataset& dataset, const std::uint32_t* ids = nullptr);
+
+  // Copies examples[0..count) into the gatherer's buffers; indices must be < dataset.size().
+  Batch gather(const std::uint32_t* examples, std::size_t count);
+
+ private:
+  const Dataset& dataset_;
+  const std::uint32_t* ids_;
+  std::vector<std::uint32_t> offsets_;
+  std::vector<std::uint32_t> batch_ids_;
+  std::vector<float> weights_;
+  std::vector<float> dense_;
+  std::vector<std::int32_t> labels_;
+};
+
+}  // namespace fedleaf::core

@@ -1,0 +1,34 @@
+// The dense layer: y = x W + b over a batch, W [in, units] row-major, b [units].
+//
+//   DenseLayer out(w, b, in, units);          // b may be null (use_bias false)
+//   out.forward(x, batch_size, y);
+//   out.backward(x, gy, batch_size, gw, gb, gx);   // gx may be null (first layer)
+//
+// Parameters are borrowed; gradients are summed into gw/gb (the caller zeroes them per batch).
+// The loops are the kernels of dense_kernels.h.
+#pragma once
+
+#include <cstddef>
+
+#include "core/train/parameter_gradient.h"
+
+namespace fedleaf::core {
+
+class DenseLayer {
+ public:
+  DenseLayer(const float* weight, const float* bias, std::size_t in, std::size_t units)
+      : weight_(weight), bias_(bias), in_(in), units_(units) {}
+
+  void forward(const float* x, std::size_t batch_size, float* y) const;
+  // gx [batch, in] is overwritten when not null; gb is ignored without a bias.
+  void backward(const float* x, const float* gy, std::size_t batch_size, ParameterGradient& gw,
+                ParameterGradient* gb, float* gx) const;
+
+ private:
+  const float* weight_;
+  const float* bias_;
+  std::size_t in_;
+  std::size_t units_;
+};
+
+}  // namespace fedleaf::core

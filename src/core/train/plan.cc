@@ -1,0 +1,410 @@
+#include "core/train/plan.h"
+
+#include <cmath>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace fedleaf::core {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& rule) {
+  throw InvalidInput(path + ": " + rule);
+}
+
+const json* find(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+const json& require(const json& object, const std::string& path, const char* key) {
+  const json* v = find(object, key);
+  if (v == nullptr) fail(path + "." + key, "missing");
+  return *v;
+}
+
+const json& require_object(const json& object, const std::string& path, const char* key) {
+  const json& v = require(object, path, key);
+  if (!v.is_object()) fail(path + "." + key, "expected an object");
+  return v;
+}
+
+std::string get_string(const json& object, const std::string& path, const char* key,
+                       const char* fallback = nullptr) {
+  const json* v = find(object, key);
+  if (v == nullptr) {
+    if (fallback == nullptr) fail(path + "." + key, "missing");
+    return fallback;
+  }
+  if (!v->is_string()) fail(path + "." + key, "expected a string");
+  return v->get<std::string>();
+}
+
+std::uint64_t get_integer(const json& object, const std::string& path, const char* key,
+                          std::optional<std::uint64_t> fallback, std::uint64_t min,
+                          std::uint64_t max = 0xffffffffull) {
+  const json* v = find(object, key);
+  if (v == nullptr) {
+    if (!fallback) fail(path + "." + key, "missing");
+    return *fallback;
+  }
+  const std::string range = "expected an integer in [" + std::to_string(min) + ", " +
+                            std::to_string(max) + "]";
+  if (!v->is_number_integer()) fail(path + "." + key, range);
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    if (u < min || u > max) fail(path + "." + key, range);
+    return u;
+  }
+  const auto s = v->get<std::int64_t>();
+  if (s < 0 || static_cast<std::uint64_t>(s) < min || static_cast<std::uint64_t>(s) > max) {
+    fail(path + "." + key, range);
+  }
+  return static_cast<std::uint64_t>(s);
+}
+
+// A finite number; `rule` describes the allowed range and `ok` checks it.
+template <class Check>
+float get_float(const json& object, const std::string& path, const char* key,
+                std::optional<float> fallback, const char* rule, Check ok) {
+  const json* v = find(object, key);
+  if (v == nullptr) {
+    if (!fallback) fail(path + "." + key, "missing");
+    return *fallback;
+  }
+  if (!v->is_number()) fail(path + "." + key, std::string("expected a number ") + rule);
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || !ok(d)) fail(path + "." + key, std::string("expected a number ") + rule);
+  return static_cast<float>(d);
+}
+
+bool get_bool(const json& object, const std::string& path, const char* key, bool fallback) {
+  const json* v = find(object, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) fail(path + "." + key, "expected true or false");
+  return v->get<bool>();
+}
+
+bool activation_type(const std::string& name, LayerType& out) {
+  if (name == "relu") out = LayerType::kRelu;
+  else if (name == "sigmoid") out = LayerType::kSigmoid;
+  else if (name == "tanh") out = LayerType::kTanh;
+  else return false;
+  return true;
+}
+
+void parse_inputs(const json& model, ModelSpec& spec) {
+  const json& inputs = require_object(model, "plan.model", "inputs");
+  if (inputs.size() != 1) fail("plan.model.inputs", "expected exactly one input");
+  const auto it = inputs.begin();
+  spec.input_name = it.key();
+  const std::string path = "plan.model.inputs." + it.key();
+  std::string type;
+  if (it->is_string()) {
+    type = it->get<std::string>();
+  } else if (it->is_object()) {
+    type = get_string(*it, path, "type");
+  } else {
+    fail(path, "expected \"sparse_ids\" or an object {\"type\": ..., \"dim\": ...}");
+  }
+  if (type == "sparse_ids") {
+    spec.input_kind = InputKind::kSparseIds;
+  } else if (type == "dense") {
+    spec.input_kind = InputKind::kDense;
+    if (!it->is_object()) fail(path + ".dim", "missing (a dense input is {\"type\": \"dense\", \"dim\": N})");
+    spec.input_dim = get_integer(*it, path, "dim", std::nullopt, 1);
+  } else {
+    fail(path, "unknown input type '" + type + "' (expected sparse_ids or dense)");
+  }
+}
+
+void parse_layers(const json& model, ModelSpec& spec) {
+  const json& layers = require(model, "plan.model", "layers");
+  if (!layers.is_array() || layers.empty()) {
+    fail("plan.model.layers", "expected a non-empty array");
+  }
+  std::set<std::string> names;
+  std::size_t width = spec.input_kind == InputKind::kDense ? spec.input_dim : 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const json& l = layers[i];
+    const std::string path = "plan.model.layers[" + std::to_string(i) + "]";
+    if (!l.is_object()) fail(path, "expected an object");
+    LayerSpec layer;
+    layer.path = path;
+    const std::string type = get_string(l, path, "type");
+    if (const json* input = find(l, "input")) {
+      const std::string expected = i == 0 ? spec.input_name : spec.layers.back().name;
+      if (!input->is_string() || input->get<std::string>() != expected) {
+        fail(path + ".input", "layers are sequential: expected \"" + expected + "\"");
+      }
+    }
+    const json* name = find(l, "name");
+    if (name != nullptr && (!name->is_string() || name->get<std::string>().empty())) {
+      fail(path + ".name", "expected a non-empty string");
+    }
+    if (name != nullptr) layer.name = name->get<std::string>();
+    LayerType activation = LayerType::kRelu;
+    if (type == "embedding_bag") {
+      layer.type = LayerType::kEmbeddingBag;
+      if (i != 0 || spec.input_kind != InputKind::kSparseIds) {
+        fail(path + ".type", "embedding_bag must be the first layer, on a sparse_ids input");
+      }
+      layer.vocab = get_integer(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
+      layer.dim = get_integer(l, path, "dim", std::nullopt, 1, 1u << 20);
+      const std::string combiner = get_string(l, path, "combiner", "mean");
+      if (combiner == "sum") layer.combiner = Combiner::kSum;
+      else if (combiner == "mean") layer.combiner = Combiner::kMean;
+      else if (combiner == "sqrtn") layer.combiner = Combiner::kSqrtn;
+      else fail(path + ".combiner", "unknown combiner '" + combiner + "' (expected sum, mean or sqrtn)");
+      const std::string init = get_string(l, path, "initializer", "uniform");
+      if (init == "uniform") layer.initializer = Initializer::kUniform;
+      else if (init == "zeros") layer.initializer = Initializer::kZeros;
+      else fail(path + ".initializer", "unknown initializer '" + init + "' (expected uniform or zeros)");
+      layer.init_scale = get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
+      layer.input_width = 0;
+      layer.output_width = layer.dim;
+    } else if (type == "dense") {
+      layer.type = LayerType::kDense;
+      if (i == 0 && spec.input_kind != InputKind::kDense) {
+        fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
+      }
+      layer.units = get_integer(l, path, "units", std::nullopt, 1, 1u << 20);
+      layer.use_bias = get_bool(l, path, "use_bias", true);
+      const std::string init = get_string(l, path, "initializer", "glorot_uniform");
+      if (init == "glorot_uniform") layer.initializer = Initializer::kGlorotUniform;
+      else if (init == "zeros") layer.initializer = Initializer::kZeros;
+      else fail(path + ".initializer", "unknown initializer '" + init + "' (expected glorot_uniform or zeros)");
+      layer.input_width = width;
+      layer.output_width = layer.units;
+      if (const json* act = find(l, "activation")) {
+        if (!act->is_string() || !activation_type(act->get<std::string>(), activation)) {
+          fail(path + ".activation", "expected relu, sigmoid or tanh");
+        }
+      }
+    } else if (activation_type(type, layer.type)) {
+      if (i == 0 && spec.input_kind != InputKind::kDense) {
+        fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
+      }
+      layer.input_width = width;
+      layer.output_width = width;
+    } else {
+      fail(path + ".type", "unknown layer type '" + type +
+                               "' (expected embedding_bag, dense, relu, sigmoid or tanh)");
+    }
+    const bool has_parameters = layer.type == LayerType::kEmbeddingBag || layer.type == LayerType::kDense;
+    if (has_parameters && layer.name.empty()) fail(path + ".name", "missing");
+    if (!layer.name.empty() && !names.insert(layer.name).second) {
+      fail(path + ".name", "duplicate layer name '" + layer.name + "'");
+    }
+    width = layer.output_width;
+    const bool expand = layer.type == LayerType::kDense && find(l, "activation") != nullptr;
+    spec.layers.push_back(layer);
+    if (expand) {
+      LayerSpec act;
+      act.type = activation;
+      act.path = path + ".activation";
+      act.input_width = width;
+      act.output_width = width;
+      spec.layers.push_back(act);
+    }
+  }
+  spec.output_width = width;
+}
+
+ModelSpec parse_model(const json& plan) {
+  const json& model = require_object(plan, "plan", "model");
+  ModelSpec spec;
+  parse_inputs(model, spec);
+  parse_layers(model, spec);
+  const std::string loss = get_string(model, "plan.model", "loss");
+  if (loss == "softmax_cross_entropy") {
+    spec.loss = LossType::kSoftmaxCrossEntropy;
+    if (spec.output_width < 2) {
+      fail("plan.model.loss", "softmax_cross_entropy needs an output width >= 2, the model's is " +
+                                  std::to_string(spec.output_width));
+    }
+  } else if (loss == "sigmoid_cross_entropy") {
+    spec.loss = LossType::kSigmoidCrossEntropy;
+    if (spec.output_width != 1) {
+      fail("plan.model.loss", "sigmoid_cross_entropy needs an output width of 1, the model's is " +
+                                  std::to_string(spec.output_width));
+    }
+  } else {
+    fail("plan.model.loss", "unknown loss '" + loss +
+                                "' (expected softmax_cross_entropy or sigmoid_cross_entropy)");
+  }
+  return spec;
+}
+
+TrainSpec parse_train(const json& train) {
+  const std::string path = "plan.train";
+  TrainSpec spec;
+  const json& opt = require_object(train, path, "optimizer");
+  const std::string opath = path + ".optimizer";
+  const std::string type = get_string(opt, opath, "type");
+  if (type == "sgd") spec.optimizer.type = OptimizerType::kSgd;
+  else if (type == "momentum") spec.optimizer.type = OptimizerType::kMomentum;
+  else if (type == "adam") spec.optimizer.type = OptimizerType::kAdam;
+  else fail(opath + ".type", "unknown optimizer '" + type + "' (expected sgd, momentum or adam)");
+  const auto positive = [](double d) { return d > 0; };
+  const auto unit = [](double d) { return d >= 0 && d < 1; };
+  spec.optimizer.learning_rate =
+      get_float(opt, opath, "learning_rate", std::nullopt, "> 0", positive);
+  spec.optimizer.momentum = get_float(opt, opath, "momentum", 0.9f, "in [0, 1)", unit);
+  spec.optimizer.beta1 = get_float(opt, opath, "beta1", 0.9f, "in [0, 1)", unit);
+  spec.optimizer.beta2 = get_float(opt, opath, "beta2", 0.999f, "in [0, 1)", unit);
+  spec.optimizer.epsilon = get_float(opt, opath, "epsilon", 1e-7f, "> 0", positive);
+  spec.epochs = get_integer(train, path, "epochs", 1, 1, 1000000);
+  spec.batch_size = get_integer(train, path, "batch_size", 32, 1, 1u << 20);
+  spec.shuffle = get_bool(train, path, "shuffle", true);
+  spec.shuffle_seed = get_integer(train, path, "shuffle_seed", 0, 0, ~std::uint64_t{0});
+  if (find(train, "clip_norm") != nullptr) {
+    spec.clip_norm = get_float(train, path, "clip_norm", std::nullopt, "> 0", positive);
+  }
+  return spec;
+}
+
+std::map<std::string, UpdateSpec> parse_updates(const json& updates,
+                                                const std::vector<ParameterSpec>& params) {
+  std::map<std::string, UpdateSpec> out;
+  std::string known;
+  for (const ParameterSpec& p : params) known += (known.empty() ? "" : ", ") + p.name;
+  for (auto it = updates.begin(); it != updates.end(); ++it) {
+    const std::string path = "plan.updates." + it.key();
+    bool declared = false;
+    for (const ParameterSpec& p : params) declared = declared || p.name == it.key();
+    if (!declared) fail(path, "not a parameter of the model (parameters: " + known + ")");
+    if (!it->is_object()) fail(path, "expected an object");
+    UpdateSpec spec;
+    const std::string encoding = get_string(*it, path, "encoding");
+    if (encoding == "dense") spec.encoding = UpdateEncoding::kDense;
+    else if (encoding == "row_sparse") spec.encoding = UpdateEncoding::kRowSparse;
+    else if (encoding == "coo") spec.encoding = UpdateEncoding::kCoo;
+    else fail(path + ".encoding", "unknown encoding '" + encoding + "' (expected dense, row_sparse or coo)");
+    spec.aggregator = get_string(*it, path, "aggregator");
+    static const std::set<std::string> kAggregators{
+        "sum", "weighted_mean", "mean_over_contributors", "count", "clipped_weighted_mean"};
+    if (kAggregators.count(spec.aggregator) == 0) {
+      fail(path + ".aggregator", "unknown aggregator '" + spec.aggregator + "'");
+    }
+    if (spec.aggregator == "clipped_weighted_mean") {
+      spec.clip_norm = get_float(*it, path, "clip_norm", std::nullopt, "> 0",
+                                 [](double d) { return d > 0; });
+    }
+    out.emplace(it.key(), spec);
+  }
+  return out;
+}
+
+TextFeatureOptions parse_features(const json& f) {
+  const std::string path = "plan.features";
+  TextFeatureOptions o;
+  const std::string hash = get_string(f, path, "hash", "murmur3_32");
+  if (hash != "murmur3_32") fail(path + ".hash", "unknown hash '" + hash + "' (expected murmur3_32)");
+  o.num_buckets = static_cast<std::uint32_t>(get_integer(f, path, "num_buckets", o.num_buckets, 1, 0x7fffffffull));
+  o.ngrams = static_cast<std::uint32_t>(get_integer(f, path, "ngrams", o.ngrams, 1, 8));
+  o.signed_hash = get_bool(f, path, "signed", o.signed_hash);
+  o.lowercase = get_bool(f, path, "lowercase", o.lowercase);
+  o.binary = get_bool(f, path, "binary", o.binary);
+  o.skip_headers = get_bool(f, path, "skip_headers", o.skip_headers);
+  o.min_token_length = static_cast<std::uint32_t>(get_integer(f, path, "min_token_length", o.min_token_length, 1));
+  o.max_token_length = static_cast<std::uint32_t>(get_integer(f, path, "max_token_length", o.max_token_length, 1));
+  o.seed = static_cast<std::uint32_t>(get_integer(f, path, "seed", o.seed, 0));
+  if (o.min_token_length > o.max_token_length) {
+    fail(path + ".max_token_length", "must be >= min_token_length");
+  }
+  return o;
+}
+
+json parse_json(const std::string& text) {
+  json plan;
+  try {
+    plan = json::parse(text);
+  } catch (const json::exception& e) {
+    fail("plan", std::string("not valid JSON (") + e.what() + ")");
+  }
+  if (!plan.is_object()) fail("plan", "expected a JSON object");
+  return plan;
+}
+
+}  // namespace
+
+std::vector<ParameterSpec> parameter_specs(const ModelSpec& model) {
+  std::vector<ParameterSpec> out;
+  for (const LayerSpec& l : model.layers) {
+    if (l.type == LayerType::kEmbeddingBag) {
+      ParameterSpec w;
+      w.name = l.name + "/weight";
+      w.shape = {l.vocab, l.dim};
+      w.row_sparse_gradient = true;
+      w.initializer = l.initializer;
+      w.init_scale = l.init_scale;
+      w.declared_by = l.path;
+      out.push_back(w);
+    } else if (l.type == LayerType::kDense) {
+      ParameterSpec w;
+      w.name = l.name + "/weight";
+      w.shape = {l.input_width, l.units};
+      w.initializer = l.initializer;
+      w.fan_in = l.input_width;
+      w.fan_out = l.units;
+      w.declared_by = l.path;
+      out.push_back(w);
+      if (l.use_bias) {
+        ParameterSpec b;
+        b.name = l.name + "/bias";
+        b.shape = {l.units};
+        b.initializer = Initializer::kZeros;
+        b.declared_by = l.path;
+        out.push_back(b);
+      }
+    }
+  }
+  return out;
+}
+
+Plan parse_plan(const std::string& plan_json) {
+  const json plan = parse_json(plan_json);
+  Plan out;
+  const std::string kind = get_string(plan, "plan", "kind", "train");
+  if (kind == "train") out.kind = PlanKind::kTrain;
+  else if (kind == "evaluate") out.kind = PlanKind::kEvaluate;
+  else fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
+  out.model = parse_model(plan);
+  if (const json* train = find(plan, "train")) {
+    if (!train->is_object()) fail("plan.train", "expected an object");
+    out.train = parse_train(*train);
+  } else if (out.kind == PlanKind::kTrain) {
+    fail("plan.train", "missing");
+  }
+  if (const json* updates = find(plan, "updates")) {
+    if (!updates->is_object()) fail("plan.updates", "expected an object");
+    out.updates = parse_updates(*updates, parameter_specs(out.model));
+  }
+  if (out.kind == PlanKind::kTrain && out.updates.empty()) {
+    fail("plan.updates", "missing (a train plan names at least one tensor to update)");
+  }
+  if (const json* features = find(plan, "features")) {
+    if (!features->is_object()) fail("plan.features", "expected an object");
+    out.features = parse_features(*features);
+  }
+  if (const json* eval = find(plan, "eval")) {
+    if (!eval->is_object()) fail("plan.eval", "expected an object");
+    out.eval_batch_size = get_integer(*eval, "plan.eval", "batch_size", 256, 1, 1u << 20);
+  }
+  return out;
+}
+
+TextFeatureOptions text_features_from_plan(const std::string& plan_json) {
+  const json plan = parse_json(plan_json);
+  const json* features = find(plan, "features");
+  if (features == nullptr) return TextFeatureOptions{};
+  if (!features->is_object()) fail("plan.features", "expected an object");
+  return parse_features(*features);
+}
+
+}  // namespace fedleaf::core

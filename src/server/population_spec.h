@@ -1,0 +1,48 @@
+// The body of POST /v1/populations, parsed and checked.
+//
+//   PopulationSpec spec = parse_population_spec(R"({"plan": {...}, "seed": 7, "rounds": 10,
+//                                                   "clients_per_round": 20})");
+//
+// Fields (JSON object):
+//   id                  optional, 1-64 of [A-Za-z0-9_-]; generated when absent
+//   plan                required object (DESIGN.md "The plan")
+//   initial_model_b64   base64 safetensors of the round-0 model   } exactly one of the two
+//   seed                non-negative integer for initialize_model  }
+//   rounds              training rounds, >= 1 (default 1)
+//   clients_per_round   reports that close a round at once, >= 1 (default 1)
+//   min_reports         reports that close a round at its deadline, 1..clients_per_round
+//                       (default clients_per_round)
+//   round_deadline_s    seconds from a round's start to its deadline, > 0 (default 600)
+//   lease_s             seconds a claimed task stays with its leaf, > 0 (default 120)
+//   over_selection      train tasks per round = ceil(clients_per_round * over_selection),
+//                       >= 1 (default 1)
+//   eval_tasks_per_round  evaluate tasks on each round's model, >= 0 (default 0)
+// Throws InvalidInput naming the field and the rule.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace fedleaf::server {
+
+struct PopulationSpec {
+  std::optional<std::string> id;
+  std::string plan_json;  // the plan, re-serialised compactly
+  std::optional<std::string> initial_model;  // safetensors bytes
+  std::optional<std::uint64_t> seed;
+  int rounds = 1;
+  int clients_per_round = 1;
+  int min_reports = 1;
+  double round_deadline_s = 600;
+  double lease_s = 120;
+  int train_tasks_per_round = 1;
+  int eval_tasks_per_round = 0;
+};
+
+PopulationSpec parse_population_spec(const std::string& body);
+
+// Whether `id` is a valid population id (1-64 of [A-Za-z0-9_-]).
+bool is_valid_population_id(const std::string& id);
+
+}  // namespace fedleaf::server

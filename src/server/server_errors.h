@@ -1,0 +1,72 @@
+// Errors of the task repository, on top of the core's fedleaf::Error hierarchy, and the one
+// place that maps every error to an HTTP status.
+//
+//   try { ... } catch (const std::exception& e) {
+//     ErrorReply r = error_reply(e);   // {410, "gone", "task 7: lease expired at ..."}
+//   }
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "core/error.h"
+
+namespace fedleaf::server {
+
+// No usable credentials were presented (HTTP 401).
+class Unauthorized : public Error {
+ public:
+  using Error::Error;
+};
+// Credentials were presented but do not grant this request (HTTP 403).
+class Forbidden : public Error {
+ public:
+  using Error::Error;
+};
+// The thing asked for existed but is over: an expired lease, a closed round (HTTP 410).
+class Gone : public Error {
+ public:
+  using Error::Error;
+};
+// The request body exceeds the configured limit (HTTP 413).
+class PayloadTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+// The client was too slow sending its request (HTTP 408).
+class RequestTimeout : public Error {
+ public:
+  using Error::Error;
+};
+// The server is at its connection limit (HTTP 429).
+class TooManyRequests : public Error {
+ public:
+  using Error::Error;
+};
+// The client speaks another major protocol version (HTTP 426).
+class UpgradeRequired : public Error {
+ public:
+  using Error::Error;
+};
+// The path exists but not with this method (HTTP 405).
+class MethodNotAllowed : public Error {
+ public:
+  using Error::Error;
+};
+// The store failed or the server is shutting down (HTTP 503).
+class Unavailable : public Error {
+ public:
+  using Error::Error;
+};
+
+struct ErrorReply {
+  int status;
+  std::string code;     // stable machine-readable name, e.g. "invalid_input"
+  std::string message;  // the error's message; generic for errors that are not fedleaf::Error
+};
+
+// The single mapping from errors to HTTP status and code. Unknown exceptions become 500
+// "internal" with a generic message (their text may describe server internals).
+ErrorReply error_reply(const std::exception& error);
+
+}  // namespace fedleaf::server

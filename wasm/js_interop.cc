@@ -1,0 +1,64 @@
+#include "js_interop.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace fedleaf::wasm {
+
+std::vector<std::uint8_t> bytes_from_js(const val& typed_array) {
+  if (typed_array.isUndefined() || typed_array.isNull() || !typed_array["buffer"].as<bool>()) {
+    throw InvalidInput("expected a TypedArray or DataView");
+  }
+  const auto size = typed_array["byteLength"].as<std::size_t>();
+  std::vector<std::uint8_t> out(size);
+  const val source =
+      val::global("Uint8Array").new_(typed_array["buffer"], typed_array["byteOffset"], size);
+  // The memory view is created after the allocation above, so memory growth cannot detach it.
+  val(emscripten::typed_memory_view(size, out.data())).call<void>("set", source);
+  return out;
+}
+
+val bytes_to_js(const std::uint8_t* data, std::size_t size) {
+  val out = val::global("Uint8Array").new_(size);
+  out.call<void>("set", val(emscripten::typed_memory_view(size, data)));
+  return out;
+}
+
+void throw_js_error(const std::string& code, const std::string& message) {
+  val error = val::global("Error").new_(message);
+  error.set("code", code);
+  error.throw_();
+}
+
+std::string error_code_of(const std::exception& e) {
+  if (dynamic_cast<const InvalidInput*>(&e)) return "InvalidInput";
+  if (dynamic_cast<const NotFound*>(&e)) return "NotFound";
+  if (dynamic_cast<const Conflict*>(&e)) return "Conflict";
+  if (dynamic_cast<const Error*>(&e)) return "Error";
+  return "InternalError";
+}
+
+std::vector<std::size_t> shape_from_js(const val& array, const std::string& what) {
+  if (!val::global("Array").call<bool>("isArray", array)) {
+    throw InvalidInput(what + " must be an array of non-negative integers");
+  }
+  const auto n = array["length"].as<std::size_t>();
+  std::vector<std::size_t> shape(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double d = array[i].as<double>();
+    if (!(d >= 0) || std::floor(d) != d || d > 9007199254740991.0) {
+      throw InvalidInput(what + "[" + std::to_string(i) + "] must be a non-negative integer");
+    }
+    shape[i] = static_cast<std::size_t>(d);
+  }
+  return shape;
+}
+
+val shape_to_js(const std::vector<std::size_t>& shape) {
+  val out = val::array();
+  for (std::size_t d : shape) out.call<void>("push", static_cast<double>(d));
+  return out;
+}
+
+}  // namespace fedleaf::wasm
