@@ -34,7 +34,7 @@ std::string error_code_of(const std::exception& e);
 
 // Runs `body`; a C++ exception becomes a JS Error with the same message and a `code` property.
 template <class Body>
-val call_from_js(Body&& body) {
+auto call_from_js(Body&& body) -> decltype(body()) {
   std::string code;
   std::string message;
   try {

@@ -1,0 +1,328 @@
+// runLeaf — the leaf loop: claim → download model → train in wasm → upload → repeat.
+//
+//   const controller = new AbortController();
+//   await runLeaf({server: 'http://127.0.0.1:8080', population: 'spam', token, dataset,
+//                  executor, prefetch: 1, signal: controller.signal,
+//                  onEvent: (e) => console.log(e.type, e)});
+//
+// The leaf is stateless: every task carries its plan and model URL, so any leaf can take any
+// task and a vanished leaf costs only its leases. Leases held at once never exceed prefetch + 1
+// (the task training or uploading, plus the ones claimed ahead). Every request carries
+// Fedleaf-Version; a 426 answer stops the leaf with the server's message.
+//
+// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached}, progress {taskId, step,
+// loss}, trained {taskId, numExamples, loss, ms}, uploaded {taskId, bytes, status},
+// dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
+
+import { backoffDelayMs, retryAfterMs, sleep } from './backoff.js';
+
+/** An error that stops the leaf: wrong version, bad credentials, unknown population. */
+export class LeafStoppedError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.name = 'LeafStoppedError';
+    this.status = status;
+  }
+}
+
+function versionHeader(version) {
+  const [major, minor] = String(version).split('.');
+  return `${major}.${minor}`;
+}
+
+async function errorMessage(response) {
+  const text = await response.text().catch(() => '');
+  try {
+    const body = JSON.parse(text);
+    if (body?.error?.message) return body.error.message;
+  } catch {
+    // not JSON: use the text as it is
+  }
+  return text || response.statusText;
+}
+
+class Slots {
+  constructor(count) {
+    this.free = count;
+    this.waiting = [];
+  }
+  async acquire(signal) {
+    while (this.free === 0) {
+      await new Promise((resolve, reject) => {
+        this.waiting.push(resolve);
+        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    }
+    this.free -= 1;
+  }
+  release() {
+    this.free += 1;
+    const next = this.waiting.shift();
+    if (next) next();
+  }
+}
+
+/**
+ * @param {object} options
+ * @param {string|URL} options.server  base URL of the task repository
+ * @param {string} options.population
+ * @param {string} options.token       client token of the population
+ * @param {object} options.dataset     what options.executor.runTask takes
+ * @param {object} options.executor    {version, runTask(task, modelBytes, dataset, {signal, onProgress})}
+ * @param {number} [options.prefetch=1]  tasks claimed and downloaded ahead of the one training
+ * @param {AbortSignal} [options.signal]
+ * @param {(event: object) => void} [options.onEvent]
+ * @param {number} [options.maxTasks]  stop after this many uploads (default: until finished)
+ * @param {typeof fetch} [options.fetch]
+ * @param {{baseMs?: number, maxMs?: number}} [options.backoff]
+ * @returns {Promise<{uploaded: number, dropped: number, stopped: 'finished'|'aborted'|'maxTasks'}>}
+ */
+export async function runLeaf(options) {
+  const {
+    server, population, token, dataset, executor, signal, maxTasks,
+  } = options;
+  const prefetch = options.prefetch ?? 1;
+  if (!Number.isInteger(prefetch) || prefetch < 0) {
+    throw new TypeError(`prefetch must be a non-negative integer, got ${prefetch}`);
+  }
+  if (!executor || typeof executor.runTask !== 'function') {
+    throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
+  }
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const emit = (event) => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A failing observer must not stop training.
+    }
+  };
+  const base = new URL(server);
+  const headers = { 'Fedleaf-Version': versionHeader(executor.version) };
+  const claimUrl = new URL(`v1/populations/${encodeURIComponent(population)}/tasks:claim`,
+    base.href.endsWith('/') ? base : `${base.href}/`);
+  const slots = new Slots(prefetch + 1);
+  const modelCache = new Map();
+  let claimAttempt = 0;
+  let finished = false;
+  let fatal;
+
+  function stop(error) {
+    if (!fatal) fatal = error;
+    emit({ type: 'error', error, fatal: true });
+  }
+
+  async function checkStopping(response) {
+    if (response.status === 426) {
+      throw new LeafStoppedError(`server refused this leaf's version: ${await errorMessage(response)}`, 426);
+    }
+  }
+
+  // Claims one task and downloads its model. Resolves to {task, model} | {idle: ms} | {finished}.
+  async function prepare() {
+    await slots.acquire(signal);
+    let holding = true;
+    try {
+      let response;
+      try {
+        response = await doFetch(claimUrl, {
+          method: 'POST',
+          headers: { ...headers, Authorization: `Bearer ${token}` },
+          signal,
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: `network: ${error.message}` };
+      }
+      await checkStopping(response);
+      if (response.status === 200) {
+        claimAttempt = 0;
+        const task = await response.json();
+        emit({ type: 'claimed', task });
+        const model = await download(task);
+        holding = false;
+        return { task, model };
+      }
+      const waitHint = retryAfterMs(response.headers.get('Retry-After'));
+      if (response.status === 204) {
+        await response.arrayBuffer().catch(() => {});
+        if (response.headers.get('Fedleaf-Population-State') === 'finished') return { finished: true };
+        claimAttempt = 0;
+        return { idle: waitHint ?? backoffDelayMs(0, options.backoff), reason: 'no task available' };
+      }
+      if (response.status === 410) return { finished: true };
+      if (response.status === 429 || response.status >= 500) {
+        const message = await errorMessage(response);
+        const ms = Math.max(waitHint ?? 0, backoffDelayMs(claimAttempt++, options.backoff));
+        return { idle: ms, reason: `HTTP ${response.status}: ${message}` };
+      }
+      throw new LeafStoppedError(`claim failed with HTTP ${response.status}: ${await errorMessage(response)}`,
+        response.status);
+    } finally {
+      if (holding) slots.release();
+    }
+  }
+
+  async function download(task) {
+    const url = new URL(task.model_url, base);
+    const cached = modelCache.get(url.href);
+    if (cached && task.model_etag && cached.etag === task.model_etag) {
+      emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true });
+      return cached.bytes;
+    }
+    for (let attempt = 0; ; attempt++) {
+      const requestHeaders = { ...headers, Authorization: `Bearer ${token}` };
+      if (cached) requestHeaders['If-None-Match'] = cached.etag;
+      let response;
+      try {
+        response = await doFetch(url, { headers: requestHeaders, signal });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        continue;
+      }
+      await checkStopping(response);
+      if (response.status === 304 && cached) {
+        emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true });
+        return cached.bytes;
+      }
+      if (response.ok) {
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        const etag = response.headers.get('ETag') ?? task.model_etag;
+        modelCache.clear();  // one model per round: keep only the newest
+        if (etag) modelCache.set(url.href, { etag, bytes });
+        emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false });
+        return bytes;
+      }
+      if (response.status === 429 || response.status >= 500) {
+        await response.arrayBuffer().catch(() => {});
+        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        continue;
+      }
+      throw new LeafStoppedError(`model download failed with HTTP ${response.status}: ${await errorMessage(response)}`,
+        response.status);
+    }
+  }
+
+  // Uploads until a final answer or the lease expiry. Never throws except on abort/426.
+  async function upload(task, bytes) {
+    const url = new URL(task.upload_url, base);
+    const expiresAt = Number(task.lease_expires_at) * 1000;
+    for (let attempt = 0; ; attempt++) {
+      let response;
+      try {
+        response = await doFetch(url, {
+          method: 'PUT',
+          headers: {
+            ...headers,
+            Authorization: `Bearer ${task.lease_token}`,
+            'Content-Type': 'application/octet-stream',
+          },
+          body: bytes,
+          signal,
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        if (Date.now() > expiresAt) {
+          emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${error.message}` });
+          return false;
+        }
+        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        continue;
+      }
+      await checkStopping(response);
+      if (response.status === 200 || response.status === 201) {
+        await response.arrayBuffer().catch(() => {});
+        emit({ type: 'uploaded', taskId: task.task_id, bytes: bytes.length, status: response.status });
+        return true;
+      }
+      if ((response.status === 429 || response.status >= 500) && Date.now() < expiresAt) {
+        await response.arrayBuffer().catch(() => {});
+        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        continue;
+      }
+      emit({ type: 'dropped', taskId: task.task_id, status: response.status, reason: await errorMessage(response) });
+      return false;
+    }
+  }
+
+  let uploaded = 0;
+  let dropped = 0;
+  let started = 0;
+  const inFlight = new Set();
+  const queue = [];
+  const guarded = () => {
+    const p = prepare();
+    p.catch(() => {});  // observed when taken from the queue
+    return p;
+  };
+  const fill = () => {
+    while (queue.length < prefetch && (maxTasks === undefined || started + queue.length < maxTasks)) {
+      queue.push(guarded());
+    }
+  };
+
+  let stopped = 'finished';
+  try {
+    let current = guarded();
+    while (!fatal) {
+      const job = await current;
+      if (job.finished) {
+        finished = true;
+        break;
+      }
+      if (job.idle !== undefined) {
+        emit({ type: 'idle', ms: job.idle, reason: job.reason });
+        await sleep(job.idle, signal);
+        current = queue.shift() ?? guarded();
+        continue;
+      }
+      started += 1;
+      fill();
+      const { task, model } = job;
+      const t0 = performance.now();
+      let result;
+      try {
+        result = await executor.runTask(task, model, dataset, {
+          signal,
+          onProgress: (step, loss) => emit({ type: 'progress', taskId: task.task_id, step, loss }),
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        slots.release();
+        dropped += 1;
+        emit({ type: 'error', error, fatal: false });
+        emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
+        current = queue.shift() ?? guarded();
+        continue;
+      }
+      emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
+        ms: performance.now() - t0 });
+      const pending = upload(task, result.bytes)
+        .then((ok) => (ok ? uploaded++ : dropped++))
+        .catch((error) => {
+          if (!signal?.aborted) stop(error);
+        })
+        .finally(() => {
+          slots.release();
+          inFlight.delete(pending);
+        });
+      inFlight.add(pending);
+      if (maxTasks !== undefined && started >= maxTasks) {
+        stopped = 'maxTasks';
+        break;
+      }
+      current = queue.shift() ?? guarded();
+    }
+    await Promise.all(inFlight);
+  } catch (error) {
+    if (signal?.aborted) {
+      stopped = 'aborted';
+    } else {
+      stop(error);
+    }
+  }
+  await Promise.allSettled([...inFlight]);
+  if (fatal) throw fatal;
+  if (finished) emit({ type: 'finished' });
+  return { uploaded, dropped, stopped };
+}

@@ -1,0 +1,211 @@
+// runLeaf against a scripted in-process server (a fake fetch): the protocol rules without a
+// network. The real-server tests live in tests/js/leaf_server.test.mjs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { runLeaf, LeafStoppedError } from '../../js_bindings/src/run_leaf.js';
+import { backoffDelayMs, retryAfterMs } from '../../js_bindings/src/backoff.js';
+
+const SERVER = 'http://leaf.test';
+
+// A scripted task repository: `tasks` is how many train tasks exist; each claim hands one out.
+function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], version = '0.1' } = {}) {
+  const state = { claims: 0, uploads: [], leases: new Set(), maxLeases: 0, requests: [], handedOut: 0 };
+  const json = (status, body, headers = {}) => new Response(body === undefined ? null : JSON.stringify(body),
+    { status, headers: { 'Content-Type': 'application/json', ...headers } });
+  async function fetch(url, init = {}) {
+    const u = new URL(url);
+    const headers = new Headers(init.headers);
+    state.requests.push({ method: init.method ?? 'GET', path: u.pathname, version: headers.get('Fedleaf-Version') });
+    if (headers.get('Fedleaf-Version') !== version) {
+      return json(426, { error: { code: 'upgrade_required', message: `leaf ${headers.get('Fedleaf-Version')}, server 9.0` } });
+    }
+    if (u.pathname.endsWith('/tasks:claim')) {
+      state.claims += 1;
+      const scripted = claimScript.shift();
+      if (scripted) return scripted();
+      if (state.handedOut >= tasks) {
+        return new Response(null, { status: 204, headers: { 'Retry-After': '0', 'Fedleaf-Population-State': 'finished' } });
+      }
+      const id = `t${state.handedOut++}`;
+      state.leases.add(id);
+      state.maxLeases = Math.max(state.maxLeases, state.leases.size);
+      return json(200, {
+        task_id: id, round: 1, kind: 'train', lease_token: `lease-${id}`,
+        lease_expires_at: Date.now() / 1000 + 60, plan: {}, model_url: '/v1/populations/p/rounds/1/model',
+        model_etag: '"m1"', upload_url: `/v1/tasks/${id}/result`,
+      });
+    }
+    if (u.pathname.endsWith('/model')) {
+      if (headers.get('If-None-Match') === '"m1"') return new Response(null, { status: 304 });
+      return new Response(new Uint8Array([1, 2, 3, 4]), { status: 200, headers: { ETag: '"m1"' } });
+    }
+    const m = u.pathname.match(/^\/v1\/tasks\/(t\d+)\/result$/);
+    if (m && init.method === 'PUT') {
+      assert.equal(headers.get('Authorization'), `Bearer lease-${m[1]}`);
+      const status = uploadStatus(m[1]);
+      state.leases.delete(m[1]);
+      state.uploads.push({ id: m[1], status, bytes: new Uint8Array(await new Response(init.body).arrayBuffer()) });
+      return json(status, status < 300 ? { accepted: true } : { error: { code: 'gone', message: 'round closed' } });
+    }
+    return json(404, { error: { code: 'not_found', message: u.pathname } });
+  }
+  return { fetch, state };
+}
+
+function fakeExecutor({ trainMs = 0, fail } = {}) {
+  return {
+    version: '0.1.0',
+    calls: 0,
+    async runTask(task, model, dataset, { onProgress, signal }) {
+      this.calls += 1;
+      if (fail?.(task)) throw new Error('bad data');
+      for (let step = 1; step <= 2; step++) {
+        await new Promise((r) => setTimeout(r, trainMs / 2));
+        signal?.throwIfAborted();
+        onProgress(step, 1 / step);
+      }
+      return { bytes: new Uint8Array([task.task_id.length, model.length]), numExamples: 10, loss: 0.5 };
+    },
+  };
+}
+
+const fast = { baseMs: 1, maxMs: 5 };
+
+test('a leaf completes every task, reuses the model by ETag and stops when the population is finished', async () => {
+  const server = fakeServer({ tasks: 3 });
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'client', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, backoff: fast, onEvent: (e) => events.push(e),
+  });
+  assert.deepEqual(summary, { uploaded: 3, dropped: 0, stopped: 'finished' });
+  assert.deepEqual(server.state.uploads.map((u) => u.id).sort(), ['t0', 't1', 't2']);
+  const downloads = events.filter((e) => e.type === 'downloaded');
+  assert.equal(downloads.length, 3);
+  assert.equal(downloads.filter((e) => e.cached).length, 2, 'model fetched once, then from the cache');
+  assert.ok(events.some((e) => e.type === 'progress' && e.step === 2));
+  assert.equal(events.at(-1).type, 'finished');
+  assert.ok(server.state.requests.every((r) => r.version === '0.1'), 'every request carries Fedleaf-Version');
+});
+
+for (const prefetch of [0, 1, 3]) {
+  test(`prefetch ${prefetch} never holds more than ${prefetch + 1} leases`, async () => {
+    const server = fakeServer({ tasks: 8 });
+    const summary = await runLeaf({
+      server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor({ trainMs: 6 }),
+      fetch: server.fetch, prefetch, backoff: fast,
+    });
+    assert.equal(summary.uploaded, 8);
+    assert.ok(server.state.maxLeases <= prefetch + 1, `held ${server.state.maxLeases}`);
+    if (prefetch > 0) assert.ok(server.state.maxLeases >= 2, 'prefetch claims ahead while training');
+  });
+}
+
+test('204 with Retry-After makes the leaf idle, then it claims again', async () => {
+  const noTask = () => new Response(null, { status: 204, headers: { 'Retry-After': '0.01' } });
+  const server = fakeServer({ tasks: 1, claimScript: [noTask, noTask] });
+  const events = [];
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, prefetch: 0, backoff: fast, onEvent: (e) => events.push(e),
+  });
+  const idles = events.filter((e) => e.type === 'idle');
+  assert.equal(idles.length, 2);
+  assert.equal(idles[0].ms, 10);
+  assert.equal(server.state.uploads.length, 1);
+});
+
+test('5xx, 429 and network errors on claim are retried with backoff', async () => {
+  const script = [
+    () => { throw new TypeError('fetch failed'); },
+    () => new Response('{"error":{"message":"busy"}}', { status: 503 }),
+    () => new Response(null, { status: 429, headers: { 'Retry-After': '0' } }),
+  ];
+  const server = fakeServer({ tasks: 1, claimScript: script });
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, prefetch: 0, backoff: fast, onEvent: (e) => events.push(e),
+  });
+  assert.equal(summary.uploaded, 1);
+  assert.deepEqual(events.filter((e) => e.type === 'idle').map((e) => e.reason.split(':')[0]),
+    ['network', 'HTTP 503', 'HTTP 429']);
+});
+
+test('a 410 for a late upload drops that task and the leaf claims the next', async () => {
+  const server = fakeServer({ tasks: 3, uploadStatus: (id) => (id === 't1' ? 410 : 201) });
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, backoff: fast, onEvent: (e) => events.push(e),
+  });
+  assert.deepEqual(summary, { uploaded: 2, dropped: 1, stopped: 'finished' });
+  const dropped = events.find((e) => e.type === 'dropped');
+  assert.equal(dropped.taskId, 't1');
+  assert.equal(dropped.status, 410);
+  assert.match(dropped.reason, /round closed/);
+});
+
+test('a 426 stops the leaf with the server message', async () => {
+  const server = fakeServer({ version: '9.0' });
+  await assert.rejects(
+    runLeaf({ server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(), fetch: server.fetch }),
+    (e) => e instanceof LeafStoppedError && e.status === 426 && /leaf 0\.1, server 9\.0/.test(e.message));
+});
+
+test('a 401 on claim stops the leaf instead of retrying forever', async () => {
+  const server = fakeServer({
+    claimScript: [() => new Response('{"error":{"code":"unauthorized","message":"bad client token"}}', { status: 401 })],
+  });
+  await assert.rejects(
+    runLeaf({ server: SERVER, population: 'p', token: 'bad', dataset: {}, executor: fakeExecutor(), fetch: server.fetch }),
+    { status: 401, message: /bad client token/ });
+  assert.equal(server.state.claims, 1);
+});
+
+test('abort during training stops the leaf without uploading the task it was training', async () => {
+  const server = fakeServer({ tasks: 5 });
+  const controller = new AbortController();
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor({ trainMs: 40 }),
+    fetch: server.fetch, prefetch: 1, backoff: fast, signal: controller.signal,
+    onEvent: (e) => {
+      events.push(e);
+      if (e.type === 'progress' && e.taskId === 't1' && e.step === 1) controller.abort();
+    },
+  });
+  assert.equal(summary.stopped, 'aborted');
+  assert.deepEqual(server.state.uploads.map((u) => u.id), ['t0']);
+  assert.equal(new Set(server.state.uploads.map((u) => u.id)).size, server.state.uploads.length,
+    'no task uploaded twice');
+});
+
+test('a training failure drops the task and the leaf continues', async () => {
+  const server = fakeServer({ tasks: 2 });
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, fetch: server.fetch, backoff: fast,
+    executor: fakeExecutor({ fail: (task) => task.task_id === 't0' }),
+  });
+  assert.deepEqual(summary, { uploaded: 1, dropped: 1, stopped: 'finished' });
+});
+
+test('maxTasks stops after that many tasks', async () => {
+  const server = fakeServer({ tasks: 10 });
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, prefetch: 0, backoff: fast, maxTasks: 2,
+  });
+  assert.deepEqual(summary, { uploaded: 2, dropped: 0, stopped: 'maxTasks' });
+});
+
+test('backoff grows exponentially with jitter and Retry-After parses seconds and dates', () => {
+  assert.equal(backoffDelayMs(0, { baseMs: 100, random: () => 0 }), 50);
+  assert.equal(backoffDelayMs(3, { baseMs: 100, random: () => 1 }), 800);
+  assert.equal(backoffDelayMs(30, { baseMs: 100, maxMs: 1000, random: () => 1 }), 1000);
+  assert.equal(retryAfterMs('2'), 2000);
+  assert.equal(retryAfterMs(new Date(10_000).toUTCString(), 4_000), 6000);
+  assert.equal(retryAfterMs('soon'), undefined);
+  assert.equal(retryAfterMs(null), undefined);
+});
