@@ -14,7 +14,6 @@ namespace fedleaf::core {
 // `type` is kRelu, kSigmoid or kTanh; x and y may be the same buffer.
 void activation_forward(LayerType type, const float* x, float* y, std::size_t n);
 // gx = gy · f'(x) written through y = f(x); gy and gx may be the same buffer. relu'(0) = 0.
-void activation_backward(LayerType type, const float* y, const float* gy, float* gx,
-                         std::size_t n);
+void activation_backward(LayerType type, const float* y, const float* gy, float* gx, std::size_t n);
 
 }  // namespace fedleaf::core

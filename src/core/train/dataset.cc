@@ -85,7 +85,8 @@ Dataset Dataset::from_dense(std::vector<float> values, std::size_t num_columns,
       values.size() % num_columns != 0) {
     throw InvalidInput("dataset: dense values has " + std::to_string(values.size()) +
                        " entries, expected labels (" + std::to_string(labels.size()) +
-                       ") x num_columns (" + std::to_string(num_columns) + ") with num_columns > 0");
+                       ") x num_columns (" + std::to_string(num_columns) +
+                       ") with num_columns > 0");
   }
   for (std::size_t j = 0; j < values.size(); ++j) {
     if (!std::isfinite(values[j])) {

@@ -51,8 +51,8 @@ void axpy(std::size_t n, float a, const float* x, float* y) {
   const v128_t va = wasm_f32x4_splat(a);
   std::size_t i = 0;
   for (; i + 4 <= n; i += 4) {
-    const v128_t vy = wasm_f32x4_add(wasm_v128_load(y + i),
-                                     wasm_f32x4_mul(va, wasm_v128_load(x + i)));
+    const v128_t vy =
+        wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i)));
     wasm_v128_store(y + i, vy);
   }
   for (; i < n; ++i) y[i] += a * x[i];

@@ -8,8 +8,8 @@
 
 namespace fedleaf::core {
 
-EmbeddingBag::EmbeddingBag(std::string name, const float* table, std::size_t rows,
-                           std::size_t dim, Combiner combiner)
+EmbeddingBag::EmbeddingBag(std::string name, const float* table, std::size_t rows, std::size_t dim,
+                           Combiner combiner)
     : name_(std::move(name)), table_(table), rows_(rows), dim_(dim), combiner_(combiner) {}
 
 void EmbeddingBag::forward(const Batch& batch, float* out) {
@@ -32,7 +32,8 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
     }
     float scale = 1.0f;
     if (combiner_ == Combiner::kMean) scale = abs_sum > 0.0f ? 1.0f / abs_sum : 0.0f;
-    if (combiner_ == Combiner::kSqrtn) scale = square_sum > 0.0f ? 1.0f / std::sqrt(square_sum) : 0.0f;
+    if (combiner_ == Combiner::kSqrtn)
+      scale = square_sum > 0.0f ? 1.0f / std::sqrt(square_sum) : 0.0f;
     if (scale != 1.0f) {
       for (std::size_t k = 0; k < dim_; ++k) row[k] *= scale;
     }

@@ -39,8 +39,8 @@ class EmbeddingBag {
   std::size_t rows_;
   std::size_t dim_;
   Combiner combiner_;
-  std::vector<float> scales_;          // c_b of the last forward
-  std::vector<std::uint64_t> keys_;    // (id << 32 | position) of the batch's nonzeros
+  std::vector<float> scales_;           // c_b of the last forward
+  std::vector<std::uint64_t> keys_;     // (id << 32 | position) of the batch's nonzeros
   std::vector<std::uint32_t> slot_of_;  // position → index into touched_rows
 };
 

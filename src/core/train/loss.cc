@@ -25,12 +25,12 @@ LossSums compute_loss(LossType type, const float* logits, const std::int32_t* la
       const float z = logits[b];
       const float y = static_cast<float>(label);
       // max(z, 0) - z y + log(1 + exp(-|z|))
-      sums.loss += static_cast<double>(std::fmax(z, 0.0f) - z * y +
-                                       std::log1p(std::exp(-std::fabs(z))));
+      sums.loss +=
+          static_cast<double>(std::fmax(z, 0.0f) - z * y + std::log1p(std::exp(-std::fabs(z))));
       if ((z > 0.0f) == (label == 1)) ++sums.correct;
       if (grad != nullptr) {
-        const float p = z >= 0.0f ? 1.0f / (1.0f + std::exp(-z))
-                                  : std::exp(z) / (1.0f + std::exp(z));
+        const float p =
+            z >= 0.0f ? 1.0f / (1.0f + std::exp(-z)) : std::exp(z) / (1.0f + std::exp(z));
         grad[b] = grad_scale * (p - y);
       }
     }
@@ -39,8 +39,8 @@ LossSums compute_loss(LossType type, const float* logits, const std::int32_t* la
   for (std::size_t b = 0; b < batch; ++b) {
     const std::int32_t label = labels[b];
     if (label < 0 || static_cast<std::size_t>(label) >= width) {
-      bad_label(b, label, "is not a class id below " + std::to_string(width) +
-                              " (softmax_cross_entropy)");
+      bad_label(b, label,
+                "is not a class id below " + std::to_string(width) + " (softmax_cross_entropy)");
     }
     const float* z = logits + b * width;
     std::size_t argmax = 0;

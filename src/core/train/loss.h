@@ -14,8 +14,8 @@
 namespace fedleaf::core {
 
 struct LossSums {
-  double loss = 0.0;         // summed over the batch, in example order
-  std::size_t correct = 0;   // argmax (softmax; ties → lowest class) or logit > 0 (sigmoid)
+  double loss = 0.0;        // summed over the batch, in example order
+  std::size_t correct = 0;  // argmax (softmax; ties → lowest class) or logit > 0 (sigmoid)
 };
 
 // logits [batch, width]; width >= 2 for softmax (labels < width), 1 for sigmoid (labels 0/1).

@@ -22,10 +22,9 @@ std::uint32_t murmur3_32(const void* data, std::size_t size, std::uint32_t seed)
   const std::size_t blocks = size / 4;
   for (std::size_t i = 0; i < blocks; ++i) {
     const std::uint8_t* p = bytes + 4 * i;
-    const std::uint32_t k = static_cast<std::uint32_t>(p[0]) |
-                            (static_cast<std::uint32_t>(p[1]) << 8) |
-                            (static_cast<std::uint32_t>(p[2]) << 16) |
-                            (static_cast<std::uint32_t>(p[3]) << 24);
+    const std::uint32_t k =
+        static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+        (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
     h ^= scramble(k);
     h = rotl32(h, 13);
     h = h * 5u + 0xe6546b64u;
@@ -33,13 +32,18 @@ std::uint32_t murmur3_32(const void* data, std::size_t size, std::uint32_t seed)
   const std::uint8_t* tail = bytes + 4 * blocks;
   std::uint32_t k = 0;
   switch (size & 3u) {
-    case 3: k ^= static_cast<std::uint32_t>(tail[2]) << 16; [[fallthrough]];
-    case 2: k ^= static_cast<std::uint32_t>(tail[1]) << 8; [[fallthrough]];
+    case 3:
+      k ^= static_cast<std::uint32_t>(tail[2]) << 16;
+      [[fallthrough]];
+    case 2:
+      k ^= static_cast<std::uint32_t>(tail[1]) << 8;
+      [[fallthrough]];
     case 1:
       k ^= tail[0];
       h ^= scramble(k);
       break;
-    default: break;
+    default:
+      break;
   }
   h ^= static_cast<std::uint32_t>(size);
   h ^= h >> 16;

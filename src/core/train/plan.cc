@@ -52,8 +52,8 @@ std::uint64_t get_integer(const json& object, const std::string& path, const cha
     if (!fallback) fail(path + "." + key, "missing");
     return *fallback;
   }
-  const std::string range = "expected an integer in [" + std::to_string(min) + ", " +
-                            std::to_string(max) + "]";
+  const std::string range =
+      "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
   if (!v->is_number_integer()) fail(path + "." + key, range);
   if (v->is_number_unsigned()) {
     const auto u = v->get<std::uint64_t>();
@@ -65,6 +65,13 @@ std::uint64_t get_integer(const json& object, const std::string& path, const cha
     fail(path + "." + key, range);
   }
   return static_cast<std::uint64_t>(s);
+}
+
+// get_integer for sizes; every bound used is below 2^32, so the value fits size_t on wasm32.
+std::size_t get_size(const json& object, const std::string& path, const char* key,
+                     std::optional<std::uint64_t> fallback, std::uint64_t min,
+                     std::uint64_t max = 0xffffffffull) {
+  return static_cast<std::size_t>(get_integer(object, path, key, fallback, min, max));
 }
 
 // A finite number; `rule` describes the allowed range and `ok` checks it.
@@ -90,10 +97,14 @@ bool get_bool(const json& object, const std::string& path, const char* key, bool
 }
 
 bool activation_type(const std::string& name, LayerType& out) {
-  if (name == "relu") out = LayerType::kRelu;
-  else if (name == "sigmoid") out = LayerType::kSigmoid;
-  else if (name == "tanh") out = LayerType::kTanh;
-  else return false;
+  if (name == "relu")
+    out = LayerType::kRelu;
+  else if (name == "sigmoid")
+    out = LayerType::kSigmoid;
+  else if (name == "tanh")
+    out = LayerType::kTanh;
+  else
+    return false;
   return true;
 }
 
@@ -115,8 +126,9 @@ void parse_inputs(const json& model, ModelSpec& spec) {
     spec.input_kind = InputKind::kSparseIds;
   } else if (type == "dense") {
     spec.input_kind = InputKind::kDense;
-    if (!it->is_object()) fail(path + ".dim", "missing (a dense input is {\"type\": \"dense\", \"dim\": N})");
-    spec.input_dim = get_integer(*it, path, "dim", std::nullopt, 1);
+    if (!it->is_object())
+      fail(path + ".dim", "missing (a dense input is {\"type\": \"dense\", \"dim\": N})");
+    spec.input_dim = get_size(*it, path, "dim", std::nullopt, 1);
   } else {
     fail(path, "unknown input type '" + type + "' (expected sparse_ids or dense)");
   }
@@ -153,18 +165,28 @@ void parse_layers(const json& model, ModelSpec& spec) {
       if (i != 0 || spec.input_kind != InputKind::kSparseIds) {
         fail(path + ".type", "embedding_bag must be the first layer, on a sparse_ids input");
       }
-      layer.vocab = get_integer(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
-      layer.dim = get_integer(l, path, "dim", std::nullopt, 1, 1u << 20);
+      layer.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
+      layer.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
       const std::string combiner = get_string(l, path, "combiner", "mean");
-      if (combiner == "sum") layer.combiner = Combiner::kSum;
-      else if (combiner == "mean") layer.combiner = Combiner::kMean;
-      else if (combiner == "sqrtn") layer.combiner = Combiner::kSqrtn;
-      else fail(path + ".combiner", "unknown combiner '" + combiner + "' (expected sum, mean or sqrtn)");
+      if (combiner == "sum")
+        layer.combiner = Combiner::kSum;
+      else if (combiner == "mean")
+        layer.combiner = Combiner::kMean;
+      else if (combiner == "sqrtn")
+        layer.combiner = Combiner::kSqrtn;
+      else
+        fail(path + ".combiner",
+             "unknown combiner '" + combiner + "' (expected sum, mean or sqrtn)");
       const std::string init = get_string(l, path, "initializer", "uniform");
-      if (init == "uniform") layer.initializer = Initializer::kUniform;
-      else if (init == "zeros") layer.initializer = Initializer::kZeros;
-      else fail(path + ".initializer", "unknown initializer '" + init + "' (expected uniform or zeros)");
-      layer.init_scale = get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
+      if (init == "uniform")
+        layer.initializer = Initializer::kUniform;
+      else if (init == "zeros")
+        layer.initializer = Initializer::kZeros;
+      else
+        fail(path + ".initializer",
+             "unknown initializer '" + init + "' (expected uniform or zeros)");
+      layer.init_scale =
+          get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
       layer.input_width = 0;
       layer.output_width = layer.dim;
     } else if (type == "dense") {
@@ -172,12 +194,16 @@ void parse_layers(const json& model, ModelSpec& spec) {
       if (i == 0 && spec.input_kind != InputKind::kDense) {
         fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
       }
-      layer.units = get_integer(l, path, "units", std::nullopt, 1, 1u << 20);
+      layer.units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
       layer.use_bias = get_bool(l, path, "use_bias", true);
       const std::string init = get_string(l, path, "initializer", "glorot_uniform");
-      if (init == "glorot_uniform") layer.initializer = Initializer::kGlorotUniform;
-      else if (init == "zeros") layer.initializer = Initializer::kZeros;
-      else fail(path + ".initializer", "unknown initializer '" + init + "' (expected glorot_uniform or zeros)");
+      if (init == "glorot_uniform")
+        layer.initializer = Initializer::kGlorotUniform;
+      else if (init == "zeros")
+        layer.initializer = Initializer::kZeros;
+      else
+        fail(path + ".initializer",
+             "unknown initializer '" + init + "' (expected glorot_uniform or zeros)");
       layer.input_width = width;
       layer.output_width = layer.units;
       if (const json* act = find(l, "activation")) {
@@ -195,7 +221,8 @@ void parse_layers(const json& model, ModelSpec& spec) {
       fail(path + ".type", "unknown layer type '" + type +
                                "' (expected embedding_bag, dense, relu, sigmoid or tanh)");
     }
-    const bool has_parameters = layer.type == LayerType::kEmbeddingBag || layer.type == LayerType::kDense;
+    const bool has_parameters =
+        layer.type == LayerType::kEmbeddingBag || layer.type == LayerType::kDense;
     if (has_parameters && layer.name.empty()) fail(path + ".name", "missing");
     if (!layer.name.empty() && !names.insert(layer.name).second) {
       fail(path + ".name", "duplicate layer name '" + layer.name + "'");
@@ -234,8 +261,8 @@ ModelSpec parse_model(const json& plan) {
                                   std::to_string(spec.output_width));
     }
   } else {
-    fail("plan.model.loss", "unknown loss '" + loss +
-                                "' (expected softmax_cross_entropy or sigmoid_cross_entropy)");
+    fail("plan.model.loss",
+         "unknown loss '" + loss + "' (expected softmax_cross_entropy or sigmoid_cross_entropy)");
   }
   return spec;
 }
@@ -246,10 +273,14 @@ TrainSpec parse_train(const json& train) {
   const json& opt = require_object(train, path, "optimizer");
   const std::string opath = path + ".optimizer";
   const std::string type = get_string(opt, opath, "type");
-  if (type == "sgd") spec.optimizer.type = OptimizerType::kSgd;
-  else if (type == "momentum") spec.optimizer.type = OptimizerType::kMomentum;
-  else if (type == "adam") spec.optimizer.type = OptimizerType::kAdam;
-  else fail(opath + ".type", "unknown optimizer '" + type + "' (expected sgd, momentum or adam)");
+  if (type == "sgd")
+    spec.optimizer.type = OptimizerType::kSgd;
+  else if (type == "momentum")
+    spec.optimizer.type = OptimizerType::kMomentum;
+  else if (type == "adam")
+    spec.optimizer.type = OptimizerType::kAdam;
+  else
+    fail(opath + ".type", "unknown optimizer '" + type + "' (expected sgd, momentum or adam)");
   const auto positive = [](double d) { return d > 0; };
   const auto unit = [](double d) { return d >= 0 && d < 1; };
   spec.optimizer.learning_rate =
@@ -258,8 +289,8 @@ TrainSpec parse_train(const json& train) {
   spec.optimizer.beta1 = get_float(opt, opath, "beta1", 0.9f, "in [0, 1)", unit);
   spec.optimizer.beta2 = get_float(opt, opath, "beta2", 0.999f, "in [0, 1)", unit);
   spec.optimizer.epsilon = get_float(opt, opath, "epsilon", 1e-7f, "> 0", positive);
-  spec.epochs = get_integer(train, path, "epochs", 1, 1, 1000000);
-  spec.batch_size = get_integer(train, path, "batch_size", 32, 1, 1u << 20);
+  spec.epochs = get_size(train, path, "epochs", 1, 1, 1000000);
+  spec.batch_size = get_size(train, path, "batch_size", 32, 1, 1u << 20);
   spec.shuffle = get_bool(train, path, "shuffle", true);
   spec.shuffle_seed = get_integer(train, path, "shuffle_seed", 0, 0, ~std::uint64_t{0});
   if (find(train, "clip_norm") != nullptr) {
@@ -281,10 +312,15 @@ std::map<std::string, UpdateSpec> parse_updates(const json& updates,
     if (!it->is_object()) fail(path, "expected an object");
     UpdateSpec spec;
     const std::string encoding = get_string(*it, path, "encoding");
-    if (encoding == "dense") spec.encoding = UpdateEncoding::kDense;
-    else if (encoding == "row_sparse") spec.encoding = UpdateEncoding::kRowSparse;
-    else if (encoding == "coo") spec.encoding = UpdateEncoding::kCoo;
-    else fail(path + ".encoding", "unknown encoding '" + encoding + "' (expected dense, row_sparse or coo)");
+    if (encoding == "dense")
+      spec.encoding = UpdateEncoding::kDense;
+    else if (encoding == "row_sparse")
+      spec.encoding = UpdateEncoding::kRowSparse;
+    else if (encoding == "coo")
+      spec.encoding = UpdateEncoding::kCoo;
+    else
+      fail(path + ".encoding",
+           "unknown encoding '" + encoding + "' (expected dense, row_sparse or coo)");
     spec.aggregator = get_string(*it, path, "aggregator");
     static const std::set<std::string> kAggregators{
         "sum", "weighted_mean", "mean_over_contributors", "count", "clipped_weighted_mean"};
@@ -292,8 +328,8 @@ std::map<std::string, UpdateSpec> parse_updates(const json& updates,
       fail(path + ".aggregator", "unknown aggregator '" + spec.aggregator + "'");
     }
     if (spec.aggregator == "clipped_weighted_mean") {
-      spec.clip_norm = get_float(*it, path, "clip_norm", std::nullopt, "> 0",
-                                 [](double d) { return d > 0; });
+      spec.clip_norm =
+          get_float(*it, path, "clip_norm", std::nullopt, "> 0", [](double d) { return d > 0; });
     }
     out.emplace(it.key(), spec);
   }
@@ -304,15 +340,19 @@ TextFeatureOptions parse_features(const json& f) {
   const std::string path = "plan.features";
   TextFeatureOptions o;
   const std::string hash = get_string(f, path, "hash", "murmur3_32");
-  if (hash != "murmur3_32") fail(path + ".hash", "unknown hash '" + hash + "' (expected murmur3_32)");
-  o.num_buckets = static_cast<std::uint32_t>(get_integer(f, path, "num_buckets", o.num_buckets, 1, 0x7fffffffull));
+  if (hash != "murmur3_32")
+    fail(path + ".hash", "unknown hash '" + hash + "' (expected murmur3_32)");
+  o.num_buckets = static_cast<std::uint32_t>(
+      get_integer(f, path, "num_buckets", o.num_buckets, 1, 0x7fffffffull));
   o.ngrams = static_cast<std::uint32_t>(get_integer(f, path, "ngrams", o.ngrams, 1, 8));
   o.signed_hash = get_bool(f, path, "signed", o.signed_hash);
   o.lowercase = get_bool(f, path, "lowercase", o.lowercase);
   o.binary = get_bool(f, path, "binary", o.binary);
   o.skip_headers = get_bool(f, path, "skip_headers", o.skip_headers);
-  o.min_token_length = static_cast<std::uint32_t>(get_integer(f, path, "min_token_length", o.min_token_length, 1));
-  o.max_token_length = static_cast<std::uint32_t>(get_integer(f, path, "max_token_length", o.max_token_length, 1));
+  o.min_token_length =
+      static_cast<std::uint32_t>(get_integer(f, path, "min_token_length", o.min_token_length, 1));
+  o.max_token_length =
+      static_cast<std::uint32_t>(get_integer(f, path, "max_token_length", o.max_token_length, 1));
   o.seed = static_cast<std::uint32_t>(get_integer(f, path, "seed", o.seed, 0));
   if (o.min_token_length > o.max_token_length) {
     fail(path + ".max_token_length", "must be >= min_token_length");
@@ -371,9 +411,12 @@ Plan parse_plan(const std::string& plan_json) {
   const json plan = parse_json(plan_json);
   Plan out;
   const std::string kind = get_string(plan, "plan", "kind", "train");
-  if (kind == "train") out.kind = PlanKind::kTrain;
-  else if (kind == "evaluate") out.kind = PlanKind::kEvaluate;
-  else fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
+  if (kind == "train")
+    out.kind = PlanKind::kTrain;
+  else if (kind == "evaluate")
+    out.kind = PlanKind::kEvaluate;
+  else
+    fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
   out.model = parse_model(plan);
   if (const json* train = find(plan, "train")) {
     if (!train->is_object()) fail("plan.train", "expected an object");
@@ -394,7 +437,7 @@ Plan parse_plan(const std::string& plan_json) {
   }
   if (const json* eval = find(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");
-    out.eval_batch_size = get_integer(*eval, "plan.eval", "batch_size", 256, 1, 1u << 20);
+    out.eval_batch_size = get_size(*eval, "plan.eval", "batch_size", 256, 1, 1u << 20);
   }
   return out;
 }

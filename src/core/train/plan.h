@@ -71,8 +71,8 @@ enum class PlanKind { kTrain, kEvaluate };
 
 struct LayerSpec {
   LayerType type = LayerType::kDense;
-  std::string name;      // empty for unnamed activation layers
-  std::string path;      // "plan.model.layers[i]", for error messages
+  std::string name;       // empty for unnamed activation layers
+  std::string path;       // "plan.model.layers[i]", for error messages
   std::size_t vocab = 0;  // embedding_bag
   std::size_t dim = 0;    // embedding_bag
   Combiner combiner = Combiner::kMean;

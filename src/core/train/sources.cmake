@@ -1,1 +1,18 @@
-set(FEDLEAF_TRAIN_SOURCES)
+set(FEDLEAF_TRAIN_SOURCES
+  activation.cc
+  batch.cc
+  dataset.cc
+  dense_kernels.cc
+  dense_layer.cc
+  embedding_bag.cc
+  executor.cc
+  loss.cc
+  metrics.cc
+  model.cc
+  murmur3.cc
+  optimizer.cc
+  plan.cc
+  svmlight.cc
+  text_features.cc
+  training_session.cc
+)

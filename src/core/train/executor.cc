@@ -1,0 +1,117 @@
+#include "core/train/executor.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "core/error.h"
+#include "core/safetensors.h"
+#include "core/train/metrics.h"
+#include "core/train/model.h"
+#include "core/train/murmur3.h"
+#include "core/train/plan.h"
+#include "core/train/seeded_random.h"
+#include "core/train/training_session.h"
+
+namespace fedleaf::core {
+namespace {
+
+std::string format_decimal(double value) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.9g", value);
+  return buf;
+}
+
+std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_bytes,
+                                   std::size_t model_size, const Dataset& dataset,
+                                   const ExecuteOptions& options) {
+  check_dataset_fits(plan.model, dataset);
+  NamedTensors decoded =
+      read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors;
+  Parameters params;
+  for (const ParameterSpec& p : parameter_specs(plan.model)) {
+    const auto it = decoded.find(p.name);
+    if (it == decoded.end()) {
+      throw InvalidInput("model: missing tensor '" + p.name + "' declared by " + p.declared_by);
+    }
+    DenseTensor* dense = std::get_if<DenseTensor>(&it->second);
+    if (dense == nullptr) {
+      throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " +
+                         std::string(encoding_name(it->second)));
+    }
+    if (dense->shape() != p.shape) {
+      throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(dense->shape()) +
+                         " differs from " + shape_to_string(p.shape) + " declared by " +
+                         p.declared_by);
+    }
+    params.emplace(p.name, std::move(*dense));
+  }
+  const std::size_t batch_size = std::min(plan.eval_batch_size, dataset.size());
+  Model model(plan.model, params, batch_size);
+  BatchGatherer gatherer(dataset);
+  const bool binary =
+      plan.model.loss == LossType::kSigmoidCrossEntropy || plan.model.output_width == 2;
+  std::vector<float> scores;
+  std::vector<std::uint32_t> order(dataset.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
+  double loss = 0.0;
+  std::size_t correct = 0;
+  for (std::size_t begin = 0; begin < dataset.size(); begin += batch_size) {
+    const std::size_t count = std::min(batch_size, dataset.size() - begin);
+    const LossSums sums = model.forward(gatherer.gather(order.data() + begin, count));
+    loss += sums.loss;
+    correct += sums.correct;
+    if (binary) {
+      for (std::size_t b = 0; b < count; ++b) {
+        scores.push_back(binary_score(plan.model.loss, model.outputs() + b * model.output_width()));
+      }
+    }
+  }
+  const double n = static_cast<double>(dataset.size());
+  Metadata metadata{{"kind", "evaluate"},
+                    {"num_examples", std::to_string(dataset.size())},
+                    {"loss", format_decimal(loss / n)},
+                    {"accuracy", format_decimal(static_cast<double>(correct) / n)}};
+  if (binary) {
+    const double auc = binary_auc(scores, dataset.labels());
+    if (!std::isnan(auc)) metadata["auc"] = format_decimal(auc);
+  }
+  if (!options.task_id.empty()) metadata["task_id"] = options.task_id;
+  return write_safetensors({}, metadata);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> execute(const std::string& plan_json, const std::uint8_t* model,
+                                  std::size_t model_size, const Dataset& dataset,
+                                  const ExecuteOptions& options) {
+  const Plan plan = parse_plan(plan_json);
+  if (plan.kind == PlanKind::kEvaluate) {
+    return evaluate(plan, model, model_size, dataset, options);
+  }
+  TrainingSession session(plan_json, model, model_size, dataset);
+  while (session.step()) {
+  }
+  return session.result(options.task_id);
+}
+
+std::vector<std::uint8_t> initialize_model(const std::string& plan_json, std::uint64_t seed) {
+  const Plan plan = parse_plan(plan_json);
+  NamedTensors model;
+  for (const ParameterSpec& p : parameter_specs(plan.model)) {
+    DenseTensor t = DenseTensor::zeros(DType::F32, p.shape);
+    float* v = t.data<float>();
+    SeededRandom rng(mix_seed(seed, murmur3_32(p.name, 0)));
+    float bound = 0.0f;
+    if (p.initializer == Initializer::kUniform) bound = p.init_scale;
+    if (p.initializer == Initializer::kGlorotUniform) {
+      bound = std::sqrt(6.0f / static_cast<float>(p.fan_in + p.fan_out));
+    }
+    if (bound > 0.0f) {
+      for (std::size_t i = 0; i < t.size(); ++i) v[i] = (2.0f * rng.uniform() - 1.0f) * bound;
+    }
+    model.emplace(p.name, std::move(t));
+  }
+  return write_safetensors(model);
+}
+
+}  // namespace fedleaf::core

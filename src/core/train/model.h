@@ -1,0 +1,83 @@
+// A model built from a plan's model section, over parameter tensors it borrows: forward,
+// loss and backward for one batch at a time, with row-sparse gradients for embedding tables.
+//
+//   Parameters params = ...;                          // "<layer>/weight", "<layer>/bias", F32
+//   Model model(plan.model, params, /*max_batch_size=*/32);
+//   LossSums s = model.forward_backward(batch);       // s.loss summed over the batch
+//   optimizer.apply(model.gradients());               // mean-over-batch gradients
+//
+// All workspace is allocated in the constructor for max_batch_size examples; a batch allocates
+// only when its ids outnumber every earlier batch's. One virtual-free dispatch per layer per
+// batch, never per example.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dense_tensor.h"
+#include "core/train/batch.h"
+#include "core/train/dense_layer.h"
+#include "core/train/embedding_bag.h"
+#include "core/train/loss.h"
+#include "core/train/parameter_gradient.h"
+#include "core/train/plan.h"
+
+namespace fedleaf::core {
+
+using Parameters = std::map<std::string, DenseTensor>;
+
+class Model {
+ public:
+  // `parameters` must hold every tensor parameter_specs(spec) declares as F32 with the declared
+  // shape, except that an embedding table may have any number of rows (the executor trains on a
+  // compact table of the rows its data touches). Throws InvalidInput naming the tensor and the
+  // plan path otherwise. The tensors are borrowed: they must outlive the model and keep their
+  // shapes; their values may change between batches (that is what the optimizer does).
+  Model(const ModelSpec& spec, Parameters& parameters, std::size_t max_batch_size);
+
+  // Throws InvalidInput when the batch does not match the model's input (kind, width, size
+  // above max_batch_size, ids outside a table) or a label is out of range for the loss.
+  LossSums forward(const Batch& batch);
+  // forward, then the gradients of the batch's mean loss into gradients().
+  LossSums forward_backward(const Batch& batch);
+
+  // Logits of the last forward: [batch size, output_width()].
+  const float* outputs() const { return layers_.back().output.data(); }
+  std::size_t output_width() const { return spec_.output_width; }
+  const ModelSpec& spec() const { return spec_; }
+  // One entry per parameter, in parameter_specs() order.
+  std::vector<ParameterGradient>& gradients() { return gradients_; }
+  const std::vector<ParameterGradient>& gradients() const { return gradients_; }
+
+ private:
+  struct Layer {
+    LayerType type;
+    std::size_t width = 0;
+    std::optional<EmbeddingBag> embedding;
+    std::optional<DenseLayer> dense;
+    int weight_gradient = -1;
+    int bias_gradient = -1;
+    std::vector<float> output;       // [max_batch, width]
+    std::vector<float> grad_output;  // [max_batch, width]
+  };
+
+  void check_batch(const Batch& batch) const;
+  // Runs every layer; returns the logits.
+  const float* run_layers(const Batch& batch);
+
+  ModelSpec spec_;
+  std::size_t max_batch_size_;
+  std::vector<Layer> layers_;
+  std::vector<ParameterGradient> gradients_;
+};
+
+// Checks a whole dataset against a model before any work is done: input kind and width, every
+// id below the embedding vocab, every label valid for the loss, at least one example. Throws
+// InvalidInput naming the example and the plan field.
+void check_dataset_fits(const ModelSpec& spec, const Dataset& dataset);
+
+}  // namespace fedleaf::core

@@ -1,0 +1,73 @@
+// One local training run of a train plan, one batch per step() — what execute() runs to the end
+// in a single call, exposed so a caller (the wasm binding) can drive batches and report progress.
+//
+//   TrainingSession s(plan_json, model.data(), model.size(), dataset);
+//   while (s.step()) report(s.completed_steps(), s.total_steps(), s.mean_loss());
+//   std::vector<std::uint8_t> update = s.result("task-7");
+//
+// The session owns all its state (no globals): same plan, model bytes and dataset give
+// byte-identical results. Embedding tables are trained as compact copies of the rows the
+// dataset touches (sorted unique ids), with optimizer state for those rows only; nothing of
+// size vocab × dim is allocated beyond the decoded model, which is released once gathered.
+// The dataset is borrowed and must outlive the session.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/train/batch.h"
+#include "core/train/dataset.h"
+#include "core/train/model.h"
+#include "core/train/optimizer.h"
+#include "core/train/plan.h"
+
+namespace fedleaf::core {
+
+class TrainingSession {
+ public:
+  // Throws InvalidInput for an invalid plan (naming the JSON path), a plan whose kind is not
+  // "train", model bytes that are not valid safetensors or lack / mis-shape a declared
+  // parameter, or a dataset that does not fit the model (see check_dataset_fits).
+  TrainingSession(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
+                  const Dataset& dataset);
+  ~TrainingSession();
+  TrainingSession(const TrainingSession&) = delete;
+  TrainingSession& operator=(const TrainingSession&) = delete;
+
+  // Trains the next batch; returns false, doing nothing, once every epoch is done.
+  bool step();
+  std::size_t completed_steps() const { return completed_steps_; }
+  std::size_t total_steps() const { return total_steps_; }
+  bool done() const { return completed_steps_ == total_steps_; }
+
+  // Over every example trained so far (all epochs); 0 before the first step.
+  double mean_loss() const;
+  double accuracy() const;
+
+  // The train result (safetensors, see executor.h). Throws InvalidInput before done().
+  std::vector<std::uint8_t> result(const std::string& task_id = "") const;
+
+ private:
+  struct TrainedParameter;
+
+  Plan plan_;
+  const Dataset& dataset_;
+  std::vector<std::unique_ptr<TrainedParameter>> trained_;
+  Parameters parameters_;
+  std::vector<std::uint32_t> compact_ids_;
+  std::unique_ptr<BatchGatherer> gatherer_;
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Optimizer> optimizer_;
+  std::vector<std::uint32_t> order_;
+  std::size_t steps_per_epoch_ = 0;
+  std::size_t total_steps_ = 0;
+  std::size_t completed_steps_ = 0;
+  double loss_sum_ = 0.0;
+  std::size_t correct_ = 0;
+  std::size_t examples_seen_ = 0;
+};
+
+}  // namespace fedleaf::core

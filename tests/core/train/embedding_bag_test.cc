@@ -1,0 +1,114 @@
+// The sparse embedding_bag path against a dense reference: the batch as a dense
+// [batch, vocab] matrix X (combiner scales folded in), forward X E, backward Xᵀ G.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "core/train/batch.h"
+#include "core/train/embedding_bag.h"
+#include "tests/core/error_matchers.h"
+#include "tests/core/train/train_test_util.h"
+
+using namespace fedleaf::core;
+using fedleaf::test::MessageContains;
+
+namespace {
+
+std::vector<double> dense_inputs(const Batch& b, std::size_t vocab, Combiner combiner) {
+  std::vector<double> x(b.size * vocab, 0.0);
+  for (std::size_t e = 0; e < b.size; ++e) {
+    double abs_sum = 0.0, square_sum = 0.0;
+    for (std::uint32_t j = b.offsets[e]; j < b.offsets[e + 1]; ++j) {
+      const double w = b.weights ? b.weights[j] : 1.0;
+      x[e * vocab + b.ids[j]] += w;
+      abs_sum += std::fabs(w);
+      square_sum += w * w;
+    }
+    double scale = 1.0;
+    if (combiner == Combiner::kMean) scale = abs_sum > 0 ? 1.0 / abs_sum : 0.0;
+    if (combiner == Combiner::kSqrtn) scale = square_sum > 0 ? 1.0 / std::sqrt(square_sum) : 0.0;
+    for (std::size_t v = 0; v < vocab; ++v) x[e * vocab + v] *= scale;
+  }
+  return x;
+}
+
+}  // namespace
+
+TEST_CASE("embedding_bag_sparse_path_equals_dense_reference", "[embedding_bag]") {
+  const std::size_t vocab = 40, dim = 5;
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    for (Combiner combiner : {Combiner::kSum, Combiner::kMean, Combiner::kSqrtn}) {
+      INFO("seed " << seed << " combiner " << static_cast<int>(combiner));
+      const bool weighted = seed % 2 == 0;
+      const Dataset data = fedleaf::test::random_sparse_dataset(seed, 9, vocab, 7, weighted, 2);
+      SeededRandom rng(seed + 100);
+      std::vector<float> table(vocab * dim);
+      for (float& v : table) v = 2.0f * rng.uniform() - 1.0f;
+      std::vector<float> grad_out(data.size() * dim);
+      for (float& v : grad_out) v = 2.0f * rng.uniform() - 1.0f;
+      BatchGatherer gather(data);
+      const auto order = shuffled_order(data.size(), seed);
+      const Batch batch = gather.gather(order.data(), order.size());
+      EmbeddingBag emb("emb", table.data(), vocab, dim, combiner);
+
+      std::vector<float> out(data.size() * dim);
+      emb.forward(batch, out.data());
+      ParameterGradient grad;
+      grad.row_size = dim;
+      emb.backward(batch, grad_out.data(), grad);
+
+      const std::vector<double> x = dense_inputs(batch, vocab, combiner);
+      for (std::size_t e = 0; e < batch.size; ++e) {
+        for (std::size_t k = 0; k < dim; ++k) {
+          double expected = 0.0;
+          for (std::size_t v = 0; v < vocab; ++v) expected += x[e * vocab + v] * table[v * dim + k];
+          REQUIRE(out[e * dim + k] == Approx(expected).margin(1e-5));
+        }
+      }
+      std::set<std::uint32_t> ids(batch.ids, batch.ids + batch.offsets[batch.size]);
+      CHECK(grad.touched_rows == std::vector<std::uint32_t>(ids.begin(), ids.end()));
+      REQUIRE(grad.values.size() == grad.touched_rows.size() * dim);
+      for (std::size_t v = 0; v < vocab; ++v) {
+        const auto it = std::lower_bound(grad.touched_rows.begin(), grad.touched_rows.end(), v);
+        const bool touched = it != grad.touched_rows.end() && *it == v;
+        for (std::size_t k = 0; k < dim; ++k) {
+          double expected = 0.0;
+          for (std::size_t e = 0; e < batch.size; ++e) {
+            expected += x[e * vocab + v] * grad_out[e * dim + k];
+          }
+          const double got =
+              touched ? grad.values[(it - grad.touched_rows.begin()) * dim + k] : 0.0;
+          REQUIRE(got == Approx(expected).margin(1e-5));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("embedding_bag_gives_zero_for_examples_without_ids", "[embedding_bag]") {
+  const Dataset data = Dataset::from_csr({0, 0, 1}, {2}, {}, {0, 1}, 4);
+  std::vector<float> table(4 * 2, 1.0f);
+  BatchGatherer gather(data);
+  const auto order = fedleaf::test::identity_order(2);
+  const Batch batch = gather.gather(order.data(), 2);
+  EmbeddingBag emb("emb", table.data(), 4, 2, Combiner::kMean);
+  std::vector<float> out(4, -1.0f);
+
+  emb.forward(batch, out.data());
+
+  CHECK(out == std::vector<float>{0, 0, 1, 1});
+}
+
+TEST_CASE("embedding_bag_rejects_ids_outside_its_table", "[embedding_bag]") {
+  const Dataset data = Dataset::from_csr({0, 1}, {7}, {}, {0}, 8);
+  std::vector<float> table(4 * 2, 1.0f);
+  BatchGatherer gather(data);
+  const auto order = fedleaf::test::identity_order(1);
+  EmbeddingBag emb("emb", table.data(), 4, 2, Combiner::kSum);
+  std::vector<float> out(2);
+  CHECK_THROWS_MATCHES(
+      emb.forward(gather.gather(order.data(), 1), out.data()), fedleaf::InvalidInput,
+      MessageContains("embedding_bag 'emb': id 7 is not below the table's 4 rows"));
+}

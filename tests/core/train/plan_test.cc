@@ -1,0 +1,190 @@
+#include <catch2/catch.hpp>
+
+#include "core/train/plan.h"
+#include "tests/core/error_matchers.h"
+
+using namespace fedleaf::core;
+using fedleaf::test::MessageContains;
+
+namespace {
+
+// The example plan of DESIGN.md, verbatim.
+const char* kDesignPlan = R"({"model": {"inputs": {"tokens": "sparse_ids"},
+           "layers": [{"type": "embedding_bag", "name": "emb", "input": "tokens",
+                       "vocab": 262144, "dim": 16, "combiner": "mean"},
+                      {"type": "dense", "name": "out", "units": 2}],
+           "loss": "softmax_cross_entropy"},
+ "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1},
+           "epochs": 1, "batch_size": 32},
+ "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
+             "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
+             "out/bias":   {"encoding": "dense", "aggregator": "weighted_mean"}}})";
+
+// A plan with `model` spliced in and a minimal valid train/updates section.
+std::string plan_with_model(
+    const std::string& model,
+    const std::string& updates = R"({"out/bias": {"encoding": "dense", "aggregator": "sum"}})") {
+  return R"({"model": )" + model +
+         R"(, "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1}},
+             "updates": )" +
+         updates + "}";
+}
+
+void check_rejects(const std::string& plan, const std::string& fragment) {
+  INFO(plan);
+  CHECK_THROWS_MATCHES(parse_plan(plan), fedleaf::InvalidInput, MessageContains(fragment));
+}
+
+}  // namespace
+
+TEST_CASE("design_example_plan_parses", "[plan]") {
+  const Plan p = parse_plan(kDesignPlan);
+
+  CHECK(p.kind == PlanKind::kTrain);
+  CHECK(p.model.input_name == "tokens");
+  CHECK(p.model.input_kind == InputKind::kSparseIds);
+  REQUIRE(p.model.layers.size() == 2);
+  CHECK(p.model.layers[0].type == LayerType::kEmbeddingBag);
+  CHECK(p.model.layers[0].vocab == 262144);
+  CHECK(p.model.layers[0].combiner == Combiner::kMean);
+  CHECK(p.model.layers[1].input_width == 16);
+  CHECK(p.model.output_width == 2);
+  CHECK(p.model.loss == LossType::kSoftmaxCrossEntropy);
+  REQUIRE(p.train.has_value());
+  CHECK(p.train->optimizer.type == OptimizerType::kSgd);
+  CHECK(p.train->optimizer.learning_rate == 0.1f);
+  CHECK(p.train->batch_size == 32);
+  CHECK(p.updates.at("emb/weight").encoding == UpdateEncoding::kRowSparse);
+  CHECK(p.updates.at("out/bias").aggregator == "weighted_mean");
+  CHECK_FALSE(p.features.has_value());
+
+  const auto params = parameter_specs(p.model);
+  REQUIRE(params.size() == 3);
+  CHECK(params[0].name == "emb/weight");
+  CHECK(params[0].shape == std::vector<std::size_t>{262144, 16});
+  CHECK(params[0].row_sparse_gradient);
+  CHECK(params[1].name == "out/weight");
+  CHECK(params[1].shape == std::vector<std::size_t>{16, 2});
+  CHECK(params[2].name == "out/bias");
+}
+
+TEST_CASE("dense_inputs_activations_and_train_settings_parse", "[plan]") {
+  const Plan p = parse_plan(R"({"kind": "train",
+    "model": {"inputs": {"pixels": {"type": "dense", "dim": 784}},
+              "layers": [{"type": "dense", "name": "h", "units": 32, "activation": "relu"},
+                         {"type": "tanh"},
+                         {"type": "dense", "name": "out", "units": 1, "use_bias": false}],
+              "loss": "sigmoid_cross_entropy"},
+    "train": {"optimizer": {"type": "adam", "learning_rate": 0.01, "beta1": 0.8, "beta2": 0.99,
+                            "epsilon": 1e-6},
+              "epochs": 3, "batch_size": 64, "shuffle": false, "shuffle_seed": 5, "clip_norm": 2.5},
+    "updates": {"h/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean",
+                             "clip_norm": 1.0}},
+    "eval": {"batch_size": 100}})");
+
+  REQUIRE(p.model.layers.size() == 4);  // dense + its relu, tanh, dense
+  CHECK(p.model.layers[1].type == LayerType::kRelu);
+  CHECK(p.model.layers[2].type == LayerType::kTanh);
+  CHECK(p.model.layers[3].input_width == 32);
+  CHECK(p.model.input_dim == 784);
+  CHECK(p.train->optimizer.type == OptimizerType::kAdam);
+  CHECK(p.train->optimizer.beta1 == 0.8f);
+  CHECK(p.train->epochs == 3);
+  CHECK_FALSE(p.train->shuffle);
+  CHECK(p.train->shuffle_seed == 5);
+  CHECK(p.train->clip_norm == 2.5f);
+  CHECK(p.updates.at("h/weight").clip_norm == 1.0f);
+  CHECK(p.eval_batch_size == 100);
+  const auto params = parameter_specs(p.model);
+  CHECK(params.size() == 3);  // h/weight, h/bias, out/weight
+}
+
+TEST_CASE("evaluate_plans_need_no_train_or_updates", "[plan]") {
+  const Plan p = parse_plan(R"({"kind": "evaluate", "model": {"inputs": {"t": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 1}],
+      "loss": "sigmoid_cross_entropy"}})");
+  CHECK(p.kind == PlanKind::kEvaluate);
+  CHECK_FALSE(p.train.has_value());
+}
+
+TEST_CASE("plan_errors_name_the_json_path", "[plan]") {
+  const std::string emb = R"({"type": "embedding_bag", "name": "emb", "vocab": 100, "dim": 4})";
+  check_rejects(
+      plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                      R"(, {"type": "dense", "name": "out"}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.layers[1].units: missing");
+  check_rejects(
+      plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                      R"(, {"type": "conv2d", "name": "c"}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.layers[1].type: unknown layer type 'conv2d'");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "emb", "dim": 4}], "loss": "sigmoid_cross_entropy"})"),
+      "plan.model.layers[0].vocab: missing");
+  check_rejects(
+      plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                      R"(, {"type": "dense", "units": 2}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.layers[1].name: missing");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+          R"(, {"type": "dense", "name": "emb", "units": 2}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.layers[1].name: duplicate layer name 'emb'");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+          R"(, {"type": "dense", "name": "out", "units": 1}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.loss: softmax_cross_entropy needs an output width >= 2");
+  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                                R"(], "loss": "sigmoid_cross_entropy"})"),
+                "plan.model.loss: sigmoid_cross_entropy needs an output width of 1");
+  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                                R"(], "loss": "hinge"})"),
+                "plan.model.loss: unknown loss 'hinge'");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "sparse_ids"}, "layers": [{"type": "dense", "name": "d", "units": 2}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.layers[0].type: a sparse_ids input needs an embedding_bag first layer");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "dense"}, "layers": [{"type": "dense", "name": "d", "units": 2}], "loss": "softmax_cross_entropy"})"),
+      "plan.model.inputs.t.dim: missing");
+  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                                    R"(], "loss": "softmax_cross_entropy"})",
+                                R"({"nope/weight": {"encoding": "dense", "aggregator": "sum"}})"),
+                "plan.updates.nope/weight: not a parameter of the model (parameters: emb/weight)");
+  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                                    R"(], "loss": "softmax_cross_entropy"})",
+                                R"({"emb/weight": {"encoding": "csr", "aggregator": "sum"}})"),
+                "plan.updates.emb/weight.encoding: unknown encoding 'csr'");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+              R"(], "loss": "softmax_cross_entropy"})",
+          R"({"emb/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean"}})"),
+      "plan.updates.emb/weight.clip_norm: missing");
+  check_rejects(kDesignPlan + std::string("x"), "plan: not valid JSON");
+  check_rejects(
+      R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
+                   "updates": {"e/weight": {"encoding": "dense", "aggregator": "sum"}}})",
+      "plan.train: missing");
+  check_rejects(
+      R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
+                   "train": {"optimizer": {"type": "rmsprop", "learning_rate": 0.1}},
+                   "updates": {"e/weight": {"encoding": "dense", "aggregator": "sum"}}})",
+      "plan.train.optimizer.type: unknown optimizer 'rmsprop'");
+  check_rejects(
+      R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
+                   "train": {"optimizer": {"type": "sgd", "learning_rate": -1}},
+                   "updates": {"e/weight": {"encoding": "dense", "aggregator": "sum"}}})",
+      "plan.train.optimizer.learning_rate: expected a number > 0");
+  check_rejects(
+      R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
+                   "train": {"optimizer": {"type": "sgd", "learning_rate": 1}, "batch_size": 0},
+                   "updates": {"e/weight": {"encoding": "dense", "aggregator": "sum"}}})",
+      "plan.train.batch_size: expected an integer in [1,");
+  check_rejects(
+      R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
+                   "train": {"optimizer": {"type": "sgd", "learning_rate": 1}}})",
+      "plan.updates: missing");
+}

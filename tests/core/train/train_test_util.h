@@ -1,0 +1,68 @@
+// Helpers shared by the training tests: random datasets, models built from plan JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/safetensors.h"
+#include "core/train/dataset.h"
+#include "core/train/executor.h"
+#include "core/train/model.h"
+#include "core/train/plan.h"
+#include "core/train/seeded_random.h"
+
+namespace fedleaf::test {
+
+// `n` examples of 0..max_ids ids below `vocab` (duplicates possible), weights in [0.25, 2)
+// when `weighted`, labels below `classes`.
+inline core::Dataset random_sparse_dataset(std::uint64_t seed, std::size_t n, std::uint32_t vocab,
+                                           std::uint32_t max_ids, bool weighted,
+                                           std::int32_t classes) {
+  core::SeededRandom rng(seed);
+  std::vector<std::uint32_t> offsets{0};
+  std::vector<std::uint32_t> ids;
+  std::vector<float> weights;
+  std::vector<std::int32_t> labels;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto count = static_cast<std::size_t>(rng.below(max_ids + 1));
+    for (std::size_t k = 0; k < count; ++k) {
+      ids.push_back(static_cast<std::uint32_t>(rng.below(vocab)));
+      weights.push_back(weighted ? 0.25f + 1.75f * rng.uniform() : 1.0f);
+    }
+    offsets.push_back(static_cast<std::uint32_t>(ids.size()));
+    labels.push_back(static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(classes))));
+  }
+  return core::Dataset::from_csr(offsets, ids, weights, labels, vocab);
+}
+
+inline core::Dataset random_dense_dataset(std::uint64_t seed, std::size_t n, std::size_t width,
+                                          std::int32_t classes) {
+  core::SeededRandom rng(seed);
+  std::vector<float> values(n * width);
+  std::vector<std::int32_t> labels(n);
+  for (float& v : values) v = 2.0f * rng.uniform() - 1.0f;
+  for (auto& l : labels)
+    l = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(classes)));
+  return core::Dataset::from_dense(values, width, labels);
+}
+
+// The parameters of initialize_model(plan, seed), as the Model takes them.
+inline core::Parameters initial_parameters(const std::string& plan_json, std::uint64_t seed) {
+  const std::vector<std::uint8_t> bytes = core::initialize_model(plan_json, seed);
+  core::SafetensorsFile file = core::read_safetensors(bytes);
+  core::Parameters params;
+  for (auto& [name, tensor] : file.tensors) {
+    params.emplace(name, std::get<core::DenseTensor>(std::move(tensor)));
+  }
+  return params;
+}
+
+// Every example of `dataset`, in order, as one batch (views into `gatherer`).
+inline std::vector<std::uint32_t> identity_order(std::size_t n) {
+  std::vector<std::uint32_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = static_cast<std::uint32_t>(i);
+  return order;
+}
+
+}  // namespace fedleaf::test
