@@ -107,8 +107,7 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
       options_(options) {
   const std::string where = "accumulator " + quoted(name_);
   if (dtype_ != DType::F32 && dtype_ != DType::F64) {
-    throw InvalidInput(where + ": dtype " + std::string(dtype_name(dtype_)) +
-                       " is not F32 or F64");
+    throw InvalidInput(where + ": dtype " + std::string(dtype_name(dtype_)) + " is not F32 or F64");
   }
   if (spec_.op == SparseSumOperator::kClippedWeightedMean &&
       !(std::isfinite(spec_.clip_norm) && spec_.clip_norm > 0.0)) {
@@ -159,8 +158,7 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
     // Expected distinct keys of E uniform draws from K keys: K (1 - e^{-E/K}).
     const double keys = static_cast<double>(num_keys_);
     const double projected =
-        keys > 0 ? -keys * std::expm1(-static_cast<double>(options_.expected_entries) / keys)
-                 : 0.0;
+        keys > 0 ? -keys * std::expm1(-static_cast<double>(options_.expected_entries) / keys) : 0.0;
     const auto touched = static_cast<std::size_t>(std::ceil(projected));
     const double sparse = static_cast<double>(KeySlotMap::capacity_for(touched)) *
                               static_cast<double>(KeySlotMap::entry_bytes()) +
@@ -214,7 +212,8 @@ std::uint64_t SparseSumAccumulator::num_touched() const {
   if (tracks_contributors(spec_.op)) {
     for (double c : contributors_) n += c > 0.0 ? 1 : 0;
   } else {
-    for (std::uint64_t word : touched_bits_) n += static_cast<std::uint64_t>(__builtin_popcountll(word));
+    for (std::uint64_t word : touched_bits_)
+      n += static_cast<std::uint64_t>(__builtin_popcountll(word));
   }
   return n;
 }
@@ -227,7 +226,8 @@ void SparseSumAccumulator::reserve_keys(std::size_t extra) {
   std::size_t slots = slot_keys_.capacity();
   if (slots < needed) slots = std::max(needed, 2 * slots);
   if (table == map_.capacity() && slots == slot_keys_.capacity()) return;
-  if (options_.policy == RepresentationPolicy::kAuto && sparse_bytes(table, slots) >= dense_bytes()) {
+  if (options_.policy == RepresentationPolicy::kAuto &&
+      sparse_bytes(table, slots) >= dense_bytes()) {
     switch_to_dense();
     return;
   }
@@ -259,8 +259,7 @@ void SparseSumAccumulator::switch_to_dense() {
   } else {
     bits.assign((keys + 63) / 64, 0);
   }
-  const std::size_t fresh_bytes =
-      (sums.capacity() + contributors.capacity() + bits.capacity()) * 8;
+  const std::size_t fresh_bytes = (sums.capacity() + contributors.capacity() + bits.capacity()) * 8;
   for (std::size_t slot = 0; slot < slot_keys_.size(); ++slot) {
     const std::uint64_t key = slot_keys_[slot];
     if (!sums.empty()) {
@@ -284,12 +283,14 @@ std::size_t SparseSumAccumulator::position_for(std::uint64_t key) {
     return static_cast<std::size_t>(key);
   }
   const auto slot = static_cast<std::size_t>(map_.find_or_insert(key));
-  if (slot == slot_keys_.size()) {
-    slot_keys_.push_back(key);
-    if (tracks_values(spec_.op)) sums_.resize(sums_.size() + width_, 0.0);
-    if (tracks_contributors(spec_.op)) contributors_.push_back(0.0);
-  }
+  if (slot == slot_keys_.size()) append_slot(key);
   return slot;
+}
+
+void SparseSumAccumulator::append_slot(std::uint64_t key) {
+  slot_keys_.push_back(key);
+  if (tracks_values(spec_.op)) sums_.resize(sums_.size() + width_, 0.0);
+  if (tracks_contributors(spec_.op)) contributors_.push_back(0.0);
 }
 
 void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared& out) const {
@@ -331,29 +332,26 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
   }
   out.weight = weight;
   out.use_coalesced = false;
-  out.keys.clear();
+  out.key_data = nullptr;
+  out.key_count = entries;
   // Keys. Index ranges are an invariant of SparseTensor / RowSparseTensor (their constructors
-  // reject out-of-range indices and the indices cannot be changed afterwards).
-  bool canonical = true;
-  if (encoding_ == UpdateEncoding::kCoo) {
+  // reject out-of-range indices and the indices cannot be changed afterwards), so indices are
+  // non-negative and a rank-1 index array is its own key array.
+  if (encoding_ == UpdateEncoding::kCoo && strides_.size() != 1) {
     const CooIndices& idx = std::get<SparseTensor>(update).indices();
     out.keys.resize(entries);
-    if (strides_.size() == 1) {
-      const std::int64_t* p = idx.data();
-      for (std::size_t i = 0; i < entries; ++i) out.keys[i] = static_cast<std::uint64_t>(p[i]);
-    } else {
-      for (std::size_t i = 0; i < entries; ++i) out.keys[i] = linear_index(idx, i, strides_);
-    }
+    for (std::size_t i = 0; i < entries; ++i) out.keys[i] = linear_index(idx, i, strides_);
+    out.key_data = out.keys.data();
+  } else if (encoding_ == UpdateEncoding::kCoo) {
+    out.key_data =
+        reinterpret_cast<const std::uint64_t*>(std::get<SparseTensor>(update).indices().data());
   } else if (encoding_ == UpdateEncoding::kRowSparse) {
-    const std::int64_t* p = std::get<RowSparseTensor>(update).indices().data();
-    out.keys.resize(entries);
-    for (std::size_t i = 0; i < entries; ++i) out.keys[i] = static_cast<std::uint64_t>(p[i]);
+    out.key_data =
+        reinterpret_cast<const std::uint64_t*>(std::get<RowSparseTensor>(update).indices().data());
   }
-  for (std::size_t i = 1; i < out.keys.size(); ++i) {
-    if (out.keys[i] <= out.keys[i - 1]) {
-      canonical = false;
-      break;
-    }
+  bool canonical = true;  // branch-free, so the scan vectorizes
+  for (std::size_t i = 1; i < out.key_count; ++i) {
+    canonical &= out.key_data[i] > out.key_data[i - 1];
   }
   // Finite values and the update's L2 norm (needed by clipping only).
   const bool clipping = spec_.op == SparseSumOperator::kClippedWeightedMean;
@@ -362,24 +360,29 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
       const T* v = values.data<T>();
-      for (std::size_t i = 0; i < values.size(); ++i) {
-        if (!std::isfinite(v[i])) {
-          throw InvalidInput(where + ": value " + std::to_string(i) +
-                             " is not finite (NaN or infinity)");
-        }
+      const std::size_t count = expected_values;
+      // Branch-free scan first (it vectorizes); locate the culprit only when there is one.
+      bool finite = true;
+      for (std::size_t i = 0; i < count; ++i) finite &= std::isfinite(v[i]);
+      if (!finite) {
+        std::size_t i = 0;
+        while (std::isfinite(v[i])) ++i;
+        throw InvalidInput(where + ": value " + std::to_string(i) +
+                           " is not finite (NaN or infinity)");
       }
       if (!canonical && needs_coalesced_input(spec_.op)) {
         // Sum duplicates in f64, in input order, so a client counts once per key.
         std::vector<std::size_t> order(entries);
         std::iota(order.begin(), order.end(), std::size_t{0});
+        const std::uint64_t* keys = out.key_data;
         std::stable_sort(order.begin(), order.end(),
-                         [&](std::size_t a, std::size_t b) { return out.keys[a] < out.keys[b]; });
+                         [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
         std::vector<std::uint64_t> unique;
         out.coalesced.clear();
         for (std::size_t e : order) {
           const T* src = v + e * width_;
-          if (unique.empty() || unique.back() != out.keys[e]) {
-            unique.push_back(out.keys[e]);
+          if (unique.empty() || unique.back() != keys[e]) {
+            unique.push_back(keys[e]);
             out.coalesced.insert(out.coalesced.end(), src, src + width_);
           } else {
             double* dst = out.coalesced.data() + out.coalesced.size() - width_;
@@ -387,10 +390,12 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
           }
         }
         out.keys.swap(unique);
+        out.key_data = out.keys.data();
+        out.key_count = out.keys.size();
         out.use_coalesced = true;
         if (clipping) norm = l2_norm(out.coalesced.data(), out.coalesced.size());
       } else if (clipping) {
-        norm = l2_norm(v, values.size());
+        norm = l2_norm(v, count);
       }
     }
   });
@@ -425,7 +430,7 @@ void SparseSumAccumulator::check(const Tensor& update, double weight) const {
 
 void SparseSumAccumulator::add(const Tensor& update, double weight) {
   prepare(update, weight, scratch_);
-  reserve_keys(scratch_.keys.size());
+  reserve_keys(scratch_.key_count);
   fold(update, scratch_);
 }
 
@@ -447,16 +452,14 @@ void SparseSumAccumulator::fold(const Tensor& update, const Prepared& p) {
     return;
   }
   if (p.use_coalesced) {
-    fold_entries(p.keys.data(), p.keys.size(), p.coalesced.data(), p.value_scale,
-                 p.contributor_weight);
+    fold_entries(p.key_data, p.key_count, p.coalesced.data(), p.value_scale, p.contributor_weight);
     return;
   }
   const DenseTensor& values = values_of(update);
   visit_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
-      fold_entries(p.keys.data(), p.keys.size(), values.data<T>(), p.value_scale,
-                   p.contributor_weight);
+      fold_entries(p.key_data, p.key_count, values.data<T>(), p.value_scale, p.contributor_weight);
     }
   });
 }
@@ -468,40 +471,43 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
   const bool with_values = tracks_values(spec_.op);
   const bool with_contributors = tracks_contributors(spec_.op);
   const std::size_t w = width_;
+  double* sums = sums_.data();
+  double* contributors = contributors_.data();
+  std::uint64_t* bits = touched_bits_.data();
   if (representation_ == Representation::kDense) {
-    if (with_values) {
-      double* sums = sums_.data();
-      if (w == 1) {
-        for (std::size_t i = 0; i < count; ++i) {
-          sums[keys[i]] += value_scale * static_cast<double>(values[i]);
-        }
-      } else {
-        for (std::size_t i = 0; i < count; ++i) {
-          double* dst = sums + keys[i] * w;
-          const T* src = values + i * w;
+    // One pass per entry: value sums, then the touched mark or the contributor weight.
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::uint64_t key = keys[i];
+      if (with_values) {
+        double* dst = sums + key * w;
+        const T* src = values + i * w;
+        if (w == 1) {
+          dst[0] += value_scale * static_cast<double>(src[0]);
+        } else {
           for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
         }
       }
-    }
-    if (with_contributors) {
-      double* contributors = contributors_.data();
-      for (std::size_t i = 0; i < count; ++i) contributors[keys[i]] += contributor_weight;
-    } else {
-      std::uint64_t* bits = touched_bits_.data();
-      for (std::size_t i = 0; i < count; ++i) {
-        bits[keys[i] >> 6] |= std::uint64_t{1} << (keys[i] & 63);
+      if (with_contributors) {
+        contributors[key] += contributor_weight;
+      } else {
+        bits[key >> 6] |= std::uint64_t{1} << (key & 63);
       }
     }
     return;
   }
   for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t slot = position_for(keys[i]);
+    const auto slot = static_cast<std::size_t>(map_.find_or_insert(keys[i]));
+    if (slot == slot_keys_.size()) {
+      append_slot(keys[i]);
+      sums = sums_.data();
+      contributors = contributors_.data();
+    }
     if (with_values) {
-      double* dst = sums_.data() + slot * w;
+      double* dst = sums + slot * w;
       const T* src = values + i * w;
       for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
     }
-    if (with_contributors) contributors_[slot] += contributor_weight;
+    if (with_contributors) contributors[slot] += contributor_weight;
   }
 }
 
@@ -519,8 +525,7 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
                        " (clip_norm " + format_double(spec_.clip_norm) + ")");
   }
   if (other.encoding_ != encoding_) {
-    throw InvalidInput(where + ": encoding '" +
-                       std::string(update_encoding_name(other.encoding_)) +
+    throw InvalidInput(where + ": encoding '" + std::string(update_encoding_name(other.encoding_)) +
                        "' differs from this one's '" +
                        std::string(update_encoding_name(encoding_)) + "'");
   }
@@ -563,115 +568,134 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
 }
 
 void SparseSumAccumulator::sorted_touched(std::vector<std::uint64_t>& keys,
-                                          std::vector<std::size_t>& positions) const {
+                                          std::vector<std::uint64_t>& positions) const {
   keys.clear();
   positions.clear();
   if (representation_ == Representation::kSparse) {
-    std::vector<std::pair<std::uint64_t, std::size_t>> keyed(slot_keys_.size());
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> keyed(slot_keys_.size());
     for (std::size_t s = 0; s < slot_keys_.size(); ++s) keyed[s] = {slot_keys_[s], s};
     std::sort(keyed.begin(), keyed.end());
-    keys.reserve(keyed.size());
-    positions.reserve(keyed.size());
-    for (const auto& [key, slot] : keyed) {
-      keys.push_back(key);
-      positions.push_back(slot);
+    keys.resize(keyed.size());
+    positions.resize(keyed.size());
+    for (std::size_t e = 0; e < keyed.size(); ++e) {
+      keys[e] = keyed[e].first;
+      positions[e] = keyed[e].second;
     }
     return;
   }
-  const std::uint64_t n = num_touched();
-  keys.reserve(static_cast<std::size_t>(n));
-  positions.reserve(static_cast<std::size_t>(n));
+  keys.reserve(static_cast<std::size_t>(num_touched()));
   if (tracks_contributors(spec_.op)) {
     for (std::size_t k = 0; k < contributors_.size(); ++k) {
-      if (contributors_[k] > 0.0) {
-        keys.push_back(k);
-        positions.push_back(k);
-      }
+      if (contributors_[k] > 0.0) keys.push_back(k);
     }
     return;
   }
   for (std::size_t word = 0; word < touched_bits_.size(); ++word) {
-    std::uint64_t bits = touched_bits_[word];
-    while (bits) {
-      const std::size_t k = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
-      keys.push_back(k);
-      positions.push_back(k);
-      bits &= bits - 1;
+    for (std::uint64_t bits = touched_bits_[word]; bits; bits &= bits - 1) {
+      keys.push_back(word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
     }
   }
 }
 
 Tensor SparseSumAccumulator::finalize() const {
-  const SparseSumOperator op = spec_.op;
+  // How a stored key becomes its result, decided once rather than per element.
+  enum class Rule { kSums, kSumsOverTotal, kSumsOverContributors, kContributors, kUpdates };
+  Rule rule = Rule::kSums;
+  switch (spec_.op) {
+    case SparseSumOperator::kSum:
+      rule = Rule::kSums;
+      break;
+    case SparseSumOperator::kWeightedMean:
+    case SparseSumOperator::kClippedWeightedMean:
+      rule = Rule::kSumsOverTotal;
+      break;
+    case SparseSumOperator::kMeanOverContributors:
+      rule =
+          encoding_ == UpdateEncoding::kDense ? Rule::kSumsOverTotal : Rule::kSumsOverContributors;
+      break;
+    case SparseSumOperator::kCount:
+      rule = encoding_ == UpdateEncoding::kDense ? Rule::kUpdates : Rule::kContributors;
+      break;
+  }
+  const std::size_t w = width_;
+  const double* sums = sums_.data();
+  const double* contributors = contributors_.data();
   const double total = total_weight_;
-  // Result for value j of the key stored at `pos`.
-  const auto result = [&](std::size_t pos, std::size_t j) -> double {
-    switch (op) {
-      case SparseSumOperator::kSum: return sums_[pos * width_ + j];
-      case SparseSumOperator::kWeightedMean:
-      case SparseSumOperator::kClippedWeightedMean:
-        return total > 0.0 ? sums_[pos * width_ + j] / total : 0.0;
-      case SparseSumOperator::kMeanOverContributors:
-        if (encoding_ == UpdateEncoding::kDense) {
-          return total > 0.0 ? sums_[pos * width_ + j] / total : 0.0;
-        }
-        return sums_[pos * width_ + j] / contributors_[pos];
-      case SparseSumOperator::kCount:
-        if (encoding_ == UpdateEncoding::kDense) return static_cast<double>(num_updates_);
-        return contributors_[pos];
-    }
-    return 0.0;
-  };
-  const DType out_dtype = op == SparseSumOperator::kCount ? DType::I64 : dtype_;
-  const auto fill = [&](auto tag, const std::vector<std::size_t>* positions, std::size_t count,
-                        Shape shape) {
+  // Values for `count` keys whose positions are positions[e] (or e when positions is null).
+  const auto fill = [&](auto tag, const std::uint64_t* positions, std::size_t count, Shape shape) {
     using T = decltype(tag);
     xt::xarray<T> out = xt::xarray<T>::from_shape(shape);
     T* dst = out.data();
     for (std::size_t e = 0; e < count; ++e) {
-      const std::size_t pos = positions ? (*positions)[e] : e;
-      for (std::size_t j = 0; j < width_; ++j) dst[e * width_ + j] = static_cast<T>(result(pos, j));
+      const std::size_t pos = positions ? static_cast<std::size_t>(positions[e]) : e;
+      T* row = dst + e * w;
+      const double* in = sums + pos * w;
+      switch (rule) {
+        case Rule::kSums:
+          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(in[j]);
+          break;
+        case Rule::kSumsOverTotal:
+          for (std::size_t j = 0; j < w; ++j)
+            row[j] = static_cast<T>(total > 0.0 ? in[j] / total : 0.0);
+          break;
+        case Rule::kSumsOverContributors: {
+          const double divisor = contributors[pos];
+          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(in[j] / divisor);
+          break;
+        }
+        case Rule::kContributors:
+          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(contributors[pos]);
+          break;
+        case Rule::kUpdates:
+          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(num_updates_);
+          break;
+      }
     }
     return DenseTensor(std::move(out));
   };
-  const auto make_values = [&](const std::vector<std::size_t>* positions, std::size_t count,
-                               Shape shape) {
+  const DType out_dtype = spec_.op == SparseSumOperator::kCount ? DType::I64 : dtype_;
+  const auto make_values = [&](const std::uint64_t* positions, std::size_t count, Shape shape) {
     switch (out_dtype) {
-      case DType::I64: return fill(std::int64_t{}, positions, count, std::move(shape));
-      case DType::F64: return fill(double{}, positions, count, std::move(shape));
-      default: return fill(float{}, positions, count, std::move(shape));
+      case DType::I64:
+        return fill(std::int64_t{}, positions, count, std::move(shape));
+      case DType::F64:
+        return fill(double{}, positions, count, std::move(shape));
+      default:
+        return fill(float{}, positions, count, std::move(shape));
     }
   };
   if (encoding_ == UpdateEncoding::kDense) {
-    Shape shape(dense_shape_.begin(), dense_shape_.end());
-    return make_values(nullptr, static_cast<std::size_t>(num_keys_), std::move(shape));
+    return make_values(nullptr, static_cast<std::size_t>(num_keys_),
+                       Shape(dense_shape_.begin(), dense_shape_.end()));
   }
   std::vector<std::uint64_t> keys;
-  std::vector<std::size_t> positions;
+  std::vector<std::uint64_t> positions;
   sorted_touched(keys, positions);
   const std::size_t n = keys.size();
+  const std::uint64_t* at = positions.empty() ? keys.data() : positions.data();
   if (encoding_ == UpdateEncoding::kCoo) {
     const std::size_t rank = dense_shape_.size();
     CooIndices indices = CooIndices::from_shape({n, rank});
     std::int64_t* idx = indices.data();
-    for (std::size_t e = 0; e < n; ++e) {
+    if (rank == 1) std::copy(keys.begin(), keys.end(), idx);
+    for (std::size_t e = 0; rank != 1 && e < n; ++e) {
       std::uint64_t rest = keys[e];
       for (std::size_t d = 0; d < rank; ++d) {
         idx[e * rank + d] = static_cast<std::int64_t>(rest / strides_[d]);
         rest %= strides_[d];
       }
     }
-    return SparseTensor(std::move(indices), make_values(&positions, n, Shape{n}), dense_shape_,
+    return SparseTensor(std::move(indices), make_values(at, n, Shape{n}), dense_shape_,
                         "aggregate " + quoted(name_));
   }
   RowIndices rows = RowIndices::from_shape({n});
-  for (std::size_t e = 0; e < n; ++e) rows(e) = static_cast<std::int64_t>(keys[e]);
+  std::copy(keys.begin(), keys.end(), rows.begin());
   Shape shape{n};
   for (std::size_t d = 1; d < dense_shape_.size(); ++d) {
     shape.push_back(static_cast<std::size_t>(dense_shape_[d]));
   }
-  return RowSparseTensor(std::move(rows), make_values(&positions, n, std::move(shape)),
-                         dense_shape_, "aggregate " + quoted(name_));
+  return RowSparseTensor(std::move(rows), make_values(at, n, std::move(shape)), dense_shape_,
+                         "aggregate " + quoted(name_));
 }
 
 void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors,
@@ -694,22 +718,23 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
     return;
   }
   std::vector<std::uint64_t> keys;
-  std::vector<std::size_t> positions;
+  std::vector<std::uint64_t> positions;
   sorted_touched(keys, positions);
   const std::size_t n = keys.size();
+  const std::uint64_t* at = positions.empty() ? keys.data() : positions.data();
   xt::xarray<std::int64_t> key_array = xt::xarray<std::int64_t>::from_shape({n});
   for (std::size_t e = 0; e < n; ++e) key_array(e) = static_cast<std::int64_t>(keys[e]);
   tensors.insert_or_assign(prefix + "@keys", DenseTensor(std::move(key_array)));
   if (tracks_values(spec_.op)) {
     xt::xarray<double> sums = xt::xarray<double>::from_shape({n, width_});
     for (std::size_t e = 0; e < n; ++e) {
-      std::copy_n(sums_.data() + positions[e] * width_, width_, sums.data() + e * width_);
+      std::copy_n(sums_.data() + at[e] * width_, width_, sums.data() + e * width_);
     }
     tensors.insert_or_assign(prefix + "@sums", DenseTensor(std::move(sums)));
   }
   if (tracks_contributors(spec_.op)) {
     xt::xarray<double> contributors = xt::xarray<double>::from_shape({n});
-    for (std::size_t e = 0; e < n; ++e) contributors(e) = contributors_[positions[e]];
+    for (std::size_t e = 0; e < n; ++e) contributors(e) = contributors_[at[e]];
     tensors.insert_or_assign(prefix + "@contributors", DenseTensor(std::move(contributors)));
   }
 }
@@ -758,8 +783,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
   const auto require_finite = [&](const double* v, std::size_t count, const std::string& what) {
     for (std::size_t i = 0; i < count; ++i) {
       if (!std::isfinite(v[i])) {
-        throw InvalidInput(where + ": " + what + " value " + std::to_string(i) +
-                           " is not finite");
+        throw InvalidInput(where + ": " + what + " value " + std::to_string(i) + " is not finite");
       }
     }
   };
@@ -805,10 +829,10 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
       require_finite(contributors, n, "contributors");
       for (std::size_t e = 0; e < n; ++e) {
         const double c = contributors[e];
-        const bool counted = spec.op == SparseSumOperator::kCount
-                                 ? c >= 1.0 && c == std::floor(c) &&
-                                       c <= static_cast<double>(num_updates)
-                                 : c > 0.0;
+        const bool counted =
+            spec.op == SparseSumOperator::kCount
+                ? c >= 1.0 && c == std::floor(c) && c <= static_cast<double>(num_updates)
+                : c > 0.0;
         if (!counted) {
           throw InvalidInput(where + ": contributor weight " + format_double(c) + " of key " +
                              std::to_string(keys[e]) + " is impossible for " +

@@ -115,8 +115,12 @@ class SparseSumAccumulator {
  private:
   // A validated update, ready to fold.
   struct Prepared {
-    std::vector<std::uint64_t> keys;  // sparse encodings: one key per entry
-    std::vector<double> coalesced;    // values, when duplicates had to be summed first
+    // Sparse encodings: one key per entry, either the update's own index array (rank-1 coo,
+    // row_sparse: non-negative int64 read as uint64) or `keys`.
+    const std::uint64_t* key_data = nullptr;
+    std::size_t key_count = 0;
+    std::vector<std::uint64_t> keys;
+    std::vector<double> coalesced;  // values, when duplicates had to be summed first
     bool use_coalesced = false;
     double weight = 0.0;              // n_c
     double value_scale = 1.0;         // multiplies every value: 1, n_c or n_c·s_c
@@ -131,6 +135,8 @@ class SparseSumAccumulator {
   // Makes room for `extra` more keys without allocating during the fold; may switch to dense.
   void reserve_keys(std::size_t extra);
   void switch_to_dense();
+  // Appends a zeroed slot for a key the map just inserted (sparse representation).
+  void append_slot(std::uint64_t key);
   // Position of `key` in the value arrays, inserting it (sparse) or marking it touched (dense,
   // no contributors). Requires reserve_keys() to have made room.
   std::size_t position_for(std::uint64_t key);
@@ -138,8 +144,10 @@ class SparseSumAccumulator {
   std::size_t slot_bytes() const;
   std::size_t sparse_bytes(std::size_t table_capacity, std::size_t slot_capacity) const;
   void note_bytes(std::size_t transient_extra = 0);
-  // Touched keys in increasing order and, for each, its position in the value arrays.
-  void sorted_touched(std::vector<std::uint64_t>& keys, std::vector<std::size_t>& positions) const;
+  // Touched keys in increasing order and, for each, its position in the value arrays (left
+  // empty by the dense representation, where the position is the key).
+  void sorted_touched(std::vector<std::uint64_t>& keys,
+                      std::vector<std::uint64_t>& positions) const;
 
   std::string name_;
   OperatorSpec spec_;

@@ -8,21 +8,25 @@ namespace fedleaf::core {
 
 std::string_view operator_name(SparseSumOperator op) {
   switch (op) {
-    case SparseSumOperator::kSum: return "sum";
-    case SparseSumOperator::kWeightedMean: return "weighted_mean";
-    case SparseSumOperator::kMeanOverContributors: return "mean_over_contributors";
-    case SparseSumOperator::kCount: return "count";
-    case SparseSumOperator::kClippedWeightedMean: return "clipped_weighted_mean";
+    case SparseSumOperator::kSum:
+      return "sum";
+    case SparseSumOperator::kWeightedMean:
+      return "weighted_mean";
+    case SparseSumOperator::kMeanOverContributors:
+      return "mean_over_contributors";
+    case SparseSumOperator::kCount:
+      return "count";
+    case SparseSumOperator::kClippedWeightedMean:
+      return "clipped_weighted_mean";
   }
   return "sum";
 }
 
 OperatorSpec parse_operator_spec(std::string_view name, std::optional<double> clip_norm,
                                  const std::string& context) {
-  for (SparseSumOperator op :
-       {SparseSumOperator::kSum, SparseSumOperator::kWeightedMean,
-        SparseSumOperator::kMeanOverContributors, SparseSumOperator::kCount,
-        SparseSumOperator::kClippedWeightedMean}) {
+  for (SparseSumOperator op : {SparseSumOperator::kSum, SparseSumOperator::kWeightedMean,
+                               SparseSumOperator::kMeanOverContributors, SparseSumOperator::kCount,
+                               SparseSumOperator::kClippedWeightedMean}) {
     if (name != operator_name(op)) continue;
     if (op != SparseSumOperator::kClippedWeightedMean) return {op, 0.0};
     if (!clip_norm || !std::isfinite(*clip_norm) || *clip_norm <= 0.0) {

@@ -6,9 +6,12 @@ namespace fedleaf::core {
 
 std::string_view update_encoding_name(UpdateEncoding encoding) {
   switch (encoding) {
-    case UpdateEncoding::kDense: return "dense";
-    case UpdateEncoding::kCoo: return "coo";
-    case UpdateEncoding::kRowSparse: return "row_sparse";
+    case UpdateEncoding::kDense:
+      return "dense";
+    case UpdateEncoding::kCoo:
+      return "coo";
+    case UpdateEncoding::kRowSparse:
+      return "row_sparse";
   }
   return "dense";
 }
@@ -23,9 +26,12 @@ UpdateEncoding parse_update_encoding(std::string_view name, const std::string& c
 
 UpdateEncoding update_encoding_of(const Tensor& tensor) {
   switch (tensor.index()) {
-    case 1: return UpdateEncoding::kCoo;
-    case 2: return UpdateEncoding::kRowSparse;
-    default: return UpdateEncoding::kDense;
+    case 1:
+      return UpdateEncoding::kCoo;
+    case 2:
+      return UpdateEncoding::kRowSparse;
+    default:
+      return UpdateEncoding::kDense;
   }
 }
 

@@ -1,0 +1,313 @@
+#include "core/aggregation/round_aggregator.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/error.h"
+#include "core/linear_index.h"
+#include "core/safetensors.h"
+
+namespace fedleaf::core {
+namespace {
+
+constexpr const char* kCheckpointFormat = "fedleaf.round_aggregator.v1";
+constexpr std::uint64_t kMaxExactWeight = std::uint64_t{1} << 53;
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+std::string format_double(double v) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+// A decimal integer in [1, 2^53] (so it is exact as a double weight).
+std::uint64_t parse_positive_integer(const std::string& text, const std::string& what) {
+  const bool digits =
+      !text.empty() && text.size() <= 16 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::uint64_t value = digits ? std::stoull(text) : 0;
+  if (!digits || value == 0 || value > kMaxExactWeight) {
+    throw InvalidInput(what + " " + quoted(text) + " must be an integer in [1, 2^53]");
+  }
+  return value;
+}
+
+std::uint64_t parse_report_count(const std::string& text, const std::string& what) {
+  if (text == "0") return 0;
+  return parse_positive_integer(text, what);
+}
+
+double parse_weight_total(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0.0) {
+    throw InvalidInput(what + " " + quoted(text) + " must be a finite number >= 0");
+  }
+  return v;
+}
+
+const std::string& metadata_value(const Metadata& metadata, const std::string& key,
+                                  const std::string& where) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end()) throw InvalidInput(where + ": metadata " + quoted(key) + " is missing");
+  return it->second;
+}
+
+std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan_json,
+                                                         const NamedTensors& model) {
+  const nlohmann::json plan = nlohmann::json::parse(plan_json, nullptr, false);
+  if (plan.is_discarded() || !plan.is_object()) {
+    throw InvalidInput("plan: not a valid JSON object");
+  }
+  const auto updates = plan.find("updates");
+  if (updates == plan.end() || !updates->is_object()) {
+    throw InvalidInput("plan: 'updates' must be an object naming each aggregated tensor");
+  }
+  std::vector<SparseSumAccumulator> accumulators;
+  for (const auto& [name, spec] : updates->items()) {
+    const std::string where = "plan: updates " + quoted(name);
+    if (!spec.is_object()) throw InvalidInput(where + ": must be an object");
+    const auto encoding = spec.find("encoding");
+    const auto aggregator = spec.find("aggregator");
+    if (encoding == spec.end() || !encoding->is_string()) {
+      throw InvalidInput(where + ": needs a string 'encoding'");
+    }
+    if (aggregator == spec.end() || !aggregator->is_string()) {
+      throw InvalidInput(where + ": needs a string 'aggregator'");
+    }
+    std::optional<double> clip_norm;
+    if (const auto clip = spec.find("clip_norm"); clip != spec.end()) {
+      if (!clip->is_number()) throw InvalidInput(where + ": 'clip_norm' must be a number");
+      clip_norm = clip->get<double>();
+    }
+    const OperatorSpec op = parse_operator_spec(aggregator->get<std::string>(), clip_norm, where);
+    const UpdateEncoding enc = parse_update_encoding(encoding->get<std::string>(), where);
+    const auto it = model.find(name);
+    if (it == model.end()) throw InvalidInput(where + ": the model has no tensor " + quoted(name));
+    const auto* param = std::get_if<DenseTensor>(&it->second);
+    if (!param) throw InvalidInput(where + ": model tensor " + quoted(name) + " is not dense");
+    if (param->dtype() != DType::F32 && param->dtype() != DType::F64) {
+      throw InvalidInput(where + ": model tensor " + quoted(name) + " has dtype " +
+                         std::string(dtype_name(param->dtype())) + ", not F32 or F64");
+    }
+    DenseShape shape;
+    for (std::size_t d : param->shape()) shape.push_back(static_cast<std::int64_t>(d));
+    accumulators.emplace_back(name, op, enc, param->dtype(), std::move(shape));
+  }
+  return accumulators;
+}
+
+// target += delta, in f64, rounded once to the target's dtype.
+template <class T, class D>
+void add_delta(T* target, const Tensor& delta, const std::vector<std::uint64_t>& strides) {
+  const auto add = [&](std::size_t at, D value) {
+    target[at] = static_cast<T>(static_cast<double>(target[at]) + static_cast<double>(value));
+  };
+  if (const auto* dense = std::get_if<DenseTensor>(&delta)) {
+    const D* v = dense->data<D>();
+    for (std::size_t i = 0; i < dense->size(); ++i) add(i, v[i]);
+  } else if (const auto* coo = std::get_if<SparseTensor>(&delta)) {
+    const D* v = coo->values().data<D>();
+    for (std::size_t e = 0; e < coo->nnz(); ++e) {
+      add(static_cast<std::size_t>(linear_index(coo->indices(), e, strides)), v[e]);
+    }
+  } else {
+    const auto& rows = std::get<RowSparseTensor>(delta);
+    const D* v = rows.values().data<D>();
+    const std::size_t width = rows.row_size();
+    for (std::size_t e = 0; e < rows.num_rows(); ++e) {
+      const auto row = static_cast<std::size_t>(rows.indices()(e));
+      for (std::size_t j = 0; j < width; ++j) add(row * width + j, v[e * width + j]);
+    }
+  }
+}
+
+}  // namespace
+
+class RoundAggregator::State {
+ public:
+  NamedTensors model;
+  std::vector<SparseSumAccumulator> accumulators;  // one per tensor in "updates", by name
+  std::size_t num_reports = 0;
+  double total_weight = 0.0;
+};
+
+RoundAggregator::RoundAggregator(const std::string& plan_json, NamedTensors model)
+    : state_(std::make_unique<State>()) {
+  state_->accumulators = accumulators_from_plan(plan_json, model);
+  state_->model = std::move(model);
+}
+
+RoundAggregator::RoundAggregator(std::unique_ptr<State> state) : state_(std::move(state)) {}
+RoundAggregator::RoundAggregator(const RoundAggregator& other)
+    : state_(std::make_unique<State>(*other.state_)) {}
+RoundAggregator::RoundAggregator(RoundAggregator&& other) noexcept = default;
+RoundAggregator& RoundAggregator::operator=(const RoundAggregator& other) {
+  if (this != &other) state_ = std::make_unique<State>(*other.state_);
+  return *this;
+}
+RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = default;
+RoundAggregator::~RoundAggregator() = default;
+
+void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
+  SafetensorsReadOptions options;
+  options.require_finite = true;
+  const SafetensorsFile file = read_safetensors(data, size, options);
+  const std::string where = "train result";
+  if (const auto kind = file.metadata.find("kind");
+      kind != file.metadata.end() && kind->second != "train") {
+    throw InvalidInput(where + ": metadata 'kind' is " + quoted(kind->second) + ", not 'train'");
+  }
+  const double weight = static_cast<double>(parse_positive_integer(
+      metadata_value(file.metadata, "num_examples", where), where + ": metadata 'num_examples'"));
+  for (const auto& [name, tensor] : file.tensors) {
+    const bool planned = std::any_of(
+        state_->accumulators.begin(), state_->accumulators.end(),
+        [&tensor_name = name](const SparseSumAccumulator& a) { return a.name() == tensor_name; });
+    if (!planned) {
+      throw InvalidInput(where + ": tensor " + quoted(name) +
+                         " is not named in the plan's updates");
+    }
+  }
+  for (const SparseSumAccumulator& acc : state_->accumulators) {
+    const auto it = file.tensors.find(acc.name());
+    if (it == file.tensors.end()) {
+      throw InvalidInput(where + ": lacks tensor " + quoted(acc.name()) +
+                         " named in the plan's updates");
+    }
+    acc.check(it->second, weight);
+  }
+  for (SparseSumAccumulator& acc : state_->accumulators) {
+    acc.add(file.tensors.at(acc.name()), weight);
+  }
+  ++state_->num_reports;
+  state_->total_weight += weight;
+}
+
+void RoundAggregator::merge(const RoundAggregator& other) {
+  if (&other == this) {
+    const RoundAggregator copy = other;
+    merge(copy);
+    return;
+  }
+  const State& theirs = *other.state_;
+  State& ours = *state_;
+  const bool same_plan =
+      theirs.accumulators.size() == ours.accumulators.size() &&
+      std::equal(ours.accumulators.begin(), ours.accumulators.end(), theirs.accumulators.begin(),
+                 [](const SparseSumAccumulator& a, const SparseSumAccumulator& b) {
+                   return a.name() == b.name() && a.spec() == b.spec() &&
+                          a.encoding() == b.encoding() && a.dtype() == b.dtype() &&
+                          a.dense_shape() == b.dense_shape();
+                 });
+  if (!same_plan) {
+    throw InvalidInput("merge of round aggregators: the plans' updates differ");
+  }
+  if (!(theirs.model == ours.model)) {
+    throw InvalidInput("merge of round aggregators: the global models differ");
+  }
+  for (std::size_t i = 0; i < ours.accumulators.size(); ++i) {
+    ours.accumulators[i].merge(theirs.accumulators[i]);
+  }
+  ours.num_reports += theirs.num_reports;
+  ours.total_weight += theirs.total_weight;
+}
+
+std::size_t RoundAggregator::num_reports() const { return state_->num_reports; }
+double RoundAggregator::total_weight() const { return state_->total_weight; }
+
+NamedTensors RoundAggregator::next_model() const {
+  NamedTensors next = state_->model;
+  for (const SparseSumAccumulator& acc : state_->accumulators) {
+    const Tensor delta = acc.finalize();
+    DenseTensor& target = std::get<DenseTensor>(next.at(acc.name()));
+    const std::vector<std::uint64_t> strides = *row_major_strides(acc.dense_shape());
+    const DType delta_dtype = acc.spec().op == SparseSumOperator::kCount ? DType::I64 : acc.dtype();
+    const auto apply = [&](auto target_tag) {
+      using T = decltype(target_tag);
+      T* t = target.data<T>();
+      if (delta_dtype == DType::I64) {
+        add_delta<T, std::int64_t>(t, delta, strides);
+      } else {
+        add_delta<T, T>(t, delta, strides);
+      }
+    };
+    if (acc.dtype() == DType::F32) {
+      apply(float{});
+    } else {
+      apply(double{});
+    }
+  }
+  return next;
+}
+
+std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
+  NamedTensors tensors;
+  Metadata metadata{{"format", kCheckpointFormat},
+                    {"num_reports", std::to_string(state_->num_reports)},
+                    {"total_weight", format_double(state_->total_weight)}};
+  for (const SparseSumAccumulator& acc : state_->accumulators) {
+    acc.save(acc.name(), tensors, metadata);
+  }
+  return write_safetensors(tensors, metadata);
+}
+
+RoundAggregator RoundAggregator::restore(const std::string& plan_json, NamedTensors model,
+                                         const std::uint8_t* data, std::size_t size) {
+  RoundAggregator round(plan_json, std::move(model));
+  SafetensorsReadOptions options;
+  options.require_finite = true;
+  const SafetensorsFile file = read_safetensors(data, size, options);
+  const std::string where = "round checkpoint";
+  const std::string& format = metadata_value(file.metadata, "format", where);
+  if (format != kCheckpointFormat) {
+    throw InvalidInput(where + ": format " + quoted(format) + " is not " +
+                       quoted(kCheckpointFormat));
+  }
+  const std::uint64_t reports = parse_report_count(
+      metadata_value(file.metadata, "num_reports", where), where + ": num_reports");
+  const double total = parse_weight_total(metadata_value(file.metadata, "total_weight", where),
+                                          where + ": total_weight");
+  std::vector<SparseSumAccumulator>& accumulators = round.state_->accumulators;
+  for (const auto& [name, tensor] : file.tensors) {
+    const bool known = std::any_of(accumulators.begin(), accumulators.end(),
+                                   [&n = name](const SparseSumAccumulator& a) {
+                                     return n == a.name() + "@keys" || n == a.name() + "@sums" ||
+                                            n == a.name() + "@contributors";
+                                   });
+    if (!known) {
+      throw InvalidInput(where + ": tensor " + quoted(name) +
+                         " belongs to no accumulator of the plan");
+    }
+  }
+  for (SparseSumAccumulator& planned : accumulators) {
+    SparseSumAccumulator loaded =
+        SparseSumAccumulator::load(planned.name(), file.tensors, file.metadata);
+    const std::string what = where + ": accumulator " + quoted(planned.name());
+    if (loaded.spec() != planned.spec() || loaded.encoding() != planned.encoding() ||
+        loaded.dtype() != planned.dtype() || loaded.dense_shape() != planned.dense_shape()) {
+      throw InvalidInput(what + " was saved for " + std::string(operator_name(loaded.spec().op)) +
+                         " of a " + std::string(update_encoding_name(loaded.encoding())) + " " +
+                         std::string(dtype_name(loaded.dtype())) + " tensor of dense_shape " +
+                         shape_to_string(loaded.dense_shape()) + ", which the plan does not say");
+    }
+    if (loaded.num_updates() != reports || loaded.total_weight() != total) {
+      throw InvalidInput(what + " holds " + std::to_string(loaded.num_updates()) +
+                         " updates of total weight " + format_double(loaded.total_weight()) +
+                         ", but the round has " + std::to_string(reports) + " of " +
+                         format_double(total));
+    }
+    planned = std::move(loaded);
+  }
+  round.state_->num_reports = static_cast<std::size_t>(reports);
+  round.state_->total_weight = total;
+  return round;
+}
+
+}  // namespace fedleaf::core

@@ -1,0 +1,112 @@
+// Sparse and dense representations: when the accumulator switches, what it costs, and that the
+// result never depends on it.
+#include <catch2/catch.hpp>
+
+#include "tests/core/aggregation/aggregation_test_util.h"
+
+namespace fedleaf {
+namespace {
+
+using core::DType;
+using core::Representation;
+using core::RepresentationPolicy;
+using core::SparseSumOperator;
+using core::UpdateEncoding;
+
+// `clients` updates of `k` distinct random keys each, canonical, over a flat [d] tensor.
+std::vector<core::SparseTensor> random_clients(std::mt19937_64& rng, std::int64_t d,
+                                               std::size_t clients, std::size_t k) {
+  std::vector<core::SparseTensor> out;
+  for (std::size_t c = 0; c < clients; ++c) {
+    std::vector<std::int64_t> keys;
+    for (std::size_t e = 0; e < k; ++e) {
+      keys.push_back(std::uniform_int_distribution<std::int64_t>(0, d - 1)(rng));
+    }
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    core::CooIndices idx = core::CooIndices::from_shape({keys.size(), 1});
+    xt::xarray<float> v = xt::xarray<float>::from_shape({keys.size()});
+    for (std::size_t e = 0; e < keys.size(); ++e) {
+      idx(e, 0) = keys[e];
+      v(e) = static_cast<float>(e % 7) - 3.f;
+    }
+    out.emplace_back(std::move(idx), core::DenseTensor(std::move(v)), core::DenseShape{d});
+  }
+  return out;
+}
+
+TEST_CASE("auto_accumulator_stays_sparse_with_memory_proportional_to_touched_keys") {
+  std::mt19937_64 rng(11);
+  const std::int64_t d = std::int64_t{1} << 30;  // a dense f64 array would need 8 GiB
+  core::SparseSumAccumulator acc("h", {SparseSumOperator::kWeightedMean}, UpdateEncoding::kCoo,
+                                 DType::F32, {d});
+  for (const auto& u : random_clients(rng, d, 20, 500)) acc.add(u, 1.0);
+  CHECK(acc.representation() == Representation::kSparse);
+  const std::uint64_t touched = acc.num_touched();
+  CHECK(touched > 9000);
+  // Table ≤ 4 entries per key at 16 bytes, slots ≤ 2 per key at 16 bytes.
+  CHECK(acc.state_bytes() <= touched * 96);
+  CHECK(acc.peak_state_bytes() <= touched * 160);
+}
+
+TEST_CASE("auto_accumulator_switches_to_dense_once_sparse_would_be_no_smaller") {
+  std::mt19937_64 rng(12);
+  const std::int64_t d = 20000;
+  core::SparseSumAccumulator acc("h", {SparseSumOperator::kWeightedMean}, UpdateEncoding::kCoo,
+                                 DType::F32, {d});
+  const auto clients = random_clients(rng, d, 40, 500);
+  const std::size_t dense_bytes = static_cast<std::size_t>(d) * 8 + (d + 63) / 64 * 8;
+  bool switched = false;
+  for (const auto& u : clients) {
+    acc.add(u, 1.0);
+    if (acc.representation() == Representation::kSparse) {
+      CHECK(acc.state_bytes() < dense_bytes);
+    } else if (!switched) {
+      switched = true;
+      const double fraction = static_cast<double>(acc.num_touched()) / static_cast<double>(d);
+      // Documented switch point for coo weighted_mean: between about 1/8 and 1/4 touched.
+      CHECK(fraction > 0.06);
+      CHECK(fraction < 0.3);
+    }
+  }
+  CHECK(switched);
+  CHECK(acc.state_bytes() == dense_bytes);
+}
+
+TEST_CASE("expected_entries_hint_chooses_the_representation_up_front") {
+  const core::OperatorSpec spec{SparseSumOperator::kWeightedMean, 0.0};
+  // 5M expected entries into 10^7 keys touch ~40%: dense from the start.
+  core::SparseSumAccumulator busy("h", spec, UpdateEncoding::kCoo, DType::F32, {10'000'000},
+                                  {RepresentationPolicy::kAuto, 5'000'000});
+  CHECK(busy.representation() == Representation::kDense);
+  // 5k rows into 2^25 rows of 32: sparse, with the table sized for them.
+  core::SparseSumAccumulator embedding("e", spec, UpdateEncoding::kRowSparse, DType::F32,
+                                       {std::int64_t{1} << 25, 32},
+                                       {RepresentationPolicy::kAuto, 5000});
+  CHECK(embedding.representation() == Representation::kSparse);
+  CHECK(embedding.state_bytes() >= 5000 * 32 * 8);
+  CHECK(embedding.state_bytes() < 5000 * 32 * 8 * 2);
+}
+
+TEST_CASE("result_is_bitwise_identical_whichever_representation_was_used") {
+  std::mt19937_64 rng(13);
+  const auto clients = random_clients(rng, 3000, 30, 200);
+  for (const core::OperatorSpec& spec : test::all_operator_specs()) {
+    std::vector<core::Tensor> results;
+    for (auto policy : {RepresentationPolicy::kAuto, RepresentationPolicy::kSparse,
+                        RepresentationPolicy::kDense}) {
+      core::SparseSumAccumulator acc("h", spec, UpdateEncoding::kCoo, DType::F32, {3000},
+                                     {policy, 0});
+      for (std::size_t c = 0; c < clients.size(); ++c) {
+        acc.add(clients[c], static_cast<double>(c % 5 + 1));
+      }
+      results.push_back(acc.finalize());
+    }
+    INFO("operator " << core::operator_name(spec.op));
+    CHECK(results[0] == results[1]);
+    CHECK(results[0] == results[2]);
+  }
+}
+
+}  // namespace
+}  // namespace fedleaf
