@@ -5,14 +5,19 @@
 //   const bytes = executor.encodeSafetensors(
 //       {w: {dtype: 'F32', shape: [2], data: new Float32Array([1, 2])}}, {task_id: '7'});
 //   const {tensors, metadata} = executor.decodeSafetensors(bytes);
+//   const data = executor.datasetFromTexts(texts, labels, plan);
+//   const {bytes: update, loss} = await executor.train(plan, executor.initializeModel(plan, 1), data);
 //
 // Errors from the C++ core arrive as JS Errors with the core's message and a `code`
 // ('InvalidInput', 'NotFound', 'Conflict', 'Error', 'InternalError').
 
 import { loadModule } from './load_module.js';
 import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
+import { datasetApi, trainingApi } from './training.js';
 
 export { wasmSimdSupported } from './wasm_features.js';
+export { runLeaf, LeafStoppedError } from './run_leaf.js';
+export { Dataset } from './training.js';
 
 function checkMetadata(metadata) {
   if (metadata === undefined) return {};
@@ -52,5 +57,7 @@ export async function createExecutor(options = {}) {
     coalesce(tensor) {
       return publicTensor(module.coalesce(normalizeTensor('coalesce input', tensor)));
     },
+    ...datasetApi(module),
+    ...trainingApi(module),
   };
 }
