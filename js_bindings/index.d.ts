@@ -65,6 +65,12 @@ export interface Executor {
   };
   /** Sorts indices and sums duplicates. */
   coalesce(tensor: SparseTensor): DecodedSparseTensor;
+  /**
+   * Class probabilities of the model (safetensors bytes) on the dataset: [dataset.size, classes]
+   * row-major; classes is the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid
+   * loss. The dataset's labels must be valid for the loss but do not change the result.
+   */
+  predict(plan: object | string, modelBytes: Uint8Array, dataset: { readonly size: number }): Float32Array;
 }
 
 export function createExecutor(options?: ExecutorOptions): Promise<Executor>;

@@ -13,8 +13,13 @@ export function backoffDelayMs(attempt, options = {}) {
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
 
-/** Milliseconds from a Retry-After header (seconds or an HTTP date), or undefined. */
-export function retryAfterMs(header, now = Date.now()) {
+/**
+ * Milliseconds to wait: the server's Fedleaf-Retry-After-Ms when given (finer than HTTP's whole
+ * seconds), else Retry-After (seconds or an HTTP date), else undefined.
+ */
+export function retryAfterMs(header, fineHeader, now = Date.now()) {
+  const fine = Number(fineHeader);
+  if (fineHeader != null && fineHeader !== '' && Number.isFinite(fine) && fine >= 0) return fine;
   if (header == null || header === '') return undefined;
   const seconds = Number(header);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);

@@ -18,6 +18,7 @@ import { datasetApi, trainingApi } from './training.js';
 export { wasmSimdSupported } from './wasm_features.js';
 export { runLeaf, LeafStoppedError } from './run_leaf.js';
 export { Dataset } from './training.js';
+export { TextLeafData } from './text_leaf_data.js';
 
 function checkMetadata(metadata) {
   if (metadata === undefined) return {};

@@ -10,6 +10,10 @@
 // (the task training or uploading, plus the ones claimed ahead). Every request carries
 // Fedleaf-Version; a 426 answer stops the leaf with the server's message.
 //
+// A leaf trains on one dataset, so it takes at most one train task per round: each claim says
+// {"min_round": r} with r one past the last train round it claimed, and the server hands it
+// only train tasks of later rounds (evaluate tasks are not limited).
+//
 // Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached}, progress {taskId, step,
 // loss}, trained {taskId, numExamples, loss, ms}, uploaded {taskId, bytes, status},
 // dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
@@ -103,6 +107,7 @@ export async function runLeaf(options) {
   const slots = new Slots(prefetch + 1);
   const modelCache = new Map();
   let claimAttempt = 0;
+  let minRound = 0;
   let finished = false;
   let fatal;
 
@@ -126,7 +131,8 @@ export async function runLeaf(options) {
       try {
         response = await doFetch(claimUrl, {
           method: 'POST',
-          headers: { ...headers, Authorization: `Bearer ${token}` },
+          headers: { ...headers, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+          body: JSON.stringify({ min_round: minRound }),
           signal,
         });
       } catch (error) {
@@ -137,12 +143,14 @@ export async function runLeaf(options) {
       if (response.status === 200) {
         claimAttempt = 0;
         const task = await response.json();
+        if ((task.kind ?? 'train') === 'train') minRound = Math.max(minRound, Number(task.round) + 1);
         emit({ type: 'claimed', task });
         const model = await download(task);
         holding = false;
         return { task, model };
       }
-      const waitHint = retryAfterMs(response.headers.get('Retry-After'));
+      const waitHint = retryAfterMs(response.headers.get('Retry-After'),
+        response.headers.get('Fedleaf-Retry-After-Ms'));
       if (response.status === 204) {
         await response.arrayBuffer().catch(() => {});
         if (response.headers.get('Fedleaf-Population-State') === 'finished') return { finished: true };

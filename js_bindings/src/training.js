@@ -157,10 +157,22 @@ export function trainingApi(module) {
     },
 
     /**
-     * What runLeaf calls for each task: train or evaluate the task's plan on the local data.
+     * Class probabilities of the model on the dataset: a Float32Array [dataset.size, classes]
+     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss. Labels of
+     * the dataset must be valid for the loss but do not change the result.
+     */
+    predict(plan, modelBytes, dataset) {
+      return module.predict(planJson(plan), modelBytes, dataset.handle).probabilities;
+    },
+
+    /**
+     * What runLeaf calls for each task: train or evaluate the task's plan on the local data
+     * (a Dataset, or an object with datasetFor(task) such as TextLeafData).
      * Resolves to {bytes, numExamples, loss}.
      */
-    async runTask(task, modelBytes, dataset, { signal, onProgress } = {}) {
+    async runTask(task, modelBytes, source, { signal, onProgress } = {}) {
+      // `source` is a Dataset, or an object that picks one per task (see TextLeafData).
+      const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
       if ((task.kind ?? 'train') === 'evaluate') {
         const bytes = module.execute(withKind(task.plan, 'evaluate'), modelBytes, dataset.handle,
           String(task.task_id ?? ''));

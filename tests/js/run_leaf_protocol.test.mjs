@@ -9,8 +9,9 @@ import { backoffDelayMs, retryAfterMs } from '../../js_bindings/src/backoff.js';
 const SERVER = 'http://leaf.test';
 
 // A scripted task repository: `tasks` is how many train tasks exist; each claim hands one out.
-function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], version = '0.1' } = {}) {
-  const state = { claims: 0, uploads: [], leases: new Set(), maxLeases: 0, requests: [], handedOut: 0 };
+function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], version = '0.1',
+  roundOf = () => 1 } = {}) {
+  const state = { claimBodies: [], claims: 0, uploads: [], leases: new Set(), maxLeases: 0, requests: [], handedOut: 0 };
   const json = (status, body, headers = {}) => new Response(body === undefined ? null : JSON.stringify(body),
     { status, headers: { 'Content-Type': 'application/json', ...headers } });
   async function fetch(url, init = {}) {
@@ -22,6 +23,7 @@ function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], ver
     }
     if (u.pathname.endsWith('/tasks:claim')) {
       state.claims += 1;
+      state.claimBodies.push(init.body === undefined ? undefined : JSON.parse(init.body));
       const scripted = claimScript.shift();
       if (scripted) return scripted();
       if (state.handedOut >= tasks) {
@@ -31,7 +33,7 @@ function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], ver
       state.leases.add(id);
       state.maxLeases = Math.max(state.maxLeases, state.leases.size);
       return json(200, {
-        task_id: id, round: 1, kind: 'train', lease_token: `lease-${id}`,
+        task_id: id, round: roundOf(state.handedOut - 1), kind: 'train', lease_token: `lease-${id}`,
         lease_expires_at: Date.now() / 1000 + 60, plan: {}, model_url: '/v1/populations/p/rounds/1/model',
         model_etag: '"m1"', upload_url: `/v1/tasks/${id}/result`,
       });
@@ -200,12 +202,22 @@ test('maxTasks stops after that many tasks', async () => {
   assert.deepEqual(summary, { uploaded: 2, dropped: 0, stopped: 'maxTasks' });
 });
 
+test('claims ask only for train tasks of rounds after the last one claimed', async () => {
+  const server = fakeServer({ tasks: 3, roundOf: (n) => n + 4 });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, prefetch: 0, backoff: fast,
+  });
+  assert.deepEqual(server.state.claimBodies.map((b) => b.min_round), [0, 5, 6, 7]);
+});
+
 test('backoff grows exponentially with jitter and Retry-After parses seconds and dates', () => {
   assert.equal(backoffDelayMs(0, { baseMs: 100, random: () => 0 }), 50);
   assert.equal(backoffDelayMs(3, { baseMs: 100, random: () => 1 }), 800);
   assert.equal(backoffDelayMs(30, { baseMs: 100, maxMs: 1000, random: () => 1 }), 1000);
   assert.equal(retryAfterMs('2'), 2000);
-  assert.equal(retryAfterMs(new Date(10_000).toUTCString(), 4_000), 6000);
+  assert.equal(retryAfterMs(new Date(10_000).toUTCString(), undefined, 4_000), 6000);
+  assert.equal(retryAfterMs('1', '250'), 250);
   assert.equal(retryAfterMs('soon'), undefined);
   assert.equal(retryAfterMs(null), undefined);
 });

@@ -1,0 +1,93 @@
+#!/usr/bin/env node
+// fedleaf-leaf — one Node.js leaf on a SpamAssassin shard.
+//
+//   node js_bindings/bin/fedleaf-leaf.js --server http://127.0.0.1:8080 --population spam \
+//        --token CLIENT_TOKEN --dataset spamassassin --shard 3/16 [--non-iid] [--prefetch 1]
+//
+// Logs one line per event; stops when the population is finished, after --max-tasks, or on
+// Ctrl-C (abandoning its leases, which the server reclaims when they expire).
+import { parseArgs } from 'node:util';
+
+import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
+import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
+import { spamAssassinClientData } from '../src/node/simulate.js';
+import { formatBytes } from '../src/node/leaf_progress.js';
+
+const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
+  '--dataset spamassassin --shard I/N [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
+
+let args;
+try {
+  ({ values: args } = parseArgs({
+    options: {
+      server: { type: 'string' },
+      population: { type: 'string' },
+      token: { type: 'string' },
+      dataset: { type: 'string', default: 'spamassassin' },
+      shard: { type: 'string', default: '0/1' },
+      'non-iid': { type: 'boolean', default: false },
+      prefetch: { type: 'string', default: '1' },
+      'max-tasks': { type: 'string' },
+      baseline: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (error) {
+  console.error(`${error.message}\n${usage}`);
+  process.exit(2);
+}
+if (args.help) {
+  console.log(usage);
+  process.exit(0);
+}
+const fail = (message) => {
+  console.error(`fedleaf-leaf: ${message}\n${usage}`);
+  process.exit(2);
+};
+for (const required of ['server', 'population', 'token']) if (!args[required]) fail(`missing --${required}`);
+if (args.dataset !== 'spamassassin') fail(`unknown --dataset '${args.dataset}' (supported: spamassassin)`);
+const shardMatch = /^(\d+)\/(\d+)$/.exec(args.shard);
+if (!shardMatch || Number(shardMatch[1]) >= Number(shardMatch[2])) fail(`--shard must be I/N with 0 <= I < N, got '${args.shard}'`);
+const [index, count] = [Number(shardMatch[1]), Number(shardMatch[2])];
+
+const executor = await createExecutor({ simd: args.baseline ? false : 'auto' });
+const records = await loadSpamAssassin();
+const data = new TextLeafData(executor,
+  spamAssassinClientData(records, index, count, { nonIid: args['non-iid'] }));
+console.log(`fedleaf-leaf: shard ${index}/${count}${args['non-iid'] ? ' (non-IID)' : ''}: ` +
+  `${data.numTrainExamples} train emails; wasm ${executor.simd ? 'SIMD' : 'baseline'} ${executor.version}`);
+
+const controller = new AbortController();
+process.on('SIGINT', () => controller.abort(new Error('interrupted')));
+try {
+  const summary = await runLeaf({
+    server: args.server,
+    population: args.population,
+    token: args.token,
+    executor,
+    dataset: data,
+    prefetch: Number(args.prefetch),
+    maxTasks: args['max-tasks'] === undefined ? undefined : Number(args['max-tasks']),
+    signal: controller.signal,
+    onEvent: (e) => {
+      const t = new Date().toISOString().slice(11, 23);
+      switch (e.type) {
+        case 'claimed': console.log(`${t} claimed task ${e.task.task_id} (round ${e.task.round}, ${e.task.kind})`); break;
+        case 'downloaded': console.log(`${t} model ${e.cached ? 'from cache' : formatBytes(e.bytes)}`); break;
+        case 'trained': console.log(`${t} trained ${e.numExamples} examples, loss ${e.loss.toFixed(4)}, ${e.ms.toFixed(0)} ms`); break;
+        case 'uploaded': console.log(`${t} uploaded ${formatBytes(e.bytes)} → ${e.status}`); break;
+        case 'dropped': console.log(`${t} dropped task ${e.taskId}: ${e.status} ${e.reason}`); break;
+        case 'idle': console.log(`${t} idle ${e.ms} ms (${e.reason})`); break;
+        case 'error': console.log(`${t} error: ${e.error?.message ?? e.error}`); break;
+        case 'finished': console.log(`${t} population finished`); break;
+        default: break;
+      }
+    },
+  });
+  console.log(`fedleaf-leaf: ${summary.uploaded} uploaded, ${summary.dropped} dropped (${summary.stopped})`);
+} catch (error) {
+  console.error(`fedleaf-leaf: ${error.message}`);
+  process.exitCode = 1;
+} finally {
+  data.delete();
+}

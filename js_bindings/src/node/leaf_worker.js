@@ -1,0 +1,49 @@
+// One simulated leaf in a worker_threads Worker: its own wasm instance, its own data shard.
+// workerData: {index, server, population, token, prefetch, maxTasks, simd,
+//              train: {texts, labels}, eval?: {texts, labels}}
+// Posts {type: 'event', index, event} for every leaf event (errors as messages), then
+// {type: 'done', index, summary} or {type: 'failed', index, message}. A 'stop' message aborts.
+import { parentPort, workerData } from 'node:worker_threads';
+
+import { createExecutor } from '../index.js';
+import { runLeaf } from '../run_leaf.js';
+import { TextLeafData } from '../text_leaf_data.js';
+
+const { index } = workerData;
+const controller = new AbortController();
+parentPort.on('message', (message) => {
+  if (message?.type === 'stop') controller.abort(new Error('stopped'));
+});
+
+function plain(event) {
+  if (event.type === 'error') {
+    return { type: 'error', fatal: event.fatal, message: event.error?.message ?? String(event.error) };
+  }
+  if (event.type === 'claimed') {
+    const { task_id: taskId, round, kind } = event.task;
+    return { type: 'claimed', taskId, round, kind };
+  }
+  return event;
+}
+
+let data;
+try {
+  const executor = await createExecutor({ simd: workerData.simd ?? 'auto' });
+  data = new TextLeafData(executor, { train: workerData.train, eval: workerData.eval });
+  const summary = await runLeaf({
+    server: workerData.server,
+    population: workerData.population,
+    token: workerData.token,
+    prefetch: workerData.prefetch ?? 1,
+    maxTasks: workerData.maxTasks,
+    executor,
+    dataset: data,
+    signal: controller.signal,
+    onEvent: (event) => parentPort.postMessage({ type: 'event', index, event: plain(event) }),
+  });
+  parentPort.postMessage({ type: 'done', index, summary });
+} catch (error) {
+  parentPort.postMessage({ type: 'failed', index, message: error?.message ?? String(error) });
+} finally {
+  data?.delete();
+}

@@ -1,0 +1,88 @@
+// Runs N leaves in worker_threads, each with its own wasm instance and SpamAssassin shard.
+//
+//   const run = simulateLeaves({server, population, token, clients: 16, nonIid: true,
+//                               onEvent: (index, event) => ...});
+//   const summaries = await run.done;     // one {uploaded, dropped, stopped} per leaf
+//   run.stop();                           // aborts every leaf
+//
+// Shards: the train split cut into `clients` shards (IID, or non-IID as documented in
+// datasets/spamassassin.js); each leaf also holds an IID shard of the eval split, which it uses
+// for evaluate tasks.
+import { Worker } from 'node:worker_threads';
+
+import { loadSpamAssassin, shardRecords } from '../datasets/spamassassin.js';
+
+const workerUrl = new URL('./leaf_worker.js', import.meta.url);
+
+function part(records) {
+  return { texts: records.map((r) => r.text), labels: records.map((r) => r.label) };
+}
+
+/** The data of client `index` of `count`: {train, eval} texts and labels. */
+export function spamAssassinClientData(records, index, count, { nonIid = false } = {}) {
+  const train = records.filter((r) => r.split === 'train');
+  const evalRecords = records.filter((r) => r.split === 'eval');
+  return {
+    train: part(shardRecords(train, index, count, { nonIid })),
+    eval: part(shardRecords(evalRecords, index, count)),
+  };
+}
+
+/**
+ * @param {{server: string, population: string, token: string, clients: number, nonIid?: boolean,
+ *          prefetch?: number, maxTasks?: number, simd?: 'auto'|boolean, records?: object[],
+ *          onEvent?: (index: number, event: object) => void}} options
+ * @returns {{done: Promise<object[]>, stop: () => void}}
+ */
+export function simulateLeaves(options) {
+  const workers = [];
+  const done = (async () => {
+    const records = options.records ?? await loadSpamAssassin();
+    const results = await Promise.all(Array.from({ length: options.clients }, (_, index) =>
+      new Promise((resolve, reject) => {
+        const data = spamAssassinClientData(records, index, options.clients, { nonIid: options.nonIid });
+        const worker = new Worker(workerUrl, {
+          workerData: {
+            index,
+            server: options.server,
+            population: options.population,
+            token: options.token,
+            prefetch: options.prefetch,
+            maxTasks: options.maxTasks,
+            simd: options.simd,
+            ...data,
+          },
+        });
+        workers.push(worker);
+        let settled = false;
+        worker.on('message', (message) => {
+          if (message.type === 'event') options.onEvent?.(index, message.event);
+          if (message.type === 'done') {
+            settled = true;
+            resolve(message.summary);
+          }
+          if (message.type === 'failed') {
+            settled = true;
+            reject(new Error(`leaf ${index}: ${message.message}`));
+          }
+        });
+        worker.on('error', (error) => {
+          settled = true;
+          reject(new Error(`leaf ${index}: ${error.message}`));
+        });
+        worker.on('exit', (code) => {
+          if (!settled) reject(new Error(`leaf ${index}: worker exited with code ${code}`));
+        });
+      })));
+    return results;
+  })();
+  done.catch(() => {}).finally(() => {
+    for (const worker of workers) worker.terminate();
+  });
+  return {
+    done,
+    stop() {
+      for (const worker of workers) worker.postMessage({ type: 'stop' });
+    },
+  };
+}

@@ -1,0 +1,149 @@
+// The federated spam-filter demo, driven against a running fedleaf-server (scripts/demo.sh starts
+// one): creates a population for scripts/demo/spam_plan.json, runs N Node.js leaves in worker
+// threads on SpamAssassin shards, and prints one line per closed round with the eval accuracy of
+// the round's new model on the held-out split (evaluated here, in wasm, on every eval email).
+//
+//   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
+//        [--iid] [--prefetch 1] [--population spam-demo] [--json OUT]
+// Exits 1 when a leaf fails, the run stalls, or the population does not finish.
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+import { createExecutor } from '../../js_bindings/src/index.js';
+import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
+import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
+import { LeafProgress, formatBytes } from '../../js_bindings/src/node/leaf_progress.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const { values: args } = parseArgs({
+  options: {
+    server: { type: 'string' },
+    'admin-token-file': { type: 'string' },
+    clients: { type: 'string', default: '16' },
+    rounds: { type: 'string', default: '20' },
+    iid: { type: 'boolean', default: false },
+    prefetch: { type: 'string', default: '1' },
+    population: { type: 'string' },
+    plan: { type: 'string', default: path.join(here, 'spam_plan.json') },
+    json: { type: 'string' },
+    'stall-s': { type: 'string', default: '300' },
+  },
+});
+const clients = Number(args.clients);
+const rounds = Number(args.rounds);
+const server = args.server.replace(/\/$/, '');
+const adminToken = readFileSync(args['admin-token-file'], 'utf8').trim();
+const plan = JSON.parse(readFileSync(args.plan, 'utf8'));
+const version = JSON.parse(readFileSync(path.join(here, '../../js_bindings/package.json'), 'utf8')).version;
+const versionHeader = version.split('.').slice(0, 2).join('.');
+
+async function api(method, url, body, token = adminToken) {
+  const response = await fetch(`${server}${url}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, 'Fedleaf-Version': versionHeader, 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url}: HTTP ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function modelBytes(population, round) {
+  const response = await fetch(`${server}/v1/populations/${population}/rounds/${round}/model`);
+  if (!response.ok) throw new Error(`model of round ${round}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+const executor = await createExecutor();
+const records = await loadSpamAssassin();
+const evalRecords = records.filter((r) => r.split === 'eval');
+const evalData = executor.datasetFromTexts(evalRecords.map((r) => r.text), evalRecords.map((r) => r.label), plan);
+
+const created = await api('POST', '/v1/populations', {
+  ...(args.population ? { id: args.population } : {}),
+  plan,
+  seed: 1,
+  rounds,
+  clients_per_round: clients,
+  min_reports: Math.max(1, Math.ceil(clients / 2)),
+  round_deadline_s: 300,
+  lease_s: 120,
+});
+const population = created.id;
+
+// What a dense update of every tensor in "updates" would weigh (F32 values), for comparison.
+const initial = executor.decodeSafetensors(await modelBytes(population, 0)).tensors;
+const denseUpdateBytes = Object.keys(plan.updates)
+  .reduce((n, name) => n + initial[name].data.byteLength, 0);
+const baseline = executor.evaluate(plan, await modelBytes(population, 0), evalData);
+
+const split = args.iid ? 'IID shards' : 'non-IID shards (sorted by corpus group and sender domain)';
+console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${split}; ` +
+  `eval split ${evalData.size} emails; dense update would be ${formatBytes(denseUpdateBytes)} per report`);
+console.log(`round 0 (initial model): eval accuracy ${(100 * baseline.accuracy).toFixed(2)}%`);
+const header = ['round', 'reports', 'examples', 'train loss', 'eval acc', 'eval loss',
+  'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s'];
+const widths = [5, 7, 8, 10, 8, 9, 17, 12, 7, 7];
+const row = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ');
+console.log(row(header));
+
+const progress = new LeafProgress(clients, process.stderr);
+let leafFailure;
+const run = simulateLeaves({
+  server, population, token: created.client_token, clients, nonIid: !args.iid,
+  prefetch: Number(args.prefetch), records,
+  onEvent: (index, event) => progress.update(index, event),
+});
+run.done.catch((error) => { leafFailure = error; });
+process.on('SIGINT', () => { run.stop(); process.exit(130); });
+
+const results = [];
+let printed = 0;
+let lastChange = Date.now();
+let finished = false;
+while (!finished) {
+  await new Promise((r) => setTimeout(r, 250));
+  if (leafFailure) break;
+  const status = await api('GET', `/v1/populations/${population}`);
+  const history = (status.history ?? []).filter((h) => h.closed_at != null);
+  while (printed < history.length) {
+    const h = history[printed];
+    const model = await modelBytes(population, h.round + 1);
+    const ev = executor.evaluate(plan, model, evalData);
+    const wall = h.closed_at - h.started_at;
+    const dense = denseUpdateBytes * h.reports;
+    results.push({ round: h.round + 1, reports: h.reports, examples: h.examples,
+      train_loss: h.mean_train_loss, eval_accuracy: ev.accuracy, eval_loss: ev.loss, eval_auc: ev.auc,
+      upload_bytes: h.upload_bytes, dense_bytes: dense, wall_s: wall });
+    if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+    console.log(row([h.round + 1, h.reports, h.examples, Number(h.mean_train_loss).toFixed(4),
+      `${(100 * ev.accuracy).toFixed(2)}%`, ev.loss.toFixed(4), formatBytes(h.upload_bytes),
+      formatBytes(dense), `${(dense / h.upload_bytes).toFixed(1)}x`, wall.toFixed(2)]));
+    printed += 1;
+    lastChange = Date.now();
+  }
+  progress.render();
+  finished = status.state === 'finished';
+  if (Date.now() - lastChange > Number(args['stall-s']) * 1000) {
+    leafFailure = new Error(`no round closed for ${args['stall-s']} s`);
+  }
+}
+run.stop();
+await run.done.catch(() => {});
+if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
+if (leafFailure) {
+  console.error(`demo: failed: ${leafFailure.message}`);
+  process.exit(1);
+}
+const last = results.at(-1);
+console.log(`final eval accuracy ${(100 * last.eval_accuracy).toFixed(2)}% after ${results.length} rounds ` +
+  `(${clients} leaves, ${args.iid ? 'IID' : 'non-IID'}); sparse uploads were ` +
+  `${(results.reduce((n, r) => n + r.dense_bytes, 0) / results.reduce((n, r) => n + r.upload_bytes, 0)).toFixed(1)}x ` +
+  'smaller than dense ones');
+if (args.json) {
+  mkdirSync(path.dirname(args.json), { recursive: true });
+  writeFileSync(args.json, JSON.stringify({ population, clients, rounds, iid: args.iid, results }, null, 2));
+}
+evalData.delete();
