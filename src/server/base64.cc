@@ -33,8 +33,7 @@ std::string base64_decode(std::string_view text, const std::string& field) {
     }
     const int v = sextet(c);
     if (v < 0 || padding) {
-      throw InvalidInput(field + ": not base64 (unexpected character '" + std::string(1, c) +
-                         "')");
+      throw InvalidInput(field + ": not base64 (unexpected character '" + std::string(1, c) + "')");
     }
     ++symbols;
     buffer = (buffer << 6) | static_cast<std::uint32_t>(v);

@@ -28,7 +28,7 @@ namespace fedleaf::server {
 
 struct PopulationSpec {
   std::optional<std::string> id;
-  std::string plan_json;  // the plan, re-serialised compactly
+  std::string plan_json;                     // the plan, re-serialised compactly
   std::optional<std::string> initial_model;  // safetensors bytes
   std::optional<std::uint64_t> seed;
   int rounds = 1;

@@ -11,8 +11,8 @@ namespace {
 
 // The schema, one statement per constant; indexes sit next to their tables.
 constexpr const char* kSchema[] = {
-    R"(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))",
-    R"(CREATE TABLE IF NOT EXISTS populations (
+    R"sql(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS populations (
          id TEXT PRIMARY KEY,
          plan_json TEXT NOT NULL,
          client_token_hash TEXT NOT NULL,
@@ -25,8 +25,8 @@ constexpr const char* kSchema[] = {
          eval_tasks_per_round INTEGER NOT NULL,
          state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
          current_round INTEGER NOT NULL,
-         created_at REAL NOT NULL))",
-    R"(CREATE TABLE IF NOT EXISTS rounds (
+         created_at REAL NOT NULL))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,
          status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
@@ -44,15 +44,15 @@ constexpr const char* kSchema[] = {
          eval_reports INTEGER NOT NULL,
          eval_examples REAL NOT NULL,
          eval_sums_json TEXT NOT NULL,
-         PRIMARY KEY (population_id, number))",
-    R"(CREATE TABLE IF NOT EXISTS models (
+         PRIMARY KEY (population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS models (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          etag TEXT NOT NULL,
          bytes BLOB NOT NULL,
          PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))",
-    R"(CREATE TABLE IF NOT EXISTS tasks (
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS tasks (
          id INTEGER PRIMARY KEY AUTOINCREMENT,
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
@@ -64,36 +64,36 @@ constexpr const char* kSchema[] = {
          result_sha256 TEXT NOT NULL,
          result_status INTEGER NOT NULL,
          result_body TEXT NOT NULL,
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))",
-    R"(CREATE INDEX IF NOT EXISTS tasks_by_expiry
-         ON tasks (population_id, round, kind, state, lease_expires_at))",
-    R"(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))",
-    R"(CREATE TABLE IF NOT EXISTS leases (
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE INDEX IF NOT EXISTS tasks_by_expiry
+         ON tasks (population_id, round, kind, state, lease_expires_at))sql",
+    R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS leases (
          id INTEGER PRIMARY KEY AUTOINCREMENT,
          task_id INTEGER NOT NULL REFERENCES tasks(id),
          token_hash TEXT NOT NULL,
-         expires_at REAL NOT NULL))",
-    R"(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))",
-    R"(CREATE TABLE IF NOT EXISTS results (
+         expires_at REAL NOT NULL))sql",
+    R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS results (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          seq INTEGER NOT NULL,
          task_id INTEGER NOT NULL REFERENCES tasks(id),
          bytes BLOB NOT NULL,
          PRIMARY KEY (population_id, round, seq),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))",
-    R"(CREATE TABLE IF NOT EXISTS checkpoints (
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          seq INTEGER NOT NULL,
          bytes BLOB NOT NULL,
          PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))",
-    R"(CREATE TABLE IF NOT EXISTS rejections (
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS rejections (
          population_id TEXT NOT NULL REFERENCES populations(id),
          reason TEXT NOT NULL,
          count INTEGER NOT NULL,
-         PRIMARY KEY (population_id, reason)))",
+         PRIMARY KEY (population_id, reason)))sql",
 };
 
 [[noreturn]] void fail(sqlite3* db, const std::string& what) {
@@ -200,8 +200,7 @@ SqliteStore::Statement SqliteStore::statement(const char* sql) {
   auto it = cache_.find(sql);
   if (it == cache_.end()) {
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) !=
-        SQLITE_OK) {
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
       fail(db_, std::string("prepare ") + sql);
     }
     it = cache_.emplace(sql, stmt).first;
@@ -389,8 +388,7 @@ void SqliteStore::insert_round(const RoundRecord& r) {
   s.run();
 }
 
-std::optional<RoundRecord> SqliteStore::find_round(const std::string& population_id,
-                                                   int number) {
+std::optional<RoundRecord> SqliteStore::find_round(const std::string& population_id, int number) {
   static const std::string sql = std::string("SELECT ") + kRoundColumns +
                                  " FROM rounds WHERE population_id = ? AND number = ?";
   auto s = statement(sql.c_str());
@@ -536,8 +534,7 @@ std::optional<double> SqliteStore::next_lease_expiry(const std::string& populati
 }
 
 std::int64_t SqliteStore::count_active_leases(double now) {
-  auto s =
-      statement("SELECT count(*) FROM tasks WHERE state = 'leased' AND lease_expires_at > ?");
+  auto s = statement("SELECT count(*) FROM tasks WHERE state = 'leased' AND lease_expires_at > ?");
   s.bind(1, now);
   s.step();
   return s.int64(0);
@@ -564,7 +561,8 @@ std::vector<LeaseRecord> SqliteStore::list_leases(std::int64_t task_id) {
 // ---- results and checkpoints
 
 void SqliteStore::insert_result(const ResultRecord& r) {
-  statement("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES (?, ?, ?, ?, ?)")
+  statement(
+      "INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES (?, ?, ?, ?, ?)")
       .bind(1, r.population_id)
       .bind(2, r.round)
       .bind(3, r.seq)
@@ -605,8 +603,7 @@ void SqliteStore::put_checkpoint(const CheckpointRecord& c) {
 
 std::optional<CheckpointRecord> SqliteStore::find_checkpoint(const std::string& population_id,
                                                              int round) {
-  auto s =
-      statement("SELECT seq, bytes FROM checkpoints WHERE population_id = ? AND round = ?");
+  auto s = statement("SELECT seq, bytes FROM checkpoints WHERE population_id = ? AND round = ?");
   s.bind(1, population_id).bind(2, round);
   if (!s.step()) return std::nullopt;
   return CheckpointRecord{population_id, round, s.int64(0), s.blob(1)};

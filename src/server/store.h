@@ -81,7 +81,7 @@ struct TaskRecord {
   std::int64_t id = 0;  // assigned by insert_task
   std::string population_id;
   int round = 0;
-  std::string kind = "train";  // "train" | "evaluate"
+  std::string kind = "train";    // "train" | "evaluate"
   std::string state = "leased";  // "leased" | "done"
   std::int64_t lease_id = 0;     // current lease
   double lease_expires_at = 0;

@@ -1,157 +1,181 @@
-// Native throughput of local training (examples per second through execute()).
+// The native engine of the training benchmark (scripts/bench.sh train). The Node driver
+// tests/bench/train/train_bench.mjs writes each workload as a safetensors file and runs this
+// binary once per workload, so every engine trains on the same bytes.
 //
-//   train_bench [spamassassin fixture path]     prints a table, then one JSON object per line
+//   fedleaf_train_bench run DATA.safetensors REPETITIONS
+//       one JSON line: examples/s of the step loop (median of REPETITIONS after one warm-up
+//       run), session setup time, mean train loss, peak RSS
+//   fedleaf_train_bench featurize FIXTURE PLAN_JSON OUT.safetensors
+//       the SpamAssassin fixture's train split, featurized with the plan's "features" section
+//       by the core's text featurizer, as a workload file
 //
-// Workloads: (a) sparse logistic regression, 2^20 hashed features, ~40 ids per example, 20k
-// examples, batch 32, 3 epochs; (b) embedding_bag 100k x 32 (mean, ~20 ids per example) + dense
-// to 10 classes, 10k examples, batch 32, 1 epoch; (c) the SpamAssassin train split with the
-// accuracy test's embedding-bag plan (featurization timed separately). Each workload runs once
-// to warm up, then 3 times; the median is reported. Timed: the whole execute() call (model
-// decode, training, update encode).
+// Workload file: tensors "offsets" [n + 1] and "ids" [nnz] (I32, CSR), "labels" [n] (I32),
+// optional "weights" [nnz] (F32); metadata "plan" (plan JSON), "num_features", "workload".
+// Timed: TrainingSession::step() until done (no model decode, no update encode).
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/safetensors.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
-#include "core/train/seeded_random.h"
 #include "core/train/text_features.h"
+#include "core/train/training_session.h"
 
 using namespace fedleaf::core;
 
 namespace {
 
-Dataset synthetic(std::uint64_t seed, std::size_t n, std::uint32_t vocab, std::uint32_t mean_ids,
-                  std::int32_t classes) {
-  SeededRandom rng(seed);
-  std::vector<std::uint32_t> offsets{0};
-  std::vector<std::uint32_t> ids;
-  std::vector<std::int32_t> labels;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto count = static_cast<std::uint32_t>(mean_ids / 2 + rng.below(mean_ids + 1));
-    std::uint64_t h = 0;
-    for (std::uint32_t k = 0; k < count; ++k) {
-      const auto id = static_cast<std::uint32_t>(rng.below(vocab));
-      ids.push_back(id);
-      h += id % 7;
-    }
-    offsets.push_back(static_cast<std::uint32_t>(ids.size()));
-    labels.push_back(static_cast<std::int32_t>(h % static_cast<std::uint64_t>(classes)));
-  }
-  return Dataset::from_csr(offsets, ids, {}, labels, vocab);
+std::vector<std::uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
 }
 
-struct Result {
-  std::string name;
-  double seconds;
-  double examples_per_second;
-};
+template <class T, class U>
+std::vector<T> tensor_values(const NamedTensors& tensors, const std::string& name) {
+  const DenseTensor& t = std::get<DenseTensor>(tensors.at(name));
+  const U* data = t.data<U>();
+  return std::vector<T>(data, data + t.size());
+}
 
-Result measure(const std::string& name, const std::string& plan, const Dataset& data) {
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int run(const std::string& path, int repetitions) {
+  const std::vector<std::uint8_t> bytes = read_file(path);
+  const SafetensorsFile file = read_safetensors(bytes);
+  const std::string plan = file.metadata.at("plan");
+  std::vector<std::uint32_t> offsets =
+      tensor_values<std::uint32_t, std::int32_t>(file.tensors, "offsets");
+  std::vector<std::uint32_t> ids = tensor_values<std::uint32_t, std::int32_t>(file.tensors, "ids");
+  std::vector<float> weights;
+  if (file.tensors.count("weights")) weights = tensor_values<float, float>(file.tensors, "weights");
+  std::vector<std::int32_t> labels =
+      tensor_values<std::int32_t, std::int32_t>(file.tensors, "labels");
+  const auto num_features = static_cast<std::uint32_t>(std::stoul(file.metadata.at("num_features")));
+  const Dataset data = Dataset::from_csr(std::move(offsets), std::move(ids), std::move(weights),
+                                         std::move(labels), num_features);
   const std::vector<std::uint8_t> model = initialize_model(plan, 1);
-  const std::size_t epochs = parse_plan(plan).train->epochs;
-  std::vector<double> times;
-  for (int run = 0; run < 4; ++run) {
-    const auto start = std::chrono::steady_clock::now();
-    const std::vector<std::uint8_t> update = execute(plan, model.data(), model.size(), data);
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    if (update.empty()) std::abort();
-    if (run > 0) times.push_back(elapsed.count());
+
+  const std::size_t examples = data.size() * parse_plan(plan).train->epochs;
+
+  using Clock = std::chrono::steady_clock;
+  std::vector<double> rates, setups;
+  double loss = 0.0;
+  for (int rep = 0; rep <= repetitions; ++rep) {  // rep 0 warms up
+    const auto t0 = Clock::now();
+    TrainingSession session(plan, model.data(), model.size(), data);
+    const auto t1 = Clock::now();
+    while (session.step()) {
+    }
+    const auto t2 = Clock::now();
+    loss = session.mean_loss();
+    if (rep > 0) {
+      rates.push_back(static_cast<double>(examples) / std::chrono::duration<double>(t2 - t1).count());
+      setups.push_back(std::chrono::duration<double>(t1 - t0).count());
+    }
   }
-  std::sort(times.begin(), times.end());
-  const double seconds = times[times.size() / 2];
-  return {name, seconds, static_cast<double>(data.size() * epochs) / seconds};
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf(
+      "{\"engine\": \"native\", \"examples_per_second\": %.1f, \"repetitions\": [",
+      median(rates));
+  for (std::size_t i = 0; i < rates.size(); ++i) std::printf("%s%.1f", i ? ", " : "", rates[i]);
+  std::printf(
+      "], \"setup_seconds\": %.6f, \"mean_loss\": %.9g, \"peak_rss_bytes\": %ld, "
+      "\"model_bytes\": %zu}\n",
+      median(setups), loss, usage.ru_maxrss * 1024L, model.size());
+  return 0;
 }
 
-std::string plan_of(const std::string& layers, const std::string& loss, int epochs,
-                    const std::string& updates, const std::string& features = "") {
-  return R"({"model": {"inputs": {"tokens": "sparse_ids"}, "layers": )" + layers +
-         R"(, "loss": ")" + loss +
-         R"("}, "train": {"optimizer": {"type": "adam", "learning_rate": 0.01},
-         "epochs": )" +
-         std::to_string(epochs) + R"(, "batch_size": 32}, "updates": )" + updates + features + "}";
+// The SpamAssassin fixture's train split (format: tests/fixtures/make_spamassassin_fixture.mjs).
+int featurize(const std::string& fixture, const std::string& plan, const std::string& out_path) {
+  std::ifstream in(fixture, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read the SpamAssassin fixture " + fixture);
+  std::string header;
+  std::getline(in, header);
+  std::istringstream hs(header);
+  std::string magic;
+  int version = 0;
+  std::size_t count = 0;
+  hs >> magic >> version >> count;
+  std::string texts;
+  std::vector<std::uint32_t> text_offsets{0};
+  std::vector<std::int32_t> labels;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::string line, split, group, id;
+    int label = 0;
+    std::size_t length = 0;
+    std::getline(in, line);
+    std::istringstream rs(line);
+    rs >> label >> split >> group >> id >> length;
+    std::string text(length, '\0');
+    in.read(&text[0], static_cast<std::streamsize>(length));
+    in.get();
+    if (split != "train") continue;
+    texts += text;
+    text_offsets.push_back(static_cast<std::uint32_t>(texts.size()));
+    labels.push_back(label);
+  }
+  const TextFeatureOptions features = text_features_from_plan(plan);
+  const auto start = std::chrono::steady_clock::now();
+  const Dataset data = build_hashed_text_dataset(texts.data(), texts.size(), text_offsets.data(),
+                                                 labels.size(), labels.data(), features);
+  const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - start;
+
+  const auto i32_tensor = [](const std::vector<std::uint32_t>& v) {
+    DenseTensor t = DenseTensor::zeros(DType::I32, {v.size()});
+    std::int32_t* d = t.data<std::int32_t>();
+    for (std::size_t i = 0; i < v.size(); ++i) d[i] = static_cast<std::int32_t>(v[i]);
+    return t;
+  };
+  NamedTensors tensors;
+  tensors.emplace("offsets", i32_tensor(data.offsets()));
+  tensors.emplace("ids", i32_tensor(data.ids()));
+  DenseTensor label_tensor = DenseTensor::zeros(DType::I32, {data.size()});
+  std::copy(data.labels().begin(), data.labels().end(), label_tensor.data<std::int32_t>());
+  tensors.emplace("labels", std::move(label_tensor));
+  if (!data.weights().empty()) {
+    DenseTensor w = DenseTensor::zeros(DType::F32, {data.weights().size()});
+    std::copy(data.weights().begin(), data.weights().end(), w.data<float>());
+    tensors.emplace("weights", std::move(w));
+  }
+  const std::vector<std::uint8_t> bytes = write_safetensors(
+      tensors, {{"plan", plan},
+                {"num_features", std::to_string(data.num_features())},
+                {"workload", "spamassassin"}});
+  std::ofstream out(out_path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("cannot write " + out_path);
+  std::printf("{\"examples\": %zu, \"featurize_seconds\": %.6f}\n", data.size(), seconds.count());
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<Result> results;
-  results.push_back(measure(
-      "sparse_logreg_2^20",
-      plan_of(
-          R"([{"type": "embedding_bag", "name": "lr", "vocab": 1048576, "dim": 1, "combiner": "sum", "initializer": "zeros"}])",
-          "sigmoid_cross_entropy", 3,
-          R"({"lr/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"}})"),
-      synthetic(1, 20000, 1u << 20, 40, 2)));
-  results.push_back(measure(
-      "embedding_bag_100k_x32_dense10",
-      plan_of(
-          R"([{"type": "embedding_bag", "name": "emb", "vocab": 100000, "dim": 32, "combiner": "mean"},
-                 {"type": "dense", "name": "out", "units": 10}])",
-          "softmax_cross_entropy", 1,
-          R"({"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
-                  "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
-                  "out/bias": {"encoding": "dense", "aggregator": "weighted_mean"}})"),
-      synthetic(2, 10000, 100000, 20, 10)));
-  if (argc > 1) {
-    std::ifstream in(argv[1], std::ios::binary);
-    if (!in) {
-      std::fprintf(stderr, "cannot read the SpamAssassin fixture %s\n", argv[1]);
-      return 1;
-    }
-    std::string header;
-    std::getline(in, header);
-    std::istringstream hs(header);
-    std::string magic;
-    int version = 0;
-    std::size_t count = 0;
-    hs >> magic >> version >> count;
-    std::string texts;
-    std::vector<std::uint32_t> offsets{0};
-    std::vector<std::int32_t> labels;
-    for (std::size_t i = 0; i < count; ++i) {
-      std::string line, split, group, id;
-      int label = 0;
-      std::size_t length = 0;
-      std::getline(in, line);
-      std::istringstream rs(line);
-      rs >> label >> split >> group >> id >> length;
-      std::string text(length, '\0');
-      in.read(&text[0], static_cast<std::streamsize>(length));
-      in.get();
-      if (split != "train") continue;
-      texts += text;
-      offsets.push_back(static_cast<std::uint32_t>(texts.size()));
-      labels.push_back(label);
-    }
-    const std::string plan = plan_of(
-        R"([{"type": "embedding_bag", "name": "emb", "vocab": 262144, "dim": 16, "combiner": "sqrtn"},
-            {"type": "dense", "name": "out", "units": 2}])",
-        "softmax_cross_entropy", 5,
-        R"({"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
-            "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
-            "out/bias": {"encoding": "dense", "aggregator": "weighted_mean"}})",
-        R"(, "features": {"hash": "murmur3_32", "num_buckets": 262144, "binary": true})");
-    const TextFeatureOptions features = text_features_from_plan(plan);
-    const auto start = std::chrono::steady_clock::now();
-    const Dataset data = build_hashed_text_dataset(texts.data(), texts.size(), offsets.data(),
-                                                   labels.size(), labels.data(), features);
-    const std::chrono::duration<double> featurize = std::chrono::steady_clock::now() - start;
-    results.push_back({"spamassassin_featurize", featurize.count(),
-                       static_cast<double>(labels.size()) / featurize.count()});
-    results.push_back(measure("spamassassin_embedding_bag", plan, data));
+  try {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    if (mode == "run" && argc == 4) return run(argv[2], std::stoi(argv[3]));
+    if (mode == "featurize" && argc == 5) return featurize(argv[2], argv[3], argv[4]);
+    std::fprintf(stderr,
+                 "usage: fedleaf_train_bench run DATA.safetensors REPETITIONS\n"
+                 "       fedleaf_train_bench featurize FIXTURE PLAN_JSON OUT.safetensors\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fedleaf_train_bench: %s\n", e.what());
+    return 1;
   }
-  std::printf("%-34s %12s %16s\n", "workload", "seconds", "examples/s");
-  for (const Result& r : results) {
-    std::printf("%-34s %12.4f %16.0f\n", r.name.c_str(), r.seconds, r.examples_per_second);
-  }
-  for (const Result& r : results) {
-    std::printf("{\"name\": \"native/%s\", \"seconds\": %.6f, \"examples_per_second\": %.1f}\n",
-                r.name.c_str(), r.seconds, r.examples_per_second);
-  }
-  return 0;
 }

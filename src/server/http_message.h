@@ -1,0 +1,47 @@
+// Transport-independent HTTP request and response, as the router sees them.
+//
+//   Request req{"PUT", "/v1/tasks/7/result", {{"authorization", "Bearer abc"}}, body};
+//   Response res = router.handle(req);
+//   res.status == 201;  res.header("content-type") == "application/json";
+//
+// Header names are lower-case. A Response body is shared and immutable, so a cached model is
+// sent to many clients without copies.
+#pragma once
+
+#include <exception>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fedleaf::server {
+
+struct Request {
+  std::string method;
+  std::string target;                          // path and query, as sent
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+
+  // The header's value, or "" when absent.
+  std::string header(const std::string& lower_name) const;
+  // The target without its query string.
+  std::string path() const;
+};
+
+struct Response {
+  int status = 200;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<const std::string> body = std::make_shared<const std::string>();
+
+  // A JSON response (Content-Type: application/json) with the given serialised body.
+  static Response json(int status, std::string body);
+  // The value of the first header with this lower-case name, or "".
+  std::string header(const std::string& lower_name) const;
+  Response& set_header(std::string name, std::string value);
+};
+
+// {"error": {"code": ..., "message": ...}} with the status error_reply() assigns.
+Response error_response(const std::exception& error);
+
+}  // namespace fedleaf::server

@@ -1,0 +1,111 @@
+// fedleaf-server: the task repository (see src/server/README.md).
+//
+//   fedleaf-server --db var/tasks.db --port 8080 --web-root web_demo
+//                  --admin-token-file var/admin.token
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/train/executor.h"
+#include "core/version.h"
+#include "server/http_server.h"
+#include "server/router.h"
+#include "server/sqlite_store.h"
+#include "server/task_repository.h"
+#include "server/tokens.h"
+
+namespace {
+
+std::string read_admin_token(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw fedleaf::InvalidInput("--admin-token-file: cannot read '" + path + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string token = text.str();
+  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  token.erase(token.begin(), std::find_if(token.begin(), token.end(), not_space));
+  token.erase(std::find_if(token.rbegin(), token.rend(), not_space).base(), token.end());
+  if (token.size() < 16) {
+    throw fedleaf::InvalidInput("--admin-token-file: the token in '" + path +
+                                "' must have at least 16 characters");
+  }
+  return token;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace fedleaf::server;
+  CLI::App app{"fedleaf task repository"};
+  std::string db_path;
+  std::string admin_token_file;
+  std::string log_level = "info";
+  HttpServerOptions http;
+  RouterOptions routing;
+  TaskRepositoryOptions repo_options;
+  app.set_version_flag("--version", std::string(fedleaf::kVersion));
+  app.add_option("--db", db_path, "SQLite database file (created if missing)")->required();
+  app.add_option("--admin-token-file", admin_token_file,
+                 "file holding the admin token (>= 16 characters)")
+      ->required();
+  app.add_option("--port", http.port, "TCP port; 0 picks a free one")->capture_default_str();
+  app.add_option("--address", http.address, "address to listen on")->capture_default_str();
+  app.add_option("--web-root", routing.web_root, "folder of static files served at /");
+  app.add_option("--threads", http.threads, "I/O threads")->capture_default_str();
+  app.add_option("--max-body-bytes", http.max_body_bytes, "largest request body (413 above)")
+      ->capture_default_str();
+  app.add_option("--header-timeout-s", http.header_timeout_s,
+                 "seconds to receive a request header, and keep-alive idle time (408)")
+      ->capture_default_str();
+  app.add_option("--body-timeout-s", http.body_timeout_s, "seconds to receive a body (408)")
+      ->capture_default_str();
+  app.add_option("--max-connections", http.max_connections, "open connections (429 above)")
+      ->capture_default_str();
+  app.add_option("--cors-origin", http.cors_origins,
+                 "origin allowed to call the API from a browser (repeatable; '*' for any)");
+  app.add_option("--tick-interval-s", http.tick_interval_s, "deadline check period")
+      ->capture_default_str();
+  app.add_option("--shutdown-grace-s", http.shutdown_grace_s,
+                 "longest wait for requests in flight at shutdown")
+      ->capture_default_str();
+  app.add_option("--checkpoint-every", repo_options.checkpoint_every,
+                 "checkpoint an open round every N accepted reports (0: at shutdown only)")
+      ->capture_default_str();
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  auto logger = spdlog::stderr_color_mt("fedleaf");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
+  logger->set_level(spdlog::level::from_str(log_level));
+  logger->flush_on(spdlog::level::info);
+  repo_options.logger = logger;
+  repo_options.model_initializer = fedleaf::core::initialize_model;
+
+  try {
+    routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
+    SqliteStore store(db_path);
+    SystemClock clock;
+    Metrics metrics;
+    TaskRepository repository(store, clock, metrics, repo_options);
+    Router router(repository, metrics, routing);
+    HttpServer server(router, repository, metrics, http, logger);
+    logger->info("event=listening version={} address={} port={} db={} threads={}",
+                 fedleaf::kVersion, http.address, server.port(), db_path, http.threads);
+    std::cout << "fedleaf-server listening on http://" << http.address << ":" << server.port()
+              << std::endl;
+    server.run();
+    repository.checkpoint_all();
+    logger->info("event=shutdown_complete");
+    return 0;
+  } catch (const std::exception& e) {
+    logger->critical("event=fatal error=\"{}\"", e.what());
+    return 1;
+  }
+}

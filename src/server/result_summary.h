@@ -1,0 +1,30 @@
+// The metadata of an uploaded result (train or evaluate), read from the safetensors header
+// without decoding the tensors; RoundAggregator validates the tensors of train results.
+//
+//   ResultSummary s = summarize_result(body.data(), body.size(), "train");
+//   s.num_examples;  s.metrics.at("loss");
+//
+// Rules (contracts.md "Train result" / "Evaluate result"): metadata "kind" equals the task's
+// kind; "num_examples" is a decimal integer > 0; "loss" is present; "loss", "accuracy", "auc"
+// and any other metric key present are finite decimals. Train results carry tensors; evaluate
+// results carry none. Throws InvalidInput naming the key and the rule.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace fedleaf::server {
+
+struct ResultSummary {
+  std::string kind;  // "train" | "evaluate"
+  double num_examples = 0;
+  std::map<std::string, double> metrics;  // "loss", and "accuracy"/"auc" when present
+  std::string task_id;                    // metadata "task_id", empty when absent
+};
+
+ResultSummary summarize_result(const std::uint8_t* data, std::size_t size,
+                               const std::string& expected_kind);
+
+}  // namespace fedleaf::server

@@ -1,0 +1,45 @@
+// Router: the HTTP API of the task repository over transport-independent messages.
+//
+//   Router router(repository, metrics, {hash_token(admin_token), "web_demo"});
+//   Response res = router.handle(request);   // never throws
+//
+// Order of checks for /v1/ requests: protocol version (426), then routing (404/405), then
+// authentication (401/403), then the call. Every error becomes {"error": {"code", "message"}}
+// via error_response(); paths outside /v1/, /healthz and /metrics are static files of web_root.
+// Thread-safe (TaskRepository and Metrics are).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "server/http_message.h"
+#include "server/metrics.h"
+#include "server/task_repository.h"
+
+namespace fedleaf::server {
+
+struct RouterOptions {
+  std::string admin_token_hash;  // hash_token() of the admin token
+  std::string web_root;          // static files; empty: none
+};
+
+class Router {
+ public:
+  Router(TaskRepository& repository, Metrics& metrics, RouterOptions options);
+  Response handle(const Request& request) const;
+
+ private:
+  Response route(const Request& request) const;
+  void check_admin(const Request& request) const;
+
+  TaskRepository& repository_;
+  Metrics& metrics_;
+  RouterOptions options_;
+};
+
+// Checks the Fedleaf-Version header of a /v1/ request: a value whose major differs from the
+// server's (or that is not MAJOR.MINOR) is UpgradeRequired, as is a missing header on a request
+// that changes state (POST, PUT). Both versions are named in the message.
+void check_protocol_version(const Request& request);
+
+}  // namespace fedleaf::server

@@ -1,0 +1,660 @@
+#include "server/task_repository.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/aggregation/round_aggregator.h"
+#include "core/safetensors.h"
+#include "server/result_summary.h"
+#include "server/server_errors.h"
+#include "server/sha256.h"
+#include "server/tokens.h"
+
+namespace fedleaf::server {
+
+using nlohmann::json;
+
+struct TaskRepository::PopulationState {
+  PopulationRecord record;
+  RoundRecord round;  // the current round
+  std::string train_plan_json;
+  std::string eval_plan_json;
+  ModelBlob model;  // the current round's model
+  // The open training round's accumulator; empty once training rounds are over.
+  std::optional<core::RoundAggregator> aggregator;
+  std::int64_t result_seq = 0;      // last stored result of the current round
+  std::int64_t checkpoint_seq = 0;  // last result folded into the stored checkpoint
+};
+
+namespace {
+
+std::string plan_with_kind(const std::string& plan_json, const char* kind) {
+  json plan = json::parse(plan_json);
+  plan["kind"] = kind;
+  return plan.dump();
+}
+
+std::string model_url(const std::string& population, int round) {
+  return "/v1/populations/" + population + "/rounds/" + std::to_string(round) + "/model";
+}
+
+core::NamedTensors decode_model(const std::string& bytes) {
+  core::SafetensorsReadOptions options;
+  options.require_finite = true;
+  return core::read_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
+                                options)
+      .tensors;
+}
+
+std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+// Runs `body` inside one store transaction; a failure rolls it back and surfaces as
+// Unavailable (the caller then drops its in-memory state, which the store no longer matches).
+template <class Body>
+void transact(Store& store, Durability durability, const std::string& what, Body&& body) {
+  try {
+    StoreTransaction tx(store, durability);
+    body();
+    tx.commit();
+  } catch (const Conflict&) {
+    throw;
+  } catch (const NotFound&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Unavailable(what + ": store failure: " + e.what());
+  }
+}
+
+}  // namespace
+
+TaskRepository::TaskRepository(Store& store, const Clock& clock, Metrics& metrics,
+                               TaskRepositoryOptions options)
+    : store_(store), clock_(clock), metrics_(metrics), options_(std::move(options)) {
+  for (const PopulationRecord& record : store_.list_populations()) {
+    populations_.emplace(record.id, load(record));
+  }
+}
+
+TaskRepository::~TaskRepository() = default;
+
+std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
+    const PopulationRecord& record) {
+  auto st = std::make_unique<PopulationState>();
+  st->record = record;
+  auto round = store_.find_round(record.id, record.current_round);
+  auto model = store_.find_model(record.id, record.current_round);
+  if (!round || !model) {
+    throw Error("population '" + record.id + "': round " + std::to_string(record.current_round) +
+                " or its model is missing from the store");
+  }
+  st->round = *round;
+  st->train_plan_json = plan_with_kind(record.plan_json, "train");
+  st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
+  st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
+  if (record.state == "running" && round->number < record.rounds && round->status == "open") {
+    core::NamedTensors tensors = decode_model(*st->model.bytes);
+    auto checkpoint = store_.find_checkpoint(record.id, round->number);
+    if (checkpoint) {
+      st->aggregator = core::RoundAggregator::restore(
+          record.plan_json, std::move(tensors),
+          reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()),
+          checkpoint->bytes.size());
+      st->checkpoint_seq = st->result_seq = checkpoint->seq;
+    } else {
+      st->aggregator.emplace(record.plan_json, std::move(tensors));
+    }
+    for (const ResultRecord& result :
+         store_.list_results(record.id, round->number, st->checkpoint_seq)) {
+      st->aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.bytes.data()),
+                                 result.bytes.size());
+      st->result_seq = result.seq;
+    }
+    if (st->aggregator->num_reports() != static_cast<std::size_t>(round->reports)) {
+      throw Error("population '" + record.id + "' round " + std::to_string(round->number) +
+                  ": the store records " + std::to_string(round->reports) +
+                  " reports but its results and checkpoint hold " +
+                  std::to_string(st->aggregator->num_reports()));
+    }
+  }
+  return st;
+}
+
+TaskRepository::PopulationState& TaskRepository::state_of(const std::string& population_id) {
+  auto it = populations_.find(population_id);
+  if (it != populations_.end()) return *it->second;
+  auto record = store_.find_population(population_id);
+  if (!record) throw NotFound("population '" + population_id + "' does not exist");
+  return *populations_.emplace(population_id, load(*record)).first->second;
+}
+
+CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) {
+  std::lock_guard lock(mutex_);
+  std::string model_bytes;
+  if (spec.initial_model) {
+    model_bytes = *spec.initial_model;
+  } else {
+    if (!options_.model_initializer) {
+      throw InvalidInput(
+          "population: 'seed' is not supported by this server; send "
+          "'initial_model_b64'");
+    }
+    model_bytes = to_string_bytes(options_.model_initializer(spec.plan_json, *spec.seed));
+  }
+  // Validates the model bytes and that the plan's updates fit the model.
+  core::NamedTensors tensors = decode_model(model_bytes);
+  core::RoundAggregator check(spec.plan_json, tensors);
+
+  const double now = clock_.now();
+  CreatedPopulation created;
+  created.id = spec.id ? *spec.id : "pop-" + generate_token().substr(0, 12);
+  created.client_token = generate_token();
+  created.model_etag = sha256_hex(model_bytes);
+
+  PopulationRecord record;
+  record.id = created.id;
+  record.plan_json = spec.plan_json;
+  record.client_token_hash = hash_token(created.client_token);
+  record.rounds = spec.rounds;
+  record.clients_per_round = spec.clients_per_round;
+  record.min_reports = spec.min_reports;
+  record.round_deadline_s = spec.round_deadline_s;
+  record.lease_s = spec.lease_s;
+  record.train_tasks_per_round = spec.train_tasks_per_round;
+  record.eval_tasks_per_round = spec.eval_tasks_per_round;
+  record.created_at = now;
+  RoundRecord round0;
+  round0.population_id = record.id;
+  round0.started_at = now;
+  round0.deadline = now + record.round_deadline_s;
+
+  transact(store_, Durability::kFull, "create population", [&] {
+    if (populations_.count(record.id) || store_.find_population(record.id)) {
+      throw Conflict("population '" + record.id + "' already exists");
+    }
+    store_.insert_population(record);
+    store_.insert_round(round0);
+    store_.insert_model({record.id, 0, created.model_etag, model_bytes});
+  });
+  auto st = std::make_unique<PopulationState>();
+  st->record = record;
+  st->round = round0;
+  st->train_plan_json = plan_with_kind(record.plan_json, "train");
+  st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
+  st->model = {created.model_etag, std::make_shared<const std::string>(std::move(model_bytes))};
+  st->aggregator.emplace(std::move(check));
+  populations_[record.id] = std::move(st);
+  if (options_.logger) {
+    options_.logger->info("event=population_created population={} rounds={} clients_per_round={}",
+                          record.id, record.rounds, record.clients_per_round);
+  }
+  return created;
+}
+
+void TaskRepository::advance(PopulationState& st, double now) {
+  while (st.record.state == "running") {
+    const RoundRecord& r = st.round;
+    if (r.number < st.record.rounds) {
+      const bool quorum = r.reports >= st.record.clients_per_round;
+      const bool deadline = now >= r.deadline && r.reports >= st.record.min_reports;
+      if (!quorum && !deadline) return;
+      close_training_round(st, now);
+    } else {
+      if (r.eval_reports < st.record.eval_tasks_per_round && now < r.deadline) return;
+      finish(st, now);
+    }
+  }
+}
+
+void TaskRepository::close_training_round(PopulationState& st, double now) {
+  const std::string id = st.record.id;
+  core::NamedTensors next = st.aggregator->next_model();
+  std::string bytes = to_string_bytes(core::write_safetensors(next));
+  const std::string etag = sha256_hex(bytes);
+
+  RoundRecord closed = st.round;
+  closed.status = "closed";
+  closed.closed_at = now;
+  RoundRecord opened;
+  opened.population_id = id;
+  opened.number = closed.number + 1;
+  opened.started_at = now;
+  opened.deadline = now + st.record.round_deadline_s;
+  PopulationRecord record = st.record;
+  record.current_round = opened.number;
+  const bool training_over = opened.number >= record.rounds;
+  if (training_over && record.eval_tasks_per_round == 0) {
+    opened.status = "closed";
+    opened.closed_at = now;
+    record.state = "finished";
+  }
+  try {
+    transact(store_, Durability::kFull, "close round", [&] {
+      store_.update_round(closed);
+      store_.delete_results(id, closed.number);
+      store_.delete_checkpoint(id, closed.number);
+      store_.insert_round(opened);
+      store_.insert_model({id, opened.number, etag, bytes});
+      store_.update_population(record);
+    });
+  } catch (...) {
+    populations_.erase(id);
+    throw;
+  }
+  metrics_.observe_round_duration(now - closed.started_at);
+  if (options_.logger) {
+    options_.logger->info(
+        "event=round_closed population={} round={} reports={} examples={} duration_s={:.3f} "
+        "model_etag={}",
+        id, closed.number, closed.reports, closed.examples, now - closed.started_at, etag);
+  }
+  st.record = record;
+  st.round = opened;
+  st.model = {etag, std::make_shared<const std::string>(std::move(bytes))};
+  st.result_seq = st.checkpoint_seq = 0;
+  if (training_over) {
+    st.aggregator.reset();
+  } else {
+    st.aggregator.emplace(record.plan_json, std::move(next));
+  }
+  if (options_.logger && record.state == "finished") {
+    options_.logger->info("event=population_finished population={} rounds={}", id, record.rounds);
+  }
+}
+
+void TaskRepository::finish(PopulationState& st, double now) {
+  const std::string id = st.record.id;
+  RoundRecord closed = st.round;
+  closed.status = "closed";
+  closed.closed_at = now;
+  PopulationRecord record = st.record;
+  record.state = "finished";
+  try {
+    transact(store_, Durability::kFull, "finish population", [&] {
+      store_.update_round(closed);
+      store_.update_population(record);
+    });
+  } catch (...) {
+    populations_.erase(id);
+    throw;
+  }
+  st.round = closed;
+  st.record = record;
+  if (options_.logger) {
+    options_.logger->info("event=population_finished population={} rounds={} eval_reports={}", id,
+                          record.rounds, closed.eval_reports);
+  }
+}
+
+ClaimOutcome TaskRepository::claim(const std::string& population_id,
+                                   const std::string& client_token, int min_round) {
+  std::lock_guard lock(mutex_);
+  PopulationState& st = state_of(population_id);
+  if (!token_matches(client_token, st.record.client_token_hash)) {
+    throw Forbidden("client token does not match population '" + population_id + "'");
+  }
+  const double now = clock_.now();
+  advance(st, now);
+  if (st.record.state == "finished") {
+    metrics_.count_claim("finished");
+    return RetryLater{3600, true, 3'600'000};
+  }
+
+  // Evaluate tasks first: there are few of them and they measure the model just published.
+  struct Pool {
+    const char* kind;
+    int limit;
+    int created;
+  };
+  std::vector<Pool> pools;
+  if (st.record.eval_tasks_per_round > 0) {
+    pools.push_back({"evaluate", st.record.eval_tasks_per_round, st.round.eval_tasks});
+  }
+  const bool wants_later_round = st.round.number < min_round;
+  if (st.round.number < st.record.rounds && !wants_later_round) {
+    pools.push_back({"train", st.record.train_tasks_per_round, st.round.train_tasks});
+  }
+  for (const Pool& pool : pools) {
+    std::optional<TaskRecord> expired =
+        store_.find_expired_task(population_id, st.round.number, pool.kind, now);
+    if (!expired && pool.created >= pool.limit) continue;
+
+    TaskAssignment task;
+    task.population = population_id;
+    task.round = st.round.number;
+    task.kind = pool.kind;
+    task.lease_token = generate_token();
+    task.lease_expires_at = now + st.record.lease_s;
+    RoundRecord round = st.round;
+    try {
+      transact(store_, Durability::kNormal, "claim", [&] {
+        TaskRecord record;
+        if (expired) {
+          record = *expired;
+        } else {
+          record.population_id = population_id;
+          record.round = round.number;
+          record.kind = pool.kind;
+          record.id = store_.insert_task(record);
+          (task.kind == "train" ? round.train_tasks : round.eval_tasks) += 1;
+          store_.update_round(round);
+        }
+        record.state = "leased";
+        record.lease_expires_at = task.lease_expires_at;
+        record.lease_id = store_.insert_lease(
+            {0, record.id, hash_token(task.lease_token), task.lease_expires_at});
+        store_.update_task(record);
+        task.task_id = record.id;
+      });
+    } catch (...) {
+      populations_.erase(population_id);
+      throw;
+    }
+    st.round = round;
+    task.plan_json = task.kind == "train" ? st.train_plan_json : st.eval_plan_json;
+    task.model_etag = st.model.etag;
+    metrics_.count_claim("task");
+    return task;
+  }
+
+  // Tasks come back when a lease expires or the round reaches its deadline; a new round (new
+  // tasks) opens whenever the open one reaches quorum, so waiting leaves poll at least that often.
+  double wake = std::min(st.round.deadline, now + kRoundPollS);
+  if (auto expiry = store_.next_lease_expiry(population_id, st.round.number, now)) {
+    wake = std::min(wake, *expiry);
+  }
+  metrics_.count_claim("retry");
+  const double wait_s = std::clamp(wake - now, 0.05, std::max(1.0, st.record.lease_s));
+  return RetryLater{std::max(1.0, std::ceil(wait_s)), false, std::ceil(wait_s * 1000)};
+}
+
+void TaskRepository::reject(const std::string& population_id, const std::string& reason) {
+  metrics_.count_rejection(reason);
+  try {
+    transact(store_, Durability::kNormal, "count rejection",
+             [&] { store_.add_rejection(population_id, reason); });
+  } catch (const std::exception& e) {
+    // The rejection itself stands; only its statistic is lost.
+    if (options_.logger)
+      options_.logger->warn("event=rejection_not_counted error=\"{}\"", e.what());
+  }
+}
+
+UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& lease_token,
+                                     const std::string& body) {
+  std::lock_guard lock(mutex_);
+  std::optional<TaskRecord> task = store_.find_task(task_id);
+  if (!task) throw NotFound("task " + std::to_string(task_id) + " does not exist");
+  const std::string population_id = task->population_id;
+  PopulationState& st = state_of(population_id);
+
+  std::int64_t lease_id = 0;  // every lease is compared, so timing does not reveal which matched
+  for (const LeaseRecord& lease : store_.list_leases(task_id)) {
+    if (token_matches(lease_token, lease.token_hash)) lease_id = lease.id;
+  }
+  if (lease_id == 0) {
+    reject(population_id, "forbidden");
+    throw Forbidden("lease token does not match task " + std::to_string(task_id));
+  }
+  const double now = clock_.now();
+  advance(st, now);
+  const std::string sha = sha256_hex(body);
+  const std::string task_name = "task " + std::to_string(task_id);
+
+  if (task->state == "done") {
+    if (task->completed_lease_id == lease_id) {
+      if (sha == task->result_sha256) return {200, task->result_body};
+      reject(population_id, "conflict");
+      throw Conflict(task_name + ": a different result was already accepted for this lease");
+    }
+    reject(population_id, "lease_expired");
+    throw Gone(task_name + ": this lease expired and the task was completed under another lease");
+  }
+  if (lease_id != task->lease_id) {
+    reject(population_id, "lease_expired");
+    throw Gone(task_name + ": this lease expired and the task was leased again");
+  }
+  if (now >= task->lease_expires_at) {
+    reject(population_id, "lease_expired");
+    throw Gone(task_name + ": the lease expired " + std::to_string(now - task->lease_expires_at) +
+               " s ago");
+  }
+  if (task->kind == "evaluate") return accept_evaluate(st, std::move(*task), body, sha, now);
+  if (task->round != st.round.number || st.round.status != "open" || !st.aggregator) {
+    reject(population_id, "round_closed");
+    throw Gone(task_name + ": round " + std::to_string(task->round) + " of population '" +
+               population_id + "' is closed");
+  }
+  return accept_train(st, std::move(*task), body, sha, now);
+}
+
+UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
+                                           const std::string& body, const std::string& sha,
+                                           double now) {
+  const std::string id = st.record.id;
+  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
+  ResultSummary summary;
+  try {
+    summary = summarize_result(data, body.size(), "train");
+    if (!summary.task_id.empty() && summary.task_id != std::to_string(task.id)) {
+      throw InvalidInput("result metadata 'task_id': '" + summary.task_id +
+                         "' is not the uploaded task " + std::to_string(task.id));
+    }
+    // All or nothing: on InvalidInput the aggregator is unchanged.
+    st.aggregator->add_result(data, body.size());
+  } catch (const InvalidInput&) {
+    reject(id, "invalid_result");
+    throw;
+  }
+
+  RoundRecord round = st.round;
+  round.reports += 1;
+  round.examples += summary.num_examples;
+  round.loss_sum += summary.num_examples * summary.metrics.at("loss");
+  if (auto it = summary.metrics.find("accuracy"); it != summary.metrics.end()) {
+    round.accuracy_sum += summary.num_examples * it->second;
+    round.accuracy_examples += summary.num_examples;
+  }
+  round.upload_bytes += static_cast<std::int64_t>(body.size());
+  const std::int64_t seq = st.result_seq + 1;
+  const bool checkpoint_due =
+      options_.checkpoint_every > 0 && seq - st.checkpoint_seq >= options_.checkpoint_every;
+
+  task.state = "done";
+  task.completed_lease_id = task.lease_id;
+  task.result_sha256 = sha;
+  task.result_status = 201;
+  task.result_body = json{{"task_id", task.id},  {"population", id},     {"round", task.round},
+                          {"kind", "train"},     {"status", "accepted"}, {"reports", round.reports},
+                          {"result_sha256", sha}}
+                         .dump();
+  try {
+    transact(store_, Durability::kFull, "accept result", [&] {
+      store_.insert_result({id, round.number, seq, task.id, body});
+      store_.update_task(task);
+      store_.update_round(round);
+      if (checkpoint_due) {
+        store_.put_checkpoint(
+            {id, round.number, seq, to_string_bytes(st.aggregator->checkpoint())});
+      }
+    });
+  } catch (...) {
+    // The in-memory aggregator already holds this result; reload it from the store.
+    populations_.erase(id);
+    throw;
+  }
+  st.round = round;
+  st.result_seq = seq;
+  if (checkpoint_due) st.checkpoint_seq = seq;
+  advance(st, now);
+  return {201, task.result_body};
+}
+
+UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord task,
+                                              const std::string& body, const std::string& sha,
+                                              double now) {
+  const std::string id = st.record.id;
+  ResultSummary summary;
+  try {
+    summary = summarize_result(reinterpret_cast<const std::uint8_t*>(body.data()), body.size(),
+                               "evaluate");
+  } catch (const InvalidInput&) {
+    reject(id, "invalid_result");
+    throw;
+  }
+  const bool current = task.round == st.round.number;
+  std::optional<RoundRecord> found = current ? st.round : store_.find_round(id, task.round);
+  if (!found) throw Error("round " + std::to_string(task.round) + " of '" + id + "' is missing");
+  RoundRecord round = *found;
+  round.eval_reports += 1;
+  round.eval_examples += summary.num_examples;
+  json sums = json::parse(round.eval_sums_json);
+  for (const auto& [name, value] : summary.metrics) {
+    sums[name] = sums.value(name, 0.0) + summary.num_examples * value;
+  }
+  round.eval_sums_json = sums.dump();
+
+  task.state = "done";
+  task.completed_lease_id = task.lease_id;
+  task.result_sha256 = sha;
+  task.result_status = 201;
+  task.result_body = json{{"task_id", task.id}, {"population", id},     {"round", task.round},
+                          {"kind", "evaluate"}, {"status", "accepted"}, {"result_sha256", sha}}
+                         .dump();
+  try {
+    transact(store_, Durability::kFull, "accept evaluation", [&] {
+      store_.update_task(task);
+      store_.update_round(round);
+    });
+  } catch (...) {
+    populations_.erase(id);
+    throw;
+  }
+  if (current) st.round = round;
+  advance(st, now);
+  return {201, task.result_body};
+}
+
+ModelBlob TaskRepository::model(const std::string& population_id, int round) {
+  std::lock_guard lock(mutex_);
+  PopulationState& st = state_of(population_id);
+  advance(st, clock_.now());
+  if (round == st.round.number) return st.model;
+  if (round < 0 || round > st.round.number) {
+    throw NotFound("round " + std::to_string(round) + " of population '" + population_id +
+                   "' has no published model (current round " + std::to_string(st.round.number) +
+                   ")");
+  }
+  auto record = store_.find_model(population_id, round);
+  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
+  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+}
+
+namespace {
+
+json round_json(const RoundRecord& r) {
+  json entry = {{"round", r.number},
+                {"status", r.status},
+                {"reports", r.reports},
+                {"examples", r.examples},
+                {"upload_bytes", r.upload_bytes},
+                {"started_at", r.started_at},
+                {"deadline", r.deadline}};
+  entry["mean_train_loss"] = r.examples > 0 ? json(r.loss_sum / r.examples) : json(nullptr);
+  entry["mean_train_accuracy"] =
+      r.accuracy_examples > 0 ? json(r.accuracy_sum / r.accuracy_examples) : json(nullptr);
+  const bool closed = r.status == "closed";
+  entry["closed_at"] = closed ? json(r.closed_at) : json(nullptr);
+  entry["duration_s"] = closed ? json(r.closed_at - r.started_at) : json(nullptr);
+  json eval = json::object();
+  if (r.eval_reports > 0) {
+    eval["reports"] = r.eval_reports;
+    eval["examples"] = r.eval_examples;
+    const json sums = json::parse(r.eval_sums_json);
+    for (const auto& [name, sum] : sums.items()) {
+      eval[name] = sum.get<double>() / r.eval_examples;
+    }
+  }
+  entry["eval"] = eval;
+  return entry;
+}
+
+}  // namespace
+
+json TaskRepository::status(const std::string& population_id) {
+  std::lock_guard lock(mutex_);
+  PopulationState& st = state_of(population_id);
+  advance(st, clock_.now());
+  const PopulationRecord& p = st.record;
+  json history = json::array();
+  for (const RoundRecord& r : store_.list_rounds(population_id)) history.push_back(round_json(r));
+  json rejections = json::object();
+  for (const auto& [reason, count] : store_.rejections(population_id)) rejections[reason] = count;
+  return {{"id", p.id},
+          {"state", p.state},
+          {"round", st.round.number},
+          {"rounds", p.rounds},
+          {"reports", st.round.reports},
+          {"clients_per_round", p.clients_per_round},
+          {"min_reports", p.min_reports},
+          {"round_deadline_s", p.round_deadline_s},
+          {"lease_s", p.lease_s},
+          {"train_tasks_per_round", p.train_tasks_per_round},
+          {"eval_tasks_per_round", p.eval_tasks_per_round},
+          {"model_etag", st.model.etag},
+          {"model_url", model_url(p.id, st.round.number)},
+          {"created_at", p.created_at},
+          {"rejections", rejections},
+          {"history", history}};
+}
+
+json TaskRepository::list_populations() {
+  std::lock_guard lock(mutex_);
+  json out = json::array();
+  for (const PopulationRecord& p : store_.list_populations()) {
+    out.push_back({{"id", p.id},
+                   {"state", p.state},
+                   {"round", p.current_round},
+                   {"rounds", p.rounds},
+                   {"clients_per_round", p.clients_per_round}});
+  }
+  return out;
+}
+
+void TaskRepository::tick() {
+  std::lock_guard lock(mutex_);
+  const double now = clock_.now();
+  std::vector<std::string> ids;
+  for (const auto& entry : populations_) ids.push_back(entry.first);
+  for (const std::string& id : ids) {
+    try {
+      advance(state_of(id), now);
+    } catch (const std::exception& e) {
+      if (options_.logger) {
+        options_.logger->error("event=tick_failed population={} error=\"{}\"", id, e.what());
+      }
+    }
+  }
+}
+
+void TaskRepository::checkpoint_all() {
+  std::lock_guard lock(mutex_);
+  for (auto& [id, st] : populations_) {
+    if (!st->aggregator || st->result_seq <= st->checkpoint_seq) continue;
+    const CheckpointRecord checkpoint{id, st->round.number, st->result_seq,
+                                      to_string_bytes(st->aggregator->checkpoint())};
+    transact(store_, Durability::kFull, "checkpoint", [&] { store_.put_checkpoint(checkpoint); });
+    st->checkpoint_seq = st->result_seq;
+  }
+}
+
+std::int64_t TaskRepository::open_leases() {
+  std::lock_guard lock(mutex_);
+  return store_.count_active_leases(clock_.now());
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,282 @@
+// server_load: C simulated leaves on loopback, each on its own keep-alive connection, doing
+// claim → upload (a small sparse train result) → claim … against a running fedleaf-server.
+// Bounded in count (--max-cycles) and time (--duration-s). Prints one JSON object: cycles/s,
+// claims/s, uploads/s, latency percentiles, errors by kind.
+//
+//   server_load --port 8080 --population bench --token T --concurrency 500 --duration-s 10
+//
+// A 204 (nothing to claim, e.g. the last tasks of a round are out) is not an error: the leaf
+// waits --retry-ms (not the 1 s of Retry-After, which would idle it for most of a round) and
+// claims again; 204s are counted separately.
+#include <algorithm>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/safetensors.h"
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Options {
+  std::string host = "127.0.0.1";
+  unsigned short port = 8080;
+  std::string population;
+  std::string token;
+  std::string version = "0.1";
+  int concurrency = 50;
+  double duration_s = 10;
+  // Connections open and traffic flows during the warm-up, but nothing is recorded: a burst of
+  // C simultaneous connects overflows the accept queue and costs SYN retransmits (1-3 s).
+  double warmup_s = 2;
+  long max_cycles = 1'000'000;
+  int retry_ms = 5;
+  int vocab = 20000;
+  int dim = 8;
+  int rows = 8;
+};
+
+struct Stats {
+  Clock::time_point recording_from;
+  // A request is recorded when it started after the warm-up.
+  bool recording(Clock::time_point started) const { return started >= recording_from; }
+  long cycles = 0;
+  long claims = 0;
+  long uploads = 0;
+  long no_task = 0;
+  std::map<std::string, long> errors;
+  std::vector<float> claim_ms;
+  std::vector<float> upload_ms;
+};
+
+// A train result as a leaf sends it: `rows` rows of emb/weight (row_sparse), out/weight dense.
+std::string make_result(const Options& o, std::mt19937& rng) {
+  std::vector<std::int64_t> picked;
+  std::uniform_int_distribution<std::int64_t> row(0, o.vocab - 1);
+  while (static_cast<int>(picked.size()) < o.rows) {
+    const auto r = row(rng);
+    if (std::find(picked.begin(), picked.end(), r) == picked.end()) picked.push_back(r);
+  }
+  std::sort(picked.begin(), picked.end());
+  fedleaf::core::RowIndices idx = fedleaf::core::RowIndices::from_shape({picked.size()});
+  for (std::size_t i = 0; i < picked.size(); ++i) idx(i) = picked[i];
+  auto values = fedleaf::core::DenseTensor::zeros(fedleaf::core::DType::F32,
+                                                  {picked.size(), static_cast<std::size_t>(o.dim)});
+  std::uniform_real_distribution<float> v(-0.01f, 0.01f);
+  for (std::size_t i = 0; i < values.size(); ++i) values.data<float>()[i] = v(rng);
+  auto dense = fedleaf::core::DenseTensor::zeros(fedleaf::core::DType::F32,
+                                                 {static_cast<std::size_t>(o.dim), 2});
+  for (std::size_t i = 0; i < dense.size(); ++i) dense.data<float>()[i] = v(rng);
+  fedleaf::core::NamedTensors t;
+  t.emplace("emb/weight", fedleaf::core::RowSparseTensor(idx, std::move(values), {o.vocab, o.dim}));
+  t.emplace("out/weight", std::move(dense));
+  auto bytes = fedleaf::core::write_safetensors(
+      t, {{"kind", "train"}, {"num_examples", "16"}, {"loss", "0.69"}});
+  return std::string(bytes.begin(), bytes.end());
+}
+
+class Leaf : public std::enable_shared_from_this<Leaf> {
+ public:
+  Leaf(net::io_context& ioc, const Options& o, Stats& stats, std::string result,
+       Clock::time_point end)
+      : o_(o), stats_(stats), stream_(ioc), timer_(ioc), result_(std::move(result)), end_(end) {}
+
+  void start() {
+    tcp::endpoint ep(net::ip::make_address(o_.host), o_.port);
+    stream_.async_connect(ep, [self = shared_from_this()](beast::error_code ec) {
+      if (ec) return self->fail("connect");
+      self->claim();
+    });
+  }
+
+ private:
+  bool finished() const { return Clock::now() >= end_ || stats_.cycles >= o_.max_cycles; }
+
+  void send(http::verb verb, std::string target, std::string token, std::string body,
+            void (Leaf::*on_done)()) {
+    req_ = {};
+    req_.method(verb);
+    req_.target(target);
+    req_.version(11);
+    req_.set(http::field::host, o_.host);
+    req_.set(http::field::authorization, "Bearer " + token);
+    req_.set("Fedleaf-Version", o_.version);
+    req_.body() = std::move(body);
+    req_.prepare_payload();
+    started_ = Clock::now();
+    http::async_write(stream_, req_,
+                      [self = shared_from_this(), on_done](beast::error_code ec, std::size_t) {
+                        if (ec) return self->fail("write");
+                        self->res_ = {};
+                        http::async_read(self->stream_, self->buffer_, self->res_,
+                                         [self, on_done](beast::error_code rec, std::size_t) {
+                                           if (rec) return self->fail("read");
+                                           ((*self).*on_done)();
+                                         });
+                      });
+  }
+
+  float elapsed_ms() const {
+    return std::chrono::duration<float, std::milli>(Clock::now() - started_).count();
+  }
+
+  void claim() {
+    if (finished()) return close();
+    send(http::verb::post, "/v1/populations/" + o_.population + "/tasks:claim", o_.token, "",
+         &Leaf::on_claim);
+  }
+
+  void on_claim() {
+    const bool record = stats_.recording(started_);
+    if (record) stats_.claim_ms.push_back(elapsed_ms());
+    const int status = res_.result_int();
+    if (status == 204) {
+      if (record) ++stats_.no_task;
+      timer_.expires_after(std::chrono::milliseconds(o_.retry_ms));
+      timer_.async_wait([self = shared_from_this()](beast::error_code) { self->claim(); });
+      return;
+    }
+    if (status != 200) {
+      ++stats_.errors["claim_" + std::to_string(status)];
+      return claim();
+    }
+    if (record) ++stats_.claims;
+    const auto task = nlohmann::json::parse(res_.body());
+    send(http::verb::put, task["upload_url"].get<std::string>(),
+         task["lease_token"].get<std::string>(), result_, &Leaf::on_upload);
+  }
+
+  void on_upload() {
+    const bool record = stats_.recording(started_);
+    if (record) stats_.upload_ms.push_back(elapsed_ms());
+    const int status = res_.result_int();
+    if (status == 201) {
+      if (record) {
+        ++stats_.uploads;
+        ++stats_.cycles;
+      }
+    } else {
+      ++stats_.errors["upload_" + std::to_string(status)];
+    }
+    claim();
+  }
+
+  void fail(const char* what) {
+    ++stats_.errors[what];
+    close();
+  }
+  void close() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream_.close();
+  }
+
+  const Options& o_;
+  Stats& stats_;
+  beast::tcp_stream stream_;
+  net::steady_timer timer_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> req_;
+  http::response<http::string_body> res_;
+  std::string result_;
+  Clock::time_point end_;
+  Clock::time_point started_;
+};
+
+double percentile(std::vector<float> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1));
+  return v[i];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--host")
+      o.host = v;
+    else if (k == "--port")
+      o.port = static_cast<unsigned short>(std::stoi(v));
+    else if (k == "--population")
+      o.population = v;
+    else if (k == "--token")
+      o.token = v;
+    else if (k == "--version")
+      o.version = v;
+    else if (k == "--concurrency")
+      o.concurrency = std::stoi(v);
+    else if (k == "--duration-s")
+      o.duration_s = std::stod(v);
+    else if (k == "--warmup-s")
+      o.warmup_s = std::stod(v);
+    else if (k == "--max-cycles")
+      o.max_cycles = std::stol(v);
+    else if (k == "--retry-ms")
+      o.retry_ms = std::stoi(v);
+    else if (k == "--vocab")
+      o.vocab = std::stoi(v);
+    else if (k == "--dim")
+      o.dim = std::stoi(v);
+    else if (k == "--rows")
+      o.rows = std::stoi(v);
+    else {
+      std::cerr << "unknown option " << k << "\n";
+      return 2;
+    }
+  }
+  net::io_context ioc(1);
+  Stats stats;
+  std::mt19937 rng(7);
+  const auto start = Clock::now();
+  const auto begin = start + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(o.warmup_s));
+  stats.recording_from = begin;
+  std::size_t result_bytes = 0;
+  const auto end = begin + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(o.duration_s));
+  for (int i = 0; i < o.concurrency; ++i) {
+    std::string result = make_result(o, rng);
+    result_bytes = result.size();
+    std::make_shared<Leaf>(ioc, o, stats, std::move(result), end)->start();
+  }
+  ioc.run();
+  const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+  std::vector<float> all = stats.claim_ms;
+  all.insert(all.end(), stats.upload_ms.begin(), stats.upload_ms.end());
+  long errors = 0;
+  for (const auto& [kind, n] : stats.errors) errors += n;
+  nlohmann::json out = {{"concurrency", o.concurrency},
+                        {"seconds", seconds},
+                        {"cycles", stats.cycles},
+                        {"cycles_per_s", static_cast<double>(stats.cycles) / seconds},
+                        {"claims_per_s", static_cast<double>(stats.claims) / seconds},
+                        {"uploads_per_s", static_cast<double>(stats.uploads) / seconds},
+                        {"no_task_204", stats.no_task},
+                        {"p50_ms", percentile(all, 0.50)},
+                        {"p99_ms", percentile(all, 0.99)},
+                        {"claim_p99_ms", percentile(stats.claim_ms, 0.99)},
+                        {"upload_p50_ms", percentile(stats.upload_ms, 0.50)},
+                        {"upload_p99_ms", percentile(stats.upload_ms, 0.99)},
+                        {"errors", errors},
+                        {"errors_by_kind", stats.errors},
+                        {"upload_body_bytes", result_bytes}};
+  std::cout << out.dump() << std::endl;
+  return 0;
+}

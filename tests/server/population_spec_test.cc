@@ -1,0 +1,67 @@
+#include "server/population_spec.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "tests/core/error_matchers.h"
+
+namespace fedleaf::server {
+
+using test::MessageContains;
+
+TEST_CASE("parse_population_spec_reads_fields_and_defaults", "[population_spec]") {
+  const PopulationSpec s = parse_population_spec(
+      R"({"id": "spam-1", "plan": {"updates": {}}, "seed": 7, "rounds": 5,
+          "clients_per_round": 10, "over_selection": 1.25, "eval_tasks_per_round": 2})");
+
+  CHECK(s.id == std::optional<std::string>("spam-1"));
+  CHECK(s.plan_json == R"({"updates":{}})");
+  CHECK(s.seed == std::optional<std::uint64_t>(7));
+  CHECK_FALSE(s.initial_model);
+  CHECK(s.rounds == 5);
+  CHECK(s.clients_per_round == 10);
+  CHECK(s.min_reports == 10);
+  CHECK(s.train_tasks_per_round == 13);
+  CHECK(s.eval_tasks_per_round == 2);
+  CHECK(s.round_deadline_s == 600);
+  CHECK(s.lease_s == 120);
+}
+
+TEST_CASE("parse_population_spec_decodes_the_initial_model", "[population_spec]") {
+  const PopulationSpec s =
+      parse_population_spec(R"({"plan": {}, "initial_model_b64": "aGVsbG8="})");
+  CHECK(s.initial_model == std::optional<std::string>("hello"));
+  CHECK_FALSE(s.id);
+}
+
+TEST_CASE("parse_population_spec_rejects_broken_rules_naming_the_field", "[population_spec]") {
+  CHECK_THROWS_MATCHES(parse_population_spec("[1]"), InvalidInput, MessageContains("object"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"seed": 1})"), InvalidInput,
+                       MessageContains("'plan'"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}})"), InvalidInput,
+                       MessageContains("exactly one"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "initial_model_b64": ""})"),
+                       InvalidInput, MessageContains("exactly one"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": -1})"), InvalidInput,
+                       MessageContains("'seed'"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 0})"),
+                       InvalidInput, MessageContains("'rounds'"));
+  CHECK_THROWS_MATCHES(
+      parse_population_spec(R"({"plan": {}, "seed": 1, "clients_per_round": 2, "min_reports": 3})"),
+      InvalidInput, MessageContains("'min_reports'"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 0})"),
+                       InvalidInput, MessageContains("'lease_s'"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "over_selection": 0.5})"),
+                       InvalidInput, MessageContains("'over_selection'"));
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "id": "a/b"})"),
+                       InvalidInput, MessageContains("'id'"));
+}
+
+TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_spec]") {
+  CHECK(is_valid_population_id("spam_v2-A"));
+  CHECK_FALSE(is_valid_population_id(""));
+  CHECK_FALSE(is_valid_population_id("a b"));
+  CHECK_FALSE(is_valid_population_id(std::string(65, 'a')));
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,63 @@
+#include "server/result_summary.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "tests/core/error_matchers.h"
+#include "tests/server/server_fixtures.h"
+
+namespace fedleaf::server {
+
+using test::MessageContains;
+
+namespace {
+ResultSummary summarize(const std::string& bytes, const std::string& kind) {
+  return summarize_result(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), kind);
+}
+std::string with_metadata(const core::Metadata& metadata) {
+  return test::to_string(core::write_safetensors({}, metadata));
+}
+}  // namespace
+
+TEST_CASE("summarize_result_reads_train_and_evaluate_metadata", "[result_summary]") {
+  const ResultSummary train = summarize(test::train_result({1}, 1, 1, 12, 0.25), "train");
+  const ResultSummary eval = summarize(test::eval_result(5, 0.5, 0.75), "evaluate");
+
+  CHECK(train.kind == "train");
+  CHECK(train.num_examples == 12);
+  CHECK(train.metrics.at("loss") == Approx(0.25));
+  CHECK(eval.metrics.at("accuracy") == Approx(0.75));
+  CHECK(eval.num_examples == 5);
+}
+
+TEST_CASE("summarize_result_rejects_broken_rules_naming_the_key", "[result_summary]") {
+  CHECK_THROWS_MATCHES(summarize("short", "train"), InvalidInput, MessageContains("truncated"));
+  CHECK_THROWS_MATCHES(summarize(std::string("\xff\xff\0\0\0\0\0\0{}", 10), "train"), InvalidInput,
+                       MessageContains("header length"));
+  CHECK_THROWS_MATCHES(summarize(test::train_result({1}, 1, 1, 1), "evaluate"), InvalidInput,
+                       MessageContains("'kind'"));
+  CHECK_THROWS_MATCHES(summarize(with_metadata({{"kind", "evaluate"}, {"loss", "1"}}), "evaluate"),
+                       InvalidInput, MessageContains("'num_examples'"));
+  CHECK_THROWS_MATCHES(
+      summarize(with_metadata({{"kind", "evaluate"}, {"num_examples", "2.5"}, {"loss", "1"}}),
+                "evaluate"),
+      InvalidInput, MessageContains("'num_examples'"));
+  CHECK_THROWS_MATCHES(
+      summarize(with_metadata({{"kind", "evaluate"}, {"num_examples", "2"}, {"loss", "nan"}}),
+                "evaluate"),
+      InvalidInput, MessageContains("'loss'"));
+  CHECK_THROWS_MATCHES(
+      summarize(with_metadata({{"kind", "evaluate"}, {"num_examples", "2"}}), "evaluate"),
+      InvalidInput, MessageContains("'loss': missing"));
+}
+
+TEST_CASE("summarize_result_rejects_tensors_in_an_evaluate_result", "[result_summary]") {
+  core::NamedTensors t;
+  t.emplace("x", test::dense_f32({1}, [](std::size_t) { return 1; }));
+  const std::string bytes = test::to_string(
+      core::write_safetensors(t, {{"kind", "evaluate"}, {"num_examples", "1"}, {"loss", "1"}}));
+
+  CHECK_THROWS_MATCHES(summarize(bytes, "evaluate"), InvalidInput, MessageContains("no tensors"));
+}
+
+}  // namespace fedleaf::server

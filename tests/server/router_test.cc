@@ -1,0 +1,251 @@
+// Router: version check before auth and routing, auth (401/403), status codes, headers.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/version.h"
+#include "server/router.h"
+#include "server/server_errors.h"
+#include "server/sha256.h"
+#include "server/sqlite_store.h"
+#include "server/tokens.h"
+#include "tests/server/server_fixtures.h"
+
+namespace fedleaf::server {
+namespace {
+
+const std::string kAdmin = "admin-token-for-tests";
+
+std::string version_header() {
+  return std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor);
+}
+
+Request request(std::string method, std::string target, std::string token = "",
+                std::string body = "") {
+  Request r;
+  r.method = std::move(method);
+  r.target = std::move(target);
+  r.headers["fedleaf-version"] = version_header();
+  if (!token.empty()) r.headers["authorization"] = "Bearer " + token;
+  r.body = std::move(body);
+  return r;
+}
+
+std::string create_body(const std::string& id, int clients_per_round) {
+  nlohmann::json body = {{"id", id},
+                         {"plan", nlohmann::json::parse(test::kTestPlan)},
+                         {"initial_model_b64", ""},
+                         {"rounds", 2},
+                         {"clients_per_round", clients_per_round}};
+  // Base64 of the model, encoded here so the router test does not depend on base64.h.
+  static const char* alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const std::string model = test::test_model_bytes();
+  std::string b64;
+  for (std::size_t i = 0; i < model.size(); i += 3) {
+    unsigned v = static_cast<unsigned char>(model[i]) << 16;
+    if (i + 1 < model.size()) v |= static_cast<unsigned char>(model[i + 1]) << 8;
+    if (i + 2 < model.size()) v |= static_cast<unsigned char>(model[i + 2]);
+    b64 += alphabet[(v >> 18) & 63];
+    b64 += alphabet[(v >> 12) & 63];
+    b64 += i + 1 < model.size() ? alphabet[(v >> 6) & 63] : '=';
+    b64 += i + 2 < model.size() ? alphabet[v & 63] : '=';
+  }
+  body["initial_model_b64"] = b64;
+  return body.dump();
+}
+
+struct RouterHarness {
+  SqliteStore store{":memory:"};
+  FakeClock clock;
+  Metrics metrics;
+  TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), ""}};
+
+  // Creates population `id` through the API and returns its client token.
+  std::string create(const std::string& id, int clients_per_round = 1) {
+    Response r = router.handle(
+        request("POST", "/v1/populations", kAdmin, create_body(id, clients_per_round)));
+    REQUIRE(r.status == 201);
+    return nlohmann::json::parse(*r.body)["client_token"];
+  }
+};
+
+nlohmann::json error_of(const Response& r) { return nlohmann::json::parse(*r.body)["error"]; }
+
+}  // namespace
+
+TEST_CASE("router_answers_426_for_another_major_before_auth_and_routing", "[router]") {
+  RouterHarness h;
+  Request r = request("POST", "/v1/no/such/route");
+  r.headers["fedleaf-version"] = std::to_string(kVersionMajor + 1) + ".0";
+
+  Response res = h.router.handle(r);
+
+  CHECK(res.status == 426);
+  CHECK(error_of(res)["code"] == "upgrade_required");
+  const std::string message = error_of(res)["message"];
+  CHECK(message.find(std::to_string(kVersionMajor + 1) + ".0") != std::string::npos);
+  CHECK(message.find(version_header()) != std::string::npos);
+}
+
+TEST_CASE("router_requires_the_version_header_on_state_changes_only", "[router]") {
+  RouterHarness h;
+  h.create("p");
+  Request claim = request("POST", "/v1/populations/p/tasks:claim", "x");
+  claim.headers.erase("fedleaf-version");
+  Request status = request("GET", "/v1/populations/p");
+  status.headers.erase("fedleaf-version");
+  Request other_minor = request("GET", "/v1/populations/p");
+  other_minor.headers["fedleaf-version"] = std::to_string(kVersionMajor) + ".99";
+  Request garbage = request("GET", "/v1/populations/p");
+  garbage.headers["fedleaf-version"] = "latest";
+
+  CHECK(h.router.handle(claim).status == 426);
+  CHECK(h.router.handle(status).status == 200);
+  CHECK(h.router.handle(other_minor).status == 200);
+  CHECK(h.router.handle(garbage).status == 426);
+}
+
+TEST_CASE("router_admin_calls_need_the_admin_token", "[router]") {
+  RouterHarness h;
+
+  CHECK(h.router.handle(request("GET", "/v1/populations")).status == 401);
+  CHECK(h.router.handle(request("GET", "/v1/populations", "wrong-token")).status == 403);
+  Request basic = request("GET", "/v1/populations");
+  basic.headers["authorization"] = "Basic " + kAdmin;
+  CHECK(h.router.handle(basic).status == 401);
+  Response ok = h.router.handle(request("GET", "/v1/populations", kAdmin));
+  CHECK(ok.status == 200);
+  CHECK(nlohmann::json::parse(*ok.body)["populations"].empty());
+}
+
+TEST_CASE("router_create_population_answers_201_with_location_and_409_on_repeat", "[router]") {
+  RouterHarness h;
+  Response created =
+      h.router.handle(request("POST", "/v1/populations", kAdmin, create_body("p", 1)));
+  Response again = h.router.handle(request("POST", "/v1/populations", kAdmin, create_body("p", 1)));
+  Response bad = h.router.handle(request("POST", "/v1/populations", kAdmin, "{\"plan\": 3}"));
+
+  CHECK(created.status == 201);
+  CHECK(created.header("location") == "/v1/populations/p");
+  CHECK(nlohmann::json::parse(*created.body)["model_url"] == "/v1/populations/p/rounds/0/model");
+  CHECK(again.status == 409);
+  CHECK(bad.status == 400);
+  CHECK(error_of(bad)["message"].get<std::string>().find("plan") != std::string::npos);
+}
+
+TEST_CASE("router_claim_gives_task_json_then_204_with_retry_after", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p");
+
+  Response task = h.router.handle(request("POST", "/v1/populations/p/tasks:claim", token));
+  Response none = h.router.handle(request("POST", "/v1/populations/p/tasks:claim", token));
+
+  REQUIRE(task.status == 200);
+  const auto body = nlohmann::json::parse(*task.body);
+  for (const char* key : {"task_id", "population", "round", "kind", "lease_token",
+                          "lease_expires_at", "plan", "model_url", "model_etag", "upload_url"}) {
+    CHECK(body.contains(key));
+  }
+  CHECK(body["upload_url"] ==
+        "/v1/tasks/" + std::to_string(body["task_id"].get<int>()) + "/result");
+  CHECK(none.status == 204);
+  CHECK(none.body->empty());
+  CHECK(std::stoi(none.header("retry-after")) >= 1);
+  CHECK(none.header("fedleaf-population-state") == "running");
+  CHECK(std::stoi(none.header("fedleaf-retry-after-ms")) >= 50);
+}
+
+TEST_CASE("router_claim_reads_min_round_and_rejects_a_malformed_body", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p");
+
+  Response later = h.router.handle(
+      request("POST", "/v1/populations/p/tasks:claim", token, R"({"min_round": 1})"));
+  Response bad = h.router.handle(
+      request("POST", "/v1/populations/p/tasks:claim", token, R"({"min_round": -1})"));
+  Response garbage = h.router.handle(request("POST", "/v1/populations/p/tasks:claim", token, "{"));
+  Response now = h.router.handle(
+      request("POST", "/v1/populations/p/tasks:claim", token, R"({"min_round": 0})"));
+
+  CHECK(later.status == 204);
+  CHECK(bad.status == 400);
+  CHECK(nlohmann::json::parse(*bad.body)["error"]["message"] ==
+        "claim body: min_round must be an integer in [0, 1000000000]");
+  CHECK(garbage.status == 400);
+  CHECK(now.status == 200);
+}
+
+TEST_CASE("router_claim_auth_failures_are_401_and_403", "[router]") {
+  RouterHarness h;
+  h.create("p");
+
+  CHECK(h.router.handle(request("POST", "/v1/populations/p/tasks:claim")).status == 401);
+  CHECK(h.router.handle(request("POST", "/v1/populations/p/tasks:claim", "nope")).status == 403);
+  CHECK(h.router.handle(request("POST", "/v1/populations/q/tasks:claim", "nope")).status == 404);
+}
+
+TEST_CASE("router_upload_status_codes_follow_the_protocol", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p", 2);
+  const auto task = nlohmann::json::parse(
+      *h.router.handle(request("POST", "/v1/populations/p/tasks:claim", token)).body);
+  const std::string url = task["upload_url"];
+  const std::string lease = task["lease_token"];
+  const std::string result = test::train_result({1}, 1, 1, 1);
+
+  CHECK(h.router.handle(request("PUT", url, "", result)).status == 401);
+  CHECK(h.router.handle(request("PUT", url, token, result)).status == 403);
+  CHECK(h.router.handle(request("PUT", url, lease, "garbage")).status == 400);
+  CHECK(h.router.handle(request("PUT", url, lease, result)).status == 201);
+  CHECK(h.router.handle(request("PUT", url, lease, result)).status == 200);
+  CHECK(h.router.handle(request("PUT", url, lease, test::train_result({2}, 1, 1, 1))).status ==
+        409);
+  CHECK(h.router.handle(request("POST", url, lease, result)).status == 405);
+  CHECK(h.router.handle(request("PUT", "/v1/tasks/999/result", lease, result)).status == 404);
+  CHECK(h.router.handle(request("PUT", "/v1/tasks/abc/result", lease, result)).status == 404);
+}
+
+TEST_CASE("router_model_download_is_immutable_with_etag_and_304", "[router]") {
+  RouterHarness h;
+  h.create("p");
+
+  Response model = h.router.handle(request("GET", "/v1/populations/p/rounds/0/model"));
+  Request conditional = request("GET", "/v1/populations/p/rounds/0/model");
+  conditional.headers["if-none-match"] = model.header("etag");
+  Response not_modified = h.router.handle(conditional);
+  Response future = h.router.handle(request("GET", "/v1/populations/p/rounds/1/model"));
+
+  CHECK(model.status == 200);
+  CHECK(*model.body == test::test_model_bytes());
+  CHECK(model.header("etag") == "\"" + sha256_hex(test::test_model_bytes()) + "\"");
+  CHECK(model.header("cache-control") == "public, max-age=31536000, immutable");
+  CHECK(not_modified.status == 304);
+  CHECK(not_modified.body->empty());
+  CHECK(not_modified.header("etag") == model.header("etag"));
+  CHECK(future.status == 404);
+}
+
+TEST_CASE("router_status_healthz_metrics_and_unknown_paths", "[router]") {
+  RouterHarness h;
+  h.create("p");
+  h.router.handle(request("POST", "/v1/populations/p/tasks:claim", "nope"));
+
+  Response status = h.router.handle(request("GET", "/v1/populations/p"));
+  Response health = h.router.handle(request("GET", "/healthz"));
+  Response metrics = h.router.handle(request("GET", "/metrics"));
+  Response unknown = h.router.handle(request("GET", "/v1/whatever"));
+  Response no_static = h.router.handle(request("GET", "/index.html"));
+
+  CHECK(status.status == 200);
+  CHECK(nlohmann::json::parse(*status.body)["state"] == "running");
+  CHECK(health.status == 200);
+  CHECK(metrics.status == 200);
+  CHECK(metrics.header("content-type").find("text/plain") == 0);
+  CHECK(metrics.body->find("fedleaf_claims_total{outcome=\"error\"} 1") != std::string::npos);
+  CHECK(metrics.body->find("fedleaf_open_leases 0") != std::string::npos);
+  CHECK(unknown.status == 404);
+  CHECK(error_of(unknown)["code"] == "not_found");
+  CHECK(no_static.status == 404);
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,89 @@
+// Crash test: SIGKILL the server at random points while scripted clients drive a round, restart
+// it on the same database, and finish the round. The published aggregate must equal the
+// reference computed from exactly the uploads that got a 2xx answer: no accepted report lost,
+// none counted twice, leases honoured across restarts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference, tempDir,
+} from './server_harness.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+test('SIGKILL at random points loses no accepted report and counts none twice', async (t) => {
+  const dir = tempDir('fedleaf-crash-');
+  const serverArgs = ['--checkpoint-every', '5'];
+  const ctx = { server: await startServer({ dir, args: serverArgs }) };
+  const clientsPerRound = 40;
+  const population = await createPopulation(ctx.server.url, {
+    id: 'crash', rounds: 2, clients_per_round: clientsPerRound, over_selection: 2, lease_s: 600,
+  });
+  let seed = 12345;
+  const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+
+  const accepted = new Map();  // task id -> upload spec, for every 2xx answer
+  let done = false;
+  // Retries `fn` across server restarts until it gets an HTTP answer.
+  async function answered(fn) {
+    for (;;) {
+      if (done) return null;
+      try { return await fn(ctx.server.url); } catch { await sleep(10); }
+    }
+  }
+  async function client(id) {
+    while (!done) {
+      const claim = await answered((url) => call(`${url}/v1/populations/crash/tasks:claim`,
+                                                 { method: 'POST', token: population.client_token }));
+      if (!claim) return;
+      if (claim.status === 204) { await sleep(20); continue; }
+      assert.equal(claim.status, 200, `claim: ${claim.bytes}`);
+      const task = claim.json;
+      if (task.round !== 0) return;
+      const first = Math.floor(random() * 9);
+      const spec = { rows: [first, first + 1 + Math.floor(random() * (9 - first))],
+                     rowValue: random() * 2 - 1, denseValue: random() * 2 - 1,
+                     numExamples: 1 + Math.floor(random() * 9) };
+      const body = trainResult(spec);
+      await sleep(5 + random() * 25);
+      // A lost response leaves the outcome unknown: re-upload the same bytes until answered.
+      const res = await answered((url) => call(`${url}${task.upload_url}`,
+                                               { method: 'PUT', token: task.lease_token, body }));
+      if (!res) return;
+      if (res.status === 201 || res.status === 200) {
+        assert.ok(!accepted.has(task.task_id) || res.status === 200, `task ${task.task_id} accepted twice`);
+        accepted.set(task.task_id, spec);
+      } else {
+        assert.equal(res.status, 410, `client ${id} upload: ${res.status} ${res.bytes}`);
+      }
+    }
+  }
+
+  const clients = Array.from({ length: 4 }, (_, i) => client(i));
+  let kills = 0;
+  try {
+    for (;;) {
+      await sleep(10 + random() * 60);
+      const status = await call(`${ctx.server.url}/v1/populations/crash`).catch(() => null);
+      if (status?.json?.round >= 1) break;
+      await ctx.server.kill();
+      kills += 1;
+      ctx.server = await startServer({ dir, args: serverArgs });
+    }
+  } finally {
+    done = true;
+    await Promise.all(clients).catch(() => {});
+  }
+
+  try {
+    const status = (await call(`${ctx.server.url}/v1/populations/crash`)).json;
+    t.diagnostic(`${kills} kills, ${accepted.size} accepted uploads`);
+    assert.ok(kills >= 2, `only ${kills} kills happened`);
+    assert.equal(status.history[0].reports, clientsPerRound);
+    assert.equal(accepted.size, clientsPerRound);
+    const model = await call(`${ctx.server.url}/v1/populations/crash/rounds/1/model`);
+    const difference = maxAbsDifference(model.bytes, referenceNextModel([...accepted.values()]));
+    assert.ok(difference < 1e-5, `aggregate differs from the reference by ${difference}`);
+  } finally {
+    await ctx.server.kill();
+  }
+});

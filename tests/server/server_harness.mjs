@@ -1,0 +1,179 @@
+// Test harness for the fedleaf-server binary: start/stop it on 127.0.0.1 (random port), talk the
+// v1 protocol, and build/read safetensors the way a leaf does. Used by tests/server/*.test.mjs
+// and the load benchmark's JS tools; not a library for leaves.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO_ROOT = path.resolve(here, '..', '..');
+const buildDir = process.env.FEDLEAF_BUILD_DIR ?? 'build';
+export const SERVER_BIN = path.resolve(REPO_ROOT, buildDir, 'fedleaf-server');
+export const ADMIN_TOKEN = 'integration-admin-token-0123456789';
+export const PROTOCOL = '0.1';
+
+export function tempDir(prefix = 'fedleaf-server-test-') {
+  return mkdtempSync(path.join(tmpdir(), prefix));
+}
+
+// Starts fedleaf-server on a free port with a database in `dir`. Resolves once it listens.
+export async function startServer({ dir = tempDir(), args = [], port = 0 } = {}) {
+  if (!existsSync(SERVER_BIN)) {
+    throw new Error(`${SERVER_BIN} does not exist: build it first (FEDLEAF_BUILD_DIR=${buildDir})`);
+  }
+  const tokenFile = path.join(dir, 'admin.token');
+  writeFileSync(tokenFile, ADMIN_TOKEN + '\n');
+  const proc = spawn(SERVER_BIN, ['--db', path.join(dir, 'tasks.db'), '--port', String(port),
+                                  '--admin-token-file', tokenFile, '--log-level', 'warn', ...args],
+                     { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/[\d.]+:\d+)/);
+      if (m) resolve(m[1]);
+    });
+    exited.then(({ code, signal }) =>
+      reject(new Error(`fedleaf-server exited (${code ?? signal}) before listening: ${stderr}`)));
+  });
+  return {
+    url, dir, proc, exited,
+    get stderr() { return stderr; },
+    async stop() { proc.kill('SIGTERM'); return exited; },
+    async kill() { proc.kill('SIGKILL'); return exited; },
+  };
+}
+
+// fetch with the protocol header; `token` goes in Authorization: Bearer.
+export async function call(url, { method = 'GET', token, body, headers = {} } = {}) {
+  const h = { 'Fedleaf-Version': PROTOCOL, ...headers };
+  if (token) h.Authorization = `Bearer ${token}`;
+  const res = await fetch(url, { method, headers: h, body });
+  const bytes = Buffer.from(await res.arrayBuffer());
+  let json = null;
+  if ((res.headers.get('content-type') ?? '').startsWith('application/json')) json = JSON.parse(bytes);
+  return { status: res.status, headers: res.headers, bytes, json };
+}
+
+// ---- safetensors (the public format: 8-byte LE header length, JSON header, packed data)
+
+const DTYPES = { F32: Float32Array, F64: Float64Array, I64: BigInt64Array, I32: Int32Array };
+
+// tensors: [{name, dtype, shape, data: TypedArray}], metadata: {key: string}
+export function encodeSafetensors(tensors, metadata = {}) {
+  const header = {};
+  let offset = 0;
+  for (const t of tensors) {
+    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [offset, offset + t.data.byteLength] };
+    offset += t.data.byteLength;
+  }
+  if (Object.keys(metadata).length) header.__metadata__ = metadata;
+  let json = Buffer.from(JSON.stringify(header));
+  const padded = Buffer.alloc(Math.ceil(json.length / 8) * 8, 0x20);
+  json.copy(padded);
+  const out = Buffer.alloc(8 + padded.length + offset);
+  out.writeBigUInt64LE(BigInt(padded.length), 0);
+  padded.copy(out, 8);
+  let at = 8 + padded.length;
+  for (const t of tensors) {
+    Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength).copy(out, at);
+    at += t.data.byteLength;
+  }
+  return out;
+}
+
+export function decodeSafetensors(buf) {
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString());
+  const tensors = {};
+  for (const [name, e] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const [b, end] = e.data_offsets;
+    const raw = Uint8Array.prototype.slice.call(buf, 8 + n + b, 8 + n + end);
+    tensors[name] = { dtype: e.dtype, shape: e.shape, data: new DTYPES[e.dtype](raw.buffer) };
+  }
+  return { tensors, metadata: header.__metadata__ ?? {} };
+}
+
+// ---- the test population: emb/weight [10, 2] row_sparse mean_over_contributors,
+// out/weight [3, 2] dense weighted_mean, out/bias [2] carried over.
+
+export const PLAN = {
+  model: { inputs: { tokens: 'sparse_ids' },
+           layers: [{ type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: 10, dim: 2, combiner: 'mean' },
+                    { type: 'dense', name: 'out', units: 2 }],
+           loss: 'softmax_cross_entropy' },
+  train: { optimizer: { type: 'sgd', learning_rate: 0.1 }, epochs: 1, batch_size: 4 },
+  updates: { 'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
+             'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' } },
+};
+
+export function initialModel() {
+  const emb = Float32Array.from({ length: 20 }, (_, i) => 0.01 * i);
+  const w = Float32Array.from({ length: 6 }, (_, i) => 0.1 * i);
+  return encodeSafetensors([
+    { name: 'emb/weight', dtype: 'F32', shape: [10, 2], data: emb },
+    { name: 'out/bias', dtype: 'F32', shape: [2], data: Float32Array.from([0.5, 0.5]) },
+    { name: 'out/weight', dtype: 'F32', shape: [3, 2], data: w },
+  ]);
+}
+
+// A train result: rows of emb/weight filled with rowValue, out/weight filled with denseValue.
+// `overrides` replace parts to build malformed results.
+export function trainResult({ rows, rowValue, denseValue, numExamples, loss = 0.5 }, overrides = {}) {
+  const values = new Float32Array(rows.length * 2).fill(rowValue);
+  const tensors = [
+    { name: 'emb/weight:indices', dtype: 'I64', shape: [rows.length], data: BigInt64Array.from(rows.map(BigInt)) },
+    { name: 'emb/weight:values', dtype: 'F32', shape: [rows.length, 2], data: values },
+    { name: 'emb/weight:dense_shape', dtype: 'I64', shape: [2], data: BigInt64Array.from([10n, 2n]) },
+    { name: 'out/weight', dtype: 'F32', shape: overrides.denseShape ?? [3, 2],
+      data: new Float32Array((overrides.denseShape ?? [3, 2]).reduce((a, b) => a * b)).fill(denseValue) },
+  ];
+  const metadata = { kind: 'train', num_examples: String(numExamples), loss: String(loss),
+                     'emb/weight:encoding': 'row_sparse' };
+  return encodeSafetensors(tensors, metadata);
+}
+
+// Dense reference of the next model after the uploads (same rules as the C++ fixtures).
+export function referenceNextModel(uploads) {
+  const model = decodeSafetensors(initialModel()).tensors;
+  const emb = Array.from(model['emb/weight'].data);
+  const w = Array.from(model['out/weight'].data);
+  let total = 0, denseSum = 0;
+  const rowSum = new Array(10).fill(0), rowWeight = new Array(10).fill(0);
+  for (const u of uploads) {
+    total += u.numExamples;
+    denseSum += u.numExamples * Math.fround(u.denseValue);
+    for (const r of u.rows) { rowSum[r] += u.numExamples * Math.fround(u.rowValue); rowWeight[r] += u.numExamples; }
+  }
+  return {
+    'emb/weight': emb.map((v, i) => (rowWeight[i >> 1] ? v + rowSum[i >> 1] / rowWeight[i >> 1] : v)),
+    'out/weight': w.map((v) => v + denseSum / total),
+    'out/bias': [0.5, 0.5],
+  };
+}
+
+export function maxAbsDifference(modelBytes, reference) {
+  const { tensors } = decodeSafetensors(modelBytes);
+  let worst = 0;
+  for (const [name, values] of Object.entries(reference)) {
+    const got = tensors[name].data;
+    if (got.length !== values.length) return Infinity;
+    for (let i = 0; i < values.length; i++) worst = Math.max(worst, Math.abs(got[i] - values[i]));
+  }
+  return worst;
+}
+
+export async function createPopulation(url, spec = {}) {
+  const body = JSON.stringify({ plan: PLAN, initial_model_b64: initialModel().toString('base64'),
+                                rounds: 2, clients_per_round: 3, ...spec });
+  const res = await call(`${url}/v1/populations`, { method: 'POST', token: ADMIN_TOKEN, body,
+                                                    headers: { 'Content-Type': 'application/json' } });
+  if (res.status !== 201) throw new Error(`create population: ${res.status} ${res.bytes}`);
+  return res.json;
+}

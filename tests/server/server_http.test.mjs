@@ -1,0 +1,210 @@
+// HTTP integration tests against the real fedleaf-server binary on 127.0.0.1.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import {
+  startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference,
+  decodeSafetensors, ADMIN_TOKEN, tempDir,
+} from './server_harness.mjs';
+
+let server;
+const webRoot = path.join(tempDir('fedleaf-web-'), 'web');
+
+before(async () => {
+  mkdirSync(webRoot, { recursive: true });
+  writeFileSync(path.join(webRoot, 'index.html'), '<!doctype html><title>demo</title>');
+  server = await startServer({
+    args: ['--web-root', webRoot, '--max-body-bytes', '65536', '--body-timeout-s', '1',
+           '--header-timeout-s', '2', '--cors-origin', 'http://allowed.example'],
+  });
+});
+after(async () => { await server?.stop(); });
+
+async function claim(population) {
+  return call(`${server.url}/v1/populations/${population.id}/tasks:claim`,
+              { method: 'POST', token: population.client_token });
+}
+async function upload(task, body) {
+  return call(`${server.url}${task.upload_url}`, { method: 'PUT', token: task.lease_token, body });
+}
+async function status(population) {
+  return (await call(`${server.url}/v1/populations/${population.id}`)).json;
+}
+
+// Sends raw bytes on a fresh connection and returns the response text (until close or timeout).
+function raw(bytes, { pauseMs = 0, thenBytes = null, waitMs = 4000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const { port, hostname } = new URL(server.url);
+    const socket = net.connect(Number(port), hostname);
+    let text = '';
+    socket.on('data', (d) => { text += d; });
+    socket.on('error', reject);
+    socket.on('close', () => resolve(text));
+    socket.setTimeout(waitMs, () => { socket.destroy(); resolve(text); });
+    socket.write(bytes);
+    if (thenBytes) setTimeout(() => socket.write(thenBytes), pauseMs);
+  });
+}
+
+test('a full round with three scripted clients publishes the reference aggregate', async () => {
+  const population = await createPopulation(server.url, { id: 'full', rounds: 2, clients_per_round: 3 });
+  const uploads = [
+    { rows: [1, 3], rowValue: 0.5, denseValue: 0.25, numExamples: 3, loss: 0.5 },
+    { rows: [3, 7], rowValue: -1, denseValue: 1, numExamples: 1, loss: 1.5 },
+    { rows: [9], rowValue: 2, denseValue: -0.5, numExamples: 2, loss: 1 },
+  ];
+  const results = await Promise.all(uploads.map(async (u) => {
+    const task = (await claim(population)).json;
+    assert.equal(task.kind, 'train');
+    assert.equal(task.round, 0);
+    const model = await call(`${server.url}${task.model_url}`);
+    assert.equal(model.status, 200);
+    assert.equal(model.headers.get('etag'), `"${task.model_etag}"`);
+    assert.equal(model.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    const cached = await call(`${server.url}${task.model_url}`, { headers: { 'If-None-Match': `"${task.model_etag}"` } });
+    assert.equal(cached.status, 304);
+    return upload(task, trainResult(u));
+  }));
+
+  assert.deepEqual(results.map((r) => r.status), [201, 201, 201]);
+  const s = await status(population);
+  assert.equal(s.round, 1);
+  assert.equal(s.history[0].reports, 3);
+  assert.equal(s.history[0].examples, 6);
+  assert.ok(Math.abs(s.history[0].mean_train_loss - (3 * 0.5 + 1.5 + 2) / 6) < 1e-9);
+  const next = await call(`${server.url}/v1/populations/full/rounds/1/model`);
+  assert.ok(maxAbsDifference(next.bytes, referenceNextModel(uploads)) < 1e-5);
+  const metrics = (await call(`${server.url}/metrics`)).bytes.toString();
+  assert.match(metrics, /fedleaf_uploads_total\{status="201"\} [1-9]/);
+  assert.match(metrics, /fedleaf_round_duration_seconds_count [1-9]/);
+});
+
+test('malformed uploads get 400 and leave the round unchanged', async () => {
+  const population = await createPopulation(server.url, { id: 'malformed', clients_per_round: 2 });
+  const task = (await claim(population)).json;
+  const good = trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 });
+  const cases = {
+    truncated: good.subarray(0, good.length - 5),
+    nan: trainResult({ rows: [1], rowValue: NaN, denseValue: 1, numExamples: 1 }),
+    out_of_range_index: trainResult({ rows: [12], rowValue: 1, denseValue: 1, numExamples: 1 }),
+    wrong_shape: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 }, { denseShape: [2, 3] }),
+    zero_examples: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 0 }),
+    garbage: Buffer.from('definitely not safetensors'),
+  };
+  for (const [name, body] of Object.entries(cases)) {
+    const res = await upload(task, body);
+    assert.equal(res.status, 400, name);
+    assert.equal(typeof res.json.error.message, 'string', name);
+    assert.equal(res.json.error.code, 'invalid_input', name);
+  }
+  const s = await status(population);
+  assert.equal(s.reports, 0);
+  assert.equal(s.rejections.invalid_result, Object.keys(cases).length);
+  assert.equal((await upload(task, good)).status, 201);
+  assert.equal((await upload(task, good)).status, 200);
+  assert.equal((await upload(task, trainResult({ rows: [2], rowValue: 1, denseValue: 1, numExamples: 1 }))).status, 409);
+  assert.equal((await status(population)).reports, 1);
+});
+
+test('an oversize body gets 413 and the server keeps serving', async () => {
+  const population = await createPopulation(server.url, { id: 'oversize', clients_per_round: 2 });
+  const task = (await claim(population)).json;
+
+  const res = await upload(task, Buffer.alloc(70000, 1));
+
+  assert.equal(res.status, 413);
+  assert.equal(res.json.error.code, 'payload_too_large');
+  assert.equal((await status(population)).reports, 0);
+  assert.equal((await call(`${server.url}/healthz`)).status, 200);
+  assert.equal((await upload(task, trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 }))).status, 201);
+});
+
+test('a slow body gets 408 and the round is unchanged', async () => {
+  const population = await createPopulation(server.url, { id: 'slow', clients_per_round: 2 });
+  const task = (await claim(population)).json;
+  const head = `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: 0.1\r\n` +
+               `Authorization: Bearer ${task.lease_token}\r\nContent-Length: 1000\r\n\r\n`;
+
+  const text = await raw(head + 'only-a-few-bytes');
+
+  assert.match(text, /^HTTP\/1\.1 408/);
+  assert.match(text, /request_timeout/);
+  assert.equal((await status(population)).reports, 0);
+  assert.equal((await upload(task, trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 }))).status, 201);
+});
+
+test('a slow header gets 408', async () => {
+  const text = await raw('GET /healthz HTTP/1.1\r\nHost: x\r\n');
+  assert.match(text, /^HTTP\/1\.1 408/);
+});
+
+test('another major version gets 426 naming both versions, before auth', async () => {
+  const res = await call(`${server.url}/v1/populations`, { method: 'POST', headers: { 'Fedleaf-Version': '7.3' } });
+  assert.equal(res.status, 426);
+  assert.match(res.json.error.message, /7\.3/);
+  assert.match(res.json.error.message, /0\.1/);
+});
+
+test('auth failures are 401 without a token and 403 with a wrong one', async () => {
+  const population = await createPopulation(server.url, { id: 'auth' });
+  const url = `${server.url}/v1/populations/auth/tasks:claim`;
+  assert.equal((await call(url, { method: 'POST' })).status, 401);
+  assert.equal((await call(url, { method: 'POST', token: 'wrong' })).status, 403);
+  assert.equal((await call(`${server.url}/v1/populations`, { token: 'wrong' })).status, 403);
+  const list = await call(`${server.url}/v1/populations`, { token: ADMIN_TOKEN });
+  assert.ok(list.json.populations.some((p) => p.id === population.id));
+});
+
+test('claims answer 204 with Retry-After when every task is leased', async () => {
+  const population = await createPopulation(server.url, { id: 'busy', clients_per_round: 1, lease_s: 30 });
+  assert.equal((await claim(population)).status, 200);
+  const res = await claim(population);
+  assert.equal(res.status, 204);
+  assert.ok(Number(res.headers.get('retry-after')) >= 1);
+  assert.equal(res.headers.get('fedleaf-population-state'), 'running');
+});
+
+test('CORS: allowed origins are echoed, others get nothing, preflights answer 204', async () => {
+  const allowed = await call(`${server.url}/healthz`, { headers: { Origin: 'http://allowed.example' } });
+  const other = await call(`${server.url}/healthz`, { headers: { Origin: 'http://evil.example' } });
+  const preflight = await fetch(`${server.url}/v1/populations/x/tasks:claim`, {
+    method: 'OPTIONS',
+    headers: { Origin: 'http://allowed.example', 'Access-Control-Request-Method': 'POST' },
+  });
+
+  assert.equal(allowed.headers.get('access-control-allow-origin'), 'http://allowed.example');
+  assert.equal(allowed.headers.get('access-control-allow-credentials'), null);
+  assert.equal(other.headers.get('access-control-allow-origin'), null);
+  assert.equal(preflight.status, 204);
+  assert.match(preflight.headers.get('access-control-allow-headers'), /Fedleaf-Version/);
+});
+
+test('static files are served cross-origin isolated', async () => {
+  const res = await fetch(`${server.url}/`);
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /demo/);
+  assert.equal(res.headers.get('cross-origin-opener-policy'), 'same-origin');
+  assert.equal(res.headers.get('cross-origin-embedder-policy'), 'require-corp');
+  assert.equal((await fetch(`${server.url}/../../etc/passwd`)).status, 404);
+});
+
+test('SIGTERM finishes in-flight work and exits 0', async () => {
+  const own = await startServer();
+  const population = await createPopulation(own.url, { id: 'term', clients_per_round: 3 });
+  const task = (await call(`${own.url}/v1/populations/term/tasks:claim`, { method: 'POST', token: population.client_token })).json;
+  const res = await call(`${own.url}${task.upload_url}`, { method: 'PUT', token: task.lease_token,
+    body: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 }) });
+  assert.equal(res.status, 201);
+
+  const { code } = await own.stop();
+
+  assert.equal(code, 0);
+  const again = await startServer({ dir: own.dir });
+  const s = (await call(`${again.url}/v1/populations/term`)).json;
+  assert.equal(s.reports, 1);
+  const model = await call(`${again.url}/v1/populations/term/rounds/0/model`);
+  assert.equal(decodeSafetensors(model.bytes).tensors['out/weight'].shape.join(','), '3,2');
+  assert.equal((await again.stop()).code, 0);
+});

@@ -1,0 +1,58 @@
+#include "server/static_files.h"
+
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace fedleaf::server {
+
+namespace {
+struct WebRoot {
+  std::filesystem::path root = std::filesystem::temp_directory_path() /
+                               ("fedleaf_static_test_" + std::to_string(::getpid()));
+  WebRoot() {
+    std::filesystem::create_directories(root / "sub");
+    std::ofstream(root / "index.html") << "<h1>hi</h1>";
+    std::ofstream(root / "sub" / "app.js") << "export {}";
+    std::ofstream(root.parent_path() / "fedleaf_static_secret.txt") << "secret";
+  }
+  ~WebRoot() {
+    std::filesystem::remove_all(root);
+    std::filesystem::remove(root.parent_path() / "fedleaf_static_secret.txt");
+  }
+};
+}  // namespace
+
+TEST_CASE("serve_static_file_serves_index_and_files_cross_origin_isolated", "[static]") {
+  WebRoot web;
+
+  Response index = serve_static_file(web.root.string(), "/");
+  Response js = serve_static_file(web.root.string(), "/sub/app.js");
+
+  CHECK(*index.body == "<h1>hi</h1>");
+  CHECK(index.header("content-type") == "text/html; charset=utf-8");
+  CHECK(index.header("cross-origin-opener-policy") == "same-origin");
+  CHECK(index.header("cross-origin-embedder-policy") == "require-corp");
+  CHECK(*js.body == "export {}");
+  CHECK(js.header("content-type") == "text/javascript; charset=utf-8");
+}
+
+TEST_CASE("serve_static_file_never_leaves_the_root", "[static]") {
+  WebRoot web;
+
+  CHECK_THROWS_AS(serve_static_file(web.root.string(), "/../fedleaf_static_secret.txt"), NotFound);
+  CHECK_THROWS_AS(serve_static_file(web.root.string(), "/%2e%2e/fedleaf_static_secret.txt"),
+                  NotFound);
+  CHECK_THROWS_AS(serve_static_file(web.root.string(), "/missing.html"), NotFound);
+}
+
+TEST_CASE("content_type_for_knows_wasm_and_defaults_to_octet_stream", "[static]") {
+  CHECK(content_type_for("leaf.wasm") == "application/wasm");
+  CHECK(content_type_for("model.bin") == "application/octet-stream");
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,436 @@
+// TaskRepository with a fake clock: leases, uploads, rounds, deadlines, auth, restart.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "server/server_errors.h"
+#include "server/sqlite_store.h"
+#include "server/task_repository.h"
+#include "tests/core/error_matchers.h"
+#include "tests/server/server_fixtures.h"
+
+namespace fedleaf::server {
+namespace {
+
+using test::eval_result;
+using test::MessageContains;
+using test::test_spec;
+using test::train_result;
+
+struct Harness {
+  SqliteStore store{":memory:"};
+  FakeClock clock;
+  Metrics metrics;
+  TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
+
+  TaskAssignment claim_task(const CreatedPopulation& p) {
+    ClaimOutcome outcome = repo.claim(p.id, p.client_token);
+    REQUIRE(std::holds_alternative<TaskAssignment>(outcome));
+    return std::get<TaskAssignment>(outcome);
+  }
+  RetryLater claim_retry(const CreatedPopulation& p) {
+    ClaimOutcome outcome = repo.claim(p.id, p.client_token);
+    REQUIRE(std::holds_alternative<RetryLater>(outcome));
+    return std::get<RetryLater>(outcome);
+  }
+  UploadOutcome upload(const TaskAssignment& task, const std::string& body) {
+    return repo.upload(task.task_id, task.lease_token, body);
+  }
+  nlohmann::json status(const CreatedPopulation& p) { return repo.status(p.id); }
+};
+
+std::string model_of(TaskRepository& repo, const std::string& id, int round) {
+  return *repo.model(id, round).bytes;
+}
+
+}  // namespace
+
+TEST_CASE("claim_hands_out_train_tasks_up_to_the_pool_then_retry_later", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 2, 2));
+
+  const TaskAssignment a = h.claim_task(p);
+  const TaskAssignment b = h.claim_task(p);
+  const RetryLater retry = h.claim_retry(p);
+
+  CHECK(a.task_id != b.task_id);
+  CHECK(a.lease_token != b.lease_token);
+  CHECK(a.kind == "train");
+  CHECK(a.round == 0);
+  CHECK(a.lease_expires_at == h.clock.now() + 10);
+  CHECK(a.model_etag == p.model_etag);
+  CHECK(nlohmann::json::parse(a.plan_json)["kind"] == "train");
+  CHECK_FALSE(retry.finished);
+  // The first lease expires in 10 s, but the round may close sooner: poll every kRoundPollS.
+  CHECK(retry.retry_after_ms == 1000 * kRoundPollS);
+  CHECK(retry.retry_after_s == 1);
+}
+
+TEST_CASE("claim_with_min_round_skips_train_tasks_of_earlier_rounds", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 2, 2));
+  const TaskAssignment first = h.claim_task(p);
+
+  const ClaimOutcome same_round = h.repo.claim(p.id, p.client_token, /*min_round=*/1);
+  REQUIRE(std::holds_alternative<RetryLater>(same_round));
+  CHECK(std::get<RetryLater>(same_round).retry_after_ms <= 1000 * kRoundPollS);
+  const TaskAssignment second = h.claim_task(p);
+  h.upload(first, train_result({1}, 1.f, 1.f, 3));
+  h.upload(second, train_result({2}, 1.f, 1.f, 3));
+  const ClaimOutcome next_round = h.repo.claim(p.id, p.client_token, /*min_round=*/1);
+
+  REQUIRE(std::holds_alternative<TaskAssignment>(next_round));
+  CHECK(std::get<TaskAssignment>(next_round).round == 1);
+}
+
+TEST_CASE("expired_lease_returns_task_to_pool_and_late_upload_gets_410", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment first = h.claim_task(p);
+  h.claim_retry(p);
+
+  h.clock.advance(10);
+  const TaskAssignment second = h.claim_task(p);
+
+  CHECK(second.task_id == first.task_id);
+  CHECK(second.lease_token != first.lease_token);
+  CHECK_THROWS_MATCHES(h.upload(first, train_result({1}, 1, 1, 1)), Gone,
+                       MessageContains("leased again"));
+  CHECK(h.upload(second, train_result({1}, 1, 1, 1)).status == 201);
+}
+
+TEST_CASE("upload_after_lease_expiry_without_reassignment_gets_410", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment task = h.claim_task(p);
+
+  h.clock.advance(10.5);
+
+  CHECK_THROWS_MATCHES(h.upload(task, train_result({1}, 1, 1, 1)), Gone,
+                       MessageContains("lease expired"));
+  CHECK(h.status(p)["rejections"]["lease_expired"] == 1);
+  CHECK(h.status(p)["reports"] == 0);
+}
+
+TEST_CASE("reupload_of_identical_bytes_returns_200_with_first_answer", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 2, 2));
+  const TaskAssignment task = h.claim_task(p);
+  const std::string body = train_result({1, 2}, 0.5f, 0.25f, 3);
+
+  const UploadOutcome first = h.upload(task, body);
+  const UploadOutcome again = h.upload(task, body);
+
+  CHECK(first.status == 201);
+  CHECK(again.status == 200);
+  CHECK(again.body == first.body);
+  CHECK(h.status(p)["reports"] == 1);
+}
+
+TEST_CASE("different_bytes_for_a_finished_task_get_409", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 2, 2));
+  const TaskAssignment task = h.claim_task(p);
+  h.upload(task, train_result({1}, 0.5f, 0.25f, 3));
+
+  CHECK_THROWS_AS(h.upload(task, train_result({1}, 0.5f, 0.75f, 3)), Conflict);
+  CHECK(h.status(p)["reports"] == 1);
+  CHECK(h.status(p)["rejections"]["conflict"] == 1);
+}
+
+TEST_CASE("upload_for_a_task_of_a_closed_round_gets_410", "[repository]") {
+  Harness h;
+  auto spec = test_spec("p", 3, 1, 1);
+  spec.train_tasks_per_round = 2;  // over-selection: two leases for one report
+  auto p = h.repo.create_population(spec);
+  const TaskAssignment a = h.claim_task(p);
+  const TaskAssignment b = h.claim_task(p);
+  h.upload(a, train_result({1}, 1, 1, 1));  // round 0 closes
+
+  CHECK(h.status(p)["round"] == 1);
+  CHECK_THROWS_MATCHES(h.upload(b, train_result({2}, 1, 1, 1)), Gone,
+                       MessageContains("round 0 of population 'p' is closed"));
+  CHECK(h.status(p)["rejections"]["round_closed"] == 1);
+  CHECK(h.claim_task(p).round == 1);
+}
+
+TEST_CASE("quorum_closes_the_round_and_publishes_the_aggregate", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 2, 2));
+  const std::vector<test::TrainUpload> uploads = {{{1, 3}, 0.5f, 0.25f, 3},
+                                                  {{3, 7}, -1.0f, 1.0f, 1}};
+  const TaskAssignment a = h.claim_task(p);
+  const TaskAssignment b = h.claim_task(p);
+
+  h.upload(a, train_result(uploads[0].rows, uploads[0].row_value, uploads[0].dense_value, 3, 0.5));
+  CHECK(h.status(p)["round"] == 0);
+  h.upload(b, train_result(uploads[1].rows, uploads[1].row_value, uploads[1].dense_value, 1, 1.5));
+
+  const auto status = h.status(p);
+  CHECK(status["round"] == 1);
+  CHECK(status["history"][0]["status"] == "closed");
+  CHECK(status["history"][0]["reports"] == 2);
+  CHECK(status["history"][0]["examples"] == 4.0);
+  CHECK(status["history"][0]["mean_train_loss"].get<double>() == Approx(0.75));
+  CHECK(status["history"][0]["upload_bytes"].get<std::int64_t>() > 0);
+  CHECK(test::models_close(test::decode_dense(model_of(h.repo, "p", 1)),
+                           test::reference_next_model(uploads)));
+  CHECK(h.claim_task(p).round == 1);
+  CHECK(model_of(h.repo, "p", 0) == test::test_model_bytes());
+}
+
+TEST_CASE("deadline_with_min_reports_closes_the_round", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 3, 1));
+  const TaskAssignment a = h.claim_task(p);
+  h.upload(a, train_result({2}, 2.0f, 0.5f, 2));
+
+  h.clock.advance(99);
+  h.repo.tick();
+  CHECK(h.status(p)["round"] == 0);
+  h.clock.advance(1);
+  h.repo.tick();
+
+  const auto status = h.status(p);
+  CHECK(status["round"] == 1);
+  CHECK(status["history"][0]["duration_s"].get<double>() == Approx(100));
+  CHECK(test::models_close(test::decode_dense(model_of(h.repo, "p", 1)),
+                           test::reference_next_model({{{2}, 2.0f, 0.5f, 2}})));
+}
+
+TEST_CASE("deadline_without_min_reports_keeps_the_round_open_until_min_reports", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 3, 2));
+  const TaskAssignment a = h.claim_task(p);
+  const TaskAssignment b = h.claim_task(p);
+  h.upload(a, train_result({2}, 2.0f, 0.5f, 2));
+
+  h.clock.advance(150);
+  h.repo.tick();
+  CHECK(h.status(p)["round"] == 0);
+  CHECK(h.status(p)["state"] == "running");
+
+  const TaskAssignment c = h.claim_task(p);  // b's lease expired; the pool still has a task
+  CHECK_THROWS_AS(h.upload(b, train_result({4}, 1, 1, 1)), Gone);
+  h.upload(c, train_result({4}, 1.0f, 1.0f, 1));
+
+  CHECK(h.status(p)["round"] == 1);
+  CHECK(h.status(p)["history"][0]["reports"] == 2);
+}
+
+TEST_CASE("last_round_finishes_the_population_and_claims_say_finished", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  h.upload(h.claim_task(p), train_result({1}, 1, 1, 1));
+
+  const RetryLater retry = h.claim_retry(p);
+
+  CHECK(retry.finished);
+  CHECK(h.status(p)["state"] == "finished");
+  CHECK(h.status(p)["round"] == 1);
+  CHECK_FALSE(h.repo.model("p", 1).bytes->empty());
+  CHECK_THROWS_AS(h.repo.model("p", 2), NotFound);
+}
+
+TEST_CASE("evaluate_tasks_report_metrics_for_their_rounds_model", "[repository]") {
+  Harness h;
+  auto spec = test_spec("p", 1, 1, 1);
+  spec.eval_tasks_per_round = 1;
+  auto p = h.repo.create_population(spec);
+
+  const TaskAssignment eval0 = h.claim_task(p);
+  const TaskAssignment train0 = h.claim_task(p);
+  CHECK(eval0.kind == "evaluate");
+  CHECK(nlohmann::json::parse(eval0.plan_json)["kind"] == "evaluate");
+  CHECK(train0.kind == "train");
+  h.upload(train0, train_result({1}, 1, 1, 1));  // round 0 closes; round 1 evaluates only
+  // An evaluate task stays valid after its round closed: model_0 is still model_0.
+  CHECK(h.upload(eval0, eval_result(10, 0.5, 0.75)).status == 201);
+  const TaskAssignment eval1 = h.claim_task(p);
+  CHECK(eval1.kind == "evaluate");
+  CHECK(eval1.round == 1);
+  CHECK_THROWS_AS(h.upload(eval1, train_result({1}, 1, 1, 1)), InvalidInput);
+  h.upload(eval1, eval_result(30, 0.25, 0.5));
+
+  const auto status = h.status(p);
+  CHECK(status["state"] == "finished");
+  CHECK(status["history"][0]["eval"]["reports"] == 1);
+  CHECK(status["history"][0]["eval"]["accuracy"].get<double>() == Approx(0.75));
+  CHECK(status["history"][1]["eval"]["loss"].get<double>() == Approx(0.25));
+  CHECK(status["history"][1]["eval"]["examples"] == 30.0);
+}
+
+TEST_CASE("final_evaluation_round_ends_at_its_deadline", "[repository]") {
+  Harness h;
+  auto spec = test_spec("p", 1, 1, 1);
+  spec.eval_tasks_per_round = 2;
+  auto p = h.repo.create_population(spec);
+  h.claim_task(p);
+  h.claim_task(p);
+  h.upload(h.claim_task(p), train_result({1}, 1, 1, 1));
+  CHECK(h.status(p)["state"] == "running");
+
+  h.clock.advance(100);
+  h.repo.tick();
+
+  CHECK(h.status(p)["state"] == "finished");
+}
+
+TEST_CASE("wrong_client_token_is_forbidden", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+
+  CHECK_THROWS_AS(h.repo.claim("p", "not-the-token"), Forbidden);
+  CHECK_THROWS_AS(h.repo.claim("nobody", p.client_token), NotFound);
+}
+
+TEST_CASE("wrong_lease_token_is_forbidden_and_unknown_task_not_found", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment task = h.claim_task(p);
+
+  CHECK_THROWS_AS(h.repo.upload(task.task_id, p.client_token, train_result({1}, 1, 1, 1)),
+                  Forbidden);
+  CHECK_THROWS_AS(h.repo.upload(task.task_id + 1, task.lease_token, train_result({1}, 1, 1, 1)),
+                  NotFound);
+  CHECK(h.status(p)["reports"] == 0);
+}
+
+TEST_CASE("invalid_uploads_get_400_and_leave_the_round_unchanged", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 2, 2));
+  const TaskAssignment task = h.claim_task(p);
+  const std::string good = train_result({1}, 1, 1, 1);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  core::NamedTensors wrong_shape;
+  wrong_shape.emplace("out/weight", test::dense_f32({2, 2}, [](std::size_t) { return 1; }));
+
+  CHECK_THROWS_AS(h.upload(task, good.substr(0, good.size() - 3)), InvalidInput);  // truncated
+  CHECK_THROWS_AS(h.upload(task, train_result({1}, nan, 1, 1)), InvalidInput);
+  CHECK_THROWS_AS(h.upload(task, train_result({1}, 1, 1, 0)), InvalidInput);  // no examples
+  CHECK_THROWS_AS(
+      h.upload(task, test::to_string(core::write_safetensors(
+                         wrong_shape, {{"kind", "train"}, {"num_examples", "1"}, {"loss", "1"}}))),
+      InvalidInput);
+  CHECK_THROWS_AS(h.upload(task, "not safetensors at all"), InvalidInput);
+
+  const auto status = h.status(p);
+  CHECK(status["reports"] == 0);
+  CHECK(status["rejections"]["invalid_result"] == 5);
+  CHECK(h.upload(task, good).status == 201);
+  CHECK(h.status(p)["reports"] == 1);
+}
+
+TEST_CASE("a_restarted_repository_resumes_the_open_round_exactly", "[repository]") {
+  const std::vector<test::TrainUpload> uploads = {
+      {{1}, 0.5f, 0.25f, 3}, {{1, 2}, -1.0f, 1.0f, 1}, {{9}, 2.0f, -0.5f, 2}};
+  for (int checkpoint_every : {0, 1, 2}) {
+    SqliteStore store(":memory:");
+    FakeClock clock;
+    Metrics metrics;
+    TaskRepositoryOptions options;
+    options.checkpoint_every = checkpoint_every;
+    CreatedPopulation p;
+    TaskAssignment last;
+    {
+      TaskRepository repo(store, clock, metrics, options);
+      p = repo.create_population(test_spec("p", 2, 3, 3));
+      for (std::size_t i = 0; i < 2; ++i) {
+        auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+        const auto& u = uploads[i];
+        repo.upload(task.task_id, task.lease_token,
+                    train_result(u.rows, u.row_value, u.dense_value, u.num_examples));
+      }
+      last = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+    }
+
+    TaskRepository restarted(store, clock, metrics, options);
+    const auto& u = uploads[2];
+    restarted.upload(last.task_id, last.lease_token,
+                     train_result(u.rows, u.row_value, u.dense_value, u.num_examples));
+
+    INFO("checkpoint_every " << checkpoint_every);
+    CHECK(restarted.status("p")["round"] == 1);
+    CHECK(restarted.status("p")["history"][0]["reports"] == 3);
+    CHECK(test::models_close(test::decode_dense(*restarted.model("p", 1).bytes),
+                             test::reference_next_model(uploads)));
+  }
+}
+
+TEST_CASE("checkpoint_all_lets_a_restart_skip_replaying_results", "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  Metrics metrics;
+  TaskRepositoryOptions options;
+  options.checkpoint_every = 0;
+  {
+    TaskRepository repo(store, clock, metrics, options);
+    auto p = repo.create_population(test_spec("p", 1, 2, 2));
+    auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+    repo.upload(task.task_id, task.lease_token, train_result({1}, 1, 1, 1));
+
+    repo.checkpoint_all();
+  }
+
+  auto checkpoint = store.find_checkpoint("p", 0);
+  REQUIRE(checkpoint);
+  CHECK(checkpoint->seq == 1);
+  TaskRepository restarted(store, clock, metrics, options);
+  CHECK(restarted.status("p")["reports"] == 1);
+}
+
+TEST_CASE("create_population_validates_and_rejects_duplicates", "[repository]") {
+  Harness h;
+  h.repo.create_population(test_spec("p", 1, 1, 1));
+
+  CHECK_THROWS_AS(h.repo.create_population(test_spec("p", 1, 1, 1)), Conflict);
+  auto bad_model = test_spec("q", 1, 1, 1);
+  bad_model.initial_model = "garbage";
+  CHECK_THROWS_AS(h.repo.create_population(bad_model), InvalidInput);
+  auto bad_plan = test_spec("r", 1, 1, 1);
+  bad_plan.plan_json = R"({"updates": {"missing/tensor": {"encoding": "dense",
+                                                         "aggregator": "sum"}}})";
+  CHECK_THROWS_AS(h.repo.create_population(bad_plan), InvalidInput);
+  auto seeded = test_spec("s", 1, 1, 1);
+  seeded.initial_model.reset();
+  seeded.seed = 3;
+  CHECK_THROWS_MATCHES(h.repo.create_population(seeded), InvalidInput, MessageContains("seed"));
+  CHECK(h.repo.list_populations().size() == 1);
+}
+
+TEST_CASE("create_population_from_seed_uses_the_model_initializer", "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  Metrics metrics;
+  TaskRepositoryOptions options;
+  std::uint64_t seen_seed = 0;
+  options.model_initializer = [&](const std::string&, std::uint64_t seed) {
+    seen_seed = seed;
+    const std::string bytes = test::test_model_bytes();
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
+  TaskRepository repo(store, clock, metrics, options);
+  auto spec = test_spec("s", 1, 1, 1);
+  spec.initial_model.reset();
+  spec.seed = 42;
+
+  auto p = repo.create_population(spec);
+
+  CHECK(seen_seed == 42);
+  CHECK(*repo.model("s", 0).bytes == test::test_model_bytes());
+  CHECK(repo.list_populations()[0]["id"] == "s");
+}
+
+TEST_CASE("open_leases_counts_unexpired_leases", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 3, 3));
+  h.claim_task(p);
+  h.claim_task(p);
+
+  CHECK(h.repo.open_leases() == 2);
+  h.clock.advance(11);
+  CHECK(h.repo.open_leases() == 0);
+}
+
+}  // namespace fedleaf::server
