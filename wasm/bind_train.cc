@@ -19,103 +19,11 @@
 #include "core/train/svmlight.h"
 #include "core/train/text_features.h"
 #include "core/train/training_session.h"
+#include "dataset_handle.h"
 #include "js_interop.h"
 
 namespace fedleaf::wasm {
 namespace {
-
-template <class T>
-std::vector<T> typed_vector_from_js(const val& array, const std::string& what) {
-  const std::vector<std::uint8_t> bytes = bytes_from_js(array);
-  if (bytes.size() % sizeof(T) != 0) {
-    throw InvalidInput(what + ": byte length " + std::to_string(bytes.size()) +
-                       " is not a multiple of " + std::to_string(sizeof(T)));
-  }
-  std::vector<T> out(bytes.size() / sizeof(T));
-  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
-class DatasetHandle {
- public:
-  explicit DatasetHandle(core::Dataset dataset) : dataset_(std::move(dataset)) {}
-
-  // texts: UTF-8 bytes of every text back to back; offsets: Uint32Array of num_texts + 1 byte
-  // offsets; labels: Int32Array; plan_or_features_json: a plan (its "features" section is used)
-  // or "{}" for the defaults.
-  static DatasetHandle* from_texts(val texts, val offsets, val labels,
-                                   const std::string& plan_json) {
-    return call_from_js([&] {
-      const std::vector<std::uint8_t> bytes = bytes_from_js(texts);
-      const auto offs = typed_vector_from_js<std::uint32_t>(offsets, "offsets");
-      const auto labs = typed_vector_from_js<std::int32_t>(labels, "labels");
-      if (offs.size() != labs.size() + 1) {
-        throw InvalidInput("offsets: expected " + std::to_string(labs.size() + 1) +
-                           " entries (one more than labels), got " + std::to_string(offs.size()));
-      }
-      return new DatasetHandle(core::build_hashed_text_dataset(
-          reinterpret_cast<const char*>(bytes.data()), bytes.size(), offs.data(), labs.size(),
-          labs.data(), core::text_features_from_plan(plan_json)));
-    });
-  }
-
-  static DatasetHandle* from_svmlight(const std::string& text, int index_base,
-                                      double num_features) {
-    return call_from_js([&] {
-      core::SvmlightOptions options;
-      options.index_base = index_base;
-      options.num_features = static_cast<std::uint32_t>(num_features);
-      return new DatasetHandle(core::parse_svmlight(text, options));
-    });
-  }
-
-  static DatasetHandle* from_dense(val values, double num_columns, val labels) {
-    return call_from_js([&] {
-      return new DatasetHandle(core::Dataset::from_dense(
-          typed_vector_from_js<float>(values, "values"), static_cast<std::size_t>(num_columns),
-          typed_vector_from_js<std::int32_t>(labels, "labels")));
-    });
-  }
-
-  static DatasetHandle* from_csr(val offsets, val ids, val weights, val labels,
-                                 double num_features) {
-    return call_from_js([&] {
-      return new DatasetHandle(core::Dataset::from_csr(
-          typed_vector_from_js<std::uint32_t>(offsets, "offsets"),
-          typed_vector_from_js<std::uint32_t>(ids, "ids"),
-          typed_vector_from_js<float>(weights, "weights"),
-          typed_vector_from_js<std::int32_t>(labels, "labels"),
-          static_cast<std::uint32_t>(num_features)));
-    });
-  }
-
-  DatasetHandle* subset(val examples) const {
-    return call_from_js([&] {
-      return new DatasetHandle(
-          dataset_.subset(typed_vector_from_js<std::uint32_t>(examples, "examples")));
-    });
-  }
-
-  double size() const { return static_cast<double>(dataset_.size()); }
-  double num_features() const { return static_cast<double>(dataset_.num_features()); }
-  double num_nonzeros() const { return static_cast<double>(dataset_.num_nonzeros()); }
-  bool is_sparse() const { return dataset_.is_sparse(); }
-  // Distinct feature ids the dataset touches: the embedding rows a leaf trains and uploads.
-  double num_distinct_ids() const {
-    std::vector<std::uint32_t> ids = dataset_.ids();
-    std::sort(ids.begin(), ids.end());
-    return static_cast<double>(std::unique(ids.begin(), ids.end()) - ids.begin());
-  }
-  val labels() const {
-    const auto& l = dataset_.labels();
-    return bytes_to_js(reinterpret_cast<const std::uint8_t*>(l.data()), l.size() * sizeof(std::int32_t));
-  }
-
-  const core::Dataset& dataset() const { return dataset_; }
-
- private:
-  core::Dataset dataset_;
-};
 
 class TrainingSessionHandle {
  public:

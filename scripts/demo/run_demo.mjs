@@ -4,7 +4,7 @@
 // the round's new model on the held-out split (evaluated here, in wasm, on every eval email).
 //
 //   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
-//        [--iid] [--prefetch 1] [--population spam-demo] [--json OUT]
+//        [--iid] [--prefetch 1] [--population spam-demo] [--json OUT] [--link-file OUT]
 // Exits 1 when a leaf fails, the run stalls, or the population does not finish.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     plan: { type: 'string', default: path.join(here, 'spam_plan.json') },
     json: { type: 'string' },
     'stall-s': { type: 'string', default: '300' },
+    'link-file': { type: 'string' },
   },
 });
 const clients = Number(args.clients);
@@ -72,6 +73,8 @@ const created = await api('POST', '/v1/populations', {
   lease_s: 120,
 });
 const population = created.id;
+const link = `${server}/?${new URLSearchParams({ population, token: created.client_token })}`;
+if (args['link-file']) writeFileSync(args['link-file'], `${link}\n`);
 
 // What a dense update of every tensor in "updates" would weigh (F32 values), for comparison.
 const initial = executor.decodeSafetensors(await modelBytes(population, 0)).tensors;
@@ -82,6 +85,7 @@ const baseline = executor.evaluate(plan, await modelBytes(population, 0), evalDa
 const split = args.iid ? 'IID shards' : 'non-IID shards (sorted by corpus group and sender domain)';
 console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${split}; ` +
   `eval split ${evalData.size} emails; dense update would be ${formatBytes(denseUpdateBytes)} per report`);
+console.log(`join from a browser tab: ${link}`);
 console.log(`round 0 (initial model): eval accuracy ${(100 * baseline.accuracy).toFixed(2)}%`);
 const header = ['round', 'reports', 'examples', 'train loss', 'eval acc', 'eval loss',
   'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s'];
@@ -107,7 +111,8 @@ while (!finished) {
   await new Promise((r) => setTimeout(r, 250));
   if (leafFailure) break;
   const status = await api('GET', `/v1/populations/${population}`);
-  const history = (status.history ?? []).filter((h) => h.closed_at != null);
+  // Train rounds only: the server keeps one more, evaluation-only round after the last one.
+  const history = (status.history ?? []).filter((h) => h.closed_at != null && h.round < status.rounds);
   while (printed < history.length) {
     const h = history[printed];
     const model = await modelBytes(population, h.round + 1);

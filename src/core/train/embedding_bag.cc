@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "core/train/dense_kernels.h"
 
 namespace fedleaf::core {
+namespace {
+
+constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+
+}  // namespace
 
 EmbeddingBag::EmbeddingBag(std::string name, const float* table, std::size_t rows, std::size_t dim,
                            Combiner combiner)
@@ -26,7 +32,13 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
                            " is not below the table's " + std::to_string(rows_) + " rows");
       }
       const float w = batch.weights ? batch.weights[j] : 1.0f;
-      kernels::axpy(dim_, w, table_ + static_cast<std::size_t>(id) * dim_, row);
+      // dim 1 (a linear model over hashed features) is the common case of tiny rows: a call per
+      // id would cost more than the arithmetic.
+      if (dim_ == 1) {
+        row[0] += w * table_[id];
+      } else {
+        kernels::axpy(dim_, w, table_ + static_cast<std::size_t>(id) * dim_, row);
+      }
       abs_sum += std::fabs(w);
       square_sum += w * w;
     }
@@ -34,9 +46,7 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
     if (combiner_ == Combiner::kMean) scale = abs_sum > 0.0f ? 1.0f / abs_sum : 0.0f;
     if (combiner_ == Combiner::kSqrtn)
       scale = square_sum > 0.0f ? 1.0f / std::sqrt(square_sum) : 0.0f;
-    if (scale != 1.0f) {
-      for (std::size_t k = 0; k < dim_; ++k) row[k] *= scale;
-    }
+    if (scale != 1.0f) kernels::scale(dim_, scale, row);
     scales_[b] = scale;
   }
 }
@@ -44,27 +54,31 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
 void EmbeddingBag::backward(const Batch& batch, const float* grad_out,
                             ParameterGradient& gradient) {
   const std::uint32_t nnz = batch.offsets[batch.size];
-  keys_.resize(nnz);
-  for (std::uint32_t j = 0; j < nnz; ++j) {
-    keys_[j] = (static_cast<std::uint64_t>(batch.ids[j]) << 32) | j;
-  }
-  std::sort(keys_.begin(), keys_.end());
+  if (slot_of_row_.size() != rows_) slot_of_row_.assign(rows_, kNoSlot);
   slot_of_.resize(nnz);
-  gradient.touched_rows.clear();
-  for (std::uint32_t k = 0; k < nnz; ++k) {
-    const auto id = static_cast<std::uint32_t>(keys_[k] >> 32);
-    if (gradient.touched_rows.empty() || gradient.touched_rows.back() != id) {
-      gradient.touched_rows.push_back(id);
+  std::vector<std::uint32_t>& touched = gradient.touched_rows;
+  touched.clear();
+  for (std::uint32_t j = 0; j < nnz; ++j) {
+    std::uint32_t& slot = slot_of_row_[batch.ids[j]];
+    if (slot == kNoSlot) {
+      slot = static_cast<std::uint32_t>(touched.size());
+      touched.push_back(batch.ids[j]);
     }
-    slot_of_[static_cast<std::uint32_t>(keys_[k])] =
-        static_cast<std::uint32_t>(gradient.touched_rows.size() - 1);
+    slot_of_[j] = slot;
   }
-  gradient.values.assign(gradient.touched_rows.size() * dim_, 0.0f);
+  for (std::uint32_t row : touched) slot_of_row_[row] = kNoSlot;
+  gradient.values.assign(touched.size() * dim_, 0.0f);
+  float* values = gradient.values.data();
   for (std::size_t b = 0; b < batch.size; ++b) {
     const float* g = grad_out + b * dim_;
     for (std::uint32_t j = batch.offsets[b]; j < batch.offsets[b + 1]; ++j) {
       const float w = (batch.weights ? batch.weights[j] : 1.0f) * scales_[b];
-      if (w != 0.0f) kernels::axpy(dim_, w, g, gradient.values.data() + slot_of_[j] * dim_);
+      if (w == 0.0f) continue;
+      if (dim_ == 1) {
+        values[slot_of_[j]] += w * g[0];
+      } else {
+        kernels::axpy(dim_, w, g, values + static_cast<std::size_t>(slot_of_[j]) * dim_);
+      }
     }
   }
 }

@@ -3,7 +3,7 @@
 //
 //   EmbeddingBag emb("emb", table, vocab, dim, Combiner::kMean);
 //   emb.forward(batch, out);                     // out [batch.size, dim]
-//   emb.backward(batch, grad_out, gradient);     // gradient.touched_rows sorted unique
+//   emb.backward(batch, grad_out, gradient);     // gradient.touched_rows unique
 //
 // out[b] = c_b Σ_j w_j table[id_j] with c_b = 1 (sum), 1/Σ_j|w_j| (mean), 1/sqrt(Σ_j w_j²)
 // (sqrtn), and 0 for an example without ids or with all weights 0. The table is borrowed and
@@ -29,8 +29,12 @@ class EmbeddingBag {
   std::size_t dim() const { return dim_; }
   // Throws InvalidInput naming the layer when an id is >= rows.
   void forward(const Batch& batch, float* out);
-  // Uses the combiner scales of the last forward() of the same batch. Accumulates in example
-  // order, so results are deterministic.
+  // Uses the combiner scales of the last forward() of the same batch. gradient.touched_rows
+  // lists each row the batch touched once, in order of first occurrence in batch.ids (not
+  // sorted: sorting a batch's ids would cost more than the rest of a sparse step). Each row's
+  // gradient accumulates in example order, so results are deterministic. The first call
+  // allocates one uint32 per table row (a row → slot map, reset after every call); later calls
+  // allocate only when a batch has more ids than every earlier one.
   void backward(const Batch& batch, const float* grad_out, ParameterGradient& gradient);
 
  private:
@@ -39,9 +43,9 @@ class EmbeddingBag {
   std::size_t rows_;
   std::size_t dim_;
   Combiner combiner_;
-  std::vector<float> scales_;           // c_b of the last forward
-  std::vector<std::uint64_t> keys_;     // (id << 32 | position) of the batch's nonzeros
-  std::vector<std::uint32_t> slot_of_;  // position → index into touched_rows
+  std::vector<float> scales_;                // c_b of the last forward
+  std::vector<std::uint32_t> slot_of_row_;   // table row → index into touched_rows, or kNoSlot
+  std::vector<std::uint32_t> slot_of_;       // nonzero position → index into touched_rows
 };
 
 }  // namespace fedleaf::core

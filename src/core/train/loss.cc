@@ -24,13 +24,13 @@ LossSums compute_loss(LossType type, const float* logits, const std::int32_t* la
       if (label != 0 && label != 1) bad_label(b, label, "is not 0 or 1 (sigmoid_cross_entropy)");
       const float z = logits[b];
       const float y = static_cast<float>(label);
-      // max(z, 0) - z y + log(1 + exp(-|z|))
-      sums.loss +=
-          static_cast<double>(std::fmax(z, 0.0f) - z * y + std::log1p(std::exp(-std::fabs(z))));
+      // e = exp(-|z|) serves both the loss max(z, 0) - z y + log(1 + e) and the probability
+      // (1 / (1 + e) for z >= 0, e / (1 + e) below), without overflow.
+      const float e = std::exp(-std::fabs(z));
+      sums.loss += static_cast<double>(std::fmax(z, 0.0f) - z * y + std::log1p(e));
       if ((z > 0.0f) == (label == 1)) ++sums.correct;
       if (grad != nullptr) {
-        const float p =
-            z >= 0.0f ? 1.0f / (1.0f + std::exp(-z)) : std::exp(z) / (1.0f + std::exp(z));
+        const float p = z >= 0.0f ? 1.0f / (1.0f + e) : e / (1.0f + e);
         grad[b] = grad_scale * (p - y);
       }
     }
@@ -48,16 +48,20 @@ LossSums compute_loss(LossType type, const float* logits, const std::int32_t* la
       if (z[k] > z[argmax]) argmax = k;
     }
     const float m = z[argmax];
+    // exp(z - m) is computed once: kept in the gradient row when there is one.
+    float* g = grad != nullptr ? grad + b * width : nullptr;
     float denom = 0.0f;
-    for (std::size_t k = 0; k < width; ++k) denom += std::exp(z[k] - m);
-    const float log_denom = std::log(denom);
-    sums.loss += static_cast<double>(log_denom - (z[label] - m));
+    for (std::size_t k = 0; k < width; ++k) {
+      const float e = std::exp(z[k] - m);
+      if (g != nullptr) g[k] = e;
+      denom += e;
+    }
+    sums.loss += static_cast<double>(std::log(denom) - (z[label] - m));
     if (argmax == static_cast<std::size_t>(label)) ++sums.correct;
-    if (grad != nullptr) {
-      float* g = grad + b * width;
+    if (g != nullptr) {
+      const float inverse = 1.0f / denom;
       for (std::size_t k = 0; k < width; ++k) {
-        const float p = std::exp(z[k] - m - log_denom);
-        g[k] = grad_scale * (p - (k == static_cast<std::size_t>(label) ? 1.0f : 0.0f));
+        g[k] = grad_scale * (g[k] * inverse - (k == static_cast<std::size_t>(label) ? 1.0f : 0.0f));
       }
     }
   }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/train/dense_kernels.h"
 
 namespace fedleaf::core {
 
@@ -18,42 +19,6 @@ Optimizer::Optimizer(const OptimizerSpec& spec, const std::vector<ParameterGradi
     if (spec_.type != OptimizerType::kSgd) s.first.assign(n, 0.0f);
     if (spec_.type == OptimizerType::kAdam) s.second.assign(n, 0.0f);
     state_.push_back(std::move(s));
-  }
-}
-
-void Optimizer::update_row(std::size_t param, std::size_t row, const float* g, float* p,
-                           float scale, float adam_step) {
-  const std::size_t n = row_sizes_[param];
-  const float lr = spec_.learning_rate;
-  switch (spec_.type) {
-    case OptimizerType::kSgd: {
-      const float a = lr * scale;
-      for (std::size_t k = 0; k < n; ++k) p[k] -= a * g[k];
-      return;
-    }
-    case OptimizerType::kMomentum: {
-      float* v = state_[param].first.data() + row * n;
-      const float mu = spec_.momentum;
-      for (std::size_t k = 0; k < n; ++k) {
-        v[k] = mu * v[k] + scale * g[k];
-        p[k] -= lr * v[k];
-      }
-      return;
-    }
-    case OptimizerType::kAdam: {
-      float* m = state_[param].first.data() + row * n;
-      float* v = state_[param].second.data() + row * n;
-      const float b1 = spec_.beta1;
-      const float b2 = spec_.beta2;
-      const float eps = spec_.epsilon;
-      for (std::size_t k = 0; k < n; ++k) {
-        const float gk = scale * g[k];
-        m[k] = b1 * m[k] + (1.0f - b1) * gk;
-        v[k] = b2 * v[k] + (1.0f - b2) * gk * gk;
-        p[k] -= adam_step * m[k] / (std::sqrt(v[k]) + eps);
-      }
-      return;
-    }
   }
 }
 
@@ -90,16 +55,26 @@ void Optimizer::apply(const std::vector<ParameterGradient>& gradients) {
   }
   for (std::size_t i = 0; i < gradients.size(); ++i) {
     const ParameterGradient& g = gradients[i];
-    const std::size_t n = g.row_size;
-    if (g.row_sparse) {
-      for (std::size_t k = 0; k < g.touched_rows.size(); ++k) {
-        const std::size_t row = g.touched_rows[k];
-        update_row(i, row, g.values.data() + k * n, g.parameter + row * n, scale, adam_step);
-      }
-    } else {
-      for (std::size_t row = 0; row < g.rows; ++row) {
-        update_row(i, row, g.values.data() + row * n, g.parameter + row * n, scale, adam_step);
-      }
+    // A dense gradient is one contiguous block: the kernels see it as a single row.
+    const std::uint32_t* rows = g.row_sparse ? g.touched_rows.data() : nullptr;
+    const std::size_t count = g.row_sparse ? g.touched_rows.size() : 1;
+    const std::size_t row_size = g.row_sparse ? g.row_size : g.rows * g.row_size;
+    switch (spec_.type) {
+      case OptimizerType::kSgd:
+        kernels::sgd_update_rows(rows, count, row_size, g.values.data(), g.parameter,
+                                 spec_.learning_rate * scale);
+        break;
+      case OptimizerType::kMomentum:
+        kernels::momentum_update_rows(
+            rows, count, row_size, g.values.data(), state_[i].first.data(), g.parameter,
+            kernels::MomentumStep{spec_.learning_rate, spec_.momentum, scale});
+        break;
+      case OptimizerType::kAdam:
+        kernels::adam_update_rows(
+            rows, count, row_size, g.values.data(), state_[i].first.data(),
+            state_[i].second.data(), g.parameter,
+            kernels::AdamStep{spec_.beta1, spec_.beta2, spec_.epsilon, adam_step, scale});
+        break;
     }
   }
 }

@@ -41,10 +41,6 @@ class Optimizer {
     std::vector<float> second;  // Adam v
   };
 
-  // Updates row `row` of parameter `param` (values at `p`) with gradient row `g` · scale.
-  void update_row(std::size_t param, std::size_t row, const float* g, float* p, float scale,
-                  float adam_step);
-
   OptimizerSpec spec_;
   float clip_norm_;
   std::uint64_t steps_ = 0;

@@ -5,8 +5,8 @@
 //     if (g.row_sparse) { /* g.touched_rows[k] holds g.values[k*row_size ..] */ }
 //
 // A parameter is viewed as a [rows, row_size] matrix (a bias is one row). Row-sparse gradients
-// (embedding tables) hold only the rows the batch touched, sorted and unique; nothing of the
-// table's size is allocated for them.
+// (embedding tables) hold only the rows the batch touched, each once, in the deterministic order
+// the layer produces them (not sorted); nothing of the table's size is allocated for them.
 #pragma once
 
 #include <cstddef>

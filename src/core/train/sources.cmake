@@ -12,7 +12,13 @@ set(FEDLEAF_TRAIN_SOURCES
   murmur3.cc
   optimizer.cc
   plan.cc
+  predict.cc
   svmlight.cc
   text_features.cc
   training_session.cc
 )
+
+# sqrt in the Adam kernel only vectorizes without errno semantics (its argument is never
+# negative, so errno is never set).
+set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/dense_kernels.cc
+                            PROPERTIES COMPILE_OPTIONS -fno-math-errno)

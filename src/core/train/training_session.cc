@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 
 #include "core/error.h"
 #include "core/safetensors.h"
@@ -60,14 +61,20 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
 
   std::vector<std::uint32_t> touched;
   if (plan_.model.input_kind == InputKind::kSparseIds) {
-    touched = dataset_.ids();
-    std::sort(touched.begin(), touched.end());
-    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    compact_ids_.resize(dataset_.num_nonzeros());
-    for (std::size_t j = 0; j < compact_ids_.size(); ++j) {
-      compact_ids_[j] = static_cast<std::uint32_t>(
-          std::lower_bound(touched.begin(), touched.end(), dataset_.ids()[j]) - touched.begin());
+    // One pass over a vocab-long map (no larger than the decoded table it indexes) instead of a
+    // sort of every nonzero: compact row r holds global row touched[r], in increasing order.
+    const std::size_t vocab = plan_.model.layers.front().vocab;
+    constexpr std::uint32_t kUntouched = std::numeric_limits<std::uint32_t>::max();
+    std::vector<std::uint32_t> compact_of(vocab, kUntouched);
+    const std::vector<std::uint32_t>& ids = dataset_.ids();
+    for (std::uint32_t id : ids) compact_of[id] = 0;
+    for (std::size_t g = 0; g < vocab; ++g) {
+      if (compact_of[g] == kUntouched) continue;
+      compact_of[g] = static_cast<std::uint32_t>(touched.size());
+      touched.push_back(static_cast<std::uint32_t>(g));
     }
+    compact_ids_.resize(ids.size());
+    for (std::size_t j = 0; j < ids.size(); ++j) compact_ids_[j] = compact_of[ids[j]];
   }
   for (const ParameterSpec& p : parameter_specs(plan_.model)) {
     auto trained = std::make_unique<TrainedParameter>();

@@ -1,5 +1,9 @@
+// The training kernels against their scalar references. Each kernel and its reference fix the
+// same order of float operations (dense_kernels.h), so they must agree bit for bit; under the
+// wasm SIMD build (the same tests run under Node) this checks the wasm_simd128.h kernels.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <vector>
 
 #include "core/train/dense_kernels.h"
@@ -15,17 +19,25 @@ std::vector<float> random_vector(SeededRandom& rng, std::size_t n, bool with_zer
   return v;
 }
 
-void check_close(const std::vector<float>& a, const std::vector<float>& b) {
+std::vector<float> positive_vector(SeededRandom& rng, std::size_t n) {
+  std::vector<float> v(n);
+  for (float& x : v) x = 0.01f + rng.uniform();
+  return v;
+}
+
+void check_identical(const std::vector<float>& a, const std::vector<float>& b) {
   REQUIRE(a.size() == b.size());
   for (std::size_t i = 0; i < a.size(); ++i) {
-    INFO("element " << i);
-    CHECK(a[i] == Approx(b[i]).margin(1e-5));
+    INFO("element " << i << ": " << a[i] << " vs " << b[i]);
+    CHECK(a[i] == b[i]);
   }
 }
 
+const std::size_t kRowSizes[] = {1, 2, 3, 4, 5, 7, 8, 16, 33};
+
 }  // namespace
 
-TEST_CASE("kernels_match_their_scalar_reference", "[kernels]") {
+TEST_CASE("dense_kernels_equal_their_scalar_reference_bit_for_bit", "[kernels]") {
   SeededRandom rng(42);
   for (std::size_t rows : {1, 3, 8, 17}) {
     for (std::size_t cols : {1, 2, 4, 7, 16, 33}) {
@@ -38,27 +50,72 @@ TEST_CASE("kernels_match_their_scalar_reference", "[kernels]") {
       std::vector<float> y(cols), y_ref(cols);
       kernels::vecmat(rows, cols, x.data(), w.data(), bias.data(), y.data());
       kernels::reference::vecmat(rows, cols, x.data(), w.data(), bias.data(), y_ref.data());
-      check_close(y, y_ref);
+      check_identical(y, y_ref);
       kernels::vecmat(rows, cols, x.data(), w.data(), nullptr, y.data());
       kernels::reference::vecmat(rows, cols, x.data(), w.data(), nullptr, y_ref.data());
-      check_close(y, y_ref);
+      check_identical(y, y_ref);
 
       std::vector<float> out(rows), out_ref(rows);
       kernels::matvec(rows, cols, w.data(), g.data(), out.data());
       kernels::reference::matvec(rows, cols, w.data(), g.data(), out_ref.data());
-      check_close(out, out_ref);
+      check_identical(out, out_ref);
 
       std::vector<float> gw = w, gw_ref = w;
       kernels::outer_accumulate(rows, cols, x.data(), g.data(), gw.data());
       kernels::reference::outer_accumulate(rows, cols, x.data(), g.data(), gw_ref.data());
-      check_close(gw, gw_ref);
+      check_identical(gw, gw_ref);
 
       std::vector<float> a = bias, a_ref = bias;
       kernels::axpy(cols, 0.5f, g.data(), a.data());
       kernels::reference::axpy(cols, 0.5f, g.data(), a_ref.data());
-      check_close(a, a_ref);
+      check_identical(a, a_ref);
+      kernels::scale(cols, -0.3f, a.data());
+      kernels::reference::scale(cols, -0.3f, a_ref.data());
+      check_identical(a, a_ref);
       CHECK(kernels::dot(cols, g.data(), bias.data()) ==
-            Approx(kernels::reference::dot(cols, g.data(), bias.data())).margin(1e-5));
+            kernels::reference::dot(cols, g.data(), bias.data()));
+    }
+  }
+}
+
+TEST_CASE("optimizer_kernels_equal_their_scalar_reference_bit_for_bit", "[kernels]") {
+  SeededRandom rng(7);
+  const std::size_t table_rows = 9;
+  for (std::size_t row_size : kRowSizes) {
+    for (bool sparse : {false, true}) {
+      INFO("row_size " << row_size << (sparse ? " row-sparse" : " dense"));
+      const std::vector<std::uint32_t> touched{4, 0, 8, 5};
+      const std::uint32_t* rows = sparse ? touched.data() : nullptr;
+      const std::size_t count = sparse ? touched.size() : table_rows;
+      const auto g = random_vector(rng, count * row_size, true);
+      const auto p0 = random_vector(rng, table_rows * row_size, false);
+      const auto m0 = random_vector(rng, table_rows * row_size, false);
+      const auto v0 = positive_vector(rng, table_rows * row_size);
+
+      std::vector<float> p = p0, p_ref = p0;
+      kernels::sgd_update_rows(rows, count, row_size, g.data(), p.data(), 0.05f);
+      kernels::reference::sgd_update_rows(rows, count, row_size, g.data(), p_ref.data(), 0.05f);
+      check_identical(p, p_ref);
+
+      const kernels::MomentumStep momentum{0.1f, 0.9f, 0.75f};
+      std::vector<float> m = m0, m_ref = m0;
+      p = p0, p_ref = p0;
+      kernels::momentum_update_rows(rows, count, row_size, g.data(), m.data(), p.data(), momentum);
+      kernels::reference::momentum_update_rows(rows, count, row_size, g.data(), m_ref.data(),
+                                               p_ref.data(), momentum);
+      check_identical(m, m_ref);
+      check_identical(p, p_ref);
+
+      const kernels::AdamStep adam{0.9f, 0.999f, 1e-7f, 0.003f, 0.5f};
+      std::vector<float> v = v0, v_ref = v0;
+      m = m0, m_ref = m0, p = p0, p_ref = p0;
+      kernels::adam_update_rows(rows, count, row_size, g.data(), m.data(), v.data(), p.data(),
+                                adam);
+      kernels::reference::adam_update_rows(rows, count, row_size, g.data(), m_ref.data(),
+                                           v_ref.data(), p_ref.data(), adam);
+      check_identical(m, m_ref);
+      check_identical(v, v_ref);
+      check_identical(p, p_ref);
     }
   }
 }
@@ -76,4 +133,41 @@ TEST_CASE("reference_kernels_compute_the_textbook_formulas", "[kernels]") {
   std::vector<float> gw(6, 0.0f);
   kernels::reference::outer_accumulate(2, 3, x.data(), g.data(), gw.data());
   CHECK(gw == std::vector<float>{2, 0, -2, -1, 0, 1});
+  std::vector<float> s{1, -2, 4};
+  kernels::reference::scale(3, 0.5f, s.data());
+  CHECK(s == std::vector<float>{0.5f, -1, 2});
+}
+
+TEST_CASE("reference_dot_sums_four_lanes_then_the_tail", "[kernels]") {
+  // Lanes 1e8, 1, -1e8, 1: (1e8 + 1) + (-1e8 + 1) rounds to 1e8 - 1e8 = 0 in float, then the
+  // tail adds 0.5. A left-to-right sum would give ((1e8 + 1) - 1e8 + 1) + 0.5 = 1.5.
+  const std::vector<float> x{1e8f, 1, -1e8f, 1, 0.5f};
+  const std::vector<float> ones(5, 1.0f);
+  CHECK(kernels::reference::dot(5, x.data(), ones.data()) == 0.5f);
+  CHECK(kernels::dot(5, x.data(), ones.data()) == 0.5f);
+}
+
+TEST_CASE("reference_optimizer_kernels_follow_the_update_rules", "[kernels]") {
+  const std::vector<std::uint32_t> rows{2, 0};
+  const std::vector<float> g{1.0f, -2.0f, 0.5f, 4.0f};  // rows 2 and 0, two values each
+  std::vector<float> p{1, 1, 1, 1, 1, 1};
+  kernels::reference::sgd_update_rows(rows.data(), 2, 2, g.data(), p.data(), 0.5f);
+  CHECK(p == std::vector<float>{0.75f, -1, 1, 1, 0.5f, 2});
+
+  std::vector<float> m{1, 1, 1, 1, 1, 1};
+  p.assign(6, 1.0f);
+  kernels::reference::momentum_update_rows(rows.data(), 2, 2, g.data(), m.data(), p.data(),
+                                           {0.5f, 0.5f, 2.0f});
+  // m = 0.5 m + 2 g; p -= 0.5 m on rows 2 and 0 only.
+  CHECK(m == std::vector<float>{1.5f, 8.5f, 1, 1, 2.5f, -3.5f});
+  CHECK(p == std::vector<float>{0.25f, -3.25f, 1, 1, -0.25f, 2.75f});
+
+  std::vector<float> am(2, 0.0f), av(2, 0.0f), ap(2, 0.0f);
+  const std::vector<float> ag{2.0f, -4.0f};
+  kernels::reference::adam_update_rows(nullptr, 1, 2, ag.data(), am.data(), av.data(), ap.data(),
+                                       {0.5f, 0.75f, 0.0f, 1.0f, 1.0f});
+  // m = 0.5 g, v = 0.25 g², p -= m / sqrt(v) = sign(g).
+  CHECK(am == std::vector<float>{1.0f, -2.0f});
+  CHECK(av == std::vector<float>{1.0f, 4.0f});
+  CHECK(ap == std::vector<float>{-1.0f, 1.0f});
 }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
 #include "core/train/batch.h"
 #include "core/train/embedding_bag.h"
@@ -67,12 +66,18 @@ TEST_CASE("embedding_bag_sparse_path_equals_dense_reference", "[embedding_bag]")
           REQUIRE(out[e * dim + k] == Approx(expected).margin(1e-5));
         }
       }
-      std::set<std::uint32_t> ids(batch.ids, batch.ids + batch.offsets[batch.size]);
-      CHECK(grad.touched_rows == std::vector<std::uint32_t>(ids.begin(), ids.end()));
+      // Touched rows: each id of the batch once, in order of first occurrence.
+      std::vector<std::uint32_t> first_seen;
+      for (std::uint32_t j = 0; j < batch.offsets[batch.size]; ++j) {
+        if (std::find(first_seen.begin(), first_seen.end(), batch.ids[j]) == first_seen.end()) {
+          first_seen.push_back(batch.ids[j]);
+        }
+      }
+      CHECK(grad.touched_rows == first_seen);
       REQUIRE(grad.values.size() == grad.touched_rows.size() * dim);
       for (std::size_t v = 0; v < vocab; ++v) {
-        const auto it = std::lower_bound(grad.touched_rows.begin(), grad.touched_rows.end(), v);
-        const bool touched = it != grad.touched_rows.end() && *it == v;
+        const auto it = std::find(grad.touched_rows.begin(), grad.touched_rows.end(), v);
+        const bool touched = it != grad.touched_rows.end();
         for (std::size_t k = 0; k < dim; ++k) {
           double expected = 0.0;
           for (std::size_t e = 0; e < batch.size; ++e) {

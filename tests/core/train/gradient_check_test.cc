@@ -37,8 +37,8 @@ void check_gradients(const std::string& plan_json, const Dataset& data, std::uin
     for (std::size_t row = 0; row < g.rows; ++row) {
       const float* grad_row = nullptr;
       if (g.row_sparse) {
-        const auto it = std::lower_bound(g.touched_rows.begin(), g.touched_rows.end(), row);
-        if (it != g.touched_rows.end() && *it == row) {
+        const auto it = std::find(g.touched_rows.begin(), g.touched_rows.end(), row);
+        if (it != g.touched_rows.end()) {
           grad_row = g.values.data() + (it - g.touched_rows.begin()) * g.row_size;
         }
       } else {

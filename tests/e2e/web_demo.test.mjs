@@ -1,0 +1,242 @@
+// End to end in headless Chromium: fedleaf-server serves the staged demo site; three tabs join one
+// population and train it for two rounds in their Web Workers; the operator dashboard shows it;
+// the shared executor cases pass in the browser, with SIMD and with the baseline fallback.
+//
+// Needs FEDLEAF_BUILD_DIR/fedleaf-server (default build/), the wasm module in js_bindings/dist,
+// /usr/bin/chromium and js_bindings/node_modules/playwright-core. Screenshots go to
+// FEDLEAF_BUILD_DIR/e2e/. Every step has a time limit; the server, the browser and the temporary
+// folders are removed whatever happens.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+import { executorCases } from './browser/executor_cases.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const buildDir = path.resolve(root, process.env.FEDLEAF_BUILD_DIR ?? 'build');
+const serverBin = path.join(buildDir, 'fedleaf-server');
+const screenshotDir = path.join(buildDir, 'e2e');
+const chromiumPath = '/usr/bin/chromium';
+const { chromium } = createRequire(path.join(root, 'js_bindings', 'package.json'))('playwright-core');
+const { version } = JSON.parse(readFileSync(path.join(root, 'js_bindings', 'package.json'), 'utf8'));
+
+const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
+const TABS = 3;
+const SHARDS = 8;  // the tabs take shards 0, 1 and 2 of 8
+const ROUNDS = 2;
+
+// Small enough that two rounds of three tabs take a few seconds: 2^18 hashed buckets (a shard of
+// 8 touches ~14% of them), dim 8.
+const PLAN = {
+  model: {
+    inputs: { tokens: 'sparse_ids' },
+    layers: [
+      { type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: 262144, dim: 8, combiner: 'sqrtn' },
+      { type: 'dense', name: 'out', units: 2 },
+    ],
+    loss: 'softmax_cross_entropy',
+  },
+  features: { hash: 'murmur3_32', num_buckets: 262144, ngrams: 1, binary: true },
+  train: { optimizer: { type: 'adam', learning_rate: 0.01 }, epochs: 1, batch_size: 32 },
+  updates: {
+    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
+    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
+    'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
+  },
+};
+
+const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+async function startServer(dir, webRoot) {
+  const tokenFile = path.join(dir, 'admin.token');
+  writeFileSync(tokenFile, `${ADMIN_TOKEN}\n`);
+  const proc = spawn(serverBin, ['--db', path.join(dir, 'tasks.db'), '--port', '0', '--web-root', webRoot,
+    '--admin-token-file', tokenFile, '--log-level', 'warn'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal)));
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      const m = /listening on (http:\/\/[\d.]+:\d+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    exited.then((status) => reject(new Error(`fedleaf-server exited (${status}) before listening: ${stderr}`)));
+  });
+  return { url, proc, exited, stderr: () => stderr };
+}
+
+async function api(url, { method = 'GET', token, body } = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: { 'Fedleaf-Version': version.split('.').slice(0, 2).join('.'), ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...(body ? { 'Content-Type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const text = await response.text();
+  assert.ok(response.ok, `${method} ${url}: HTTP ${response.status} ${text}`);
+  return JSON.parse(text);
+}
+
+// Records what a page does that the test must assert on: console errors, page errors, requests.
+function watch(context, origin) {
+  const seen = { errors: [], requests: [] };
+  context.on('request', (request) => seen.requests.push(request.url()));
+  context.on('weberror', (error) => seen.errors.push(`page error: ${error.error().message}`));
+  const watchPage = (page) => {
+    page.on('console', (message) => {
+      if (message.type() === 'error') seen.errors.push(`console error in ${page.url()}: ${message.text()}`);
+    });
+  };
+  context.pages().forEach(watchPage);
+  context.on('page', watchPage);
+  seen.offOrigin = () => seen.requests.filter((u) => new URL(u).origin !== origin);
+  return seen;
+}
+
+// Runs in the page: whether the chart on canvas #id has at least n points in its first dataset.
+const chartHasPoints = ({ id, n }) => {
+  const chart = globalThis.Chart?.getChart(document.getElementById(id));
+  return (chart ? chart.data.datasets[0].data.filter((v) => v != null).length : 0) >= n;
+};
+
+test('three tabs train a population for two rounds in headless Chromium', { timeout: 180_000 }, async (t) => {
+  assert.ok(existsSync(serverBin), `${serverBin} is missing: build the fedleaf-server target`);
+  assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: apt-get install chromium`);
+  const dir = mkdtempSync(path.join(tmpdir(), 'fedleaf-e2e-'));
+  const webRoot = path.join(dir, 'web');
+  let server;
+  let context;
+  t.after(async () => {
+    await context?.close().catch(() => {});
+    if (server && server.proc.exitCode === null) {
+      server.proc.kill('SIGTERM');
+      const timer = setTimeout(() => server.proc.kill('SIGKILL'), 5000);
+      await server.exited;
+      clearTimeout(timer);
+    }
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  await promisify(execFile)(process.execPath, [path.join(root, 'scripts', 'stage_web.mjs'), webRoot, '--clients', String(SHARDS)],
+    { timeout: 60_000 });
+  server = await startServer(dir, webRoot);
+  const origin = server.url;
+  const created = await api(`${origin}/v1/populations`, {
+    method: 'POST', token: ADMIN_TOKEN,
+    body: { id: 'spam-e2e', plan: PLAN, seed: 1, rounds: ROUNDS, clients_per_round: TABS, min_reports: TABS,
+      round_deadline_s: 120, lease_s: 20 },
+  });
+
+  context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+    executablePath: chromiumPath, headless: true, args: CHROMIUM_FLAGS,
+    viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1,
+  });
+  context.setDefaultTimeout(60_000);
+  const seen = watch(context, origin);
+
+  // The demo: three tabs. Tabs 0 and 1 pick shards 0 and 1; tab 2 reads the emails of shard 2 from
+  // a file in the "### spam" / "### ham" format (parsed in the page, never uploaded).
+  const ownFile = path.join(dir, 'my-emails.txt');
+  const shard2 = JSON.parse(readFileSync(path.join(webRoot, 'data', 'spamassassin', `shard-2-of-${SHARDS}.json`), 'utf8'));
+  writeFileSync(ownFile, shard2.map((r) => `### ${r.label ? 'spam' : 'ham'}\n${r.text}`).join('\n'));
+  const pages = [];
+  for (let i = 0; i < TABS; i++) {
+    const page = i === 0 && context.pages().length ? context.pages()[0] : await context.newPage();
+    await page.goto(`${origin}/?population=${created.id}&token=${encodeURIComponent(created.client_token)}&shard=${i}`);
+    pages.push(page);
+  }
+  await pages[2].getByLabel('My own emails or an svmlight file').check();
+  await pages[2].setInputFiles('#own-file', ownFile);
+  for (const page of pages) {
+    await page.locator('#join:not([disabled])').click();
+  }
+  for (const [i, page] of pages.entries()) {
+    try {
+      await page.waitForFunction(() => window.fedleafDemo.state.status?.state === 'finished', null, { timeout: 90_000 });
+      await page.waitForFunction(chartHasPoints, { id: 'accuracy-chart', n: ROUNDS }, { timeout: 30_000 });
+    } catch (error) {
+      const state = await page.evaluate(() => window.fedleafDemo.state).catch((e) => e.message);
+      const log = await page.textContent('#log').catch(() => '');
+      throw new Error(`tab ${i}: ${error.message}\nstate: ${JSON.stringify(state)}\nlog: ${log}\n` +
+        `errors: ${seen.errors.join('\n')}\nserver: ${server.stderr()}`);
+    }
+  }
+
+  for (const [i, page] of pages.entries()) {
+    const demo = await page.evaluate(() => ({
+      isolated: globalThis.crossOriginIsolated,
+      points: globalThis.Chart.getChart(document.getElementById('accuracy-chart')).data.datasets[0].data,
+      state: window.fedleafDemo.state,
+    }));
+    assert.equal(demo.isolated, true, `tab ${i}: crossOriginIsolated`);
+    assert.equal(demo.points.length, ROUNDS, `tab ${i}: the accuracy chart has one point per round`);
+    assert.ok(demo.points.every((p) => p > 50 && p <= 100), `tab ${i}: accuracies ${demo.points} are percentages above chance`);
+    assert.equal(demo.state.uploads, ROUNDS, `tab ${i} uploaded one update per round`);
+    if (i === 2) {
+      assert.equal(demo.state.examples, shard2.length, 'tab 2 trained on every email of its file');
+      assert.match(await page.textContent('#data-summary'), new RegExp(`my-emails\\.txt: ${shard2.length} emails in this tab`));
+    }
+    assert.ok(demo.state.plan.touchedRows > 0 && demo.state.plan.touchedRows < demo.state.plan.tableRows,
+      `tab ${i}: touched ${demo.state.plan.touchedRows} of ${demo.state.plan.tableRows} rows`);
+    assert.ok(demo.state.uploadedBytes < demo.state.uploads * demo.state.plan.denseUpdateBytes / 2,
+      `tab ${i}: sparse uploads (${demo.state.uploadedBytes} B) are far below dense ones`);
+  }
+  const status = await api(`${origin}/v1/populations/${created.id}`);
+  assert.equal(status.state, 'finished');
+  assert.deepEqual(status.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);
+
+  // Try the model in the first tab.
+  const first = pages[0];
+  await first.fill('#try-text', 'Subject: URGENT winner! Claim your FREE prize money now, click here, limited offer!!!');
+  await first.click('#try-button');
+  await first.locator('#verdict:not([hidden])').waitFor();
+  assert.match(await first.textContent('#verdict-round'), new RegExp(`model after round ${ROUNDS}`));
+
+  mkdirSync(screenshotDir, { recursive: true });
+  await first.bringToFront();
+  await first.evaluate(() => window.scrollTo(0, 0));
+  await first.screenshot({ path: path.join(screenshotDir, 'web_demo.png'), fullPage: true });
+
+  // The dashboard, with the admin token typed into the page.
+  const dashboard = await context.newPage();
+  await dashboard.goto(`${origin}/dashboard.html`);
+  await dashboard.fill('#admin-token', ADMIN_TOKEN);
+  await dashboard.click('#connect');
+  await dashboard.locator('#populations button', { hasText: created.id }).waitFor();
+  await dashboard.locator('#rounds tbody tr').nth(ROUNDS - 1).waitFor();
+  assert.equal(await dashboard.locator('#rounds tbody tr').count(), ROUNDS);
+  assert.match(await dashboard.textContent('#rejections'), /None: every upload was accepted/);
+  await dashboard.waitForFunction(chartHasPoints, { id: 'reports-chart', n: ROUNDS });
+  await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard.png'), fullPage: true });
+
+  // The executor cases, in the browser: with SIMD, then with SIMD hidden (the baseline fallback).
+  for (const simd of [true, false]) {
+    const page = await context.newPage();
+    if (!simd) await page.addInitScript(() => { WebAssembly.validate = () => false; });
+    await page.goto(`${origin}/tests/`);
+    await page.waitForFunction(() => window.executorTestResults?.done, null, { timeout: 60_000 });
+    const results = await page.evaluate(() => window.executorTestResults);
+    const expected = executorCases({ createExecutor: null, wasmSimdSupported: () => simd, version }).map((c) => c.name);
+    assert.equal(results.simd, simd, 'the page saw the SIMD support it was given');
+    assert.deepEqual(results.results.filter((r) => !r.ok), [], `executor cases failed in Chromium (simd ${simd})`);
+    assert.deepEqual(results.results.map((r) => r.name), expected, 'the browser ran every shared case');
+    if (simd) await page.screenshot({ path: path.join(screenshotDir, 'executor_tests.png'), fullPage: true });
+    await page.close();
+  }
+
+  assert.deepEqual(seen.errors, [], 'no console errors');
+  // The workers' requests are recorded too, so the origin check covers the leaves' traffic.
+  for (const call of ['/tasks:claim', `/rounds/${ROUNDS}/model`, '/result', '/fedleaf/dist/fedleaf_core_simd.wasm']) {
+    assert.ok(seen.requests.some((u) => u.includes(call)), `a request to ${call} was recorded`);
+  }
+  assert.deepEqual(seen.offOrigin(), [], 'no request left the origin');
+});

@@ -1,0 +1,203 @@
+// The operator dashboard: lists populations (GET /v1/populations, admin token), shows one
+// population's rounds and rejected uploads (GET /v1/populations/{p}) and the server's counters
+// (GET /metrics), refreshed every 2 s. The admin token lives in a variable of this module only:
+// never in storage, the URL or a cookie.
+
+import { apiJson, formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
+import { COLORS, roundsChart } from './charts.js';
+
+const $ = (id) => document.getElementById(id);
+const REFRESH_MS = 2000;
+
+let adminToken = '';
+let selected = null;
+let timer = null;
+const charts = {};
+
+function cell(text, { num = false, className = '' } = {}) {
+  const td = document.createElement('td');
+  if (num) td.className = 'num';
+  if (className) td.classList.add(className);
+  if (text instanceof Node) td.append(text); else td.textContent = text;
+  return td;
+}
+
+function pill(text) {
+  const span = document.createElement('span');
+  span.className = `pill ${text}`;
+  span.textContent = text;
+  return span;
+}
+
+function setServerState(text, kind) {
+  $('server-state').textContent = text;
+  $('server-state').className = `engine ${kind}`;
+}
+
+function renderPopulations(populations) {
+  const body = $('populations').tBodies[0];
+  body.replaceChildren();
+  if (populations.length === 0) {
+    const tr = document.createElement('tr');
+    tr.append(cell('No populations yet: scripts/demo.sh or POST /v1/populations creates one.', { className: 'empty' }));
+    tr.firstChild.colSpan = 4;
+    body.append(tr);
+    return;
+  }
+  for (const p of populations) {
+    const tr = document.createElement('tr');
+    if (p.id === selected) tr.className = 'selected';
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'link';
+    button.textContent = p.id;
+    button.setAttribute('aria-label', `Show population ${p.id}`);
+    button.addEventListener('click', () => {
+      selected = p.id;
+      refresh();
+    });
+    const round = p.state === 'finished' ? `${p.rounds} of ${p.rounds}` : `${p.round + 1} of ${p.rounds}`;
+    tr.append(cell(button), cell(pill(p.state)), cell(round, { num: true }),
+      cell(formatCount(p.clients_per_round), { num: true }));
+    body.append(tr);
+  }
+}
+
+function stat(label, value) {
+  const div = document.createElement('div');
+  div.className = 'stat';
+  const span = document.createElement('span');
+  span.textContent = label;
+  const strong = document.createElement('strong');
+  strong.textContent = value;
+  div.append(span, strong);
+  return div;
+}
+
+function renderDetail(status) {
+  for (const el of [$('detail'), ...document.querySelectorAll('[data-detail]')]) el.hidden = false;
+  $('detail-title').textContent = `Population “${status.id}”`;
+  const finished = status.state === 'finished';
+  const rejected = Object.values(status.rejections ?? {}).reduce((a, b) => a + b, 0);
+  const trainRounds = status.history.filter((r) => r.round < status.rounds);
+  const uploaded = trainRounds.reduce((n, r) => n + r.upload_bytes, 0);
+  $('detail-stats').replaceChildren(
+    stat('State', status.state),
+    stat('Round', finished ? `${status.rounds} of ${status.rounds}` : `${status.round + 1} of ${status.rounds}`),
+    stat('Reports this round', finished ? '–' : `${status.reports} of ${status.clients_per_round}`),
+    stat('Train tasks per round', formatCount(status.train_tasks_per_round)),
+    stat('Lease', `${status.lease_s} s`),
+    stat('Round deadline', `${status.round_deadline_s} s`),
+    stat('Uploaded in total', formatBytes(uploaded)),
+    stat('Rejected uploads', formatCount(rejected)),
+  );
+
+  const rounds = $('rounds').tBodies[0];
+  rounds.replaceChildren();
+  for (const r of trainRounds) {
+    const tr = document.createElement('tr');
+    tr.append(
+      cell(String(r.round + 1)), cell(pill(r.status)), cell(formatCount(r.reports), { num: true }),
+      cell(formatCount(r.examples), { num: true }), cell(formatBytes(r.upload_bytes), { num: true }),
+      cell(r.mean_train_loss == null ? '–' : r.mean_train_loss.toFixed(4), { num: true }),
+      cell(r.mean_train_accuracy == null ? '–' : formatPercent(r.mean_train_accuracy), { num: true }),
+      cell(r.eval?.accuracy == null ? '–' : formatPercent(r.eval.accuracy), { num: true }),
+      cell(r.duration_s == null ? 'open' : formatDuration(r.duration_s), { num: true }));
+    rounds.append(tr);
+  }
+
+  const rejections = $('rejections').tBodies[0];
+  rejections.replaceChildren();
+  const reasons = Object.entries(status.rejections ?? {});
+  if (reasons.length === 0) {
+    const tr = document.createElement('tr');
+    tr.append(cell('None: every upload was accepted.', { className: 'empty' }), cell(''));
+    rejections.append(tr);
+  }
+  for (const [reason, count] of reasons.sort((a, b) => b[1] - a[1])) {
+    const tr = document.createElement('tr');
+    tr.append(cell(reason.replaceAll('_', ' ')), cell(formatCount(count), { num: true }));
+    rejections.append(tr);
+  }
+  renderCharts(trainRounds, status.clients_per_round);
+}
+
+function renderCharts(rounds, target) {
+  if (!globalThis.Chart) return;
+  charts.reports ??= roundsChart($('reports-chart'), [
+    { label: 'reports', color: COLORS.accent }, { label: 'clients per round', color: COLORS.neutral, dashed: true }]);
+  charts.train ??= roundsChart($('train-chart'), [
+    { label: 'train loss', color: COLORS.warn }, { label: 'train accuracy', color: COLORS.accent },
+    { label: 'eval accuracy (leaves)', color: COLORS.second }]);
+  charts.bytes ??= roundsChart($('bytes-chart'), [{ label: 'uploaded kB', color: COLORS.accent }],
+    { yTitle: 'kB' });
+  const labels = rounds.map((r) => String(r.round + 1));
+  const set = (chart, series) => {
+    chart.data.labels = labels;
+    series.forEach((values, i) => { chart.data.datasets[i].data = values; });
+    chart.update();
+  };
+  set(charts.reports, [rounds.map((r) => r.reports), rounds.map(() => target)]);
+  set(charts.train, [rounds.map((r) => r.mean_train_loss), rounds.map((r) => r.mean_train_accuracy),
+    rounds.map((r) => r.eval?.accuracy ?? null)]);
+  set(charts.bytes, [rounds.map((r) => r.upload_bytes / 1000)]);
+}
+
+// Prometheus text → [[series, value]] without histogram buckets.
+function parseMetrics(text) {
+  return text.split('\n')
+    .filter((line) => line && !line.startsWith('#') && !line.includes('_bucket{'))
+    .map((line) => {
+      const at = line.lastIndexOf(' ');
+      return [line.slice(0, at), Number(line.slice(at + 1))];
+    });
+}
+
+function renderMetrics(series) {
+  const body = $('metrics').tBodies[0];
+  body.replaceChildren();
+  for (const [name, value] of series) {
+    const tr = document.createElement('tr');
+    const code = document.createElement('code');
+    code.textContent = name.replace(/^fedleaf_/, '');
+    const shown = name.includes('bytes') ? formatBytes(value)
+      : name.includes('seconds_sum') ? formatDuration(value) : formatCount(value);
+    tr.append(cell(code), cell(shown, { num: true }));
+    body.append(tr);
+  }
+}
+
+async function refresh() {
+  clearTimeout(timer);
+  try {
+    const { populations } = await apiJson('v1/populations', { token: adminToken });
+    setServerState(`Connected · ${populations.length} population${populations.length === 1 ? '' : 's'}`, 'good');
+    selected ??= populations.find((p) => p.state === 'running')?.id ?? populations[0]?.id ?? null;
+    renderPopulations(populations);
+    if (selected) {
+      renderDetail(await apiJson(`v1/populations/${encodeURIComponent(selected)}`));
+      const metrics = await fetch('metrics');
+      if (metrics.ok) renderMetrics(parseMetrics(await metrics.text()));
+    }
+    $('login-note').textContent = '';
+  } catch (error) {
+    if (error.status === 401 || error.status === 403) {
+      adminToken = '';
+      setServerState('Not connected', '');
+      $('login-note').textContent = `The server refused the token: ${error.message}`;
+      $('login-note').classList.add('bad');
+      return;
+    }
+    setServerState(`Server unreachable: ${error.message}`, 'bad');
+  }
+  timer = setTimeout(refresh, REFRESH_MS);
+}
+
+$('login').addEventListener('submit', (event) => {
+  event.preventDefault();
+  adminToken = $('admin-token').value.trim();
+  $('admin-token').value = '';
+  $('login-note').classList.remove('bad');
+  $('login-note').textContent = 'Connecting…';
+  if (adminToken) refresh();
+});

@@ -1,0 +1,329 @@
+// The demo's leaf, in a module Web Worker so the page never blocks: it loads the wasm executor,
+// holds this tab's data, runs runLeaf against the task repository, evaluates every published
+// round's model on the held-out SpamAssassin emails, and classifies texts for "try the model".
+//
+// Messages (every one has a `type`):
+//   page → worker  load-data {source: {kind: 'shard', url, name} | {kind: 'own', text, fileName}}
+//                  join {server, population, token}      stop {}
+//                  status {status}   (GET /v1/populations/{p}, polled by the page)
+//                  predict {id, text}
+//   worker → page  ready {version, simd}                  fatal {message}
+//                  data {name, format, examples, spam}    data-error {message}
+//                  plan {tableRows, touchedRows, denseUpdateBytes, modelBytes, batchSize, epochs}
+//                  event {event}   (runLeaf's events, with the task reduced to {id, round, kind})
+//                  evaluated {round, accuracy, loss, auc, numExamples}
+//                  prediction {id, round, probabilities} | prediction-error {id, message}
+//                  stopped {reason, message?}             error {message}
+//
+// The leaf takes one task per round (see runLoop). While it waits on a 204's Retry-After (which
+// can last until the round's leases expire), a status showing a newer round restarts the loop at
+// once: runLeaf is stateless and holds no lease while it waits, so nothing is lost.
+
+import { createExecutor, runLeaf, TextLeafData } from './fedleaf/src/index.js';
+
+const EVAL_URL = 'data/spamassassin/eval.json';
+
+let executor;
+let local = null;       // {source: TextLeafData | svmlight data, name}
+let evalParts = null;   // {texts, labels} of the held-out emails
+let evalSource = null;  // TextLeafData over evalParts (featurized with the plan's features)
+let plan = null;
+let population = null;  // {server, population, token}
+let leaf = null;        // {controller, idle, restart, round, claimedRound} of the running loop
+let lastStatus = null;
+let roundWaiter = null;  // {check(status), resolve}
+let latest = { round: -1, bytes: null };
+const evaluated = new Set();
+let evaluating = false;
+let pendingStatus = null;
+
+const post = (message) => self.postMessage(message);
+
+function errorText(error) {
+  return error?.message ?? String(error);
+}
+
+// svmlight data is featurized already: one dataset for every plan.
+class SvmlightData {
+  constructor(dataset) {
+    this.dataset = dataset;
+  }
+  datasetFor() {
+    return this.dataset;
+  }
+  touchedRows() {
+    return this.dataset.numDistinctIds;
+  }
+  delete() {
+    this.dataset.delete();
+  }
+}
+
+async function fetchJson(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+async function loadData(source) {
+  const { parseLocalData } = await import('./local_data.js');
+  let next;
+  let summary;
+  if (source.kind === 'shard') {
+    const records = await fetchJson(source.url);
+    const texts = records.map((r) => r.text);
+    const labels = records.map((r) => r.label);
+    next = new TextLeafData(executor, { train: { texts, labels } });
+    summary = { format: 'spamassassin', examples: texts.length, spam: labels.filter((l) => l === 1).length };
+  } else {
+    const parsed = parseLocalData(source.text, source.fileName);
+    if (parsed.format === 'svmlight') {
+      const dataset = executor.datasetFromSvmlight(parsed.svmlight);
+      const spam = dataset.labels.reduce((n, l) => n + (l === 1 ? 1 : 0), 0);
+      next = new SvmlightData(dataset);
+      summary = { format: 'svmlight', examples: dataset.size, spam };
+    } else {
+      next = new TextLeafData(executor, { train: { texts: parsed.texts, labels: parsed.labels } });
+      summary = { format: parsed.format, examples: parsed.texts.length, spam: parsed.labels.filter((l) => l === 1).length };
+    }
+  }
+  local?.source.delete();
+  local = { source: next, name: source.name ?? source.fileName ?? 'your data' };
+  post({ type: 'data', name: local.name, ...summary });
+  if (plan) postPlanStats();
+}
+
+function embeddingRows(p) {
+  const first = p.model?.layers?.[0];
+  return first?.type === 'embedding_bag' ? first.vocab : 0;
+}
+
+// What a dense upload of every tensor in plan.updates would weigh (F32), from the model's shapes.
+function denseUpdateBytes(p, modelBytes) {
+  const { tensors } = executor.decodeSafetensors(modelBytes);
+  return Object.keys(p.updates ?? {}).reduce((n, name) => n + (tensors[name]?.data.byteLength ?? 0), 0);
+}
+
+function postPlanStats(modelBytes) {
+  let touchedRows = 0;
+  try {
+    touchedRows = local ? local.source.touchedRows(plan) : 0;
+  } catch (error) {
+    post({ type: 'error', message: `this tab's data does not fit the plan: ${errorText(error)}` });
+  }
+  post({
+    type: 'plan',
+    tableRows: embeddingRows(plan),
+    touchedRows,
+    denseUpdateBytes: modelBytes ? denseUpdateBytes(plan, modelBytes) : undefined,
+    modelBytes: modelBytes?.length,
+    batchSize: plan.train?.batch_size ?? 32,
+    epochs: plan.train?.epochs ?? 1,
+  });
+}
+
+async function modelOf(round) {
+  const { server, population: id } = population;
+  const url = new URL(`v1/populations/${encodeURIComponent(id)}/rounds/${round}/model`, server);
+  const response = await fetch(url);  // immutable: the browser's HTTP cache serves repeats
+  if (!response.ok) throw new Error(`model of round ${round}: HTTP ${response.status}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+// Evaluates, in order, every published model not evaluated yet: rounds 0 .. status.round (the
+// model of round r is published when round r - 1 closes; round 0's is the initial model, drawn
+// as the baseline). Needs the plan, which arrives with this tab's first task.
+async function evaluateRounds(status) {
+  if (evaluating) {
+    pendingStatus = status;
+    return;
+  }
+  evaluating = true;
+  try {
+    if (!plan) return;
+    if (!evalParts) {
+      const records = await fetchJson(EVAL_URL);
+      evalParts = { texts: records.map((r) => r.text), labels: records.map((r) => r.label) };
+    }
+    if (!evalSource) evalSource = new TextLeafData(executor, { train: evalParts });
+    const dataset = evalSource.datasetFor({ kind: 'train', plan });
+    for (let round = 0; round <= status.round; round++) {
+      if (evaluated.has(round)) continue;
+      const bytes = await modelOf(round);
+      const metrics = executor.evaluate(plan, bytes, dataset);
+      evaluated.add(round);
+      if (round > latest.round) latest = { round, bytes };
+      post({ type: 'evaluated', round, ...metrics });
+    }
+  } catch (error) {
+    post({ type: 'error', message: `evaluation: ${errorText(error)}` });
+  } finally {
+    evaluating = false;
+    if (pendingStatus) {
+      const next = pendingStatus;
+      pendingStatus = null;
+      evaluateRounds(next);
+    }
+  }
+}
+
+// runLeaf's event, small enough to post (the task's plan stays here).
+function slimEvent(event) {
+  if (event.type === 'claimed') {
+    const { task } = event;
+    return { type: 'claimed', task: { id: task.task_id, round: task.round, kind: task.kind } };
+  }
+  if (event.type === 'error') return { type: 'error', message: errorText(event.error), fatal: event.fatal };
+  return event;
+}
+
+function onLeafEvent(event) {
+  if (event.type === 'claimed' && leaf) leaf.claimedRound = event.task.round;
+  if (event.type === 'claimed' && !plan) {
+    plan = event.task.plan;
+    modelOf(event.task.round).then(postPlanStats, (error) => post({ type: 'error', message: errorText(error) }));
+  }
+  if (leaf) leaf.idle = event.type === 'idle';
+  post({ type: 'event', event: slimEvent(event) });
+}
+
+// Resolves once a status shows a round after `round` (or the end), or when `signal` aborts.
+function roundAfter(round, signal) {
+  return new Promise((resolve) => {
+    const check = (status) => status && (status.round > round || status.state === 'finished');
+    if (check(lastStatus)) {
+      resolve();
+      return;
+    }
+    roundWaiter = { check, resolve };
+    signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+// One task per round: a tab is one client holding one shard, so after its upload it leaves the
+// round's other tasks to other clients and claims again only once the page's status poll shows
+// the next round (runLeaf's min_round says the same to the server; waiting here also spares the
+// 204 polling). prefetch 0 for the same reason.
+async function runLoop() {
+  let doneRound = null;
+  while (population && !population.stopped && local) {
+    const controller = new AbortController();
+    leaf = { controller, idle: false, restart: false, round: undefined, claimedRound: undefined };
+    try {
+      if (doneRound !== null) {
+        await roundAfter(doneRound, controller.signal);
+        if (controller.signal.aborted) {
+          post({ type: 'stopped', reason: 'aborted' });
+          break;
+        }
+      }
+      const result = await runLeaf({
+        server: population.server,
+        population: population.population,
+        token: population.token,
+        dataset: local.source,
+        executor,
+        prefetch: 0,
+        maxTasks: 1,
+        signal: controller.signal,
+        onEvent: onLeafEvent,
+      });
+      if (result.stopped === 'maxTasks') {
+        doneRound = leaf.claimedRound;
+        continue;
+      }
+      if (result.stopped === 'aborted' && leaf.restart) continue;
+      post({ type: 'stopped', reason: result.stopped });
+    } catch (error) {
+      post({ type: 'stopped', reason: 'error', message: errorText(error) });
+    }
+    break;
+  }
+  leaf = null;
+}
+
+function onStatus(status) {
+  lastStatus = status;
+  if (roundWaiter?.check(status)) {
+    roundWaiter.resolve();
+    roundWaiter = null;
+  }
+  // Waiting on a 204's Retry-After while the round moved on: start over now.
+  const moved = leaf && leaf.round !== undefined &&
+    (status.round !== leaf.round || status.state === 'finished');
+  if (leaf && leaf.idle && moved) {
+    leaf.restart = true;
+    leaf.controller.abort(new Error('the population moved on'));
+  }
+  if (leaf) leaf.round = status.round;
+  evaluateRounds(status);
+}
+
+// What this worker learned about a population: dropped when the tab joins another one.
+function forgetPopulation() {
+  plan = null;
+  latest = { round: -1, bytes: null };
+  evaluated.clear();
+  lastStatus = null;
+  roundWaiter = null;
+  evalSource?.delete();
+  evalSource = null;
+}
+
+function predict({ id, text }) {
+  try {
+    if (!plan || !latest.bytes) throw new Error('no model yet: join the population first');
+    const data = executor.datasetFromTexts([text], [0], plan);
+    try {
+      const probabilities = executor.predict(plan, latest.bytes, data);
+      post({ type: 'prediction', id, round: latest.round, probabilities: Array.from(probabilities) });
+    } finally {
+      data.delete();
+    }
+  } catch (error) {
+    post({ type: 'prediction-error', id, message: errorText(error) });
+  }
+}
+
+self.onmessage = async ({ data: message }) => {
+  try {
+    switch (message.type) {
+      case 'load-data':
+        try {
+          await loadData(message.source);
+        } catch (error) {
+          post({ type: 'data-error', message: errorText(error) });
+        }
+        break;
+      case 'join':
+        if (leaf) break;
+        if (population?.population !== message.population || population?.server !== message.server) {
+          forgetPopulation();
+        }
+        population = { server: message.server, population: message.population, token: message.token };
+        runLoop();
+        break;
+      case 'stop':
+        leaf?.controller.abort(new Error('stopped by the visitor'));
+        population = population && { ...population, stopped: true };
+        break;
+      case 'status':
+        if (population || plan) onStatus(message.status);
+        break;
+      case 'predict':
+        predict(message);
+        break;
+      default:
+        post({ type: 'error', message: `unknown message type ${message.type}` });
+    }
+  } catch (error) {
+    post({ type: 'error', message: errorText(error) });
+  }
+};
+
+try {
+  executor = await createExecutor();
+  post({ type: 'ready', version: executor.version, simd: executor.simd });
+} catch (error) {
+  post({ type: 'fatal', message: `the wasm executor did not load: ${errorText(error)}` });
+}
