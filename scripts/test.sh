@@ -51,7 +51,7 @@ run_ctest "ctest-wasm" build-wasm
 mapfile -t node_tests < <(find tests -name '*.test.mjs' -not -path '*/node_modules/*' | sort)
 if ((${#node_tests[@]})); then
   log="$log_dir/node.log"
-  FEDLEAF_BUILD_DIR="$root/build" node --test --test-reporter=tap "${node_tests[@]}" >"$log" 2>&1
+  FEDLEAF_BUILD_DIR="$root/build" node --test --test-timeout=180000 --test-reporter=tap "${node_tests[@]}" >"$log" 2>&1
   status=$?
   np=$(grep -E '^# pass ' "$log" | tail -1 | awk '{print $3}')
   nf=$(grep -E '^# fail ' "$log" | tail -1 | awk '{print $3}')

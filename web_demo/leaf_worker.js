@@ -15,9 +15,7 @@
 //                  prediction {id, round, probabilities} | prediction-error {id, message}
 //                  stopped {reason, message?}             error {message}
 //
-// The leaf takes one task per round (see runLoop). While it waits on a 204's Retry-After (which
-// can last until the round's leases expire), a status showing a newer round restarts the loop at
-// once: runLeaf is stateless and holds no lease while it waits, so nothing is lost.
+// The leaf takes one task per round (see runLoop).
 
 import { createExecutor, runLeaf, TextLeafData } from './fedleaf/src/index.js';
 
@@ -29,9 +27,8 @@ let evalParts = null;   // {texts, labels} of the held-out emails
 let evalSource = null;  // TextLeafData over evalParts (featurized with the plan's features)
 let plan = null;
 let population = null;  // {server, population, token}
-let leaf = null;        // {controller, idle, restart, round, claimedRound} of the running loop
+let leaf = null;        // {controller} of the running loop
 let lastStatus = null;
-let roundWaiter = null;  // {check(status), resolve}
 let latest = { round: -1, bytes: null };
 const evaluated = new Set();
 let evaluating = false;
@@ -132,7 +129,7 @@ async function modelOf(round) {
 
 // Evaluates, in order, every published model not evaluated yet: rounds 0 .. status.round (the
 // model of round r is published when round r - 1 closes; round 0's is the initial model, drawn
-// as the baseline). Needs the plan, which arrives with this tab's first task.
+// as the baseline). Needs the plan, which arrives with the population status.
 async function evaluateRounds(status) {
   if (evaluating) {
     pendingStatus = status;
@@ -178,84 +175,45 @@ function slimEvent(event) {
 }
 
 function onLeafEvent(event) {
-  if (event.type === 'claimed' && leaf) leaf.claimedRound = event.task.round;
   if (event.type === 'claimed' && !plan) {
     plan = event.task.plan;
     modelOf(event.task.round).then(postPlanStats, (error) => post({ type: 'error', message: errorText(error) }));
   }
-  if (leaf) leaf.idle = event.type === 'idle';
   post({ type: 'event', event: slimEvent(event) });
 }
 
-// Resolves once a status shows a round after `round` (or the end), or when `signal` aborts.
-function roundAfter(round, signal) {
-  return new Promise((resolve) => {
-    const check = (status) => status && (status.round > round || status.state === 'finished');
-    if (check(lastStatus)) {
-      resolve();
-      return;
-    }
-    roundWaiter = { check, resolve };
-    signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-// One task per round: a tab is one client holding one shard, so after its upload it leaves the
-// round's other tasks to other clients and claims again only once the page's status poll shows
-// the next round (runLeaf's min_round says the same to the server; waiting here also spares the
-// 204 polling). prefetch 0 for the same reason.
+// One runLeaf loop for as long as the tab takes part. A tab is one client holding one shard:
+// runLeaf's claims carry min_round, so the server gives it one train task per round, and while
+// the round is open the server's retry hint is short, so the tab joins the next round promptly.
 async function runLoop() {
-  let doneRound = null;
-  while (population && !population.stopped && local) {
-    const controller = new AbortController();
-    leaf = { controller, idle: false, restart: false, round: undefined, claimedRound: undefined };
-    try {
-      if (doneRound !== null) {
-        await roundAfter(doneRound, controller.signal);
-        if (controller.signal.aborted) {
-          post({ type: 'stopped', reason: 'aborted' });
-          break;
-        }
-      }
-      const result = await runLeaf({
-        server: population.server,
-        population: population.population,
-        token: population.token,
-        dataset: local.source,
-        executor,
-        prefetch: 0,
-        maxTasks: 1,
-        signal: controller.signal,
-        onEvent: onLeafEvent,
-      });
-      if (result.stopped === 'maxTasks') {
-        doneRound = leaf.claimedRound;
-        continue;
-      }
-      if (result.stopped === 'aborted' && leaf.restart) continue;
-      post({ type: 'stopped', reason: result.stopped });
-    } catch (error) {
-      post({ type: 'stopped', reason: 'error', message: errorText(error) });
-    }
-    break;
+  const controller = new AbortController();
+  leaf = { controller };
+  try {
+    const result = await runLeaf({
+      server: population.server,
+      population: population.population,
+      token: population.token,
+      dataset: local.source,
+      executor,
+      prefetch: 0,
+      signal: controller.signal,
+      onEvent: onLeafEvent,
+    });
+    post({ type: 'stopped', reason: result.stopped });
+  } catch (error) {
+    post({ type: 'stopped', reason: 'error', message: errorText(error) });
+  } finally {
+    leaf = null;
   }
-  leaf = null;
 }
 
 function onStatus(status) {
   lastStatus = status;
-  if (roundWaiter?.check(status)) {
-    roundWaiter.resolve();
-    roundWaiter = null;
+  // The status carries the plan, so a tab can evaluate models before it gets a task.
+  if (!plan && status.plan) {
+    plan = status.plan;
+    modelOf(status.round).then(postPlanStats, (error) => post({ type: 'error', message: errorText(error) }));
   }
-  // Waiting on a 204's Retry-After while the round moved on: start over now.
-  const moved = leaf && leaf.round !== undefined &&
-    (status.round !== leaf.round || status.state === 'finished');
-  if (leaf && leaf.idle && moved) {
-    leaf.restart = true;
-    leaf.controller.abort(new Error('the population moved on'));
-  }
-  if (leaf) leaf.round = status.round;
   evaluateRounds(status);
 }
 
@@ -265,7 +223,6 @@ function forgetPopulation() {
   latest = { round: -1, bytes: null };
   evaluated.clear();
   lastStatus = null;
-  roundWaiter = null;
   evalSource?.delete();
   evalSource = null;
 }

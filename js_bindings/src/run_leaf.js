@@ -11,8 +11,9 @@
 // Fedleaf-Version; a 426 answer stops the leaf with the server's message.
 //
 // A leaf trains on one dataset, so it takes at most one train task per round: each claim says
-// {"min_round": r} with r one past the last train round it claimed, and the server hands it
-// only train tasks of later rounds (evaluate tasks are not limited).
+// {"min_round": r} with r one past the latest round of a train task it holds or has had
+// accepted, and the server hands it only train tasks of later rounds (evaluate tasks are not
+// limited). A dropped task (410, 409, 400, failed training) frees its round again.
 //
 // Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached}, progress {taskId, step,
 // loss}, trained {taskId, numExamples, loss, ms}, uploaded {taskId, bytes, status},
@@ -107,7 +108,13 @@ export async function runLeaf(options) {
   const slots = new Slots(prefetch + 1);
   const modelCache = new Map();
   let claimAttempt = 0;
-  let minRound = 0;
+  const heldRounds = new Map();  // task id → round, train tasks claimed and not yet dropped
+  let acceptedRound = -1;
+  const minRound = () => Math.max(acceptedRound, ...heldRounds.values()) + 1;
+  const release = (task, accepted) => {
+    if (!heldRounds.delete(task.task_id)) return;
+    if (accepted) acceptedRound = Math.max(acceptedRound, Number(task.round));
+  };
   let finished = false;
   let fatal;
 
@@ -132,7 +139,7 @@ export async function runLeaf(options) {
         response = await doFetch(claimUrl, {
           method: 'POST',
           headers: { ...headers, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ min_round: minRound }),
+          body: JSON.stringify({ min_round: minRound() }),
           signal,
         });
       } catch (error) {
@@ -143,7 +150,7 @@ export async function runLeaf(options) {
       if (response.status === 200) {
         claimAttempt = 0;
         const task = await response.json();
-        if ((task.kind ?? 'train') === 'train') minRound = Math.max(minRound, Number(task.round) + 1);
+        if ((task.kind ?? 'train') === 'train') heldRounds.set(task.task_id, Number(task.round));
         emit({ type: 'claimed', task });
         const model = await download(task);
         holding = false;
@@ -297,6 +304,7 @@ export async function runLeaf(options) {
       } catch (error) {
         if (signal?.aborted) throw error;
         slots.release();
+        release(task, false);
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
@@ -306,7 +314,10 @@ export async function runLeaf(options) {
       emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
         ms: performance.now() - t0 });
       const pending = upload(task, result.bytes)
-        .then((ok) => (ok ? uploaded++ : dropped++))
+        .then((ok) => {
+          release(task, ok);
+          return ok ? uploaded++ : dropped++;
+        })
         .catch((error) => {
           if (!signal?.aborted) stop(error);
         })

@@ -608,6 +608,7 @@ json TaskRepository::status(const std::string& population_id) {
           {"model_etag", st.model.etag},
           {"model_url", model_url(p.id, st.round.number)},
           {"created_at", p.created_at},
+          {"plan", json::parse(st.train_plan_json)},
           {"rejections", rejections},
           {"history", history}};
 }

@@ -211,6 +211,15 @@ test('claims ask only for train tasks of rounds after the last one claimed', asy
   assert.deepEqual(server.state.claimBodies.map((b) => b.min_round), [0, 5, 6, 7]);
 });
 
+test('a dropped task frees its round: the next claim may take that round again', async () => {
+  const server = fakeServer({ tasks: 2, roundOf: () => 3, uploadStatus: (id) => (id === 't0' ? 410 : 201) });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: server.fetch, prefetch: 0, backoff: fast,
+  });
+  assert.deepEqual(server.state.claimBodies.map((b) => b.min_round), [0, 0, 4]);
+});
+
 test('backoff grows exponentially with jitter and Retry-After parses seconds and dates', () => {
   assert.equal(backoffDelayMs(0, { baseMs: 100, random: () => 0 }), 50);
   assert.equal(backoffDelayMs(3, { baseMs: 100, random: () => 1 }), 800);

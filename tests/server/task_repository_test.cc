@@ -65,6 +65,7 @@ TEST_CASE("claim_hands_out_train_tasks_up_to_the_pool_then_retry_later", "[repos
   // The first lease expires in 10 s, but the round may close sooner: poll every kRoundPollS.
   CHECK(retry.retry_after_ms == 1000 * kRoundPollS);
   CHECK(retry.retry_after_s == 1);
+  CHECK(h.status(p)["plan"]["updates"].contains("emb/weight"));
 }
 
 TEST_CASE("claim_with_min_round_skips_train_tasks_of_earlier_rounds", "[repository]") {

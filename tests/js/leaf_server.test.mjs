@@ -1,0 +1,202 @@
+// runLeaf and the wasm executor against a real fedleaf-server on 127.0.0.1: completing tasks,
+// aborting, surviving a server restart, late uploads, version refusal, and a small federated run
+// whose eval loss decreases.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { createExecutor, runLeaf, LeafStoppedError, TextLeafData } from '../../js_bindings/src/index.js';
+import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
+import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
+import { startServer, call, ADMIN_TOKEN, tempDir } from '../server/server_harness.mjs';
+
+const PLAN = {
+  model: {
+    inputs: { tokens: 'sparse_ids' },
+    layers: [{ type: 'embedding_bag', name: 'emb', vocab: 16384, dim: 8, combiner: 'sqrtn' },
+      { type: 'dense', name: 'out', units: 2 }],
+    loss: 'softmax_cross_entropy',
+  },
+  features: { num_buckets: 16384, binary: true },
+  train: { optimizer: { type: 'adam', learning_rate: 0.03 }, epochs: 1, batch_size: 16 },
+  updates: {
+    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
+    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
+    'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
+  },
+};
+
+let executor;
+let records;
+before(async () => {
+  executor = await createExecutor();
+  // A small, fixed slice of the corpus keeps every leaf's training short.
+  const all = await loadSpamAssassin();
+  records = all.filter((_, i) => i % 10 === 0);
+});
+
+async function createPopulation(server, spec) {
+  const r = await call(`${server.url}/v1/populations`, {
+    method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ plan: PLAN, seed: 1, ...spec }),
+  });
+  assert.equal(r.status, 201, r.bytes.toString());
+  return r.json;
+}
+
+async function status(server, id) {
+  return (await call(`${server.url}/v1/populations/${id}`)).json;
+}
+
+function leafData(index, count) {
+  return new TextLeafData(executor, spamAssassinClientData(records, index, count));
+}
+
+const fast = { baseMs: 20, maxMs: 200 };
+
+test('two leaves complete every task of a two-round population', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server, { rounds: 2, clients_per_round: 2 });
+    const data = [leafData(0, 2), leafData(1, 2)];
+    const summaries = await Promise.all(data.map((dataset) => runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset, backoff: fast,
+    })));
+    assert.deepEqual(summaries.map((s) => s.uploaded), [2, 2], 'one task per leaf per round');
+    assert.ok(summaries.every((s) => s.stopped === 'finished'));
+    const st = await status(server, pop.id);
+    assert.equal(st.state, 'finished');
+    assert.deepEqual(st.history.filter((h) => h.round < 2).map((h) => h.reports), [2, 2]);
+    data.forEach((d) => d.delete());
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a leaf aborted mid-training uploads nothing and its task goes to another leaf', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server, { rounds: 1, clients_per_round: 1, lease_s: 1 });
+    const data = leafData(0, 1);
+    const controller = new AbortController();
+    const aborted = await runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset: data,
+      signal: controller.signal, backoff: fast,
+      onEvent: (e) => { if (e.type === 'progress') controller.abort(new Error('stop')); },
+    });
+    assert.equal(aborted.stopped, 'aborted');
+    assert.equal(aborted.uploaded, 0);
+    assert.equal((await status(server, pop.id)).reports, 0);
+
+    const second = await runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset: data, backoff: fast,
+    });
+    assert.equal(second.uploaded, 1, 'the abandoned task returns to the pool when its lease expires');
+    const st = await status(server, pop.id);
+    assert.equal(st.state, 'finished');
+    assert.equal(st.history[0].reports, 1, 'counted once');
+    data.delete();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a leaf survives a server restart mid-run and finishes the population', async () => {
+  const dir = tempDir();
+  let server = await startServer({ dir });
+  const port = Number(new URL(server.url).port);
+  const pop = await createPopulation(server, { rounds: 3, clients_per_round: 1 });
+  const data = leafData(0, 1);
+  let restarted;
+  try {
+    const summary = await runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset: data, backoff: fast,
+      onEvent: (e) => {
+        if (e.type === 'uploaded' && !restarted) {
+          restarted = server.kill().then(async () => { server = await startServer({ dir, port }); });
+        }
+      },
+    });
+    await restarted;
+    assert.equal(summary.stopped, 'finished');
+    const st = await status(server, pop.id);
+    assert.equal(st.state, 'finished');
+    assert.deepEqual(st.history.filter((h) => h.round < 3).map((h) => h.reports), [1, 1, 1]);
+  } finally {
+    data.delete();
+    await restarted;
+    await server.stop();
+  }
+});
+
+test('a late upload gets 410: the leaf drops that task and claims the next', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server, { rounds: 1, clients_per_round: 1, lease_s: 0.3 });
+    const data = leafData(0, 1);
+    let slow = true;
+    const slowFirstTask = {
+      version: executor.version,
+      async runTask(task, model, dataset, options) {
+        const result = await executor.runTask(task, model, dataset, options);
+        if (slow) {
+          slow = false;
+          await new Promise((r) => setTimeout(r, 700));  // past the 0.3 s lease
+        }
+        return result;
+      },
+    };
+    const events = [];
+    const summary = await runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor: slowFirstTask,
+      dataset: data, backoff: fast, onEvent: (e) => events.push(e),
+    });
+    const dropped = events.find((e) => e.type === 'dropped');
+    assert.equal(dropped?.status, 410);
+    assert.match(dropped.reason, /lease/);
+    assert.equal(summary.uploaded, 1);
+    assert.equal(summary.dropped, 1);
+    assert.equal((await status(server, pop.id)).state, 'finished');
+    data.delete();
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a leaf of another major version is stopped by a 426 naming both versions', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server, { rounds: 1, clients_per_round: 1 });
+    const future = { version: '7.3.0', runTask: () => assert.fail('must not train') };
+    await assert.rejects(
+      runLeaf({ server: server.url, population: pop.id, token: pop.client_token, executor: future, dataset: {} }),
+      (e) => e instanceof LeafStoppedError && e.status === 426 && /7\.3/.test(e.message) && /0\.1/.test(e.message));
+  } finally {
+    await server.stop();
+  }
+});
+
+test('4 leaves x 3 rounds finish and the eval loss of the global model decreases', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server, { rounds: 3, clients_per_round: 4 });
+    const data = [0, 1, 2, 3].map((i) => leafData(i, 4));
+    const summaries = await Promise.all(data.map((dataset) => runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset, backoff: fast,
+    })));
+    assert.deepEqual(summaries.map((s) => s.uploaded), [3, 3, 3, 3]);
+    const evalRecords = records.filter((r) => r.split === 'eval');
+    const evalData = executor.datasetFromTexts(evalRecords.map((r) => r.text), evalRecords.map((r) => r.label), PLAN);
+    const losses = [];
+    for (let round = 0; round <= 3; round++) {
+      const r = await call(`${server.url}/v1/populations/${pop.id}/rounds/${round}/model`);
+      assert.equal(r.status, 200);
+      losses.push(executor.evaluate(PLAN, new Uint8Array(r.bytes), evalData).loss);
+    }
+    assert.ok(losses[3] < losses[0], `eval loss ${losses.join(' → ')}`);
+    assert.ok(losses[1] < losses[0]);
+    evalData.delete();
+    data.forEach((d) => d.delete());
+  } finally {
+    await server.stop();
+  }
+});
