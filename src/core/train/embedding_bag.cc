@@ -54,19 +54,33 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
 void EmbeddingBag::backward(const Batch& batch, const float* grad_out,
                             ParameterGradient& gradient) {
   const std::uint32_t nnz = batch.offsets[batch.size];
-  if (slot_of_row_.size() != rows_) slot_of_row_.assign(rows_, kNoSlot);
+  // A small open-addressing table (row → slot, linear probing, at most half full) stays in L1
+  // cache, where a table-sized map would miss on nearly every id of a large vocabulary.
+  std::size_t capacity = 16;
+  while (capacity < 2 * static_cast<std::size_t>(nnz)) capacity *= 2;
+  if (probe_rows_.size() < capacity) {
+    probe_rows_.assign(capacity, kNoSlot);
+    probe_slots_.resize(capacity);
+  }
+  const std::size_t mask = capacity - 1;
+  int shift = 32;
+  for (std::size_t c = capacity; c > 1; c /= 2) --shift;
   slot_of_.resize(nnz);
   std::vector<std::uint32_t>& touched = gradient.touched_rows;
   touched.clear();
   for (std::uint32_t j = 0; j < nnz; ++j) {
-    std::uint32_t& slot = slot_of_row_[batch.ids[j]];
-    if (slot == kNoSlot) {
-      slot = static_cast<std::uint32_t>(touched.size());
-      touched.push_back(batch.ids[j]);
+    const std::uint32_t id = batch.ids[j];
+    std::size_t h = static_cast<std::uint32_t>(id * 2654435761u) >> shift;
+    while (probe_rows_[h] != id && probe_rows_[h] != kNoSlot) h = (h + 1) & mask;
+    if (probe_rows_[h] == kNoSlot) {
+      probe_rows_[h] = id;
+      probe_slots_[h] = static_cast<std::uint32_t>(touched.size());
+      touched.push_back(id);
     }
-    slot_of_[j] = slot;
+    slot_of_[j] = probe_slots_[h];
   }
-  for (std::uint32_t row : touched) slot_of_row_[row] = kNoSlot;
+  std::fill(probe_rows_.begin(), probe_rows_.begin() + static_cast<std::ptrdiff_t>(capacity),
+            kNoSlot);
   gradient.values.assign(touched.size() * dim_, 0.0f);
   float* values = gradient.values.data();
   for (std::size_t b = 0; b < batch.size; ++b) {

@@ -32,9 +32,8 @@ class EmbeddingBag {
   // Uses the combiner scales of the last forward() of the same batch. gradient.touched_rows
   // lists each row the batch touched once, in order of first occurrence in batch.ids (not
   // sorted: sorting a batch's ids would cost more than the rest of a sparse step). Each row's
-  // gradient accumulates in example order, so results are deterministic. The first call
-  // allocates one uint32 per table row (a row → slot map, reset after every call); later calls
-  // allocate only when a batch has more ids than every earlier one.
+  // gradient accumulates in example order, so results are deterministic. Allocates only when a
+  // batch has more ids than every earlier one.
   void backward(const Batch& batch, const float* grad_out, ParameterGradient& gradient);
 
  private:
@@ -43,9 +42,11 @@ class EmbeddingBag {
   std::size_t rows_;
   std::size_t dim_;
   Combiner combiner_;
-  std::vector<float> scales_;                // c_b of the last forward
-  std::vector<std::uint32_t> slot_of_row_;   // table row → index into touched_rows, or kNoSlot
-  std::vector<std::uint32_t> slot_of_;       // nonzero position → index into touched_rows
+  std::vector<float> scales_;  // c_b of the last forward
+  // Open-addressing map of the batch's rows (kNoSlot: empty) → index into touched_rows.
+  std::vector<std::uint32_t> probe_rows_;
+  std::vector<std::uint32_t> probe_slots_;
+  std::vector<std::uint32_t> slot_of_;  // nonzero position → index into touched_rows
 };
 
 }  // namespace fedleaf::core

@@ -71,8 +71,8 @@ void Optimizer::apply(const std::vector<ParameterGradient>& gradients) {
         break;
       case OptimizerType::kAdam:
         kernels::adam_update_rows(
-            rows, count, row_size, g.values.data(), state_[i].first.data(),
-            state_[i].second.data(), g.parameter,
+            rows, count, row_size, g.values.data(), state_[i].first.data(), state_[i].second.data(),
+            g.parameter,
             kernels::AdamStep{spec_.beta1, spec_.beta2, spec_.epsilon, adam_step, scale});
         break;
     }

@@ -64,7 +64,8 @@ int run(const std::string& path, int repetitions) {
   if (file.tensors.count("weights")) weights = tensor_values<float, float>(file.tensors, "weights");
   std::vector<std::int32_t> labels =
       tensor_values<std::int32_t, std::int32_t>(file.tensors, "labels");
-  const auto num_features = static_cast<std::uint32_t>(std::stoul(file.metadata.at("num_features")));
+  const auto num_features =
+      static_cast<std::uint32_t>(std::stoul(file.metadata.at("num_features")));
   const Dataset data = Dataset::from_csr(std::move(offsets), std::move(ids), std::move(weights),
                                          std::move(labels), num_features);
   const std::vector<std::uint8_t> model = initialize_model(plan, 1);
@@ -83,15 +84,15 @@ int run(const std::string& path, int repetitions) {
     const auto t2 = Clock::now();
     loss = session.mean_loss();
     if (rep > 0) {
-      rates.push_back(static_cast<double>(examples) / std::chrono::duration<double>(t2 - t1).count());
+      rates.push_back(static_cast<double>(examples) /
+                      std::chrono::duration<double>(t2 - t1).count());
       setups.push_back(std::chrono::duration<double>(t1 - t0).count());
     }
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf(
-      "{\"engine\": \"native\", \"examples_per_second\": %.1f, \"repetitions\": [",
-      median(rates));
+  std::printf("{\"engine\": \"native\", \"examples_per_second\": %.1f, \"repetitions\": [",
+              median(rates));
   for (std::size_t i = 0; i < rates.size(); ++i) std::printf("%s%.1f", i ? ", " : "", rates[i]);
   std::printf(
       "], \"setup_seconds\": %.6f, \"mean_loss\": %.9g, \"peak_rss_bytes\": %ld, "
@@ -152,12 +153,13 @@ int featurize(const std::string& fixture, const std::string& plan, const std::st
     std::copy(data.weights().begin(), data.weights().end(), w.data<float>());
     tensors.emplace("weights", std::move(w));
   }
-  const std::vector<std::uint8_t> bytes = write_safetensors(
-      tensors, {{"plan", plan},
-                {"num_features", std::to_string(data.num_features())},
-                {"workload", "spamassassin"}});
+  const std::vector<std::uint8_t> bytes =
+      write_safetensors(tensors, {{"plan", plan},
+                                  {"num_features", std::to_string(data.num_features())},
+                                  {"workload", "spamassassin"}});
   std::ofstream out(out_path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + out_path);
   std::printf("{\"examples\": %zu, \"featurize_seconds\": %.6f}\n", data.size(), seconds.count());
   return 0;

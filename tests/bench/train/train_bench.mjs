@@ -214,39 +214,49 @@ async function runFedleafWasm(simd, file, reps, stepsPerCall) {
   };
 }
 
-// The TF.js wasm backend has no UnsortedSegmentSum kernel (the gradient of tf.gather), so it
-// cannot train an embedding as shipped; this registers a plain JS one over the wasm heap.
-function registerWasmUnsortedSegmentSum(tf) {
+// UnsortedSegmentSum is the gradient of tf.gather (and the bag's segment sum). TF.js as shipped
+// cannot use it here: the wasm backend has no such kernel, and the cpu backend's runs one mask
+// over all ids per segment (O(vocab x ids) time and memory per batch: 8 GB and minutes for
+// workload a). The benchmark registers this plain JS kernel for both backends and says so.
+function registerUnsortedSegmentSum(tf, backendName) {
+  if (tf.getKernel('UnsortedSegmentSum', backendName)) {
+    tf.unregisterKernel('UnsortedSegmentSum', backendName);
+  }
   tf.registerKernel({
     kernelName: 'UnsortedSegmentSum',
-    backendName: 'wasm',
+    backendName,
     kernelFunc: ({ inputs, backend, attrs }) => {
       const { x, segmentIds } = inputs;
       const { numSegments } = attrs;
       const rowSize = x.shape.slice(1).reduce((p, d) => p * d, 1);
+      const shape = [numSegments, ...x.shape.slice(1)];
       const values = backend.readSync(x.dataId);
       const segments = backend.readSync(segmentIds.dataId);
-      const out = backend.makeOutput([numSegments, ...x.shape.slice(1)], x.dtype);
-      const target = backend.typedArrayFromHeap(out);
-      target.fill(0);
+      let out;
+      let target;
+      if (backendName === 'wasm') {
+        out = backend.makeOutput(shape, x.dtype);
+        target = backend.typedArrayFromHeap(out);
+        target.fill(0);
+      } else {
+        target = new Float32Array(numSegments * rowSize);
+      }
       for (let i = 0; i < segments.length; i++) {
         const s = segments[i];
         if (s < 0 || s >= numSegments) continue;
         for (let k = 0; k < rowSize; k++) target[s * rowSize + k] += values[i * rowSize + k];
       }
-      return out;
+      return backendName === 'wasm' ? out : backend.makeTensorInfo(shape, x.dtype, target);
     },
   });
 }
 
 async function runTfjs(backendName, file, reps, seconds) {
   const tf = await importPackage('@tensorflow/tfjs');
-  if (backendName === 'wasm') {
-    await importPackage('@tensorflow/tfjs-backend-wasm');
-    registerWasmUnsortedSegmentSum(tf);
-  }
+  if (backendName === 'wasm') await importPackage('@tensorflow/tfjs-backend-wasm');
   await tf.setBackend(backendName);
   await tf.ready();
+  registerUnsortedSegmentSum(tf, backendName);
   const fedleaf = await fedleafModule(false);
   const data = readWorkload(fedleaf, file);
   const plan = JSON.parse(data.plan);
@@ -299,7 +309,7 @@ async function runTfjs(backendName, file, reps, seconds) {
       factor: tf.tensor2d(factor, [end - begin, 1]),
       labels: sigmoid
         ? tf.tensor2d(Float32Array.from(labels), [count, 1])
-        : tf.oneHot(tf.tensor1d(labels, 'int32'), classes),
+        : tf.tidy(() => tf.oneHot(tf.tensor1d(labels, 'int32'), classes)),
     };
   }
 
@@ -350,9 +360,8 @@ async function runTfjs(backendName, file, reps, seconds) {
     mean_batch_loss: lossSum / lossCount,
     peak_rss_bytes: peakRss(),
     tensors_in_memory: tf.memory().numTensors,
-    note: backendName === 'wasm'
-      ? 'time-boxed and extrapolated; JS UnsortedSegmentSum kernel registered (missing in tfjs-backend-wasm)'
-      : 'time-boxed and extrapolated',
+    note: 'time-boxed and extrapolated; JS UnsortedSegmentSum kernel registered by the benchmark ' +
+      (backendName === 'wasm' ? '(missing in tfjs-backend-wasm)' : '(the shipped one is O(vocab x ids))'),
   };
 }
 
@@ -485,7 +494,8 @@ Timed: the per-batch training loop (fedleaf: TrainingSession steps of a whole ru
 call; TF.js: optimizer.minimize per batch incl. building the batch tensors), after a warm-up; median of ${options.reps}
 repetitions. Not timed: model decode / update encode, dataset construction. TF.js is time-boxed (~${options.tfjsSeconds} s
 of consecutive batches per repetition) and its examples/s extrapolated from those batches; its wasm backend
-(SIMD, single thread) has no UnsortedSegmentSum kernel, so the benchmark registers a JS one to train at all.
+(SIMD, single thread) has no UnsortedSegmentSum kernel (gradient of tf.gather) and the cpu backend's is O(vocab x ids)
+per batch, so the benchmark registers one plain JS kernel for both backends (said again in each result's "note").
 TF.js's optimizers update the whole embedding table every batch (dense gradients of tf.gather), as its users get.
 Same model and data in every engine: fedleaf's initial model (seed 1) and fedleaf's hashed ids. Mean loss: fedleaf
 engines over the whole run (equal across them when the builds agree bit for bit); TF.js over the batches it ran.
