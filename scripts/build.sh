@@ -28,7 +28,11 @@ done
 
 jobs=$(nproc)
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  # Paths relative to the checkout, so every clone of the repository shares one cache.
+  export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+fi
 
 if ((native)); then
   echo "build: native $type in $dir/"
