@@ -1,4 +1,5 @@
-// safetensors_tool fixture OUT   — writes the cross-check fixture (same tensors as the JS test)
+// safetensors_tool fixture OUT   — writes the cross-check fixture (the tensors of fixtureTensors()
+//                                  in tests/e2e/browser/executor_cases.mjs)
 // safetensors_tool roundtrip IN OUT — decodes IN natively and encodes it again into OUT
 // Exit 1 with the decoder's message on invalid input.
 #include <fstream>

@@ -60,7 +60,7 @@ async function throws(fn, { message, code }, what) {
 }
 
 // Every dtype and both sparse encodings (the tensors tests/tools/safetensors_tool.cc writes).
-function fixtureTensors() {
+export function fixtureTensors() {
   return {
     'dense/f32': { shape: [2, 3], data: new Float32Array([1.5, -2, 0.25, 3, 4, -0]) },
     'dense/f64': { shape: [2], data: new Float64Array([1e-300, 2.5]) },
