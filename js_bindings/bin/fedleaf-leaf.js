@@ -6,51 +6,25 @@
 //
 // Logs one line per event; stops when the population is finished, after --max-tasks, or on
 // Ctrl-C (abandoning its leases, which the server reclaims when they expire).
-import { parseArgs } from 'node:util';
-
 import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
 import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
 import { formatBytes } from '../src/node/leaf_progress.js';
+import { parseLeafCommandLine } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
   '--dataset spamassassin --shard I/N [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
 
-let args;
-try {
-  ({ values: args } = parseArgs({
-    options: {
-      server: { type: 'string' },
-      population: { type: 'string' },
-      token: { type: 'string' },
-      dataset: { type: 'string', default: 'spamassassin' },
-      shard: { type: 'string', default: '0/1' },
-      'non-iid': { type: 'boolean', default: false },
-      prefetch: { type: 'string', default: '1' },
-      'max-tasks': { type: 'string' },
-      baseline: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }));
-} catch (error) {
-  console.error(`${error.message}\n${usage}`);
-  process.exit(2);
-}
-if (args.help) {
-  console.log(usage);
-  process.exit(0);
-}
-const fail = (message) => {
-  console.error(`fedleaf-leaf: ${message}\n${usage}`);
-  process.exit(2);
-};
-for (const required of ['server', 'population', 'token']) if (!args[required]) fail(`missing --${required}`);
+const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-leaf', usage, {
+  dataset: { type: 'string', default: 'spamassassin' },
+  shard: { type: 'string', default: '0/1' },
+});
 if (args.dataset !== 'spamassassin') fail(`unknown --dataset '${args.dataset}' (supported: spamassassin)`);
 const shardMatch = /^(\d+)\/(\d+)$/.exec(args.shard);
 if (!shardMatch || Number(shardMatch[1]) >= Number(shardMatch[2])) fail(`--shard must be I/N with 0 <= I < N, got '${args.shard}'`);
 const [index, count] = [Number(shardMatch[1]), Number(shardMatch[2])];
 
-const executor = await createExecutor({ simd: args.baseline ? false : 'auto' });
+const executor = await createExecutor({ simd });
 const records = await loadSpamAssassin();
 const data = new TextLeafData(executor,
   spamAssassinClientData(records, index, count, { nonIid: args['non-iid'] }));
@@ -66,8 +40,8 @@ try {
     token: args.token,
     executor,
     dataset: data,
-    prefetch: Number(args.prefetch),
-    maxTasks: args['max-tasks'] === undefined ? undefined : Number(args['max-tasks']),
+    prefetch,
+    maxTasks,
     signal: controller.signal,
     onEvent: (e) => {
       const t = new Date().toISOString().slice(11, 23);

@@ -6,49 +6,18 @@
 //
 // Prints a progress line (leaves training / uploading / idle, uploads, bytes) until every leaf
 // stops: the population finished, --max-tasks reached, or Ctrl-C.
-import { parseArgs } from 'node:util';
-
 import { simulateLeaves } from '../src/node/simulate.js';
 import { LeafProgress } from '../src/node/leaf_progress.js';
+import { parseLeafCommandLine } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-simulate.js --server URL --population P --token T --clients N ' +
   '[--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
 
-let args;
-try {
-  ({ values: args } = parseArgs({
-    options: {
-      server: { type: 'string' },
-      population: { type: 'string' },
-      token: { type: 'string' },
-      clients: { type: 'string', default: '16' },
-      'non-iid': { type: 'boolean', default: false },
-      prefetch: { type: 'string', default: '1' },
-      'max-tasks': { type: 'string' },
-      baseline: { type: 'boolean', default: false },
-      help: { type: 'boolean', short: 'h', default: false },
-    },
-  }));
-} catch (error) {
-  console.error(`${error.message}\n${usage}`);
-  process.exit(2);
-}
-if (args.help) {
-  console.log(usage);
-  process.exit(0);
-}
-for (const required of ['server', 'population', 'token']) {
-  if (!args[required]) {
-    console.error(`missing --${required}\n${usage}`);
-    process.exit(2);
-  }
-}
+const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-simulate', usage, {
+  clients: { type: 'string', default: '16' },
+});
 const clients = Number(args.clients);
-const prefetch = Number(args.prefetch);
-if (!Number.isInteger(clients) || clients < 1 || !Number.isInteger(prefetch) || prefetch < 0) {
-  console.error(`--clients must be >= 1 and --prefetch >= 0\n${usage}`);
-  process.exit(2);
-}
+if (!Number.isInteger(clients) || clients < 1) fail('--clients must be an integer >= 1');
 
 const progress = new LeafProgress(clients, process.stdout);
 const run = simulateLeaves({
@@ -58,8 +27,8 @@ const run = simulateLeaves({
   clients,
   nonIid: args['non-iid'],
   prefetch,
-  maxTasks: args['max-tasks'] === undefined ? undefined : Number(args['max-tasks']),
-  simd: args.baseline ? false : 'auto',
+  maxTasks,
+  simd,
   onEvent: (index, event) => progress.update(index, event),
 });
 process.on('SIGINT', () => {
