@@ -21,16 +21,24 @@
 namespace fedleaf::wasm {
 
 // The bytes of a TypedArray as a vector of T; InvalidInput naming `what` when the byte length is
-// not a multiple of sizeof(T).
+// not a multiple of sizeof(T). Copied once, straight into the vector (a dataset's ids are the
+// largest buffer of a session: no intermediate byte vector).
 template <class T>
 std::vector<T> typed_vector_from_js(const val& array, const std::string& what) {
-  const std::vector<std::uint8_t> bytes = bytes_from_js(array);
-  if (bytes.size() % sizeof(T) != 0) {
-    throw InvalidInput(what + ": byte length " + std::to_string(bytes.size()) +
+  if (array.isUndefined() || array.isNull() || !array["buffer"].as<bool>()) {
+    throw InvalidInput(what + ": expected a TypedArray or DataView");
+  }
+  const auto size = array["byteLength"].as<std::size_t>();
+  if (size % sizeof(T) != 0) {
+    throw InvalidInput(what + ": byte length " + std::to_string(size) +
                        " is not a multiple of " + std::to_string(sizeof(T)));
   }
-  std::vector<T> out(bytes.size() / sizeof(T));
-  if (!bytes.empty()) std::memcpy(out.data(), bytes.data(), bytes.size());
+  std::vector<T> out(size / sizeof(T));
+  if (size == 0) return out;
+  const val source = val::global("Uint8Array").new_(array["buffer"], array["byteOffset"], size);
+  // The view is made after the allocation above, so memory growth cannot detach it.
+  val(emscripten::typed_memory_view(size, reinterpret_cast<std::uint8_t*>(out.data())))
+      .call<void>("set", source);
   return out;
 }
 

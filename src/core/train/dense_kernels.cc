@@ -1,10 +1,8 @@
 #include "core/train/dense_kernels.h"
 
 #include <cmath>
-
-#if defined(__wasm_simd128__)
-#include <wasm_simd128.h>
-#endif
+#include <cstring>
+#include <type_traits>
 
 namespace fedleaf::core::kernels {
 namespace {
@@ -14,7 +12,206 @@ inline std::size_t row_start(const std::uint32_t* rows, std::size_t r, std::size
   return (rows != nullptr ? static_cast<std::size_t>(rows[r]) : r) * row_size;
 }
 
+// Four floats: a wasm SIMD register, or four scalars (which compilers vectorize natively). The
+// batch kernels are written once over F4, so both builds run the same operations per element.
+#if defined(__wasm_simd128__)
+struct F4 {
+  v128_t v;
+};
+inline F4 load4(const float* p) { return {wasm_v128_load(p)}; }
+inline void store4(float* p, F4 a) { wasm_v128_store(p, a.v); }
+inline F4 splat4(float a) { return {wasm_f32x4_splat(a)}; }
+// acc + a · b, rounded after the product and after the sum (no fused multiply-add).
+inline F4 add_product4(F4 acc, F4 a, F4 b) {
+  return {wasm_f32x4_add(acc.v, wasm_f32x4_mul(a.v, b.v))};
+}
+inline float lane_sum4(F4 a) {
+  return (wasm_f32x4_extract_lane(a.v, 0) + wasm_f32x4_extract_lane(a.v, 1)) +
+         (wasm_f32x4_extract_lane(a.v, 2) + wasm_f32x4_extract_lane(a.v, 3));
+}
+#else
+struct F4 {
+  float v[4];
+};
+inline F4 load4(const float* p) {
+  F4 a;
+  std::memcpy(a.v, p, sizeof a.v);
+  return a;
+}
+inline void store4(float* p, F4 a) { std::memcpy(p, a.v, sizeof a.v); }
+inline F4 splat4(float a) { return {{a, a, a, a}}; }
+inline F4 add_product4(F4 acc, F4 a, F4 b) {
+  for (int k = 0; k < 4; ++k) acc.v[k] = acc.v[k] + a.v[k] * b.v[k];
+  return acc;
+}
+inline float lane_sum4(F4 a) { return (a.v[0] + a.v[1]) + (a.v[2] + a.v[3]); }
+#endif
+
+// dot in the order of dense_kernels.h, over F4.
+inline float dot4(std::size_t n, const float* x, const float* y) {
+  F4 acc = splat4(0.0f);
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) acc = add_product4(acc, load4(x + i), load4(y + i));
+  float s = lane_sum4(acc);
+  for (; i < n; ++i) s += x[i] * y[i];
+  return s;
+}
+
+// Columns [j0, j0 + 4 NV) of vecmat for one example, held in registers across the rows.
+template <int NV>
+void vecmat_columns(std::size_t rows, std::size_t cols, std::size_t j0, const float* x,
+                    const float* w, const float* bias, float* y) {
+  F4 acc[NV];
+  for (int k = 0; k < NV; ++k) acc[k] = bias ? load4(bias + j0 + 4 * k) : splat4(0.0f);
+  for (std::size_t i = 0; i < rows; ++i) {
+    if (x[i] == 0.0f) continue;
+    const F4 xi = splat4(x[i]);
+    const float* wi = w + i * cols + j0;
+    for (int k = 0; k < NV; ++k) acc[k] = add_product4(acc[k], xi, load4(wi + 4 * k));
+  }
+  for (int k = 0; k < NV; ++k) store4(y + j0 + 4 * k, acc[k]);
+}
+
+// Columns [j0, j0 + 4 NV) of row i of gw, accumulated over the batch in example order.
+template <int NV>
+void outer_accumulate_columns(std::size_t n, std::size_t rows, std::size_t cols, std::size_t i,
+                              std::size_t j0, const float* x, const float* g, float* gw) {
+  float* gwi = gw + i * cols + j0;
+  F4 acc[NV];
+  for (int k = 0; k < NV; ++k) acc[k] = load4(gwi + 4 * k);
+  for (std::size_t b = 0; b < n; ++b) {
+    const float xb = x[b * rows + i];
+    if (xb == 0.0f) continue;
+    const F4 xv = splat4(xb);
+    const float* gb = g + b * cols + j0;
+    for (int k = 0; k < NV; ++k) acc[k] = add_product4(acc[k], xv, load4(gb + 4 * k));
+  }
+  for (int k = 0; k < NV; ++k) store4(gwi + 4 * k, acc[k]);
+}
+
+// block(nv) for the runtime nv in [1, MaxNV] (nothing for 0), with nv as a compile-time constant.
+template <int MaxNV, class Block>
+void with_vector_count(std::size_t nv, std::size_t j0, Block& block) {
+  if constexpr (MaxNV > 0) {
+    if (nv == MaxNV) {
+      block(std::integral_constant<int, MaxNV>{}, j0);
+    } else {
+      with_vector_count<MaxNV - 1>(nv, j0, block);
+    }
+  }
+}
+
+// Calls block(NV, j0) over [0, cols) in blocks of 4 MaxNV columns, then one block of the
+// remaining whole vectors; returns the first column left (cols - cols % 4).
+template <int MaxNV, class Block>
+std::size_t for_column_blocks(std::size_t cols, Block&& block) {
+  std::size_t j0 = 0;
+  for (; j0 + 4 * MaxNV <= cols; j0 += 4 * MaxNV) {
+    block(std::integral_constant<int, MaxNV>{}, j0);
+  }
+  with_vector_count<MaxNV - 1>((cols - j0) / 4, j0, block);
+  return cols - cols % 4;
+}
+
+template <int NV>
+void gather_columns(std::size_t dim, std::size_t j0, std::size_t count, const std::uint32_t* ids,
+                    const float* weights, const float* table, float* out) {
+  F4 acc[NV];
+  for (int k = 0; k < NV; ++k) acc[k] = splat4(0.0f);
+  for (std::size_t j = 0; j < count; ++j) {
+    const float* t = table + static_cast<std::size_t>(ids[j]) * dim + j0;
+    const F4 w = splat4(weights ? weights[j] : 1.0f);
+    for (int k = 0; k < NV; ++k) acc[k] = add_product4(acc[k], w, load4(t + 4 * k));
+  }
+  for (int k = 0; k < NV; ++k) store4(out + j0 + 4 * k, acc[k]);
+}
+
+template <int NV>
+void scatter_columns(std::size_t dim, std::size_t j0, std::size_t count, const std::uint32_t* slots,
+                     const float* weights, float scale, const float* g, float* values) {
+  F4 gv[NV];
+  for (int k = 0; k < NV; ++k) gv[k] = load4(g + j0 + 4 * k);
+  for (std::size_t j = 0; j < count; ++j) {
+    const float a = (weights ? weights[j] : 1.0f) * scale;
+    if (a == 0.0f) continue;
+    const F4 av = splat4(a);
+    float* v = values + static_cast<std::size_t>(slots[j]) * dim + j0;
+    for (int k = 0; k < NV; ++k) store4(v + 4 * k, add_product4(load4(v + 4 * k), av, gv[k]));
+  }
+}
+
 }  // namespace
+
+void vecmat_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x, const float* w,
+                  const float* bias, float* y) {
+  for (std::size_t b = 0; b < n; ++b) {
+    const float* xb = x + b * rows;
+    float* yb = y + b * cols;
+    const std::size_t tail = for_column_blocks<4>(cols, [&](auto nv, std::size_t j0) {
+      vecmat_columns<decltype(nv)::value>(rows, cols, j0, xb, w, bias, yb);
+    });
+    for (std::size_t j = tail; j < cols; ++j) {
+      float s = bias ? bias[j] : 0.0f;
+      for (std::size_t i = 0; i < rows; ++i) {
+        if (xb[i] != 0.0f) s += xb[i] * w[i * cols + j];
+      }
+      yb[j] = s;
+    }
+  }
+}
+
+void gather_weighted_sum(std::size_t dim, std::size_t count, const std::uint32_t* ids,
+                         const float* weights, const float* table, float* out) {
+  const std::size_t tail = for_column_blocks<8>(dim, [&](auto nv, std::size_t j0) {
+    gather_columns<decltype(nv)::value>(dim, j0, count, ids, weights, table, out);
+  });
+  for (std::size_t k = tail; k < dim; ++k) {
+    float s = 0.0f;
+    for (std::size_t j = 0; j < count; ++j) {
+      s += (weights ? weights[j] : 1.0f) * table[static_cast<std::size_t>(ids[j]) * dim + k];
+    }
+    out[k] = s;
+  }
+}
+
+void scatter_weighted_add(std::size_t dim, std::size_t count, const std::uint32_t* slots,
+                          const float* weights, float scale, const float* g, float* values) {
+  const std::size_t tail = for_column_blocks<8>(dim, [&](auto nv, std::size_t j0) {
+    scatter_columns<decltype(nv)::value>(dim, j0, count, slots, weights, scale, g, values);
+  });
+  if (tail == dim) return;
+  for (std::size_t j = 0; j < count; ++j) {
+    const float a = (weights ? weights[j] : 1.0f) * scale;
+    if (a == 0.0f) continue;
+    float* v = values + static_cast<std::size_t>(slots[j]) * dim;
+    for (std::size_t k = tail; k < dim; ++k) v[k] += a * g[k];
+  }
+}
+
+void matvec_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* w, const float* g,
+                  float* gx) {
+  for (std::size_t b = 0; b < n; ++b) {
+    for (std::size_t i = 0; i < rows; ++i)
+      gx[b * rows + i] = dot4(cols, w + i * cols, g + b * cols);
+  }
+}
+
+void outer_accumulate_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x,
+                            const float* g, float* gw) {
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t tail = for_column_blocks<4>(cols, [&](auto nv, std::size_t j0) {
+      outer_accumulate_columns<decltype(nv)::value>(n, rows, cols, i, j0, x, g, gw);
+    });
+    for (std::size_t j = tail; j < cols; ++j) {
+      float s = gw[i * cols + j];
+      for (std::size_t b = 0; b < n; ++b) {
+        const float xb = x[b * rows + i];
+        if (xb != 0.0f) s += xb * g[b * cols + j];
+      }
+      gw[i * cols + j] = s;
+    }
+  }
+}
 
 namespace reference {
 
@@ -55,6 +252,40 @@ void outer_accumulate(std::size_t rows, std::size_t cols, const float* x, const 
   for (std::size_t i = 0; i < rows; ++i) {
     if (x[i] == 0.0f) continue;
     for (std::size_t j = 0; j < cols; ++j) gw[i * cols + j] += x[i] * g[j];
+  }
+}
+
+void vecmat_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x, const float* w,
+                  const float* bias, float* y) {
+  for (std::size_t b = 0; b < n; ++b)
+    reference::vecmat(rows, cols, x + b * rows, w, bias, y + b * cols);
+}
+
+void matvec_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* w, const float* g,
+                  float* gx) {
+  for (std::size_t b = 0; b < n; ++b) reference::matvec(rows, cols, w, g + b * cols, gx + b * rows);
+}
+
+void outer_accumulate_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x,
+                            const float* g, float* gw) {
+  for (std::size_t b = 0; b < n; ++b)
+    reference::outer_accumulate(rows, cols, x + b * rows, g + b * cols, gw);
+}
+
+void gather_weighted_sum(std::size_t dim, std::size_t count, const std::uint32_t* ids,
+                         const float* weights, const float* table, float* out) {
+  for (std::size_t k = 0; k < dim; ++k) out[k] = 0.0f;
+  for (std::size_t j = 0; j < count; ++j) {
+    reference::axpy(dim, weights ? weights[j] : 1.0f,
+                    table + static_cast<std::size_t>(ids[j]) * dim, out);
+  }
+}
+
+void scatter_weighted_add(std::size_t dim, std::size_t count, const std::uint32_t* slots,
+                          const float* weights, float scale, const float* g, float* values) {
+  for (std::size_t j = 0; j < count; ++j) {
+    const float a = (weights ? weights[j] : 1.0f) * scale;
+    if (a != 0.0f) reference::axpy(dim, a, g, values + static_cast<std::size_t>(slots[j]) * dim);
   }
 }
 
@@ -103,17 +334,6 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
 }  // namespace reference
 
 #if defined(__wasm_simd128__)
-
-void axpy(std::size_t n, float a, const float* x, float* y) {
-  const v128_t va = wasm_f32x4_splat(a);
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    const v128_t vy =
-        wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i)));
-    wasm_v128_store(y + i, vy);
-  }
-  for (; i < n; ++i) y[i] += a * x[i];
-}
 
 void scale(std::size_t n, float a, float* x) {
   const v128_t va = wasm_f32x4_splat(a);
@@ -224,8 +444,6 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
 }
 
 #else
-
-void axpy(std::size_t n, float a, const float* x, float* y) { reference::axpy(n, a, x, y); }
 
 void scale(std::size_t n, float a, float* x) { reference::scale(n, a, x); }
 

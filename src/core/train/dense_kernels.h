@@ -21,10 +21,25 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
 namespace fedleaf::core::kernels {
 
-// y[0..n) += a * x[0..n)
-void axpy(std::size_t n, float a, const float* x, float* y);
+// y[0..n) += a * x[0..n). Defined here so that the per-id loops of embedding_bag inline it (a
+// call per id on short rows would cost more than the arithmetic).
+inline void axpy(std::size_t n, float a, const float* x, float* y) {
+  std::size_t i = 0;
+#if defined(__wasm_simd128__)
+  const v128_t va = wasm_f32x4_splat(a);
+  for (; i + 4 <= n; i += 4) {
+    wasm_v128_store(
+        y + i, wasm_f32x4_add(wasm_v128_load(y + i), wasm_f32x4_mul(va, wasm_v128_load(x + i))));
+  }
+#endif
+  for (; i < n; ++i) y[i] += a * x[i];
+}
 // x[0..n) *= a
 void scale(std::size_t n, float a, float* x);
 // Σ x[i] y[i], in the order stated above.
@@ -38,6 +53,30 @@ void matvec(std::size_t rows, std::size_t cols, const float* w, const float* g, 
 // gw[i, :] += x[i] · g for w [rows, cols]; rows with x[i] == 0 are skipped.
 void outer_accumulate(std::size_t rows, std::size_t cols, const float* x, const float* g,
                       float* gw);
+
+// The same three over a batch of n examples (x [n, rows], y and g [n, cols], gx [n, rows]), equal
+// bit for bit to calling the single-example kernel for b = 0, 1, ..., n-1: every output element
+// sees the same operations in the same order. They keep blocks of output columns in registers
+// across the reduction, so narrow layers (10 units) do not pay a call and a reload per row.
+//   vecmat_batch:           y[b, :] = vecmat(x[b, :])
+//   matvec_batch:           gx[b, :] = matvec(g[b, :])
+//   outer_accumulate_batch: for b in order: gw += x[b, :] ⊗ g[b, :]
+void vecmat_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x, const float* w,
+                  const float* bias, float* y);
+void matvec_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* w, const float* g,
+                  float* gx);
+void outer_accumulate_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x,
+                            const float* g, float* gw);
+
+// The rows of an embedding bag, for one example of `count` ids (weights null: all 1).
+//   gather_weighted_sum: out[0..dim) = 0, then for j in order: out += weights[j] · table[ids[j], :]
+//   scatter_weighted_add: for j in order, with a = weights[j] · scale (skipped when 0):
+//                         values[slots[j], :] += a · g[0..dim)
+// Each output element sees the operations of axpy in that order.
+void gather_weighted_sum(std::size_t dim, std::size_t count, const std::uint32_t* ids,
+                         const float* weights, const float* table, float* out);
+void scatter_weighted_add(std::size_t dim, std::size_t count, const std::uint32_t* slots,
+                          const float* weights, float scale, const float* g, float* values);
 
 // Optimizer steps over `count` rows of `row_size` values: row r of the gradient is
 // g[r * row_size ..); it updates row rows[r] of the parameter p and of the state (m, v), or row r
@@ -74,6 +113,16 @@ void vecmat(std::size_t rows, std::size_t cols, const float* x, const float* w, 
 void matvec(std::size_t rows, std::size_t cols, const float* w, const float* g, float* out);
 void outer_accumulate(std::size_t rows, std::size_t cols, const float* x, const float* g,
                       float* gw);
+void vecmat_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x, const float* w,
+                  const float* bias, float* y);
+void matvec_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* w, const float* g,
+                  float* gx);
+void outer_accumulate_batch(std::size_t n, std::size_t rows, std::size_t cols, const float* x,
+                            const float* g, float* gw);
+void gather_weighted_sum(std::size_t dim, std::size_t count, const std::uint32_t* ids,
+                         const float* weights, const float* table, float* out);
+void scatter_weighted_add(std::size_t dim, std::size_t count, const std::uint32_t* slots,
+                          const float* weights, float scale, const float* g, float* values);
 void sgd_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
                      const float* g, float* p, float lr_scale);
 void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,

@@ -19,28 +19,50 @@ EmbeddingBag::EmbeddingBag(std::string name, const float* table, std::size_t row
     : name_(std::move(name)), table_(table), rows_(rows), dim_(dim), combiner_(combiner) {}
 
 void EmbeddingBag::forward(const Batch& batch, float* out) {
+  const std::uint32_t nnz = batch.offsets[batch.size];
+  // One branch-free pass checks every id, so the per-id loops below carry no check.
+  std::uint32_t max_id = 0;
+  for (std::uint32_t j = 0; j < nnz; ++j) max_id = std::max(max_id, batch.ids[j]);
+  if (nnz > 0 && max_id >= rows_) {
+    const std::uint32_t id =
+        *std::find_if(batch.ids, batch.ids + nnz, [&](std::uint32_t i) { return i >= rows_; });
+    throw InvalidInput("embedding_bag '" + name_ + "': id " + std::to_string(id) +
+                       " is not below the table's " + std::to_string(rows_) + " rows");
+  }
+  forward_ids_ = batch.ids;
+  forward_nnz_ = nnz;
   scales_.resize(batch.size);
   for (std::size_t b = 0; b < batch.size; ++b) {
+    const std::uint32_t begin = batch.offsets[b];
+    const std::uint32_t end = batch.offsets[b + 1];
     float* row = out + b * dim_;
-    std::fill(row, row + dim_, 0.0f);
     float abs_sum = 0.0f;
     float square_sum = 0.0f;
-    for (std::uint32_t j = batch.offsets[b]; j < batch.offsets[b + 1]; ++j) {
-      const std::uint32_t id = batch.ids[j];
-      if (id >= rows_) {
-        throw InvalidInput("embedding_bag '" + name_ + "': id " + std::to_string(id) +
-                           " is not below the table's " + std::to_string(rows_) + " rows");
-      }
-      const float w = batch.weights ? batch.weights[j] : 1.0f;
-      // dim 1 (a linear model over hashed features) is the common case of tiny rows: a call per
-      // id would cost more than the arithmetic.
+    if (batch.weights == nullptr) {
+      // All weights 1: both sums count the ids (exact below 2^24 ids per example).
+      abs_sum = square_sum = static_cast<float>(end - begin);
       if (dim_ == 1) {
-        row[0] += w * table_[id];
+        // dim 1 (a linear model over hashed features): the sum stays in a register.
+        float sum = 0.0f;
+        for (std::uint32_t j = begin; j < end; ++j) sum += 1.0f * table_[batch.ids[j]];
+        row[0] = sum;
       } else {
-        kernels::axpy(dim_, w, table_ + static_cast<std::size_t>(id) * dim_, row);
+        kernels::gather_weighted_sum(dim_, end - begin, batch.ids + begin, nullptr, table_, row);
       }
-      abs_sum += std::fabs(w);
-      square_sum += w * w;
+    } else {
+      float sum = 0.0f;
+      for (std::uint32_t j = begin; j < end; ++j) {
+        const float w = batch.weights[j];
+        if (dim_ == 1) sum += w * table_[batch.ids[j]];
+        abs_sum += std::fabs(w);
+        square_sum += w * w;
+      }
+      if (dim_ == 1) {
+        row[0] = sum;
+      } else {
+        kernels::gather_weighted_sum(dim_, end - begin, batch.ids + begin, batch.weights + begin,
+                                     table_, row);
+      }
     }
     float scale = 1.0f;
     if (combiner_ == Combiner::kMean) scale = abs_sum > 0.0f ? 1.0f / abs_sum : 0.0f;
@@ -54,45 +76,45 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
 void EmbeddingBag::backward(const Batch& batch, const float* grad_out,
                             ParameterGradient& gradient) {
   const std::uint32_t nnz = batch.offsets[batch.size];
-  // A small open-addressing table (row → slot, linear probing, at most half full) stays in L1
-  // cache, where a table-sized map would miss on nearly every id of a large vocabulary.
-  std::size_t capacity = 16;
-  while (capacity < 2 * static_cast<std::size_t>(nnz)) capacity *= 2;
-  if (probe_rows_.size() < capacity) {
-    probe_rows_.assign(capacity, kNoSlot);
-    probe_slots_.resize(capacity);
+  if (batch.ids != forward_ids_ || nnz != forward_nnz_ || scales_.size() != batch.size) {
+    throw InvalidInput("embedding_bag '" + name_ +
+                       "': backward needs the batch of the last forward");
   }
-  const std::size_t mask = capacity - 1;
-  int shift = 32;
-  for (std::size_t c = capacity; c > 1; c /= 2) --shift;
-  slot_of_.resize(nnz);
+  // Row → slot through a table-long map (kNoSlot: not yet in this batch): one load per id and a
+  // well-predicted branch, where a hash map costs a probe loop per id. Only the batch's rows are
+  // reset afterwards, so a step costs O(ids), not O(rows).
+  if (slot_of_row_.size() != rows_) slot_of_row_.assign(rows_, kNoSlot);
   std::vector<std::uint32_t>& touched = gradient.touched_rows;
-  touched.clear();
+  touched.resize(nnz);
+  slot_of_.resize(nnz);
+  std::uint32_t count = 0;
   for (std::uint32_t j = 0; j < nnz; ++j) {
     const std::uint32_t id = batch.ids[j];
-    std::size_t h = static_cast<std::uint32_t>(id * 2654435761u) >> shift;
-    while (probe_rows_[h] != id && probe_rows_[h] != kNoSlot) h = (h + 1) & mask;
-    if (probe_rows_[h] == kNoSlot) {
-      probe_rows_[h] = id;
-      probe_slots_[h] = static_cast<std::uint32_t>(touched.size());
-      touched.push_back(id);
+    std::uint32_t slot = slot_of_row_[id];
+    if (slot == kNoSlot) {
+      slot = count++;
+      slot_of_row_[id] = slot;
+      touched[slot] = id;
     }
-    slot_of_[j] = probe_slots_[h];
+    slot_of_[j] = slot;
   }
-  std::fill(probe_rows_.begin(), probe_rows_.begin() + static_cast<std::ptrdiff_t>(capacity),
-            kNoSlot);
-  gradient.values.assign(touched.size() * dim_, 0.0f);
+  touched.resize(count);
+  for (std::uint32_t row : touched) slot_of_row_[row] = kNoSlot;
+  gradient.values.assign(static_cast<std::size_t>(count) * dim_, 0.0f);
   float* values = gradient.values.data();
   for (std::size_t b = 0; b < batch.size; ++b) {
     const float* g = grad_out + b * dim_;
-    for (std::uint32_t j = batch.offsets[b]; j < batch.offsets[b + 1]; ++j) {
+    const std::uint32_t begin = batch.offsets[b];
+    const std::uint32_t end = batch.offsets[b + 1];
+    if (dim_ != 1) {
+      kernels::scatter_weighted_add(dim_, end - begin, slot_of_.data() + begin,
+                                    batch.weights ? batch.weights + begin : nullptr, scales_[b], g,
+                                    values);
+      continue;
+    }
+    for (std::uint32_t j = begin; j < end; ++j) {
       const float w = (batch.weights ? batch.weights[j] : 1.0f) * scales_[b];
-      if (w == 0.0f) continue;
-      if (dim_ == 1) {
-        values[slot_of_[j]] += w * g[0];
-      } else {
-        kernels::axpy(dim_, w, g, values + static_cast<std::size_t>(slot_of_[j]) * dim_);
-      }
+      if (w != 0.0f) values[slot_of_[j]] += w * g[0];
     }
   }
 }

@@ -29,11 +29,12 @@ class EmbeddingBag {
   std::size_t dim() const { return dim_; }
   // Throws InvalidInput naming the layer when an id is >= rows.
   void forward(const Batch& batch, float* out);
-  // Uses the combiner scales of the last forward() of the same batch. gradient.touched_rows
-  // lists each row the batch touched once, in order of first occurrence in batch.ids (not
-  // sorted: sorting a batch's ids would cost more than the rest of a sparse step). Each row's
-  // gradient accumulates in example order, so results are deterministic. Allocates only when a
-  // batch has more ids than every earlier one.
+  // Uses the combiner scales of the last forward() of the same batch (throws InvalidInput
+  // otherwise). gradient.touched_rows lists each row the batch touched once, in order of first
+  // occurrence in batch.ids (not sorted: sorting a batch's ids would cost more than the rest of a
+  // sparse step). Each row's gradient accumulates in example order, so results are
+  // deterministic. The first call allocates one uint32 per table row (1/dim of the table); later
+  // calls allocate only when a batch has more ids than every earlier one.
   void backward(const Batch& batch, const float* grad_out, ParameterGradient& gradient);
 
  private:
@@ -42,10 +43,11 @@ class EmbeddingBag {
   std::size_t rows_;
   std::size_t dim_;
   Combiner combiner_;
-  std::vector<float> scales_;  // c_b of the last forward
-  // Open-addressing map of the batch's rows (kNoSlot: empty) → index into touched_rows.
-  std::vector<std::uint32_t> probe_rows_;
-  std::vector<std::uint32_t> probe_slots_;
+  std::vector<float> scales_;                   // c_b of the last forward
+  const std::uint32_t* forward_ids_ = nullptr;  // the ids and count of the last forward
+  std::uint32_t forward_nnz_ = 0;
+  // Table row → index into touched_rows during backward; every entry is kNoSlot between calls.
+  std::vector<std::uint32_t> slot_of_row_;
   std::vector<std::uint32_t> slot_of_;  // nonzero position → index into touched_rows
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <limits>
 
 #include "core/error.h"
 #include "core/safetensors.h"
@@ -61,20 +60,32 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
 
   std::vector<std::uint32_t> touched;
   if (plan_.model.input_kind == InputKind::kSparseIds) {
-    // One pass over a vocab-long map (no larger than the decoded table it indexes) instead of a
-    // sort of every nonzero: compact row r holds global row touched[r], in increasing order.
-    const std::size_t vocab = plan_.model.layers.front().vocab;
-    constexpr std::uint32_t kUntouched = std::numeric_limits<std::uint32_t>::max();
-    std::vector<std::uint32_t> compact_of(vocab, kUntouched);
+    // A bitmap of the ids present (vocab / 8 bytes) with a running count per 64-bit word: compact
+    // row r holds global row touched[r], in increasing order, and an id's compact row is the
+    // number of present ids below it. One pass over the ids, no vocab-long map of rows.
+    const std::size_t words = (plan_.model.layers.front().vocab + 63) / 64;
+    std::vector<std::uint64_t> present(words, 0);
     const std::vector<std::uint32_t>& ids = dataset_.ids();
-    for (std::uint32_t id : ids) compact_of[id] = 0;
-    for (std::size_t g = 0; g < vocab; ++g) {
-      if (compact_of[g] == kUntouched) continue;
-      compact_of[g] = static_cast<std::uint32_t>(touched.size());
-      touched.push_back(static_cast<std::uint32_t>(g));
+    for (std::uint32_t id : ids) present[id / 64] |= std::uint64_t{1} << (id % 64);
+    std::vector<std::uint32_t> rows_before(words);
+    std::uint32_t count = 0;
+    for (std::size_t w = 0; w < words; ++w) {
+      rows_before[w] = count;
+      count += static_cast<std::uint32_t>(__builtin_popcountll(present[w]));
+    }
+    touched.reserve(count);
+    for (std::size_t w = 0; w < words; ++w) {
+      for (std::uint64_t bits = present[w]; bits != 0; bits &= bits - 1) {
+        touched.push_back(static_cast<std::uint32_t>(w * 64 + __builtin_ctzll(bits)));
+      }
     }
     compact_ids_.resize(ids.size());
-    for (std::size_t j = 0; j < ids.size(); ++j) compact_ids_[j] = compact_of[ids[j]];
+    for (std::size_t j = 0; j < ids.size(); ++j) {
+      const std::uint32_t id = ids[j];
+      const std::uint64_t below = present[id / 64] & ((std::uint64_t{1} << (id % 64)) - 1);
+      compact_ids_[j] =
+          rows_before[id / 64] + static_cast<std::uint32_t>(__builtin_popcountll(below));
+    }
   }
   for (const ParameterSpec& p : parameter_specs(plan_.model)) {
     auto trained = std::make_unique<TrainedParameter>();

@@ -9,7 +9,8 @@
 // byte-identical results. Embedding tables are trained as compact copies of the rows the
 // dataset touches (sorted unique ids), with optimizer state for those rows only; nothing of
 // size vocab × dim is allocated beyond the decoded model, which is released once gathered (the
-// constructor briefly holds one uint32 per vocab row to build the compact ids).
+// constructor briefly holds one bit per vocab row, and a uint32 per 64 rows, to build the
+// compact ids).
 // The dataset is borrowed and must outlive the session.
 #pragma once
 

@@ -78,6 +78,83 @@ TEST_CASE("dense_kernels_equal_their_scalar_reference_bit_for_bit", "[kernels]")
   }
 }
 
+TEST_CASE("batch_dense_kernels_equal_the_per_example_reference_bit_for_bit", "[kernels]") {
+  SeededRandom rng(11);
+  for (std::size_t n : {1, 5}) {
+    for (std::size_t rows : {1, 3, 32}) {
+      for (std::size_t cols : {1, 2, 4, 7, 10, 16, 21, 40}) {
+        INFO("n " << n << " rows " << rows << " cols " << cols);
+        const auto x = random_vector(rng, n * rows, true);
+        const auto w = random_vector(rng, rows * cols, false);
+        const auto bias = random_vector(rng, cols, false);
+        const auto g = random_vector(rng, n * cols, false);
+
+        std::vector<float> y(n * cols), y_ref(n * cols);
+        for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
+          kernels::vecmat_batch(n, rows, cols, x.data(), w.data(), b, y.data());
+          for (std::size_t e = 0; e < n; ++e) {
+            kernels::reference::vecmat(rows, cols, x.data() + e * rows, w.data(), b,
+                                       y_ref.data() + e * cols);
+          }
+          check_identical(y, y_ref);
+          kernels::reference::vecmat_batch(n, rows, cols, x.data(), w.data(), b, y.data());
+          check_identical(y, y_ref);
+        }
+
+        std::vector<float> gx(n * rows), gx_ref(n * rows);
+        kernels::matvec_batch(n, rows, cols, w.data(), g.data(), gx.data());
+        for (std::size_t e = 0; e < n; ++e) {
+          kernels::reference::matvec(rows, cols, w.data(), g.data() + e * cols,
+                                     gx_ref.data() + e * rows);
+        }
+        check_identical(gx, gx_ref);
+        kernels::reference::matvec_batch(n, rows, cols, w.data(), g.data(), gx.data());
+        check_identical(gx, gx_ref);
+
+        std::vector<float> gw = w, gw_ref = w, gw_batch_ref = w;
+        kernels::outer_accumulate_batch(n, rows, cols, x.data(), g.data(), gw.data());
+        for (std::size_t e = 0; e < n; ++e) {
+          kernels::reference::outer_accumulate(rows, cols, x.data() + e * rows, g.data() + e * cols,
+                                               gw_ref.data());
+        }
+        check_identical(gw, gw_ref);
+        kernels::reference::outer_accumulate_batch(n, rows, cols, x.data(), g.data(),
+                                                   gw_batch_ref.data());
+        check_identical(gw_batch_ref, gw_ref);
+      }
+    }
+  }
+}
+
+TEST_CASE("embedding_row_kernels_equal_their_scalar_reference_bit_for_bit", "[kernels]") {
+  SeededRandom rng(13);
+  const std::size_t table_rows = 11;
+  for (std::size_t dim : {1, 2, 3, 4, 7, 16, 32, 37, 70}) {
+    for (bool weighted : {false, true}) {
+      INFO("dim " << dim << (weighted ? " weighted" : ""));
+      // Repeated rows: scatter must add into the same row twice, in order.
+      const std::vector<std::uint32_t> ids{3, 10, 0, 3, 7};
+      auto weights = random_vector(rng, ids.size(), true);
+      const float* w = weighted ? weights.data() : nullptr;
+      const auto table = random_vector(rng, table_rows * dim, false);
+
+      std::vector<float> out(dim, -1.0f), out_ref(dim, -2.0f);
+      kernels::gather_weighted_sum(dim, ids.size(), ids.data(), w, table.data(), out.data());
+      kernels::reference::gather_weighted_sum(dim, ids.size(), ids.data(), w, table.data(),
+                                              out_ref.data());
+      check_identical(out, out_ref);
+
+      const auto g = random_vector(rng, dim, false);
+      const auto values0 = random_vector(rng, table_rows * dim, false);
+      std::vector<float> values = values0, values_ref = values0;
+      kernels::scatter_weighted_add(dim, ids.size(), ids.data(), w, 0.25f, g.data(), values.data());
+      kernels::reference::scatter_weighted_add(dim, ids.size(), ids.data(), w, 0.25f, g.data(),
+                                               values_ref.data());
+      check_identical(values, values_ref);
+    }
+  }
+}
+
 TEST_CASE("optimizer_kernels_equal_their_scalar_reference_bit_for_bit", "[kernels]") {
   SeededRandom rng(7);
   const std::size_t table_rows = 9;
@@ -136,6 +213,22 @@ TEST_CASE("reference_kernels_compute_the_textbook_formulas", "[kernels]") {
   std::vector<float> s{1, -2, 4};
   kernels::reference::scale(3, 0.5f, s.data());
   CHECK(s == std::vector<float>{0.5f, -1, 2});
+
+  // Rows 2 and 0 of a [3, 2] table, weights 1 and -2 (null weights: all 1).
+  const std::vector<float> table{1, 2, 3, 4, 5, 6};
+  const std::vector<std::uint32_t> ids{2, 0};
+  const std::vector<float> weights{1, -2};
+  std::vector<float> bag(2, 9.0f);
+  kernels::reference::gather_weighted_sum(2, 2, ids.data(), weights.data(), table.data(),
+                                          bag.data());
+  CHECK(bag == std::vector<float>{3, 2});
+  kernels::reference::gather_weighted_sum(2, 2, ids.data(), nullptr, table.data(), bag.data());
+  CHECK(bag == std::vector<float>{6, 8});
+  std::vector<float> rows(6, 0.0f);
+  const std::vector<float> grad{1, -1};
+  kernels::reference::scatter_weighted_add(2, 2, ids.data(), weights.data(), 0.5f, grad.data(),
+                                           rows.data());
+  CHECK(rows == std::vector<float>{-1, 1, 0, 0, 0.5f, -0.5f});
 }
 
 TEST_CASE("reference_dot_sums_four_lanes_then_the_tail", "[kernels]") {

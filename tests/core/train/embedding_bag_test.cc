@@ -117,3 +117,31 @@ TEST_CASE("embedding_bag_rejects_ids_outside_its_table", "[embedding_bag]") {
       emb.forward(gather.gather(order.data(), 1), out.data()), fedleaf::InvalidInput,
       MessageContains("embedding_bag 'emb': id 7 is not below the table's 4 rows"));
 }
+
+TEST_CASE("embedding_bag_backward_needs_the_batch_of_the_last_forward", "[embedding_bag]") {
+  const Dataset data = Dataset::from_csr({0, 2, 3}, {1, 3, 1}, {}, {0, 1}, 4);
+  std::vector<float> table(4 * 2, 1.0f);
+  const auto order = fedleaf::test::identity_order(2);
+  EmbeddingBag emb("emb", table.data(), 4, 2, Combiner::kSum);
+  BatchGatherer gather(data);
+  const Batch batch = gather.gather(order.data(), 2);
+  std::vector<float> grad_out(4, 1.0f);
+  ParameterGradient grad;
+  CHECK_THROWS_MATCHES(emb.backward(batch, grad_out.data(), grad), fedleaf::InvalidInput,
+                       MessageContains("backward needs the batch of the last forward"));
+
+  std::vector<float> out(4);
+  emb.forward(batch, out.data());
+  emb.backward(batch, grad_out.data(), grad);
+  CHECK(grad.touched_rows == std::vector<std::uint32_t>{1, 3});
+  CHECK(grad.values == std::vector<float>{2, 2, 1, 1});
+  // A second backward of the same batch starts from an empty row map again.
+  emb.backward(batch, grad_out.data(), grad);
+  CHECK(grad.touched_rows == std::vector<std::uint32_t>{1, 3});
+  CHECK(grad.values == std::vector<float>{2, 2, 1, 1});
+
+  BatchGatherer other_gather(data);
+  const Batch other = other_gather.gather(order.data(), 1);
+  CHECK_THROWS_MATCHES(emb.backward(other, grad_out.data(), grad), fedleaf::InvalidInput,
+                       MessageContains("embedding_bag 'emb': backward needs the batch"));
+}
