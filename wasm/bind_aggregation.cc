@@ -52,7 +52,8 @@ class RoundAggregatorHandle {
   double total_weight() const { return aggregator_.total_weight(); }
 
   val next_model() const {
-    return call_from_js([&] { return bytes_to_js(core::write_safetensors(aggregator_.next_model())); });
+    return call_from_js(
+        [&] { return bytes_to_js(core::write_safetensors(aggregator_.next_model())); });
   }
 
   val checkpoint() const {

@@ -30,8 +30,8 @@ std::vector<T> typed_vector_from_js(const val& array, const std::string& what) {
   }
   const auto size = array["byteLength"].as<std::size_t>();
   if (size % sizeof(T) != 0) {
-    throw InvalidInput(what + ": byte length " + std::to_string(size) +
-                       " is not a multiple of " + std::to_string(sizeof(T)));
+    throw InvalidInput(what + ": byte length " + std::to_string(size) + " is not a multiple of " +
+                       std::to_string(sizeof(T)));
   }
   std::vector<T> out(size / sizeof(T));
   if (size == 0) return out;

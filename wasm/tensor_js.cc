@@ -115,11 +115,12 @@ val tensor_to_js(const core::Tensor& tensor) {
         using T = std::decay_t<decltype(sparse)>;
         if constexpr (!std::is_same_v<T, DenseTensor>) {
           out.set("index_dtype", std::string(core::dtype_name(sparse.index_dtype())));
-          out.set("indices",
-                  indices_to_js(sparse.indices().data(), sparse.indices().size(), sparse.index_dtype()));
+          out.set("indices", indices_to_js(sparse.indices().data(), sparse.indices().size(),
+                                           sparse.index_dtype()));
           out.set("values", dense_to_js(sparse.values()));
           val shape = val::array();
-          for (std::int64_t d : sparse.dense_shape()) shape.call<void>("push", static_cast<double>(d));
+          for (std::int64_t d : sparse.dense_shape())
+            shape.call<void>("push", static_cast<double>(d));
           out.set("dense_shape", shape);
         }
       },

@@ -65,8 +65,8 @@ std::size_t DenseTensor::size() const {
 }
 
 const std::uint8_t* DenseTensor::raw_data() const {
-  return std::visit(
-      [](const auto& a) { return reinterpret_cast<const std::uint8_t*>(a.data()); }, storage_);
+  return std::visit([](const auto& a) { return reinterpret_cast<const std::uint8_t*>(a.data()); },
+                    storage_);
 }
 
 std::uint8_t* DenseTensor::raw_data() {

@@ -23,25 +23,40 @@ bool is_index_dtype(DType dtype);  // I32 or I64
 template <class T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::F32; }
+constexpr DType dtype_of<float>() {
+  return DType::F32;
+}
 template <>
-constexpr DType dtype_of<double>() { return DType::F64; }
+constexpr DType dtype_of<double>() {
+  return DType::F64;
+}
 template <>
-constexpr DType dtype_of<std::int32_t>() { return DType::I32; }
+constexpr DType dtype_of<std::int32_t>() {
+  return DType::I32;
+}
 template <>
-constexpr DType dtype_of<std::int64_t>() { return DType::I64; }
+constexpr DType dtype_of<std::int64_t>() {
+  return DType::I64;
+}
 template <>
-constexpr DType dtype_of<std::uint8_t>() { return DType::U8; }
+constexpr DType dtype_of<std::uint8_t>() {
+  return DType::U8;
+}
 
 // Calls fn(T{}) with the C++ type of `dtype`; the way a runtime dtype reaches typed code.
 template <class Fn>
 decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::F32: return fn(float{});
-    case DType::F64: return fn(double{});
-    case DType::I32: return fn(std::int32_t{});
-    case DType::I64: return fn(std::int64_t{});
-    case DType::U8: return fn(std::uint8_t{});
+    case DType::F32:
+      return fn(float{});
+    case DType::F64:
+      return fn(double{});
+    case DType::I32:
+      return fn(std::int32_t{});
+    case DType::I64:
+      return fn(std::int64_t{});
+    case DType::U8:
+      return fn(std::uint8_t{});
   }
   return fn(float{});
 }

@@ -4,7 +4,9 @@ namespace fedleaf::core {
 
 RowSparseTensor::RowSparseTensor(RowIndices indices, DenseTensor values, DenseShape dense_shape,
                                  const std::string& name)
-    : indices_(std::move(indices)), values_(std::move(values)), dense_shape_(std::move(dense_shape)) {
+    : indices_(std::move(indices)),
+      values_(std::move(values)),
+      dense_shape_(std::move(dense_shape)) {
   if (dense_shape_.empty()) {
     throw InvalidInput(name + ": dense_shape of a row-sparse tensor needs at least one dimension");
   }
@@ -34,7 +36,8 @@ RowSparseTensor::RowSparseTensor(RowIndices indices, DenseTensor values, DenseSh
 
 std::size_t RowSparseTensor::row_size() const {
   std::size_t n = 1;
-  for (std::size_t d = 1; d < dense_shape_.size(); ++d) n *= static_cast<std::size_t>(dense_shape_[d]);
+  for (std::size_t d = 1; d < dense_shape_.size(); ++d)
+    n *= static_cast<std::size_t>(dense_shape_[d]);
   return n;
 }
 

@@ -76,9 +76,13 @@ void flatten(const std::string& name, const Tensor& tensor, WireBuffers& buffers
                    buffers.indices(sparse.indices().data(), index_count, wire, name),
                    index_count * dtype_size(wire)});
     const DenseTensor& v = sparse.values();
-    out.push_back({name + std::string(kValuesSuffix), v.dtype(), v.shape(), v.raw_data(), v.nbytes()});
-    out.push_back({name + std::string(kDenseShapeSuffix), DType::I64, {sparse.dense_shape().size()},
-                   buffers.dense_shape(sparse.dense_shape()), sparse.dense_shape().size() * 8});
+    out.push_back(
+        {name + std::string(kValuesSuffix), v.dtype(), v.shape(), v.raw_data(), v.nbytes()});
+    out.push_back({name + std::string(kDenseShapeSuffix),
+                   DType::I64,
+                   {sparse.dense_shape().size()},
+                   buffers.dense_shape(sparse.dense_shape()),
+                   sparse.dense_shape().size() * 8});
   };
   if (const auto* coo = std::get_if<SparseTensor>(&tensor)) {
     add_components(*coo, Shape{coo->nnz(), coo->rank()}, coo->indices().size());

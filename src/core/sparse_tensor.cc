@@ -4,7 +4,9 @@ namespace fedleaf::core {
 
 SparseTensor::SparseTensor(CooIndices indices, DenseTensor values, DenseShape dense_shape,
                            const std::string& name)
-    : indices_(std::move(indices)), values_(std::move(values)), dense_shape_(std::move(dense_shape)) {
+    : indices_(std::move(indices)),
+      values_(std::move(values)),
+      dense_shape_(std::move(dense_shape)) {
   const std::size_t nnz = indices_.shape()[0];
   const std::size_t rank = indices_.shape()[1];
   for (std::size_t d = 0; d < dense_shape_.size(); ++d) {
@@ -15,8 +17,8 @@ SparseTensor::SparseTensor(CooIndices indices, DenseTensor values, DenseShape de
   }
   if (rank != dense_shape_.size() && nnz > 0) {
     throw InvalidInput(name + ": indices have " + std::to_string(rank) +
-                       " columns but dense_shape " + shape_to_string(dense_shape_) +
-                       " has rank " + std::to_string(dense_shape_.size()));
+                       " columns but dense_shape " + shape_to_string(dense_shape_) + " has rank " +
+                       std::to_string(dense_shape_.size()));
   }
   if (values_.rank() != 1 || values_.size() != nnz) {
     throw InvalidInput(name + ": values must have shape [" + std::to_string(nnz) +
@@ -28,8 +30,7 @@ SparseTensor::SparseTensor(CooIndices indices, DenseTensor values, DenseShape de
       if (v < 0 || v >= dense_shape_[d]) {
         throw InvalidInput(name + ": index " + std::to_string(v) + " at entry " +
                            std::to_string(i) + ", dimension " + std::to_string(d) +
-                           " is out of range for dense_shape " +
-                           shape_to_string(dense_shape_));
+                           " is out of range for dense_shape " + shape_to_string(dense_shape_));
       }
     }
   }

@@ -18,7 +18,8 @@ Shape checked_dense_shape(const DenseShape& dense_shape) {
 }  // namespace
 
 DenseTensor to_dense(const SparseTensor& tensor) {
-  DenseTensor out = DenseTensor::zeros(tensor.values().dtype(), checked_dense_shape(tensor.dense_shape()));
+  DenseTensor out =
+      DenseTensor::zeros(tensor.values().dtype(), checked_dense_shape(tensor.dense_shape()));
   const auto strides = *row_major_strides(tensor.dense_shape());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -33,7 +34,8 @@ DenseTensor to_dense(const SparseTensor& tensor) {
 }
 
 DenseTensor to_dense(const RowSparseTensor& tensor) {
-  DenseTensor out = DenseTensor::zeros(tensor.values().dtype(), checked_dense_shape(tensor.dense_shape()));
+  DenseTensor out =
+      DenseTensor::zeros(tensor.values().dtype(), checked_dense_shape(tensor.dense_shape()));
   const std::size_t row = tensor.row_size();
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = decltype(tag);

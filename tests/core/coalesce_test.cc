@@ -81,8 +81,10 @@ TEST_CASE("is_canonical_detects_unsorted_and_duplicate_indices", "[coalesce]") {
   CHECK(is_canonical(SparseTensor(CooIndices{{0, 1}, {1, 0}}, f({1, 1}), {2, 2})));
   CHECK_FALSE(is_canonical(SparseTensor(CooIndices{{1, 0}, {0, 1}}, f({1, 1}), {2, 2})));
   CHECK_FALSE(is_canonical(SparseTensor(CooIndices{{1, 0}, {1, 0}}, f({1, 1}), {2, 2})));
-  CHECK(is_canonical(RowSparseTensor(RowIndices{0, 2}, DenseTensor::zeros(DType::F32, {2, 3}), {3, 3})));
-  CHECK_FALSE(is_canonical(RowSparseTensor(RowIndices{2, 2}, DenseTensor::zeros(DType::F32, {2, 3}), {3, 3})));
+  CHECK(is_canonical(
+      RowSparseTensor(RowIndices{0, 2}, DenseTensor::zeros(DType::F32, {2, 3}), {3, 3})));
+  CHECK_FALSE(is_canonical(
+      RowSparseTensor(RowIndices{2, 2}, DenseTensor::zeros(DType::F32, {2, 3}), {3, 3})));
 }
 
 TEMPLATE_TEST_CASE("coalesce_row_sparse_matches_dense_reference", "[coalesce]", float, double) {

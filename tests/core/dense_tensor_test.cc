@@ -23,7 +23,8 @@ TEST_CASE("typed_access_with_the_wrong_dtype_throws", "[dense]") {
 
 TEST_CASE("from_bytes_copies_and_checks_the_byte_count", "[dense]") {
   const float src[3] = {1.f, 2.f, 3.f};
-  DenseTensor t = DenseTensor::from_bytes(DType::F32, {3}, reinterpret_cast<const std::uint8_t*>(src), 12);
+  DenseTensor t =
+      DenseTensor::from_bytes(DType::F32, {3}, reinterpret_cast<const std::uint8_t*>(src), 12);
   CHECK(t.array<float>()(2) == 3.f);
   CHECK_THROWS_WITH(
       DenseTensor::from_bytes(DType::F32, {4}, reinterpret_cast<const std::uint8_t*>(src), 12, "w"),

@@ -26,7 +26,8 @@ std::vector<std::uint8_t> raw(const std::string& header, std::size_t data_bytes,
 
 void require_rejected(const std::vector<std::uint8_t>& bytes, const std::string& fragment,
                       const SafetensorsReadOptions& options = {}) {
-  CHECK_THROWS_MATCHES(read_safetensors(bytes, options), fedleaf::InvalidInput, MessageContains(fragment));
+  CHECK_THROWS_MATCHES(read_safetensors(bytes, options), fedleaf::InvalidInput,
+                       MessageContains(fragment));
 }
 
 }  // namespace
@@ -65,7 +66,8 @@ TEST_CASE("decode_rejects_malformed_entries", "[safetensors][reject]") {
   require_rejected(raw(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", 4),
                    "tensor 'w': data_offsets begin 4 is after end 0");
   require_rejected(raw(R"({"w":3})", 0), "tensor 'w': header entry must be a JSON object");
-  require_rejected(raw(R"({"__metadata__":{"a":1}})", 0), "__metadata__ value of 'a' must be a string");
+  require_rejected(raw(R"({"__metadata__":{"a":1}})", 0),
+                   "__metadata__ value of 'a' must be a string");
 }
 
 TEST_CASE("decode_rejects_offsets_out_of_bounds", "[safetensors][reject]") {
@@ -75,7 +77,8 @@ TEST_CASE("decode_rejects_offsets_out_of_bounds", "[safetensors][reject]") {
 
 TEST_CASE("decode_rejects_overlapping_offsets", "[safetensors][reject]") {
   require_rejected(raw(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+                       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                       8),
                    "tensor 'b': data_offsets [4, 8] overlap the previous tensor");
 }
 
@@ -87,8 +90,9 @@ TEST_CASE("decode_rejects_offsets_not_covering_the_buffer", "[safetensors][rejec
 }
 
 TEST_CASE("decode_rejects_byte_count_not_matching_shape", "[safetensors][reject]") {
-  require_rejected(raw(R"({"w":{"dtype":"F64","shape":[2,2],"data_offsets":[0,16]}})", 16),
-                   "tensor 'w': data_offsets [0, 16] hold 16 bytes but shape [2, 2] of F64 needs 32");
+  require_rejected(
+      raw(R"({"w":{"dtype":"F64","shape":[2,2],"data_offsets":[0,16]}})", 16),
+      "tensor 'w': data_offsets [0, 16] hold 16 bytes but shape [2, 2] of F64 needs 32");
   require_rejected(
       raw(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8),
       "tensor 'w'");

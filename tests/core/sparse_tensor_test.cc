@@ -18,8 +18,9 @@ TEST_CASE("sparse_tensor_accepts_a_well_formed_tuple", "[sparse]") {
 }
 
 TEST_CASE("sparse_tensor_rejects_index_out_of_range", "[sparse]") {
-  CHECK_THROWS_WITH(SparseTensor(CooIndices{{0, 4}}, f32({1.f}), {3, 4}, "g"),
-                    Contains("g: index 4 at entry 0, dimension 1 is out of range for dense_shape [3, 4]"));
+  CHECK_THROWS_WITH(
+      SparseTensor(CooIndices{{0, 4}}, f32({1.f}), {3, 4}, "g"),
+      Contains("g: index 4 at entry 0, dimension 1 is out of range for dense_shape [3, 4]"));
   CHECK_THROWS_WITH(SparseTensor(CooIndices{{-1, 0}}, f32({1.f}), {3, 4}, "g"),
                     Contains("out of range"));
 }
@@ -52,10 +53,12 @@ TEST_CASE("row_sparse_tensor_checks_value_shape_and_row_range", "[sparse]") {
   RowSparseTensor ok(RowIndices{1, 3}, DenseTensor::zeros(DType::F32, {2, 5}), {4, 5});
   CHECK(ok.num_rows() == 2);
   CHECK(ok.row_size() == 5);
-  CHECK_THROWS_WITH(RowSparseTensor(RowIndices{1, 3}, DenseTensor::zeros(DType::F32, {2, 4}), {4, 5}, "emb"),
-                    Contains("emb: values must have shape [2, 5]"));
-  CHECK_THROWS_WITH(RowSparseTensor(RowIndices{4}, DenseTensor::zeros(DType::F32, {1, 5}), {4, 5}, "emb"),
-                    Contains("emb: row index 4 at entry 0 is out of range for dense_shape [4, 5]"));
+  CHECK_THROWS_WITH(
+      RowSparseTensor(RowIndices{1, 3}, DenseTensor::zeros(DType::F32, {2, 4}), {4, 5}, "emb"),
+      Contains("emb: values must have shape [2, 5]"));
+  CHECK_THROWS_WITH(
+      RowSparseTensor(RowIndices{4}, DenseTensor::zeros(DType::F32, {1, 5}), {4, 5}, "emb"),
+      Contains("emb: row index 4 at entry 0 is out of range for dense_shape [4, 5]"));
   CHECK_THROWS_WITH(RowSparseTensor(RowIndices{}, DenseTensor::zeros(DType::F32, {0}), {}, "emb"),
                     Contains("at least one dimension"));
 }

@@ -18,6 +18,7 @@ TEST_CASE("to_dense_places_whole_rows", "[to_dense]") {
 }
 
 TEST_CASE("to_dense_refuses_huge_shapes", "[to_dense]") {
-  RowSparseTensor r(RowIndices{}, DenseTensor::zeros(DType::F32, {0, 32}), {std::int64_t{1} << 25, 32});
+  RowSparseTensor r(RowIndices{}, DenseTensor::zeros(DType::F32, {0, 32}),
+                    {std::int64_t{1} << 25, 32});
   CHECK_THROWS_WITH(to_dense(r), Catch::Matchers::Contains("too large to materialize"));
 }

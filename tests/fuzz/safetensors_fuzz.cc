@@ -23,6 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
   SafetensorsFile second = read_safetensors(again);
-  if (second.metadata != file.metadata || second.tensors.size() != file.tensors.size()) std::abort();
+  if (second.metadata != file.metadata || second.tensors.size() != file.tensors.size())
+    std::abort();
   return 0;
 }

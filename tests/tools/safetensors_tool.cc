@@ -19,8 +19,8 @@ NamedTensors fixture() {
   t.emplace("dense/i32", DenseTensor(xt::xarray<std::int32_t>{-1, 7, 2147483647}));
   t.emplace("dense/i64", DenseTensor(xt::xarray<std::int64_t>{-9007199254740993LL}));
   t.emplace("dense/u8", DenseTensor(xt::xarray<std::uint8_t>{0, 128, 255}));
-  t.emplace("coo", SparseTensor(CooIndices{{0, 2}, {3, 1}}, DenseTensor(xt::xarray<float>{0.5f, -1.f}),
-                                {4, 3}));
+  t.emplace("coo", SparseTensor(CooIndices{{0, 2}, {3, 1}},
+                                DenseTensor(xt::xarray<float>{0.5f, -1.f}), {4, 3}));
   RowSparseTensor rows(RowIndices{1, 5}, DenseTensor(xt::xarray<float>{{1.f, 2.f}, {3.f, 4.f}}),
                        {8, 2});
   rows.set_index_dtype(DType::I32);
@@ -36,7 +36,8 @@ std::vector<std::uint8_t> read_file(const char* path) {
 
 void write_file(const char* path, const std::vector<std::uint8_t>& bytes) {
   std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error(std::string("cannot write ") + path);
 }
 
