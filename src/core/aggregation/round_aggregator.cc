@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -60,7 +61,8 @@ const std::string& metadata_value(const Metadata& metadata, const std::string& k
 }
 
 std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan_json,
-                                                         const NamedTensors& model) {
+                                                         const NamedTensors& model,
+                                                         AccumulatorOptions options) {
   const nlohmann::json plan = nlohmann::json::parse(plan_json, nullptr, false);
   if (plan.is_discarded() || !plan.is_object()) {
     throw InvalidInput("plan: not a valid JSON object");
@@ -98,7 +100,7 @@ std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan
     }
     DenseShape shape;
     for (std::size_t d : param->shape()) shape.push_back(static_cast<std::int64_t>(d));
-    accumulators.emplace_back(name, op, enc, param->dtype(), std::move(shape));
+    accumulators.emplace_back(name, op, enc, param->dtype(), std::move(shape), options);
   }
   return accumulators;
 }
@@ -138,9 +140,12 @@ class RoundAggregator::State {
   double total_weight = 0.0;
 };
 
-RoundAggregator::RoundAggregator(const std::string& plan_json, NamedTensors model)
+RoundAggregator::RoundAggregator(const std::string& plan_json, NamedTensors model,
+                                 std::size_t expected_reports)
     : state_(std::make_unique<State>()) {
-  state_->accumulators = accumulators_from_plan(plan_json, model);
+  AccumulatorOptions options;
+  options.expected_updates = expected_reports;
+  state_->accumulators = accumulators_from_plan(plan_json, model, options);
   state_->model = std::move(model);
 }
 
@@ -272,6 +277,10 @@ RoundAggregator RoundAggregator::restore(const std::string& plan_json, NamedTens
   }
   const std::uint64_t reports = parse_report_count(
       metadata_value(file.metadata, "num_reports", where), where + ": num_reports");
+  if (reports > std::numeric_limits<std::size_t>::max()) {
+    throw InvalidInput(where + ": num_reports " + std::to_string(reports) +
+                       " exceeds what this platform's size_t counts");
+  }
   const double total = parse_weight_total(metadata_value(file.metadata, "total_weight", where),
                                           where + ": total_weight");
   std::vector<SparseSumAccumulator>& accumulators = round.state_->accumulators;

@@ -1,7 +1,7 @@
 // One round of aggregation on the server: one accumulator per tensor named in the plan's
 // "updates", fed whole client train results, producing the next global model.
 //
-//   RoundAggregator round(plan_json, global_model);
+//   RoundAggregator round(plan_json, global_model, /*expected_reports=*/clients_per_round);
 //   round.add_result(upload.data(), upload.size());    // all-or-nothing, throws InvalidInput
 //   std::vector<std::uint8_t> ckpt = round.checkpoint();  // persist a half-finished round
 //   auto resumed = RoundAggregator::restore(plan_json, global_model, ckpt.data(), ckpt.size());
@@ -25,9 +25,14 @@ namespace fedleaf::core {
 class RoundAggregator {
  public:
   // plan_json: the plan (its "updates" section is used); model: the round's global model.
+  // expected_reports: how many train results the round will probably receive (e.g. its goal
+  // count of clients), 0 when unknown. A sparse accumulator uses it with the size of the first
+  // result to choose its representation and table size up front, instead of growing and
+  // switching on the way; results never depend on it.
   // Throws InvalidInput if the plan names a tensor the model lacks, an unknown aggregator or
   // encoding, or clipped_weighted_mean without clip_norm > 0.
-  RoundAggregator(const std::string& plan_json, NamedTensors model);
+  RoundAggregator(const std::string& plan_json, NamedTensors model,
+                  std::size_t expected_reports = 0);
   RoundAggregator(const RoundAggregator& other);
   RoundAggregator(RoundAggregator&& other) noexcept;
   RoundAggregator& operator=(const RoundAggregator& other);

@@ -88,6 +88,63 @@ double l2_norm(const T* values, std::size_t count) {
   return largest * std::sqrt(scaled);
 }
 
+// Hints the cache to load the line of `p` for writing; no effect on results.
+inline void prefetch_for_write(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 1);
+#else
+  (void)p;
+#endif
+}
+
+// A touched key and its slot in the sparse representation's arrays.
+struct KeySlot {
+  std::uint64_t key;
+  std::size_t slot;
+};
+
+// Sorts by key (keys are distinct, all ≤ max_key): an LSD radix sort with digits of at most 11
+// bits over the bits max_key needs, O(n) and sequential, for large n; std::sort below that.
+void sort_by_key(std::vector<KeySlot>& items, std::uint64_t max_key) {
+  if (items.size() < 4096) {
+    std::sort(items.begin(), items.end(),
+              [](const KeySlot& a, const KeySlot& b) { return a.key < b.key; });
+    return;
+  }
+  unsigned bits = 1;
+  while (bits < 64 && (std::uint64_t{1} << bits) <= max_key) ++bits;
+  const unsigned passes = (bits + 10) / 11;
+  const unsigned digit = (bits + passes - 1) / passes;
+  const std::size_t buckets = std::size_t{1} << digit;
+  const std::uint64_t mask = buckets - 1;
+  std::vector<KeySlot> scratch(items.size());
+  std::vector<std::size_t> start(buckets);
+  for (unsigned pass = 0; pass < passes; ++pass) {
+    const unsigned shift = pass * digit;
+    std::fill(start.begin(), start.end(), 0);
+    for (const KeySlot& item : items) ++start[static_cast<std::size_t>((item.key >> shift) & mask)];
+    std::size_t sum = 0;
+    for (std::size_t& s : start) {
+      const std::size_t count = s;
+      s = sum;
+      sum += count;
+    }
+    for (const KeySlot& item : items) {
+      scratch[start[static_cast<std::size_t>((item.key >> shift) & mask)]++] = item;
+    }
+    items.swap(scratch);
+  }
+}
+
+// Hints the cache to load the line of `p` for reading; no effect on results.
+inline void prefetch_for_read(const void* p) {
+#if defined(__GNUC__) || defined(__clang__)
+  __builtin_prefetch(p, 0);
+#else
+  (void)p;
+#endif
+}
+
 const DenseTensor& values_of(const Tensor& t) {
   if (const auto* d = std::get_if<DenseTensor>(&t)) return *d;
   if (const auto* s = std::get_if<SparseTensor>(&t)) return s->values();
@@ -142,12 +199,26 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
     if (d > 0) row_width *= u;
   }
   strides_ = *row_major_strides(dense_shape_);
+  constexpr std::uint64_t kMaxDoubles = std::numeric_limits<std::size_t>::max() / sizeof(double);
   if (encoding_ == UpdateEncoding::kRowSparse) {
+    if (row_width > kMaxDoubles) {
+      throw InvalidInput(where + ": dense_shape " + shape_to_string(dense_shape_) +
+                         " has rows of " + std::to_string(row_width) +
+                         " elements, more f64 sums than a " +
+                         std::to_string(8 * sizeof(std::size_t)) + "-bit platform can address");
+    }
     num_keys_ = static_cast<std::uint64_t>(dense_shape_[0]);
     width_ = static_cast<std::size_t>(row_width);
   } else {
     num_keys_ = elements;
     width_ = 1;
+  }
+  const bool dense_wanted =
+      encoding_ == UpdateEncoding::kDense || options_.policy == RepresentationPolicy::kDense;
+  if (dense_wanted && !dense_addressable()) {
+    throw InvalidInput(where + ": dense_shape " + shape_to_string(dense_shape_) +
+                       " has more elements than a dense f64 array can hold on a " +
+                       std::to_string(8 * sizeof(std::size_t)) + "-bit platform");
   }
   if (encoding_ == UpdateEncoding::kDense) {
     representation_ = Representation::kDense;
@@ -155,22 +226,38 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
   } else if (options_.policy == RepresentationPolicy::kDense) {
     switch_to_dense();
   } else if (options_.expected_entries > 0) {
-    // Expected distinct keys of E uniform draws from K keys: K (1 - e^{-E/K}).
-    const double keys = static_cast<double>(num_keys_);
-    const double projected =
-        keys > 0 ? -keys * std::expm1(-static_cast<double>(options_.expected_entries) / keys) : 0.0;
-    const auto touched = static_cast<std::size_t>(std::ceil(projected));
-    const double sparse = static_cast<double>(KeySlotMap::capacity_for(touched)) *
-                              static_cast<double>(KeySlotMap::entry_bytes()) +
-                          static_cast<double>(touched) * static_cast<double>(slot_bytes());
-    if (options_.policy == RepresentationPolicy::kAuto &&
-        sparse >= static_cast<double>(dense_bytes())) {
-      switch_to_dense();
-    } else {
-      reserve_keys(touched);
-    }
+    plan_for(options_.expected_entries);
   }
   note_bytes();
+}
+
+bool SparseSumAccumulator::dense_addressable() const {
+  const std::uint64_t per_key = std::max<std::uint64_t>(width_, 1) * sizeof(double);
+  return num_keys_ <= std::numeric_limits<std::size_t>::max() / per_key;
+}
+
+void SparseSumAccumulator::plan_for(std::uint64_t expected_entries) {
+  // Expected distinct keys of E uniform draws from K keys: K (1 - e^{-E/K}). Sizes are
+  // estimated in double, so a huge hint cannot overflow size_t.
+  const double keys = static_cast<double>(num_keys_);
+  const double entries = static_cast<double>(expected_entries);
+  const double touched = keys > 0 ? std::ceil(-keys * std::expm1(-entries / keys)) : 0.0;
+  double table = 16.0;  // KeySlotMap::capacity_for in double
+  while (table / 2 < touched) table *= 2;
+  const double sparse = table * static_cast<double>(KeySlotMap::entry_bytes()) +
+                        touched * static_cast<double>(slot_bytes());
+  if (options_.policy == RepresentationPolicy::kAuto && dense_addressable() &&
+      sparse >= static_cast<double>(dense_bytes())) {
+    switch_to_dense();
+    return;
+  }
+  // A projection beyond what this platform could hold is not acted upon: the table then grows
+  // on demand as keys arrive.
+  // The reservation adds four standard deviations (the variance of the distinct count is
+  // below its mean), so that chance alone rarely makes the arrays grow again.
+  const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max() / 4);
+  const double reserved = std::min({touched + std::ceil(4.0 * std::sqrt(touched)), entries, keys});
+  if (sparse < limit) reserve_keys(static_cast<std::size_t>(reserved));
 }
 
 std::size_t SparseSumAccumulator::slot_bytes() const {
@@ -226,7 +313,7 @@ void SparseSumAccumulator::reserve_keys(std::size_t extra) {
   std::size_t slots = slot_keys_.capacity();
   if (slots < needed) slots = std::max(needed, 2 * slots);
   if (table == map_.capacity() && slots == slot_keys_.capacity()) return;
-  if (options_.policy == RepresentationPolicy::kAuto &&
+  if (options_.policy == RepresentationPolicy::kAuto && dense_addressable() &&
       sparse_bytes(table, slots) >= dense_bytes()) {
     switch_to_dense();
     return;
@@ -261,7 +348,8 @@ void SparseSumAccumulator::switch_to_dense() {
   }
   const std::size_t fresh_bytes = (sums.capacity() + contributors.capacity() + bits.capacity()) * 8;
   for (std::size_t slot = 0; slot < slot_keys_.size(); ++slot) {
-    const std::uint64_t key = slot_keys_[slot];
+    // Keys are below num_keys_, which dense_addressable() bounds by size_t.
+    const auto key = static_cast<std::size_t>(slot_keys_[slot]);
     if (!sums.empty()) {
       std::copy_n(sums_.data() + slot * width_, width_, sums.data() + key * width_);
     }
@@ -279,10 +367,11 @@ void SparseSumAccumulator::switch_to_dense() {
 
 std::size_t SparseSumAccumulator::position_for(std::uint64_t key) {
   if (representation_ == Representation::kDense) {
-    if (!touched_bits_.empty()) touched_bits_[key >> 6] |= std::uint64_t{1} << (key & 63);
-    return static_cast<std::size_t>(key);
+    const auto at = static_cast<std::size_t>(key);  // < num_keys_, bounded by dense_addressable()
+    if (!touched_bits_.empty()) touched_bits_[at >> 6] |= std::uint64_t{1} << (at & 63);
+    return at;
   }
-  const auto slot = static_cast<std::size_t>(map_.find_or_insert(key));
+  const std::size_t slot = map_.find_or_insert(key);
   if (slot == slot_keys_.size()) append_slot(key);
   return slot;
 }
@@ -294,41 +383,53 @@ void SparseSumAccumulator::append_slot(std::uint64_t key) {
 }
 
 void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared& out) const {
-  const std::string where = "update " + quoted(name_);
+  const auto where = [&] { return "update " + quoted(name_); };  // built only to throw
   const UpdateEncoding encoding = update_encoding_of(update);
   if (encoding != encoding_) {
-    throw InvalidInput(where + ": encoding '" + std::string(update_encoding_name(encoding)) +
+    throw InvalidInput(where() + ": encoding '" + std::string(update_encoding_name(encoding)) +
                        "' differs from the accumulator's '" +
                        std::string(update_encoding_name(encoding_)) + "'");
   }
   if (!(std::isfinite(weight) && weight > 0.0)) {
-    throw InvalidInput(where + ": weight " + format_double(weight) + " must be finite and > 0");
+    throw InvalidInput(where() + ": weight " + format_double(weight) + " must be finite and > 0");
   }
   const DenseTensor& values = values_of(update);
   if (values.dtype() != dtype_) {
-    throw InvalidInput(where + ": dtype " + std::string(dtype_name(values.dtype())) +
+    throw InvalidInput(where() + ": dtype " + std::string(dtype_name(values.dtype())) +
                        " differs from the accumulator's " + std::string(dtype_name(dtype_)));
   }
-  DenseShape shape;
   std::size_t entries = 0;
+  bool same_shape = false;
   if (encoding_ == UpdateEncoding::kDense) {
-    for (std::size_t d : values.shape()) shape.push_back(static_cast<std::int64_t>(d));
-  } else if (encoding_ == UpdateEncoding::kCoo) {
-    shape = std::get<SparseTensor>(update).dense_shape();
-    entries = std::get<SparseTensor>(update).nnz();
+    const Shape& s = values.shape();
+    same_shape = std::equal(
+        s.begin(), s.end(), dense_shape_.begin(), dense_shape_.end(),
+        [](std::size_t a, std::int64_t b) { return a == static_cast<std::uint64_t>(b); });
+    if (!same_shape) {
+      throw InvalidInput(where() + ": dense_shape " + shape_to_string(s) +
+                         " differs from the accumulator's " + shape_to_string(dense_shape_));
+    }
   } else {
-    shape = std::get<RowSparseTensor>(update).dense_shape();
-    entries = std::get<RowSparseTensor>(update).num_rows();
+    const DenseShape& shape = encoding_ == UpdateEncoding::kCoo
+                                  ? std::get<SparseTensor>(update).dense_shape()
+                                  : std::get<RowSparseTensor>(update).dense_shape();
+    if (shape != dense_shape_) {
+      throw InvalidInput(where() + ": dense_shape " + shape_to_string(shape) +
+                         " differs from the accumulator's " + shape_to_string(dense_shape_));
+    }
+    entries = encoding_ == UpdateEncoding::kCoo ? std::get<SparseTensor>(update).nnz()
+                                                : std::get<RowSparseTensor>(update).num_rows();
   }
-  if (shape != dense_shape_) {
-    throw InvalidInput(where + ": dense_shape " + shape_to_string(shape) +
-                       " differs from the accumulator's " + shape_to_string(dense_shape_));
-  }
-  const std::size_t expected_values =
-      encoding_ == UpdateEncoding::kDense ? static_cast<std::size_t>(num_keys_) : entries * width_;
-  if (values.size() != expected_values) {
-    throw InvalidInput(where + ": holds " + std::to_string(values.size()) +
-                       " values but its indices need " + std::to_string(expected_values));
+  // The product is checked first: on a 32-bit platform it could wrap around to values.size().
+  const bool countable = width_ == 0 || entries <= std::numeric_limits<std::size_t>::max() / width_;
+  const std::size_t expected_values = encoding_ == UpdateEncoding::kDense
+                                          ? static_cast<std::size_t>(num_keys_)
+                                          : (countable ? entries * width_ : 0);
+  if (!countable || values.size() != expected_values) {
+    throw InvalidInput(where() + ": holds " + std::to_string(values.size()) +
+                       " values but its indices need " +
+                       (countable ? std::to_string(expected_values)
+                                  : std::to_string(entries) + " × " + std::to_string(width_)));
   }
   out.weight = weight;
   out.use_coalesced = false;
@@ -349,9 +450,12 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
     out.key_data =
         reinterpret_cast<const std::uint64_t*>(std::get<RowSparseTensor>(update).indices().data());
   }
-  bool canonical = true;  // branch-free, so the scan vectorizes
-  for (std::size_t i = 1; i < out.key_count; ++i) {
-    canonical &= out.key_data[i] > out.key_data[i - 1];
+  // Only operators that coalesce need to know; branch-free, so the scan vectorizes.
+  bool canonical = true;
+  if (needs_coalesced_input(spec_.op)) {
+    for (std::size_t i = 1; i < out.key_count; ++i) {
+      canonical &= out.key_data[i] > out.key_data[i - 1];
+    }
   }
   // Finite values and the update's L2 norm (needed by clipping only).
   const bool clipping = spec_.op == SparseSumOperator::kClippedWeightedMean;
@@ -367,7 +471,7 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
       if (!finite) {
         std::size_t i = 0;
         while (std::isfinite(v[i])) ++i;
-        throw InvalidInput(where + ": value " + std::to_string(i) +
+        throw InvalidInput(where() + ": value " + std::to_string(i) +
                            " is not finite (NaN or infinity)");
       }
       if (!canonical && needs_coalesced_input(spec_.op)) {
@@ -430,6 +534,14 @@ void SparseSumAccumulator::check(const Tensor& update, double weight) const {
 
 void SparseSumAccumulator::add(const Tensor& update, double weight) {
   prepare(update, weight, scratch_);
+  if (num_updates_ == 0 && options_.expected_entries == 0 && options_.expected_updates > 0 &&
+      representation_ == Representation::kSparse && map_.size() == 0) {
+    const std::uint64_t per_update = scratch_.key_count;
+    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max();
+    plan_for(per_update != 0 && options_.expected_updates > limit / per_update
+                 ? limit
+                 : options_.expected_updates * per_update);
+  }
   reserve_keys(scratch_.key_count);
   fold(update, scratch_);
 }
@@ -471,21 +583,30 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
   const bool with_values = tracks_values(spec_.op);
   const bool with_contributors = tracks_contributors(spec_.op);
   const std::size_t w = width_;
-  double* sums = sums_.data();
-  double* contributors = contributors_.data();
-  std::uint64_t* bits = touched_bits_.data();
+  // How far ahead the loops below prefetch: enough to overlap several cache misses.
+  constexpr std::size_t kAhead = 16;
   if (representation_ == Representation::kDense) {
-    // One pass per entry: value sums, then the touched mark or the contributor weight.
+    // Keys are below num_keys_, which dense_addressable() bounds by size_t.
+    double* sums = sums_.data();
+    double* contributors = contributors_.data();
+    std::uint64_t* bits = touched_bits_.data();
+    if (with_values && !with_contributors && w == 1) {
+      // weighted_mean, sum, clipped_weighted_mean of coo updates: the hottest loop.
+      for (std::size_t i = 0; i < count; ++i) {
+        const auto key = static_cast<std::size_t>(keys[i]);
+        if (i + kAhead < count)
+          prefetch_for_write(sums + static_cast<std::size_t>(keys[i + kAhead]));
+        sums[key] += value_scale * static_cast<double>(values[i]);
+        bits[key >> 6] |= std::uint64_t{1} << (key & 63);
+      }
+      return;
+    }
     for (std::size_t i = 0; i < count; ++i) {
-      const std::uint64_t key = keys[i];
+      const auto key = static_cast<std::size_t>(keys[i]);
       if (with_values) {
         double* dst = sums + key * w;
         const T* src = values + i * w;
-        if (w == 1) {
-          dst[0] += value_scale * static_cast<double>(src[0]);
-        } else {
-          for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
-        }
+        for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
       }
       if (with_contributors) {
         contributors[key] += contributor_weight;
@@ -495,19 +616,20 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
     }
     return;
   }
+  // Sparse: reserve_keys() made room for every key, so appending a slot never reallocates and
+  // the array pointers stay valid. A new slot starts from +0.0 like a dense one, so the result
+  // is bitwise the same in either representation.
   for (std::size_t i = 0; i < count; ++i) {
-    const auto slot = static_cast<std::size_t>(map_.find_or_insert(keys[i]));
-    if (slot == slot_keys_.size()) {
-      append_slot(keys[i]);
-      sums = sums_.data();
-      contributors = contributors_.data();
-    }
+    if (i + kAhead < count) map_.prefetch(keys[i + kAhead]);
+    const std::uint64_t key = keys[i];
+    const std::size_t slot = map_.find_or_insert(key);
+    if (slot == slot_keys_.size()) append_slot(key);
     if (with_values) {
-      double* dst = sums + slot * w;
+      double* dst = sums_.data() + slot * w;
       const T* src = values + i * w;
       for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
     }
-    if (with_contributors) contributors[slot] += contributor_weight;
+    if (with_contributors) contributors_[slot] += contributor_weight;
   }
 }
 
@@ -567,32 +689,38 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
   total_weight_ += other.total_weight_;
 }
 
-void SparseSumAccumulator::sorted_touched(std::vector<std::uint64_t>& keys,
-                                          std::vector<std::uint64_t>& positions) const {
-  keys.clear();
-  positions.clear();
+template <class Visit>
+void SparseSumAccumulator::for_each_touched(Visit&& visit) const {
   if (representation_ == Representation::kSparse) {
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> keyed(slot_keys_.size());
-    for (std::size_t s = 0; s < slot_keys_.size(); ++s) keyed[s] = {slot_keys_[s], s};
-    std::sort(keyed.begin(), keyed.end());
-    keys.resize(keyed.size());
-    positions.resize(keyed.size());
-    for (std::size_t e = 0; e < keyed.size(); ++e) {
-      keys[e] = keyed[e].first;
-      positions[e] = keyed[e].second;
+    std::vector<KeySlot> order(slot_keys_.size());
+    for (std::size_t s = 0; s < order.size(); ++s) order[s] = KeySlot{slot_keys_[s], s};
+    sort_by_key(order, num_keys_ > 0 ? num_keys_ - 1 : 0);
+    // Sorted keys visit the slots in random order: prefetch the rows a few keys ahead.
+    constexpr std::size_t kAhead = 8;
+    const std::size_t row_bytes = width_ * sizeof(double);
+    for (std::size_t e = 0; e < order.size(); ++e) {
+      if (e + kAhead < order.size() && !sums_.empty()) {
+        const auto* row =
+            reinterpret_cast<const char*>(sums_.data() + order[e + kAhead].slot * width_);
+        for (std::size_t b = 0; b < row_bytes; b += 64) prefetch_for_read(row + b);
+      }
+      visit(order[e].key, order[e].slot);
     }
     return;
   }
-  keys.reserve(static_cast<std::size_t>(num_touched()));
+  // Dense: keys are below num_keys_, which dense_addressable() bounds by size_t.
   if (tracks_contributors(spec_.op)) {
+    const double* contributors = contributors_.data();
     for (std::size_t k = 0; k < contributors_.size(); ++k) {
-      if (contributors_[k] > 0.0) keys.push_back(k);
+      if (contributors[k] > 0.0) visit(std::uint64_t{k}, k);
     }
     return;
   }
+  // Word by word: a word with no touched key costs one test.
   for (std::size_t word = 0; word < touched_bits_.size(); ++word) {
     for (std::uint64_t bits = touched_bits_[word]; bits; bits &= bits - 1) {
-      keys.push_back(word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits)));
+      const std::size_t key = word * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+      visit(std::uint64_t{key}, key);
     }
   }
 }
@@ -620,82 +748,86 @@ Tensor SparseSumAccumulator::finalize() const {
   const std::size_t w = width_;
   const double* sums = sums_.data();
   const double* contributors = contributors_.data();
-  const double total = total_weight_;
-  // Values for `count` keys whose positions are positions[e] (or e when positions is null).
-  const auto fill = [&](auto tag, const std::uint64_t* positions, std::size_t count, Shape shape) {
+  // With no updates every sum is zero, and zero divided by one is the zero the result needs.
+  const double total = total_weight_ > 0.0 ? total_weight_ : 1.0;
+  const std::uint64_t updates = num_updates_;
+  // One pass over the touched keys writes indices and values; T and R are fixed per loop.
+  const auto build = [&](auto tag, auto rule_constant) -> Tensor {
     using T = decltype(tag);
-    xt::xarray<T> out = xt::xarray<T>::from_shape(shape);
-    T* dst = out.data();
-    for (std::size_t e = 0; e < count; ++e) {
-      const std::size_t pos = positions ? static_cast<std::size_t>(positions[e]) : e;
-      T* row = dst + e * w;
+    constexpr Rule kRule = decltype(rule_constant)::value;
+    const auto write_row = [&](T* dst, std::size_t pos) {
       const double* in = sums + pos * w;
-      switch (rule) {
-        case Rule::kSums:
-          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(in[j]);
-          break;
-        case Rule::kSumsOverTotal:
-          for (std::size_t j = 0; j < w; ++j)
-            row[j] = static_cast<T>(total > 0.0 ? in[j] / total : 0.0);
-          break;
-        case Rule::kSumsOverContributors: {
-          const double divisor = contributors[pos];
-          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(in[j] / divisor);
-          break;
+      if constexpr (kRule == Rule::kSums) {
+        for (std::size_t j = 0; j < w; ++j) dst[j] = static_cast<T>(in[j]);
+      } else if constexpr (kRule == Rule::kSumsOverTotal) {
+        for (std::size_t j = 0; j < w; ++j) dst[j] = static_cast<T>(in[j] / total);
+      } else if constexpr (kRule == Rule::kSumsOverContributors) {
+        const double divisor = contributors[pos];
+        for (std::size_t j = 0; j < w; ++j) dst[j] = static_cast<T>(in[j] / divisor);
+      } else if constexpr (kRule == Rule::kContributors) {
+        std::fill_n(dst, w, static_cast<T>(contributors[pos]));
+      } else {
+        std::fill_n(dst, w, static_cast<T>(updates));
+      }
+    };
+    if (encoding_ == UpdateEncoding::kDense) {
+      xt::xarray<T> out =
+          xt::xarray<T>::from_shape(Shape(dense_shape_.begin(), dense_shape_.end()));
+      T* dst = out.data();
+      const auto n = static_cast<std::size_t>(num_keys_);  // checked by the constructor
+      for (std::size_t k = 0; k < n; ++k) write_row(dst + k, k);
+      return DenseTensor(std::move(out));
+    }
+    const auto n = static_cast<std::size_t>(num_touched());  // touched keys are in memory
+    Shape value_shape{n};
+    for (std::size_t d = 1; encoding_ == UpdateEncoding::kRowSparse && d < dense_shape_.size();
+         ++d) {
+      value_shape.push_back(static_cast<std::size_t>(dense_shape_[d]));
+    }
+    xt::xarray<T> values = xt::xarray<T>::from_shape(value_shape);
+    T* dst = values.data();
+    const bool coo = encoding_ == UpdateEncoding::kCoo;
+    const std::size_t rank = coo ? dense_shape_.size() : 1;
+    CooIndices coo_indices = CooIndices::from_shape({coo ? n : 0, rank});
+    RowIndices row_indices = RowIndices::from_shape({coo ? 0 : n});
+    std::int64_t* idx = coo ? coo_indices.data() : row_indices.data();
+    std::size_t e = 0;
+    for_each_touched([&](std::uint64_t key, std::size_t pos) {
+      if (rank == 1) {
+        idx[e] = static_cast<std::int64_t>(key);
+      } else {
+        std::uint64_t rest = key;
+        for (std::size_t d = 0; d < rank; ++d) {
+          idx[e * rank + d] = static_cast<std::int64_t>(rest / strides_[d]);
+          rest %= strides_[d];
         }
-        case Rule::kContributors:
-          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(contributors[pos]);
-          break;
-        case Rule::kUpdates:
-          for (std::size_t j = 0; j < w; ++j) row[j] = static_cast<T>(num_updates_);
-          break;
       }
+      write_row(dst + e * w, pos);
+      ++e;
+    });
+    if (coo) {
+      return SparseTensor(std::move(coo_indices), DenseTensor(std::move(values)), dense_shape_,
+                          "aggregate " + quoted(name_));
     }
-    return DenseTensor(std::move(out));
+    return RowSparseTensor(std::move(row_indices), DenseTensor(std::move(values)), dense_shape_,
+                           "aggregate " + quoted(name_));
   };
-  const DType out_dtype = spec_.op == SparseSumOperator::kCount ? DType::I64 : dtype_;
-  const auto make_values = [&](const std::uint64_t* positions, std::size_t count, Shape shape) {
-    switch (out_dtype) {
-      case DType::I64:
-        return fill(std::int64_t{}, positions, count, std::move(shape));
-      case DType::F64:
-        return fill(double{}, positions, count, std::move(shape));
+  if (spec_.op == SparseSumOperator::kCount) {
+    return rule == Rule::kUpdates
+               ? build(std::int64_t{}, std::integral_constant<Rule, Rule::kUpdates>{})
+               : build(std::int64_t{}, std::integral_constant<Rule, Rule::kContributors>{});
+  }
+  const auto with_rule = [&](auto tag) -> Tensor {
+    switch (rule) {
+      case Rule::kSums:
+        return build(tag, std::integral_constant<Rule, Rule::kSums>{});
+      case Rule::kSumsOverContributors:
+        return build(tag, std::integral_constant<Rule, Rule::kSumsOverContributors>{});
       default:
-        return fill(float{}, positions, count, std::move(shape));
+        return build(tag, std::integral_constant<Rule, Rule::kSumsOverTotal>{});
     }
   };
-  if (encoding_ == UpdateEncoding::kDense) {
-    return make_values(nullptr, static_cast<std::size_t>(num_keys_),
-                       Shape(dense_shape_.begin(), dense_shape_.end()));
-  }
-  std::vector<std::uint64_t> keys;
-  std::vector<std::uint64_t> positions;
-  sorted_touched(keys, positions);
-  const std::size_t n = keys.size();
-  const std::uint64_t* at = positions.empty() ? keys.data() : positions.data();
-  if (encoding_ == UpdateEncoding::kCoo) {
-    const std::size_t rank = dense_shape_.size();
-    CooIndices indices = CooIndices::from_shape({n, rank});
-    std::int64_t* idx = indices.data();
-    if (rank == 1) std::copy(keys.begin(), keys.end(), idx);
-    for (std::size_t e = 0; rank != 1 && e < n; ++e) {
-      std::uint64_t rest = keys[e];
-      for (std::size_t d = 0; d < rank; ++d) {
-        idx[e * rank + d] = static_cast<std::int64_t>(rest / strides_[d]);
-        rest %= strides_[d];
-      }
-    }
-    return SparseTensor(std::move(indices), make_values(at, n, Shape{n}), dense_shape_,
-                        "aggregate " + quoted(name_));
-  }
-  RowIndices rows = RowIndices::from_shape({n});
-  std::copy(keys.begin(), keys.end(), rows.begin());
-  Shape shape{n};
-  for (std::size_t d = 1; d < dense_shape_.size(); ++d) {
-    shape.push_back(static_cast<std::size_t>(dense_shape_[d]));
-  }
-  return RowSparseTensor(std::move(rows), make_values(at, n, std::move(shape)), dense_shape_,
-                         "aggregate " + quoted(name_));
+  return dtype_ == DType::F64 ? with_rule(double{}) : with_rule(float{});
 }
 
 void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors,
@@ -717,24 +849,26 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
     }
     return;
   }
-  std::vector<std::uint64_t> keys;
-  std::vector<std::uint64_t> positions;
-  sorted_touched(keys, positions);
-  const std::size_t n = keys.size();
-  const std::uint64_t* at = positions.empty() ? keys.data() : positions.data();
-  xt::xarray<std::int64_t> key_array = xt::xarray<std::int64_t>::from_shape({n});
-  for (std::size_t e = 0; e < n; ++e) key_array(e) = static_cast<std::int64_t>(keys[e]);
-  tensors.insert_or_assign(prefix + "@keys", DenseTensor(std::move(key_array)));
-  if (tracks_values(spec_.op)) {
-    xt::xarray<double> sums = xt::xarray<double>::from_shape({n, width_});
-    for (std::size_t e = 0; e < n; ++e) {
-      std::copy_n(sums_.data() + at[e] * width_, width_, sums.data() + e * width_);
+  const auto n = static_cast<std::size_t>(num_touched());  // touched keys are in memory
+  xt::xarray<std::int64_t> keys = xt::xarray<std::int64_t>::from_shape({n});
+  xt::xarray<double> sums =
+      xt::xarray<double>::from_shape({tracks_values(spec_.op) ? n : 0, width_});
+  xt::xarray<double> contributors =
+      xt::xarray<double>::from_shape({tracks_contributors(spec_.op) ? n : 0});
+  std::size_t e = 0;
+  for_each_touched([&](std::uint64_t key, std::size_t pos) {
+    keys(e) = static_cast<std::int64_t>(key);
+    if (tracks_values(spec_.op)) {
+      std::copy_n(sums_.data() + pos * width_, width_, sums.data() + e * width_);
     }
+    if (tracks_contributors(spec_.op)) contributors(e) = contributors_[pos];
+    ++e;
+  });
+  tensors.insert_or_assign(prefix + "@keys", DenseTensor(std::move(keys)));
+  if (tracks_values(spec_.op)) {
     tensors.insert_or_assign(prefix + "@sums", DenseTensor(std::move(sums)));
   }
   if (tracks_contributors(spec_.op)) {
-    xt::xarray<double> contributors = xt::xarray<double>::from_shape({n});
-    for (std::size_t e = 0; e < n; ++e) contributors(e) = contributors_[at[e]];
     tensors.insert_or_assign(prefix + "@contributors", DenseTensor(std::move(contributors)));
   }
 }

@@ -39,7 +39,11 @@
 // the touched fraction is between about 1/8 and 1/4 of dense_shape (dense costs 8.125 bytes per
 // key; the sparse table costs 16 bytes per entry at load ≤ 1/2 plus 16 bytes per touched key,
 // and grows by doubling). With expected_entries the choice is made up front from the projected
-// touched count, which avoids holding both structures during a switch.
+// touched count, which avoids holding both structures during a switch; expected_updates does
+// the same at the first add(), projecting from that update's entry count.
+// finalize() and save() visit the touched keys once in key order: the dense representation
+// scans its touched bitmap word by word (or its contributor weights), the sparse one radix-sorts
+// its (key, slot) pairs.
 //
 // Not thread-safe; merge() partial accumulators built on other threads instead.
 #pragma once
@@ -65,12 +69,20 @@ struct AccumulatorOptions {
   // add, 0 when unknown. Under kAuto it picks the representation (and the table size) up
   // front, assuming uniformly spread indices; results never depend on it.
   std::uint64_t expected_entries = 0;
+  // Estimated number of updates (e.g. the clients of a round), 0 when unknown. Used only when
+  // expected_entries is 0: the first add() then plans as if expected_entries were
+  // expected_updates × that update's entry count. Results never depend on it.
+  std::uint64_t expected_updates = 0;
 };
 
 class SparseSumAccumulator {
  public:
   // `name` labels error messages. dtype must be F32 or F64; dense_shape must have a
-  // non-negative element count below 2^63, and rank ≥ 1 for row_sparse. Throws InvalidInput.
+  // non-negative element count below 2^63, and rank ≥ 1 for row_sparse. Arrays the
+  // accumulator may have to hold must be addressable with this platform's size_t (on wasm32,
+  // 2^32 bytes): the f64 sums of one row (row_sparse), of the whole tensor (dense encoding or
+  // RepresentationPolicy::kDense). Sparse encodings otherwise accept any key space below 2^63
+  // (keys are 64-bit everywhere); under kAuto they then stay sparse. Throws InvalidInput.
   SparseSumAccumulator(std::string name, OperatorSpec spec, UpdateEncoding encoding, DType dtype,
                        DenseShape dense_shape, AccumulatorOptions options = {});
 
@@ -128,6 +140,11 @@ class SparseSumAccumulator {
   };
 
   void prepare(const Tensor& update, double weight, Prepared& out) const;
+  // Under kAuto, picks the representation and reserves the table for `expected_entries`
+  // uniformly spread entries (before any key is stored).
+  void plan_for(std::uint64_t expected_entries);
+  // Whether the dense arrays of every key fit this platform's address space.
+  bool dense_addressable() const;
   void fold(const Tensor& update, const Prepared& prepared);
   template <class T>
   void fold_entries(const std::uint64_t* keys, std::size_t count, const T* values,
@@ -144,10 +161,11 @@ class SparseSumAccumulator {
   std::size_t slot_bytes() const;
   std::size_t sparse_bytes(std::size_t table_capacity, std::size_t slot_capacity) const;
   void note_bytes(std::size_t transient_extra = 0);
-  // Touched keys in increasing order and, for each, its position in the value arrays (left
-  // empty by the dense representation, where the position is the key).
-  void sorted_touched(std::vector<std::uint64_t>& keys,
-                      std::vector<std::uint64_t>& positions) const;
+  // Calls visit(key, position) for every touched key in increasing key order, position being
+  // the key's place in the value arrays. One pass; the sparse representation sorts its keys
+  // first (O(touched) extra memory).
+  template <class Visit>
+  void for_each_touched(Visit&& visit) const;
 
   std::string name_;
   OperatorSpec spec_;

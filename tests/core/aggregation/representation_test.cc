@@ -88,6 +88,82 @@ TEST_CASE("expected_entries_hint_chooses_the_representation_up_front") {
   CHECK(embedding.state_bytes() < 5000 * 32 * 8 * 2);
 }
 
+TEST_CASE("expected_updates_hint_plans_at_the_first_update_from_its_entry_count") {
+  std::mt19937_64 rng(14);
+  const std::int64_t d = 100'000;
+  const auto clients = random_clients(rng, d, 30, 2000);
+  const core::OperatorSpec spec{SparseSumOperator::kWeightedMean, 0.0};
+  // 30 updates × 2000 entries touch ~45% of 10^5 keys: dense from the first update on.
+  core::SparseSumAccumulator busy("h", spec, UpdateEncoding::kCoo, DType::F32, {d},
+                                  {RepresentationPolicy::kAuto, 0, 30});
+  CHECK(busy.representation() == Representation::kSparse);  // nothing known before an update
+  busy.add(clients[0], 1.0);
+  CHECK(busy.representation() == Representation::kDense);
+  // 2 updates × 2000 entries touch ~4%: sparse, with the table reserved for all of them.
+  core::SparseSumAccumulator quiet("h", spec, UpdateEncoding::kCoo, DType::F32, {d},
+                                   {RepresentationPolicy::kAuto, 0, 2});
+  quiet.add(clients[0], 1.0);
+  CHECK(quiet.representation() == Representation::kSparse);
+  const std::size_t reserved = quiet.state_bytes();
+  quiet.add(clients[1], 2.0);
+  CHECK(quiet.state_bytes() == reserved);
+  CHECK(quiet.peak_state_bytes() == reserved);
+  // The hint never changes the result.
+  core::SparseSumAccumulator plain("h", spec, UpdateEncoding::kCoo, DType::F32, {d});
+  for (std::size_t c = 1; c < clients.size(); ++c) busy.add(clients[c], static_cast<double>(c));
+  plain.add(clients[0], 1.0);
+  for (std::size_t c = 1; c < clients.size(); ++c) plain.add(clients[c], static_cast<double>(c));
+  CHECK(busy.finalize() == plain.finalize());
+  CHECK(busy.to_safetensors() == plain.to_safetensors());
+}
+
+TEST_CASE("rejected_first_update_leaves_a_hinted_accumulator_unplanned") {
+  const core::OperatorSpec spec{SparseSumOperator::kWeightedMean, 0.0};
+  core::SparseSumAccumulator acc("h", spec, UpdateEncoding::kCoo, DType::F32, {1000},
+                                 {RepresentationPolicy::kAuto, 0, 1000});
+  const std::size_t before = acc.state_bytes();
+  core::CooIndices idx = core::CooIndices::from_shape({2, 1});
+  idx(0, 0) = 3;
+  idx(1, 0) = 7;
+  const core::SparseTensor bad(idx, core::DenseTensor(xt::xarray<float>{1.f, NAN}), {1000});
+  CHECK_THROWS_AS(acc.add(bad, 1.0), InvalidInput);
+  CHECK(acc.representation() == Representation::kSparse);
+  CHECK(acc.state_bytes() == before);
+  CHECK(acc.num_updates() == 0);
+}
+
+TEST_CASE("many_touched_keys_finalize_and_save_alike_in_both_representations") {
+  // Enough keys that the sparse representation sorts them with its radix sort, over a rank-2
+  // coo shape and a row_sparse shape.
+  std::mt19937_64 rng(15);
+  struct Case {
+    UpdateEncoding encoding;
+    core::DenseShape shape;
+  };
+  for (const Case& c :
+       {Case{UpdateEncoding::kCoo, {300, 700}}, Case{UpdateEncoding::kRowSparse, {40'000, 3}}}) {
+    std::vector<core::Tensor> updates;
+    for (int u = 0; u < 6; ++u) {
+      updates.push_back(test::random_update<float>(rng, c.encoding, c.shape));
+    }
+    for (const core::OperatorSpec& spec : test::all_operator_specs()) {
+      core::SparseSumAccumulator sparse("h", spec, c.encoding, DType::F32, c.shape,
+                                        {RepresentationPolicy::kSparse, 0});
+      core::SparseSumAccumulator dense("h", spec, c.encoding, DType::F32, c.shape,
+                                       {RepresentationPolicy::kDense, 0});
+      for (std::size_t u = 0; u < updates.size(); ++u) {
+        sparse.add(updates[u], static_cast<double>(u + 1));
+        dense.add(updates[u], static_cast<double>(u + 1));
+      }
+      INFO("operator " << core::operator_name(spec.op) << ", encoding "
+                       << core::update_encoding_name(c.encoding));
+      REQUIRE(sparse.num_touched() > 5000);
+      CHECK(sparse.finalize() == dense.finalize());
+      CHECK(sparse.to_safetensors() == dense.to_safetensors());
+    }
+  }
+}
+
 TEST_CASE("result_is_bitwise_identical_whichever_representation_was_used") {
   std::mt19937_64 rng(13);
   const auto clients = random_clients(rng, 3000, 30, 200);

@@ -105,6 +105,21 @@ TEST_CASE("round_next_model_is_the_model_plus_each_tensors_aggregated_delta") {
   CHECK(round.next_model() == next);  // next_model() does not change the aggregator
 }
 
+TEST_CASE("round_expected_reports_hint_changes_neither_the_next_model_nor_the_checkpoint") {
+  std::mt19937_64 rng(38);
+  core::RoundAggregator plain(kPlan, model());
+  core::RoundAggregator hinted(kPlan, model(), /*expected_reports=*/40);
+  std::vector<Client> clients;
+  for (int c = 0; c < 40; ++c) {
+    clients.push_back(random_client(rng));
+    add(plain, result_bytes(clients.back()));
+    add(hinted, result_bytes(clients.back()));
+  }
+  check_next_model(hinted.next_model(), clients);
+  CHECK(hinted.next_model() == plain.next_model());
+  CHECK(hinted.checkpoint() == plain.checkpoint());
+}
+
 TEST_CASE("round_with_no_reports_publishes_the_model_unchanged") {
   core::RoundAggregator round(kPlan, model());
   CHECK(round.next_model() == model());
