@@ -4,6 +4,7 @@
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
 #   4. the safetensors decoder fuzzer for FEDLEAF_FUZZ_SECONDS (default 30) with ASan+UBSan
+#   5. clang-format of every tracked C++ file
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,6 +45,17 @@ run_ctest() {  # run_ctest NAME DIR
   if ((status != 0 && fails == 0)); then fails=1; fi
   record "$1" $((total - fails)) "$fails"
 }
+
+# Formatting: every tracked C++ file as .clang-format says.
+mapfile -t cxx_files < <(git ls-files '*.h' '*.cc' 2>/dev/null)
+if ((${#cxx_files[@]})); then
+  if clang-format --dry-run --Werror "${cxx_files[@]}" >"$log_dir/format.log" 2>&1; then
+    record "clang-format (${#cxx_files[@]} files)" 1 0
+  else
+    grep -E 'error:' "$log_dir/format.log" | cut -d: -f1 | sort -u | sed 's/^/needs clang-format: /' | head -20
+    record "clang-format" 0 1
+  fi
+fi
 
 run_ctest "ctest-native" build
 run_ctest "ctest-wasm" build-wasm
