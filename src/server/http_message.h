@@ -29,10 +29,17 @@ struct Request {
   std::string path() const;
 };
 
+// What must happen before a response may be sent (group commit, see GroupCommit): nothing;
+// the commit of the repository's open batch (the answer reports state that must survive a
+// killed process: a lease); or that commit and a store sync (it reports an accepted result,
+// which must survive power loss).
+enum class SendAfter { kNothing, kCommit, kSync };
+
 struct Response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<const std::string> body = std::make_shared<const std::string>();
+  SendAfter send_after = SendAfter::kNothing;
 
   // A JSON response (Content-Type: application/json) with the given serialised body.
   static Response json(int status, std::string body);

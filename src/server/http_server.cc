@@ -45,9 +45,11 @@ class Session;
 
 // What every connection shares: the router, limits, and the registry used for shutdown.
 struct Shared {
-  Shared(Router& r, Metrics& m, HttpServerOptions o, std::shared_ptr<spdlog::logger> l)
-      : router(r), metrics(m), options(std::move(o)), logger(std::move(l)) {}
+  Shared(Router& r, GroupCommit& g, Metrics& m, HttpServerOptions o,
+         std::shared_ptr<spdlog::logger> l)
+      : router(r), group_commit(g), metrics(m), options(std::move(o)), logger(std::move(l)) {}
   Router& router;
+  GroupCommit& group_commit;
   Metrics& metrics;
   HttpServerOptions options;
   std::shared_ptr<spdlog::logger> logger;
@@ -226,7 +228,33 @@ class Session : public std::enable_shared_from_this<Session> {
       shared_.logger->debug("event=request method={} target={} status={} bytes_in={}",
                             request.method, request.target, response.status, request.body.size());
     }
+    if (response.send_after != SendAfter::kNothing) {
+      return write_after_group_commit(std::move(response), keep_alive, head);
+    }
     write(std::move(response), keep_alive && !shared_.stopping, head);
+  }
+
+  // Hands the response to group commit; it is written on this connection's strand once the
+  // commit (and, for kSync, the store sync) covering this request's work has returned.
+  void write_after_group_commit(Response response, bool keep_alive, bool head) {
+    const SendAfter after = response.send_after;
+    auto release = [self = shared_from_this(), response = std::move(response), keep_alive,
+                    head](bool ok) mutable {
+      net::post(self->stream_.get_executor(),
+                [self, response = std::move(response), keep_alive, head, ok]() mutable {
+                  if (!ok) {
+                    response = error_response(Unavailable(
+                        "the store could not commit this request's changes; they may or may "
+                        "not be kept: retry the same request after the server restarts"));
+                  }
+                  self->write(std::move(response), keep_alive && !self->shared_.stopping, head);
+                });
+    };
+    if (after == SendAfter::kSync) {
+      shared_.group_commit.after_durable(std::move(release));
+    } else {
+      shared_.group_commit.after_commit(std::move(release));
+    }
   }
 
   bool cors_allowed() const {
@@ -310,10 +338,10 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class HttpServer::Impl {
  public:
-  Impl(Router& router, TaskRepository& repository, Metrics& metrics, HttpServerOptions options,
-       std::shared_ptr<spdlog::logger> logger)
+  Impl(Router& router, TaskRepository& repository, GroupCommit& group_commit, Metrics& metrics,
+       HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
       : repository_(repository),
-        shared_(router, metrics, std::move(options), std::move(logger)),
+        shared_(router, group_commit, metrics, std::move(options), std::move(logger)),
         ioc_(std::max(1, shared_.options.threads)),
         acceptor_(net::make_strand(ioc_)),
         signals_(ioc_, SIGTERM, SIGINT),
@@ -433,9 +461,10 @@ class HttpServer::Impl {
   std::chrono::steady_clock::time_point shutdown_started_;
 };
 
-HttpServer::HttpServer(Router& router, TaskRepository& repository, Metrics& metrics,
-                       HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
-    : impl_(std::make_unique<Impl>(router, repository, metrics, std::move(options),
+HttpServer::HttpServer(Router& router, TaskRepository& repository, GroupCommit& group_commit,
+                       Metrics& metrics, HttpServerOptions options,
+                       std::shared_ptr<spdlog::logger> logger)
+    : impl_(std::make_unique<Impl>(router, repository, group_commit, metrics, std::move(options),
                                    std::move(logger))) {}
 HttpServer::~HttpServer() = default;
 unsigned short HttpServer::port() const { return impl_->port(); }

@@ -1,7 +1,7 @@
 // HttpServer: the Boost.Beast adapter in front of the Router — HTTP/1.1 with keep-alive on a
 // small thread pool, request limits and timeouts, CORS, and graceful shutdown.
 //
-//   HttpServer server(router, repository, metrics, options, logger);
+//   HttpServer server(router, repository, group_commit, metrics, options, logger);
 //   std::cout << server.port();   // the bound port (options.port 0 picks a free one)
 //   server.run();                 // returns after SIGTERM/SIGINT or stop(), drained
 //
@@ -16,6 +16,11 @@
 // (tokens travel in the Authorization header, never in cookies). OPTIONS preflights are answered
 // here, before the protocol-version check, since browsers cannot add headers to them.
 //
+// Group commit: a response whose send_after is kCommit (claims) or kSync (uploads) is handed
+// to the GroupCommit and written when the commit (and sync) covering its work returns; the
+// connection stays busy meanwhile and the I/O threads serve other connections. When that step
+// fails, the answer becomes 503 unavailable instead.
+//
 // Shutdown: on SIGTERM/SIGINT the acceptor closes, idle connections close, requests in flight
 // finish and their responses are written (with Connection: close), then run() returns; requests
 // still running after shutdown_grace_s are abandoned.
@@ -26,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "server/group_commit.h"
 #include "server/metrics.h"
 #include "server/router.h"
 #include "server/task_repository.h"
@@ -52,8 +58,9 @@ struct HttpServerOptions {
 class HttpServer {
  public:
   // Binds and listens at once (throws fedleaf::Error when it cannot).
-  HttpServer(Router& router, TaskRepository& repository, Metrics& metrics,
-             HttpServerOptions options, std::shared_ptr<spdlog::logger> logger);
+  // The router, repository, group commit and metrics must outlive the server.
+  HttpServer(Router& router, TaskRepository& repository, GroupCommit& group_commit,
+             Metrics& metrics, HttpServerOptions options, std::shared_ptr<spdlog::logger> logger);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/train/executor.h"
 #include "core/version.h"
+#include "server/group_commit.h"
 #include "server/http_server.h"
 #include "server/router.h"
 #include "server/sqlite_store.h"
@@ -94,8 +95,11 @@ int main(int argc, char** argv) {
     SystemClock clock;
     Metrics metrics;
     TaskRepository repository(store, clock, metrics, repo_options);
+    // Declared after the store and before the server: destroyed (drained) before the store.
+    GroupCommit group_commit([&repository] { repository.commit_batch(); },
+                             [&store] { store.sync(); }, metrics, logger);
     Router router(repository, metrics, routing);
-    HttpServer server(router, repository, metrics, http, logger);
+    HttpServer server(router, repository, group_commit, metrics, http, logger);
     logger->info("event=listening version={} address={} port={} db={} threads={}",
                  fedleaf::kVersion, http.address, server.port(), db_path, http.threads);
     std::cout << "fedleaf-server listening on http://" << http.address << ":" << server.port()

@@ -35,6 +35,12 @@ void Metrics::observe_round_duration(double seconds) {
   round_seconds_sum_ += seconds;
   ++rounds_closed_;
 }
+void Metrics::count_group_commit(std::size_t answers, bool synced) {
+  std::lock_guard lock(mutex_);
+  ++group_commits_;
+  if (synced) ++group_commit_syncs_;
+  group_commit_answers_ += answers;
+}
 void Metrics::add_bytes_in(std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   bytes_in_ += bytes;
@@ -78,6 +84,15 @@ std::string Metrics::render(std::int64_t open_leases) const {
   out << "fedleaf_round_duration_seconds_bucket{le=\"+Inf\"} " << rounds_closed_ << "\n"
       << "fedleaf_round_duration_seconds_sum " << round_seconds_sum_ << "\n"
       << "fedleaf_round_duration_seconds_count " << rounds_closed_ << "\n";
+  out << "# HELP fedleaf_group_commits_total Commits of batched operations.\n"
+         "# TYPE fedleaf_group_commits_total counter\n"
+      << "fedleaf_group_commits_total " << group_commits_ << "\n"
+      << "# HELP fedleaf_group_commit_syncs_total Store syncs after a group commit.\n"
+         "# TYPE fedleaf_group_commit_syncs_total counter\n"
+      << "fedleaf_group_commit_syncs_total " << group_commit_syncs_ << "\n"
+      << "# HELP fedleaf_group_commit_answers_total Answers released by group commits.\n"
+         "# TYPE fedleaf_group_commit_answers_total counter\n"
+      << "fedleaf_group_commit_answers_total " << group_commit_answers_ << "\n";
   out << "# HELP fedleaf_http_bytes_received_total Request body bytes received.\n"
          "# TYPE fedleaf_http_bytes_received_total counter\n"
       << "fedleaf_http_bytes_received_total " << bytes_in_ << "\n"

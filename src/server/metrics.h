@@ -30,6 +30,9 @@ class Metrics {
   void count_rejection(const std::string& reason);
   // Wall time of a closed round, in seconds.
   void observe_round_duration(double seconds);
+  // One group commit (and whether a store sync followed it) and the answers it released; the
+  // ratio of answers to commits is the mean batch.
+  void count_group_commit(std::size_t answers, bool synced);
   void add_bytes_in(std::uint64_t bytes);
   void add_bytes_out(std::uint64_t bytes);
 
@@ -46,6 +49,9 @@ class Metrics {
   std::vector<std::uint64_t> round_buckets_;  // cumulative counts are computed when rendering
   double round_seconds_sum_ = 0;
   std::uint64_t rounds_closed_ = 0;
+  std::uint64_t group_commits_ = 0;
+  std::uint64_t group_commit_syncs_ = 0;
+  std::uint64_t group_commit_answers_ = 0;
   std::uint64_t bytes_in_ = 0;
   std::uint64_t bytes_out_ = 0;
 };

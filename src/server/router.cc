@@ -92,12 +92,15 @@ Response task_response(const TaskAssignment& task) {
                {"kind", task.kind},
                {"lease_token", task.lease_token},
                {"lease_expires_at", task.lease_expires_at},
-               {"plan", json::parse(task.plan_json)},
                {"model_url", "/v1/populations/" + task.population + "/rounds/" +
                                  std::to_string(task.round) + "/model"},
                {"model_etag", task.model_etag},
                {"upload_url", "/v1/tasks/" + std::to_string(task.task_id) + "/result"}};
-  return Response::json(200, body.dump());
+  // The plan is already serialised JSON (the repository dumped it): splice it in rather than
+  // parse and dump it again on every claim. The object is never empty, so it ends in "}".
+  std::string text = body.dump();
+  text.insert(text.size() - 1, ",\"plan\":" + task.plan_json);
+  return Response::json(200, std::move(text));
 }
 
 // The optional claim body {"min_round": r} (absent or empty: 0).
@@ -114,6 +117,15 @@ int claim_min_round(const std::string& body) {
     throw InvalidInput("claim body: min_round must be an integer in [0, 1000000000]");
   }
   return static_cast<int>(it->get<std::int64_t>());
+}
+
+// GET /v1/populations/{p} and /v1/populations/{p}/rounds/{r}/model: they may reveal a round
+// closed in the repository's open batch, so they wait for its sync like uploads.
+bool reads_population(const std::string& path) {
+  if (path.rfind("/v1/populations/", 0) != 0) return false;
+  const std::size_t slash = path.find('/', 16);
+  return slash == std::string::npos ||
+         (path.size() > 6 && path.compare(path.size() - 6, 6, "/model") == 0);
 }
 
 }  // namespace
@@ -161,7 +173,14 @@ Response Router::handle(const Request& request) const {
     response = error_response(e);
     if (is_claim) metrics_.count_claim("error");
   }
-  if (is_upload) metrics_.count_upload(response.status);
+  if (is_upload) {
+    metrics_.count_upload(response.status);
+    response.send_after = SendAfter::kSync;
+  } else if (is_claim) {
+    response.send_after = SendAfter::kCommit;
+  } else if (reads_population(path)) {
+    response.send_after = SendAfter::kSync;
+  }
   metrics_.count_request(response.status);
   return response;
 }

@@ -6,6 +6,12 @@
 // Order of checks for /v1/ requests: protocol version (426), then routing (404/405), then
 // authentication (401/403), then the call. Every error becomes {"error": {"code", "message"}}
 // via error_response(); paths outside /v1/, /healthz and /metrics are static files of web_root.
+// The repository leaves claims, uploads and round closes in its open batch (committed later by
+// GroupCommit), so answers carry send_after: every answer to a claim kCommit (a lease handed out
+// survives a killed process); every answer to an upload (PUT /v1/tasks/{id}/result, any status)
+// kSync — a 2xx then always names a durable result, and a 409/410 never rests on a state a
+// crash could undo; population status and model downloads kSync, so a new round's model is
+// never seen before it is durable. The transport must honour it.
 // Thread-safe (TaskRepository and Metrics are).
 #pragma once
 

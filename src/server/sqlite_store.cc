@@ -1,7 +1,12 @@
 #include "server/sqlite_store.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <utility>
 
 #include "core/error.h"
@@ -185,15 +190,51 @@ SqliteStore::SqliteStore(const std::string& path) {
     exec("PRAGMA foreign_keys=ON");
     set_durability(Durability::kFull);
     create_schema();
+    open_wal_for_sync();
   } catch (...) {
+    if (wal_fd_ >= 0) ::close(wal_fd_);
+    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
     sqlite3_close(db_);
     throw;
   }
 }
 
 SqliteStore::~SqliteStore() {
+  if (wal_fd_ >= 0) ::close(wal_fd_);
   for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
   sqlite3_close(db_);
+}
+
+void SqliteStore::open_wal_for_sync() {
+  const char* db_file = sqlite3_db_filename(db_, "main");
+  if (db_file == nullptr || *db_file == '\0') return;  // in memory: nothing to sync
+  // The log exists from the first transaction in WAL mode (create_schema ran one) until this
+  // connection, the last one, closes; checkpoints rewrite or truncate it in place, so the
+  // descriptor keeps naming the live log.
+  const char* wal = sqlite3_filename_wal(db_file);
+  wal_fd_ = ::open(wal, O_RDONLY | O_CLOEXEC);
+  if (wal_fd_ < 0) {
+    throw Error(std::string("sqlite store: cannot open the write-ahead log '") + wal +
+                "' for sync: " + std::strerror(errno));
+  }
+  // SQLite does not sync directories in WAL mode: make the database's and the log's directory
+  // entries durable once, so that a synced log is also found after power loss.
+  const std::string dir = std::filesystem::path(db_file).parent_path().string();
+  const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    if (dir_fd >= 0) ::close(dir_fd);
+    throw Error("sqlite store: cannot sync the directory '" + dir + "': " + reason);
+  }
+  ::close(dir_fd);
+}
+
+void SqliteStore::sync() {
+  if (wal_fd_ < 0) return;
+  if (::fdatasync(wal_fd_) != 0) {
+    throw Error(std::string("sqlite store: fdatasync of the write-ahead log failed: ") +
+                std::strerror(errno));
+  }
 }
 
 SqliteStore::Statement SqliteStore::statement(const char* sql) {
@@ -250,6 +291,12 @@ void SqliteStore::begin(Durability durability) {
 }
 void SqliteStore::commit() { statement("COMMIT").run(); }
 void SqliteStore::rollback() { statement("ROLLBACK").run(); }
+void SqliteStore::begin_nested() { statement("SAVEPOINT step").run(); }
+void SqliteStore::commit_nested() { statement("RELEASE step").run(); }
+void SqliteStore::rollback_nested() {
+  statement("ROLLBACK TO step").run();
+  statement("RELEASE step").run();
+}
 
 // ---- populations
 

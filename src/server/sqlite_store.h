@@ -3,9 +3,14 @@
 //   SqliteStore store("/var/lib/fedleaf/tasks.db");   // creates the schema on first open
 //
 // The database runs in WAL mode with foreign keys on and a busy timeout; commits are fsynced
-// (synchronous=FULL) for Durability::kFull and synchronous=NORMAL otherwise. The schema carries
-// a version number (table schema_version); opening a database of another version throws
-// fedleaf::Error. One connection, used by one thread at a time (see Store).
+// (synchronous=FULL) for Durability::kFull and synchronous=NORMAL otherwise. A NORMAL commit has
+// written its frames to the write-ahead log (the OS holds them: they survive a killed process);
+// sync() fdatasyncs the log through a descriptor of its own, so every frame written before it
+// survives power loss — what FULL does at each commit, once for many commits. The log's
+// checksummed frame chain makes recovery keep a prefix of the commits. The schema carries a
+// version number (table schema_version); opening a database of another version throws
+// fedleaf::Error. One connection, used by one thread at a time (see Store); sync() from any
+// thread. An in-memory database (":memory:") has nothing to sync.
 #pragma once
 
 #include <map>
@@ -31,6 +36,10 @@ class SqliteStore : public Store {
   void begin(Durability durability) override;
   void commit() override;
   void rollback() override;
+  void begin_nested() override;
+  void commit_nested() override;
+  void rollback_nested() override;
+  void sync() override;
 
   void insert_population(const PopulationRecord& population) override;
   std::optional<PopulationRecord> find_population(const std::string& id) override;
@@ -77,10 +86,12 @@ class SqliteStore : public Store {
   void exec(const char* sql);
   void create_schema();
   void set_durability(Durability durability);
+  void open_wal_for_sync();
 
   sqlite3* db_ = nullptr;
   std::map<const char*, sqlite3_stmt*> cache_;
   std::optional<Durability> durability_;
+  int wal_fd_ = -1;  // read-only descriptor of the write-ahead log, for sync(); -1 in memory
 };
 
 }  // namespace fedleaf::server

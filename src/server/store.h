@@ -13,9 +13,13 @@
 // Contracts:
 // - Every state change of the repository happens inside one transaction (begin .. commit);
 //   a transaction either commits whole or leaves no trace. Durability::kFull makes the commit
-//   survive power loss before commit() returns (accepted reports); kNormal survives a killed
-//   process (claims, whose loss costs at most a lease).
-// - Not thread-safe: the caller serialises access (TaskRepository holds one mutex).
+//   survive power loss before commit() returns (population creation, round closes); kNormal
+//   survives a killed process when commit() returns and power loss once a later sync() has
+//   returned (accepted reports, whose answers wait for that sync: group commit; claims, whose
+//   loss costs at most a lease). Commits are ordered: after power loss the store holds a prefix
+//   of them, never a later one without an earlier one.
+// - Not thread-safe: the caller serialises access (TaskRepository holds one mutex) — except
+//   sync(), which may run on another thread while the store is in use.
 // - Blobs (models, results, checkpoints) are byte strings held in std::string.
 // - Errors: Conflict when an insert collides with an existing key, NotFound when an update
 //   names a row that does not exist, fedleaf::Error for storage failures.
@@ -125,6 +129,17 @@ class Store {
   virtual void begin(Durability durability) = 0;
   virtual void commit() = 0;
   virtual void rollback() = 0;
+  // A nested step inside the open transaction (a savepoint): commit_nested() keeps its changes
+  // in the enclosing transaction, rollback_nested() undoes only them. Steps do not nest further.
+  // This lets many all-or-nothing operations share one commit (group commit).
+  virtual void begin_nested() = 0;
+  virtual void commit_nested() = 0;
+  virtual void rollback_nested() = 0;
+  // Makes every transaction committed before the call survive power loss, as a kFull commit
+  // would. Thread-safe with respect to every other method (it may run while another thread
+  // holds a transaction open), so that one sync serves many commits outside the caller's lock.
+  // Throws fedleaf::Error when the storage reports a failure (durability is then unknown).
+  virtual void sync() = 0;
 
   virtual void insert_population(const PopulationRecord& population) = 0;
   virtual std::optional<PopulationRecord> find_population(const std::string& id) = 0;

@@ -53,23 +53,6 @@ std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-// Runs `body` inside one store transaction; a failure rolls it back and surfaces as
-// Unavailable (the caller then drops its in-memory state, which the store no longer matches).
-template <class Body>
-void transact(Store& store, Durability durability, const std::string& what, Body&& body) {
-  try {
-    StoreTransaction tx(store, durability);
-    body();
-    tx.commit();
-  } catch (const Conflict&) {
-    throw;
-  } catch (const NotFound&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Unavailable(what + ": store failure: " + e.what());
-  }
-}
-
 }  // namespace
 
 TaskRepository::TaskRepository(Store& store, const Clock& clock, Metrics& metrics,
@@ -80,7 +63,74 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, Metrics& metric
   }
 }
 
-TaskRepository::~TaskRepository() = default;
+TaskRepository::~TaskRepository() {
+  std::lock_guard lock(mutex_);
+  try {
+    commit_batch_locked(false);
+  } catch (const std::exception& e) {
+    // Nothing of the open batch was answered (answers wait for its commit): losing it is safe.
+    if (options_.logger) {
+      options_.logger->error("event=final_commit_failed error=\"{}\"", e.what());
+    }
+  }
+}
+
+template <class Body>
+void TaskRepository::transact(Durability durability, const std::string& what, Body&& body) {
+  try {
+    if (!batch_open_) {
+      store_.begin(Durability::kNormal);
+      batch_open_ = true;
+    }
+    store_.begin_nested();
+    try {
+      body();
+    } catch (...) {
+      try {
+        store_.rollback_nested();
+      } catch (...) {  // the batch is in an unknown state: give all of it up
+        abandon_batch();
+      }
+      throw;
+    }
+    store_.commit_nested();
+    if (durability == Durability::kFull) commit_batch_locked(true);
+  } catch (const Conflict&) {
+    throw;
+  } catch (const NotFound&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Unavailable(what + ": store failure: " + e.what());
+  }
+}
+
+void TaskRepository::commit_batch() {
+  std::lock_guard lock(mutex_);
+  commit_batch_locked(false);
+}
+
+void TaskRepository::commit_batch_locked(bool sync) {
+  if (batch_open_) {
+    try {
+      store_.commit();
+    } catch (...) {
+      abandon_batch();
+      throw;
+    }
+    batch_open_ = false;
+  }
+  if (sync) store_.sync();
+}
+
+void TaskRepository::abandon_batch() {
+  try {
+    store_.rollback();
+  } catch (...) {  // SQLite may have rolled back already; the next begin starts clean
+  }
+  batch_open_ = false;
+  // The in-memory state holds operations the store no longer has: reload on next use.
+  populations_.clear();
+}
 
 std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
     const PopulationRecord& record) {
@@ -172,7 +222,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   round0.started_at = now;
   round0.deadline = now + record.round_deadline_s;
 
-  transact(store_, Durability::kFull, "create population", [&] {
+  transact(Durability::kFull, "create population", [&] {
     if (populations_.count(record.id) || store_.find_population(record.id)) {
       throw Conflict("population '" + record.id + "' already exists");
     }
@@ -233,7 +283,9 @@ void TaskRepository::close_training_round(PopulationState& st, double now) {
     record.state = "finished";
   }
   try {
-    transact(store_, Durability::kFull, "close round", [&] {
+    // A step of the batch like any other: whoever learns of the new round waits for its commit
+    // (claims) or its sync (uploads, model and status reads; see Router).
+    transact(Durability::kNormal, "close round", [&] {
       store_.update_round(closed);
       store_.delete_results(id, closed.number);
       store_.delete_checkpoint(id, closed.number);
@@ -274,7 +326,7 @@ void TaskRepository::finish(PopulationState& st, double now) {
   PopulationRecord record = st.record;
   record.state = "finished";
   try {
-    transact(store_, Durability::kFull, "finish population", [&] {
+    transact(Durability::kNormal, "finish population", [&] {
       store_.update_round(closed);
       store_.update_population(record);
     });
@@ -292,9 +344,10 @@ void TaskRepository::finish(PopulationState& st, double now) {
 
 ClaimOutcome TaskRepository::claim(const std::string& population_id,
                                    const std::string& client_token, int min_round) {
+  const std::string presented_hash = hash_token(client_token);  // outside the lock
   std::lock_guard lock(mutex_);
   PopulationState& st = state_of(population_id);
-  if (!token_matches(client_token, st.record.client_token_hash)) {
+  if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
     throw Forbidden("client token does not match population '" + population_id + "'");
   }
   const double now = clock_.now();
@@ -331,7 +384,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     task.lease_expires_at = now + st.record.lease_s;
     RoundRecord round = st.round;
     try {
-      transact(store_, Durability::kNormal, "claim", [&] {
+      transact(Durability::kNormal, "claim", [&] {
         TaskRecord record;
         if (expired) {
           record = *expired;
@@ -375,7 +428,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
 void TaskRepository::reject(const std::string& population_id, const std::string& reason) {
   metrics_.count_rejection(reason);
   try {
-    transact(store_, Durability::kNormal, "count rejection",
+    transact(Durability::kNormal, "count rejection",
              [&] { store_.add_rejection(population_id, reason); });
   } catch (const std::exception& e) {
     // The rejection itself stands; only its statistic is lost.
@@ -386,6 +439,9 @@ void TaskRepository::reject(const std::string& population_id, const std::string&
 
 UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& lease_token,
                                      const std::string& body) {
+  // Hashing needs no shared state: done before the lock, which every request waits for.
+  const std::string presented_hash = hash_token(lease_token);
+  const std::string sha = sha256_hex(body);
   std::lock_guard lock(mutex_);
   std::optional<TaskRecord> task = store_.find_task(task_id);
   if (!task) throw NotFound("task " + std::to_string(task_id) + " does not exist");
@@ -394,7 +450,7 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
 
   std::int64_t lease_id = 0;  // every lease is compared, so timing does not reveal which matched
   for (const LeaseRecord& lease : store_.list_leases(task_id)) {
-    if (token_matches(lease_token, lease.token_hash)) lease_id = lease.id;
+    if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
   }
   if (lease_id == 0) {
     reject(population_id, "forbidden");
@@ -402,7 +458,6 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
   }
   const double now = clock_.now();
   advance(st, now);
-  const std::string sha = sha256_hex(body);
   const std::string task_name = "task " + std::to_string(task_id);
 
   if (task->state == "done") {
@@ -473,7 +528,8 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
                           {"result_sha256", sha}}
                          .dump();
   try {
-    transact(store_, Durability::kFull, "accept result", [&] {
+    // A step of the open batch: committed and synced by GroupCommit before the answer is sent.
+    transact(Durability::kNormal, "accept result", [&] {
       store_.insert_result({id, round.number, seq, task.id, body});
       store_.update_task(task);
       store_.update_round(round);
@@ -526,7 +582,7 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord ta
                           {"kind", "evaluate"}, {"status", "accepted"}, {"result_sha256", sha}}
                          .dump();
   try {
-    transact(store_, Durability::kFull, "accept evaluation", [&] {
+    transact(Durability::kNormal, "accept evaluation", [&] {
       store_.update_task(task);
       store_.update_round(round);
     });
@@ -628,6 +684,7 @@ json TaskRepository::list_populations() {
 
 void TaskRepository::tick() {
   std::lock_guard lock(mutex_);
+  const bool batch_was_open = batch_open_;
   const double now = clock_.now();
   std::vector<std::string> ids;
   for (const auto& entry : populations_) ids.push_back(entry.first);
@@ -640,6 +697,14 @@ void TaskRepository::tick() {
       }
     }
   }
+  // Nobody waits for what the tick did (a batch that was already open has waiters, whose
+  // group commit will include it): commit and sync it here.
+  if (batch_was_open || !batch_open_) return;
+  try {
+    commit_batch_locked(true);
+  } catch (const std::exception& e) {
+    if (options_.logger) options_.logger->error("event=tick_commit_failed error=\"{}\"", e.what());
+  }
 }
 
 void TaskRepository::checkpoint_all() {
@@ -648,7 +713,7 @@ void TaskRepository::checkpoint_all() {
     if (!st->aggregator || st->result_seq <= st->checkpoint_seq) continue;
     const CheckpointRecord checkpoint{id, st->round.number, st->result_seq,
                                       to_string_bytes(st->aggregator->checkpoint())};
-    transact(store_, Durability::kFull, "checkpoint", [&] { store_.put_checkpoint(checkpoint); });
+    transact(Durability::kFull, "checkpoint", [&] { store_.put_checkpoint(checkpoint); });
     st->checkpoint_seq = st->result_seq;
   }
 }

@@ -25,12 +25,23 @@
 // Conflict (409) different bytes for a finished task, or an existing population id;
 // InvalidInput (400) an invalid spec or result; Unavailable (503) a store failure.
 //
-// Crash safety: every state change is one store transaction, committed before the call
-// returns; accepted train results are stored in the transaction that accepts them
-// (Durability::kFull), so the open round's aggregate is rebuilt exactly on restart from its
-// last checkpoint plus the results stored after it.
+// Crash safety (group commit): every state change is one all-or-nothing step (a nested store
+// transaction) of the open *batch* transaction; commit_batch() commits the batch (kNormal: it
+// then survives a killed process) and Store::sync() makes it survive power loss. Accepted train
+// results are stored in the step that accepts them, so the open round's aggregate is rebuilt
+// exactly on restart from its last checkpoint plus the results stored after it. claim() and
+// upload() return with their step still uncommitted: the caller must not answer a claim before
+// a commit_batch(), nor an upload before a commit_batch() and a Store::sync(), that started
+// after the call returned (the router marks the answers, the HTTP layer waits for GroupCommit,
+// which batches both). A round closed (or a population finished) by any call is a step of the
+// batch too: every answer that reveals it waits for its commit (claims) or sync (uploads, model
+// and status reads; the router marks them), and tick() commits and syncs what it changed. Steps
+// that must be durable at once (create_population, checkpoint_all) commit the batch and sync the
+// store before returning. A failed commit rolls the batch back and drops the in-memory state,
+// which is reloaded from the store.
 //
-// Thread-safe: every public method holds one mutex (the store has a single writer anyway).
+// Thread-safe: every public method holds one mutex (the store has a single writer anyway); the
+// commit of a batch holds it briefly, the sync does not.
 #pragma once
 
 #include <cstdint>
@@ -124,20 +135,30 @@ class TaskRepository {
   // round r asks for r + 1, so one leaf never reports its data twice in a round); evaluate tasks
   // are not limited. When the leaf must wait for the next round, the retry hint is short
   // (kRoundPollS): a round can close at any moment.
+  // In the open batch when it returns: answer only after commit_batch().
   ClaimOutcome claim(const std::string& population_id, const std::string& client_token,
                      int min_round = 0);
+  // In the open batch when it returns (see "Crash safety"): answer only after commit_batch()
+  // and Store::sync().
   UploadOutcome upload(std::int64_t task_id, const std::string& lease_token,
                        const std::string& body);
-  // The published model of a round (0..current round).
+  // The published model of a round (0..current round). May close a round (in the open batch):
+  // answer only after commit_batch() and Store::sync().
   ModelBlob model(const std::string& population_id, int round);
-  // Status JSON (README "Population status").
+  // Status JSON (README "Population status"). May close a round, like model().
   nlohmann::json status(const std::string& population_id);
   nlohmann::json list_populations();
-  // Closes rounds whose deadline has passed (the server calls this from a timer).
+  // Closes rounds whose deadline has passed (the server calls this from a timer); commits and
+  // syncs what it changed.
   void tick();
   // Writes a checkpoint of every open round with reports since its last one (at shutdown).
   void checkpoint_all();
   std::int64_t open_leases();
+  // Commits the open batch of steps, if any (kNormal: survives a killed process; a
+  // Store::sync() afterwards makes it survive power loss). On a store failure it rolls the batch
+  // back, drops the in-memory state (reloaded from the store on next use) and throws
+  // fedleaf::Error. GroupCommit calls it.
+  void commit_batch();
 
  private:
   struct PopulationState;
@@ -151,6 +172,13 @@ class TaskRepository {
                              const std::string& sha, double now);
   UploadOutcome accept_evaluate(PopulationState& state, TaskRecord task, const std::string& body,
                                 const std::string& sha, double now);
+  // Runs `body` as one step of the open batch (opened on demand); a failure rolls back only the
+  // step and surfaces as Unavailable (Conflict and NotFound pass through). kFull also commits
+  // the batch and syncs the store.
+  template <class Body>
+  void transact(Durability durability, const std::string& what, Body&& body);
+  void commit_batch_locked(bool sync);
+  void abandon_batch();
 
   Store& store_;
   const Clock& clock_;
@@ -158,6 +186,7 @@ class TaskRepository {
   TaskRepositoryOptions options_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<PopulationState>> populations_;
+  bool batch_open_ = false;  // a store transaction holds steps not yet committed
 };
 
 }  // namespace fedleaf::server

@@ -13,7 +13,8 @@
 
 namespace fedleaf::server {
 
-// 256 random bits from the OS (std::random_device), base64url without padding.
+// 256 random bits from the OS (getrandom), base64url without padding. Throws fedleaf::Error
+// when the OS has no randomness to give.
 std::string generate_token();
 // Hex SHA-256 of the token.
 std::string hash_token(std::string_view token);

@@ -205,6 +205,42 @@ TEST_CASE("router_upload_status_codes_follow_the_protocol", "[router]") {
   CHECK(h.router.handle(request("PUT", "/v1/tasks/abc/result", lease, result)).status == 404);
 }
 
+TEST_CASE("router_marks_claims_to_wait_for_the_commit_and_uploads_and_reads_for_the_sync",
+          "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p");
+  Response claim = h.router.handle(request("POST", "/v1/populations/p/tasks:claim", token));
+  Response retry = h.router.handle(request("POST", "/v1/populations/p/tasks:claim", token));
+  Response forbidden = h.router.handle(request("POST", "/v1/populations/p/tasks:claim", "no"));
+  const auto task = nlohmann::json::parse(*claim.body);
+  const std::string url = task["upload_url"];
+  const std::string lease = task["lease_token"];
+
+  Response accepted = h.router.handle(request("PUT", url, lease, test::train_result({1}, 1, 1, 1)));
+  Response repeated = h.router.handle(request("PUT", url, lease, test::train_result({1}, 1, 1, 1)));
+  Response invalid = h.router.handle(request("PUT", url, lease, "garbage"));
+  Response status = h.router.handle(request("GET", "/v1/populations/p"));
+  Response model = h.router.handle(request("GET", "/v1/populations/p/rounds/0/model"));
+  Response created =
+      h.router.handle(request("POST", "/v1/populations", kAdmin, create_body("q", 1)));
+  Response listed = h.router.handle(request("GET", "/v1/populations", kAdmin));
+  Response health = h.router.handle(request("GET", "/healthz"));
+
+  CHECK(claim.send_after == SendAfter::kCommit);
+  CHECK(retry.send_after == SendAfter::kCommit);
+  CHECK(forbidden.send_after == SendAfter::kCommit);
+  CHECK(accepted.status == 201);
+  CHECK(accepted.send_after == SendAfter::kSync);
+  CHECK(repeated.status == 200);
+  CHECK(repeated.send_after == SendAfter::kSync);
+  CHECK(invalid.send_after == SendAfter::kSync);
+  CHECK(status.send_after == SendAfter::kSync);
+  CHECK(model.send_after == SendAfter::kSync);
+  CHECK(created.send_after == SendAfter::kNothing);
+  CHECK(listed.send_after == SendAfter::kNothing);
+  CHECK(health.send_after == SendAfter::kNothing);
+}
+
 TEST_CASE("router_model_download_is_immutable_with_etag_and_304", "[router]") {
   RouterHarness h;
   h.create("p");

@@ -1,7 +1,10 @@
 // Crash test: SIGKILL the server at random points while scripted clients drive a round, restart
 // it on the same database, and finish the round. The published aggregate must equal the
 // reference computed from exactly the uploads that got a 2xx answer: no accepted report lost,
-// none counted twice, leases honoured across restarts.
+// none counted twice, leases honoured across restarts. Enough clients run at once that claims
+// and uploads share group commits, so kills also land while a batch is open (its steps done but
+// not committed: their answers must not have been sent) and between a batch's commit and its
+// sync (committed, unanswered: a retry of the same bytes gets 200).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -14,7 +17,7 @@ test('SIGKILL at random points loses no accepted report and counts none twice', 
   const dir = tempDir('fedleaf-crash-');
   const serverArgs = ['--checkpoint-every', '5'];
   const ctx = { server: await startServer({ dir, args: serverArgs }) };
-  const clientsPerRound = 40;
+  const clientsPerRound = 120;
   const population = await createPopulation(ctx.server.url, {
     id: 'crash', rounds: 2, clients_per_round: clientsPerRound, over_selection: 2, lease_s: 600,
   });
@@ -58,13 +61,18 @@ test('SIGKILL at random points loses no accepted report and counts none twice', 
     }
   }
 
-  const clients = Array.from({ length: 4 }, (_, i) => client(i));
+  const clients = Array.from({ length: 10 }, (_, i) => client(i));
   let kills = 0;
+  const batching = { commits: 0, answers: 0 };
   try {
     for (;;) {
       await sleep(10 + random() * 60);
       const status = await call(`${ctx.server.url}/v1/populations/crash`).catch(() => null);
       if (status?.json?.round >= 1) break;
+      const metrics = await call(`${ctx.server.url}/metrics`).catch(() => null);
+      const counter = (name) => Number(metrics?.bytes.toString().match(new RegExp(`^${name} (\\d+)`, 'm'))?.[1] ?? 0);
+      batching.commits += counter('fedleaf_group_commits_total');
+      batching.answers += counter('fedleaf_group_commit_answers_total');
       await ctx.server.kill();
       kills += 1;
       ctx.server = await startServer({ dir, args: serverArgs });
@@ -76,7 +84,8 @@ test('SIGKILL at random points loses no accepted report and counts none twice', 
 
   try {
     const status = (await call(`${ctx.server.url}/v1/populations/crash`)).json;
-    t.diagnostic(`${kills} kills, ${accepted.size} accepted uploads`);
+    t.diagnostic(`${kills} kills, ${accepted.size} accepted uploads, ` +
+                 `${batching.answers} answers in ${batching.commits} group commits`);
     assert.ok(kills >= 2, `only ${kills} kills happened`);
     assert.equal(status.history[0].reports, clientsPerRound);
     assert.equal(accepted.size, clientsPerRound);

@@ -2,11 +2,13 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "server/sqlite_store.h"
@@ -411,6 +413,94 @@ TEMPLATE_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]"
   CHECK_FALSE(store->find_population("q"));
   CHECK(store->count_active_leases(0) == 0);
   CHECK(store->find_population("p"));
+}
+
+TEMPLATE_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]", SqliteMemoryBackend,
+                   SqliteFileBackend) {
+  TestType backend;
+  auto store = backend.open();
+  seed(*store);
+
+  {
+    StoreTransaction tx(*store, Durability::kNormal);
+    store->begin_nested();
+    store->insert_population(population("q"));
+    store->commit_nested();
+    store->begin_nested();
+    store->insert_population(population("r"));
+    store->rollback_nested();
+    store->begin_nested();
+    store->add_rejection("p", "conflict");
+    store->commit_nested();
+    tx.commit();
+  }
+
+  CHECK(store->find_population("q"));
+  CHECK_FALSE(store->find_population("r"));
+  CHECK(store->rejections("p").at("conflict") == 1);
+}
+
+TEMPLATE_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction", "[store]",
+                   SqliteMemoryBackend, SqliteFileBackend) {
+  TestType backend;
+  auto store = backend.open();
+  seed(*store);
+
+  {
+    StoreTransaction tx(*store, Durability::kNormal);
+    store->begin_nested();
+    store->insert_population(population("q"));
+    store->commit_nested();
+  }
+
+  CHECK_FALSE(store->find_population("q"));
+  CHECK(store->find_population("p"));
+}
+
+TEMPLATE_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[store]",
+                   SqliteMemoryBackend, SqliteFileBackend) {
+  TestType backend;
+  auto store = backend.open();
+  seed(*store);
+  std::atomic<bool> writing{true};
+  int syncs = 0;
+  std::thread syncer([&] {
+    do {
+      store->sync();
+      ++syncs;
+    } while (writing);
+  });
+
+  for (int i = 0; i < 30; ++i) {
+    StoreTransaction tx(*store, Durability::kNormal);
+    store->add_rejection("p", "conflict");
+    tx.commit();
+  }
+  writing = false;
+  syncer.join();
+  store->sync();
+
+  CHECK(syncs >= 1);
+  CHECK(store->rejections("p").at("conflict") == 30);
+}
+
+TEST_CASE("sqlite_file_store_normal_commits_are_seen_by_another_connection_once_committed",
+          "[store]") {
+  SqliteFileBackend backend;
+  auto writer = backend.open();
+  seed(*writer);
+  auto reader = backend.open();
+
+  writer->begin(Durability::kNormal);
+  writer->begin_nested();
+  writer->insert_population(population("q"));
+  writer->commit_nested();
+  const bool seen_before_commit = reader->find_population("q").has_value();
+  writer->commit();
+  writer->sync();
+
+  CHECK_FALSE(seen_before_commit);
+  CHECK(reader->find_population("q"));
 }
 
 TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {

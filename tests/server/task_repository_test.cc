@@ -1,6 +1,10 @@
 // TaskRepository with a fake clock: leases, uploads, rounds, deadlines, auth, restart.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -357,6 +361,83 @@ TEST_CASE("a_restarted_repository_resumes_the_open_round_exactly", "[repository]
     CHECK(test::models_close(test::decode_dense(*restarted.model("p", 1).bytes),
                              test::reference_next_model(uploads)));
   }
+}
+
+TEST_CASE("claims_uploads_and_round_closes_reach_the_store_with_commit_batch", "[repository]") {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("fedleaf_batch_test_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  {
+    SqliteStore store(path);
+    SqliteStore observer(path);  // a second connection sees only committed state
+    FakeClock clock;
+    Metrics metrics;
+    TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
+    const CreatedPopulation p = repo.create_population(test_spec("p", 2, 2, 2));
+    const bool population_committed = observer.find_population("p").has_value();
+    auto first = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+    repo.upload(first.task_id, first.lease_token, train_result({1}, 1, 1, 1));
+    const int reports_before_commit = observer.find_round("p", 0)->reports;
+    const bool task_before_commit = observer.find_task(first.task_id).has_value();
+
+    repo.commit_batch();
+    const int reports_after_commit = observer.find_round("p", 0)->reports;
+    auto second = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+    repo.upload(second.task_id, second.lease_token, train_result({2}, 1, 1, 1));
+    const bool round_closed_before_commit = observer.find_model("p", 1).has_value();
+    repo.commit_batch();
+
+    CHECK(population_committed);
+    CHECK(reports_before_commit == 0);
+    CHECK_FALSE(task_before_commit);
+    CHECK(reports_after_commit == 1);
+    CHECK_FALSE(round_closed_before_commit);
+    CHECK(observer.find_model("p", 1));
+    CHECK(observer.find_round("p", 0)->reports == 2);
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+
+TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("fedleaf_tick_test_" + std::to_string(::getpid()) + ".db"))
+                               .string();
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  {
+    SqliteStore store(path);
+    SqliteStore observer(path);
+    FakeClock clock;
+    Metrics metrics;
+    TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
+    const CreatedPopulation p = repo.create_population(test_spec("p", 2, 3, 1));
+    auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+    repo.upload(task.task_id, task.lease_token, train_result({1}, 1, 1, 1));
+    repo.commit_batch();
+    clock.advance(101);
+
+    repo.tick();
+
+    CHECK(observer.find_model("p", 1));
+    CHECK(observer.find_round("p", 0)->status == "closed");
+  }
+  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+}
+
+TEST_CASE("a_repository_commits_its_open_batch_when_destroyed", "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  Metrics metrics;
+  std::int64_t task_id = 0;
+  {
+    TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
+    auto p = repo.create_population(test_spec("p", 1, 2, 2));
+    task_id = std::get<TaskAssignment>(repo.claim("p", p.client_token)).task_id;
+  }
+
+  store.begin(Durability::kNormal);  // throws if the repository left its transaction open
+  store.rollback();
+  CHECK(store.find_task(task_id));
 }
 
 TEST_CASE("checkpoint_all_lets_a_restart_skip_replaying_results", "[repository]") {

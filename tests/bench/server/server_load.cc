@@ -8,6 +8,12 @@
 // A 204 (nothing to claim, e.g. the last tasks of a round are out) is not an error: the leaf
 // waits --retry-ms (not the 1 s of Retry-After, which would idle it for most of a round) and
 // claims again; 204s are counted separately.
+//
+// --think-ms T (default 0: the closed loop, each leaf claims again the moment its upload
+// is answered) makes each leaf wait between its task and its upload, as a leaf that trains: a
+// time drawn uniformly from [T/2, 3T/2] (devices differ), so the offered load is about
+// C / (T + latency) cycles/s instead of whatever the server can take, and latency is measured
+// below saturation rather than as queueing behind C requests.
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -45,6 +51,7 @@ struct Options {
   double warmup_s = 2;
   long max_cycles = 1'000'000;
   int retry_ms = 5;
+  int think_ms = 0;
   int vocab = 20000;
   int dim = 8;
   int rows = 8;
@@ -92,8 +99,14 @@ std::string make_result(const Options& o, std::mt19937& rng) {
 class Leaf : public std::enable_shared_from_this<Leaf> {
  public:
   Leaf(net::io_context& ioc, const Options& o, Stats& stats, std::string result,
-       Clock::time_point end)
-      : o_(o), stats_(stats), stream_(ioc), timer_(ioc), result_(std::move(result)), end_(end) {}
+       Clock::time_point end, unsigned seed)
+      : o_(o),
+        stats_(stats),
+        stream_(ioc),
+        timer_(ioc),
+        result_(std::move(result)),
+        end_(end),
+        rng_(seed) {}
 
   void start() {
     tcp::endpoint ep(net::ip::make_address(o_.host), o_.port);
@@ -156,9 +169,15 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     }
     if (record) ++stats_.claims;
     const auto task = nlohmann::json::parse(res_.body());
-    send(http::verb::put, task["upload_url"].get<std::string>(),
-         task["lease_token"].get<std::string>(), result_, &Leaf::on_upload);
+    upload_url_ = task["upload_url"].get<std::string>();
+    lease_token_ = task["lease_token"].get<std::string>();
+    if (o_.think_ms <= 0) return upload();
+    std::uniform_int_distribution<int> think(o_.think_ms / 2, o_.think_ms * 3 / 2);
+    timer_.expires_after(std::chrono::milliseconds(think(rng_)));
+    timer_.async_wait([self = shared_from_this()](beast::error_code) { self->upload(); });
   }
+
+  void upload() { send(http::verb::put, upload_url_, lease_token_, result_, &Leaf::on_upload); }
 
   void on_upload() {
     const bool record = stats_.recording(started_);
@@ -193,8 +212,11 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
   http::request<http::string_body> req_;
   http::response<http::string_body> res_;
   std::string result_;
+  std::string upload_url_;
+  std::string lease_token_;
   Clock::time_point end_;
   Clock::time_point started_;
+  std::mt19937 rng_;  // think times
 };
 
 double percentile(std::vector<float> v, double p) {
@@ -230,6 +252,8 @@ int main(int argc, char** argv) {
       o.max_cycles = std::stol(v);
     else if (k == "--retry-ms")
       o.retry_ms = std::stoi(v);
+    else if (k == "--think-ms")
+      o.think_ms = std::stoi(v);
     else if (k == "--vocab")
       o.vocab = std::stoi(v);
     else if (k == "--dim")
@@ -254,7 +278,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.concurrency; ++i) {
     std::string result = make_result(o, rng);
     result_bytes = result.size();
-    std::make_shared<Leaf>(ioc, o, stats, std::move(result), end)->start();
+    std::make_shared<Leaf>(ioc, o, stats, std::move(result), end, static_cast<unsigned>(i))
+        ->start();
   }
   ioc.run();
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
@@ -263,6 +288,7 @@ int main(int argc, char** argv) {
   long errors = 0;
   for (const auto& [kind, n] : stats.errors) errors += n;
   nlohmann::json out = {{"concurrency", o.concurrency},
+                        {"think_ms", o.think_ms},
                         {"seconds", seconds},
                         {"cycles", stats.cycles},
                         {"cycles_per_s", static_cast<double>(stats.cycles) / seconds},
