@@ -31,6 +31,12 @@ struct TaskRepository::PopulationState {
 
 namespace {
 
+// Reports a round expects: lets each accumulator size itself up front (results never depend on
+// it; see AccumulatorOptions).
+std::size_t expected_reports(const PopulationRecord& record) {
+  return static_cast<std::size_t>(std::max(1, record.clients_per_round));
+}
+
 std::string plan_with_kind(const std::string& plan_json, const char* kind) {
   json plan = json::parse(plan_json);
   plan["kind"] = kind;
@@ -156,7 +162,7 @@ std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
           checkpoint->bytes.size());
       st->checkpoint_seq = st->result_seq = checkpoint->seq;
     } else {
-      st->aggregator.emplace(record.plan_json, std::move(tensors));
+      st->aggregator.emplace(record.plan_json, std::move(tensors), expected_reports(record));
     }
     for (const ResultRecord& result :
          store_.list_results(record.id, round->number, st->checkpoint_seq)) {
@@ -197,7 +203,8 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   }
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
-  core::RoundAggregator check(spec.plan_json, tensors);
+  core::RoundAggregator check(spec.plan_json, tensors,
+                              static_cast<std::size_t>(spec.clients_per_round));
 
   const double now = clock_.now();
   CreatedPopulation created;
@@ -311,7 +318,7 @@ void TaskRepository::close_training_round(PopulationState& st, double now) {
   if (training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(record.plan_json, std::move(next));
+    st.aggregator.emplace(record.plan_json, std::move(next), expected_reports(record));
   }
   if (options_.logger && record.state == "finished") {
     options_.logger->info("event=population_finished population={} rounds={}", id, record.rounds);
@@ -416,7 +423,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
 
   // Tasks come back when a lease expires or the round reaches its deadline; a new round (new
   // tasks) opens whenever the open one reaches quorum, so waiting leaves poll at least that often.
-  double wake = std::min(st.round.deadline, now + kRoundPollS);
+  double wake = std::min(st.round.deadline, now + round_poll_s(st.record.clients_per_round));
   if (auto expiry = store_.next_lease_expiry(population_id, st.round.number, now)) {
     wake = std::min(wake, *expiry);
   }

@@ -44,6 +44,7 @@
 // commit of a batch holds it briefly, the sync does not.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -100,8 +101,14 @@ struct TaskAssignment {
 
 // Nothing to hand out now: every task of the open round is leased (retry when a lease may
 // expire or the round may close), or the population is finished.
-// Longest retry hint while a leaf waits for the open round to close.
-inline constexpr double kRoundPollS = 0.5;
+// Retry hint while a leaf waits for the open round to close: short, because a round can close
+// at any moment and its leaves should start the next one together, but growing with the round
+// size so a population's waiting leaves poll at most ~250 times per second in all.
+inline constexpr double kRoundPollS = 0.5;  // the longest hint
+inline constexpr double kMinRoundPollS = 0.05;
+inline double round_poll_s(int clients_per_round) {
+  return std::clamp(0.004 * clients_per_round, kMinRoundPollS, kRoundPollS);
+}
 
 struct RetryLater {
   double retry_after_s = 1;  // whole seconds, >= 1 (HTTP Retry-After)
@@ -134,7 +141,7 @@ class TaskRepository {
   // min_round: hand out train tasks only of rounds >= min_round (a leaf that already trained on
   // round r asks for r + 1, so one leaf never reports its data twice in a round); evaluate tasks
   // are not limited. When the leaf must wait for the next round, the retry hint is short
-  // (kRoundPollS): a round can close at any moment.
+  // (round_poll_s): a round can close at any moment.
   // In the open batch when it returns: answer only after commit_batch().
   ClaimOutcome claim(const std::string& population_id, const std::string& client_token,
                      int min_round = 0);

@@ -66,10 +66,18 @@ TEST_CASE("claim_hands_out_train_tasks_up_to_the_pool_then_retry_later", "[repos
   CHECK(a.model_etag == p.model_etag);
   CHECK(nlohmann::json::parse(a.plan_json)["kind"] == "train");
   CHECK_FALSE(retry.finished);
-  // The first lease expires in 10 s, but the round may close sooner: poll every kRoundPollS.
-  CHECK(retry.retry_after_ms == 1000 * kRoundPollS);
+  // The first lease expires in 10 s, but the round may close sooner: poll every round_poll_s.
+  CHECK(retry.retry_after_ms == 1000 * round_poll_s(2));
+  CHECK(retry.retry_after_ms == 1000 * kMinRoundPollS);
   CHECK(retry.retry_after_s == 1);
   CHECK(h.status(p)["plan"]["updates"].contains("emb/weight"));
+}
+
+TEST_CASE("round_poll_hint_grows_with_the_round_size_within_bounds", "[repository]") {
+  CHECK(round_poll_s(1) == kMinRoundPollS);
+  CHECK(round_poll_s(16) == Approx(0.064));
+  CHECK(round_poll_s(100) == Approx(0.4));
+  CHECK(round_poll_s(5000) == kRoundPollS);
 }
 
 TEST_CASE("claim_with_min_round_skips_train_tasks_of_earlier_rounds", "[repository]") {
@@ -79,7 +87,7 @@ TEST_CASE("claim_with_min_round_skips_train_tasks_of_earlier_rounds", "[reposito
 
   const ClaimOutcome same_round = h.repo.claim(p.id, p.client_token, /*min_round=*/1);
   REQUIRE(std::holds_alternative<RetryLater>(same_round));
-  CHECK(std::get<RetryLater>(same_round).retry_after_ms <= 1000 * kRoundPollS);
+  CHECK(std::get<RetryLater>(same_round).retry_after_ms <= 1000 * round_poll_s(2));
   const TaskAssignment second = h.claim_task(p);
   h.upload(first, train_result({1}, 1.f, 1.f, 3));
   h.upload(second, train_result({2}, 1.f, 1.f, 3));
