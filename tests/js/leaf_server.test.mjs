@@ -72,6 +72,28 @@ test('two leaves complete every task of a two-round population', async () => {
   }
 });
 
+test('an upload weighs nnz x (index + value bytes) plus the dense tensors and a header, within 10%', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server, { rounds: 1, clients_per_round: 1 });
+    const data = leafData(0, 1);
+    const uploads = [];
+    await runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset: data, backoff: fast,
+      onEvent: (e) => { if (e.type === 'uploaded') uploads.push(e.bytes); },
+    });
+    const dim = PLAN.model.layers[0].dim;
+    const rows = data.touchedRows(PLAN);
+    const payload = rows * (8 + 4 * dim) + (dim * 2 + 2) * 4;  // I64 row ids, F32 rows; out/*
+    assert.equal(uploads.length, 1);
+    assert.ok(uploads[0] >= payload && uploads[0] <= payload * 1.1,
+      `upload ${uploads[0]} bytes for ${rows} rows: payload ${payload}`);
+    data.delete();
+  } finally {
+    await server.stop();
+  }
+});
+
 test('a leaf aborted mid-training uploads nothing and its task goes to another leaf', async () => {
   const server = await startServer();
   try {
