@@ -7,6 +7,7 @@
 #include "core/safetensors.h"
 #include "core/train/metrics.h"
 #include "core/train/model.h"
+#include "core/train/model_parameters.h"
 #include "core/train/murmur3.h"
 #include "core/train/plan.h"
 #include "core/train/seeded_random.h"
@@ -25,26 +26,8 @@ std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_b
                                    std::size_t model_size, const Dataset& dataset,
                                    const ExecuteOptions& options) {
   check_dataset_fits(plan.model, dataset);
-  NamedTensors decoded =
-      read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors;
-  Parameters params;
-  for (const ParameterSpec& p : parameter_specs(plan.model)) {
-    const auto it = decoded.find(p.name);
-    if (it == decoded.end()) {
-      throw InvalidInput("model: missing tensor '" + p.name + "' declared by " + p.declared_by);
-    }
-    DenseTensor* dense = std::get_if<DenseTensor>(&it->second);
-    if (dense == nullptr) {
-      throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " +
-                         std::string(encoding_name(it->second)));
-    }
-    if (dense->shape() != p.shape) {
-      throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(dense->shape()) +
-                         " differs from " + shape_to_string(p.shape) + " declared by " +
-                         p.declared_by);
-    }
-    params.emplace(p.name, std::move(*dense));
-  }
+  Parameters params = declared_parameters(
+      plan.model, read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors);
   const std::size_t batch_size = std::min(plan.eval_batch_size, dataset.size());
   Model model(plan.model, params, batch_size);
   BatchGatherer gatherer(dataset);

@@ -7,34 +7,11 @@
 #include "core/safetensors.h"
 #include "core/train/batch.h"
 #include "core/train/model.h"
+#include "core/train/model_parameters.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {
 namespace {
-
-// The declared parameters of the plan's model, taken from the decoded model bytes. Unlike
-// training, an embedding table must have exactly `vocab` rows: every id below the vocab is read.
-Parameters parameters_from(const ModelSpec& spec, NamedTensors decoded) {
-  Parameters params;
-  for (const ParameterSpec& p : parameter_specs(spec)) {
-    const auto it = decoded.find(p.name);
-    if (it == decoded.end()) {
-      throw InvalidInput("model: missing tensor '" + p.name + "' declared by " + p.declared_by);
-    }
-    DenseTensor* dense = std::get_if<DenseTensor>(&it->second);
-    if (dense == nullptr) {
-      throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " +
-                         std::string(encoding_name(it->second)));
-    }
-    if (dense->shape() != p.shape) {
-      throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(dense->shape()) +
-                         " differs from " + shape_to_string(p.shape) + " declared by " +
-                         p.declared_by);
-    }
-    params.emplace(p.name, std::move(*dense));
-  }
-  return params;
-}
 
 // Writes softmax(logits[0..width)) into out, stably (max subtracted first).
 void softmax_row(const float* logits, std::size_t width, float* out) {
@@ -52,7 +29,7 @@ Predictions predict(const std::string& plan_json, const std::uint8_t* model_byte
                     std::size_t model_size, const Dataset& dataset) {
   const Plan plan = parse_plan(plan_json);
   check_dataset_fits(plan.model, dataset);
-  Parameters params = parameters_from(
+  Parameters params = declared_parameters(
       plan.model, read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors);
   const std::size_t batch_size = std::min(plan.eval_batch_size, dataset.size());
   Model model(plan.model, params, batch_size);

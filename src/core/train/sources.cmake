@@ -9,6 +9,7 @@ set(FEDLEAF_TRAIN_SOURCES
   loss.cc
   metrics.cc
   model.cc
+  model_parameters.cc
   murmur3.cc
   optimizer.cc
   plan.cc
