@@ -2,6 +2,8 @@
 // result never depends on it.
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "tests/core/aggregation/aggregation_test_util.h"
 
 namespace fedleaf {
@@ -29,6 +31,26 @@ std::vector<core::SparseTensor> random_clients(std::mt19937_64& rng, std::int64_
     for (std::size_t e = 0; e < keys.size(); ++e) {
       idx(e, 0) = keys[e];
       v(e) = static_cast<float>(e % 7) - 3.f;
+    }
+    out.emplace_back(std::move(idx), core::DenseTensor(std::move(v)), core::DenseShape{d});
+  }
+  return out;
+}
+
+// Like random_clients, but every update has exactly k distinct keys.
+std::vector<core::SparseTensor> random_distinct_clients(std::mt19937_64& rng, std::int64_t d,
+                                                        std::size_t clients, std::size_t k) {
+  std::vector<core::SparseTensor> out;
+  for (std::size_t c = 0; c < clients; ++c) {
+    std::set<std::int64_t> keys;
+    while (keys.size() < k) keys.insert(std::uniform_int_distribution<std::int64_t>(0, d - 1)(rng));
+    core::CooIndices idx = core::CooIndices::from_shape({k, 1});
+    xt::xarray<float> v = xt::xarray<float>::from_shape({k});
+    std::size_t e = 0;
+    for (std::int64_t key : keys) {
+      idx(e, 0) = key;
+      v(e) = static_cast<float>(e % 7) - 3.f;
+      ++e;
     }
     out.emplace_back(std::move(idx), core::DenseTensor(std::move(v)), core::DenseShape{d});
   }
@@ -99,13 +121,16 @@ TEST_CASE("expected_updates_hint_plans_at_the_first_update_from_its_entry_count"
   CHECK(busy.representation() == Representation::kSparse);  // nothing known before an update
   busy.add(clients[0], 1.0);
   CHECK(busy.representation() == Representation::kDense);
-  // 2 updates × 2000 entries touch ~4%: sparse, with the table reserved for all of them.
+  // 2 updates × 2000 entries touch ~4%: sparse, with the table reserved for all of them. The
+  // plan assumes every update has the first one's entry count, so both have exactly 2000 keys
+  // (random_clients drops duplicate draws, which would make the counts differ by platform).
+  const auto even = random_distinct_clients(rng, d, 2, 2000);
   core::SparseSumAccumulator quiet("h", spec, UpdateEncoding::kCoo, DType::F32, {d},
                                    {RepresentationPolicy::kAuto, 0, 2});
-  quiet.add(clients[0], 1.0);
+  quiet.add(even[0], 1.0);
   CHECK(quiet.representation() == Representation::kSparse);
   const std::size_t reserved = quiet.state_bytes();
-  quiet.add(clients[1], 2.0);
+  quiet.add(even[1], 2.0);
   CHECK(quiet.state_bytes() == reserved);
   CHECK(quiet.peak_state_bytes() == reserved);
   // The hint never changes the result.
