@@ -14,21 +14,10 @@
 #include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;
+using fedleaf::test::kDesignPlan;
 using fedleaf::test::MessageContains;
 
 namespace {
-
-// The example plan of DESIGN.md, verbatim.
-const char* kDesignPlan = R"({"model": {"inputs": {"tokens": "sparse_ids"},
-           "layers": [{"type": "embedding_bag", "name": "emb", "input": "tokens",
-                       "vocab": 262144, "dim": 16, "combiner": "mean"},
-                      {"type": "dense", "name": "out", "units": 2}],
-           "loss": "softmax_cross_entropy"},
- "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1},
-           "epochs": 1, "batch_size": 32},
- "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
-             "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
-             "out/bias":   {"encoding": "dense", "aggregator": "weighted_mean"}}})";
 
 // emb (vocab 30, dim 4) → dense 5 tanh → dense 3, softmax; every tensor's update in `encoding`
 // (the embedding's in `emb_encoding`).

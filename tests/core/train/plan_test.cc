@@ -2,23 +2,13 @@
 
 #include "core/train/plan.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;
+using fedleaf::test::kDesignPlan;
 using fedleaf::test::MessageContains;
 
 namespace {
-
-// The example plan of DESIGN.md, verbatim.
-const char* kDesignPlan = R"({"model": {"inputs": {"tokens": "sparse_ids"},
-           "layers": [{"type": "embedding_bag", "name": "emb", "input": "tokens",
-                       "vocab": 262144, "dim": 16, "combiner": "mean"},
-                      {"type": "dense", "name": "out", "units": 2}],
-           "loss": "softmax_cross_entropy"},
- "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1},
-           "epochs": 1, "batch_size": 32},
- "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
-             "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
-             "out/bias":   {"encoding": "dense", "aggregator": "weighted_mean"}}})";
 
 // A plan with `model` spliced in and a minimal valid train/updates section.
 std::string plan_with_model(

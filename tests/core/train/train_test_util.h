@@ -14,6 +14,18 @@
 
 namespace fedleaf::test {
 
+// The example plan of DESIGN.md, verbatim.
+inline const char* kDesignPlan = R"({"model": {"inputs": {"tokens": "sparse_ids"},
+           "layers": [{"type": "embedding_bag", "name": "emb", "input": "tokens",
+                       "vocab": 262144, "dim": 16, "combiner": "mean"},
+                      {"type": "dense", "name": "out", "units": 2}],
+           "loss": "softmax_cross_entropy"},
+ "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1},
+           "epochs": 1, "batch_size": 32},
+ "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
+             "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
+             "out/bias":   {"encoding": "dense", "aggregator": "weighted_mean"}}})";
+
 // `n` examples of 0..max_ids ids below `vocab` (duplicates possible), weights in [0.25, 2)
 // when `weighted`, labels below `classes`.
 inline core::Dataset random_sparse_dataset(std::uint64_t seed, std::size_t n, std::uint32_t vocab,
