@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/aggregation/sparse_sum_operator.h"
 #include "core/error.h"
 
 namespace fedleaf::core {
@@ -311,26 +312,16 @@ std::map<std::string, UpdateSpec> parse_updates(const json& updates,
     if (!declared) fail(path, "not a parameter of the model (parameters: " + known + ")");
     if (!it->is_object()) fail(path, "expected an object");
     UpdateSpec spec;
-    const std::string encoding = get_string(*it, path, "encoding");
-    if (encoding == "dense")
-      spec.encoding = UpdateEncoding::kDense;
-    else if (encoding == "row_sparse")
-      spec.encoding = UpdateEncoding::kRowSparse;
-    else if (encoding == "coo")
-      spec.encoding = UpdateEncoding::kCoo;
-    else
-      fail(path + ".encoding",
-           "unknown encoding '" + encoding + "' (expected dense, row_sparse or coo)");
+    spec.encoding = parse_update_encoding(get_string(*it, path, "encoding"), path + ".encoding");
     spec.aggregator = get_string(*it, path, "aggregator");
-    static const std::set<std::string> kAggregators{
-        "sum", "weighted_mean", "mean_over_contributors", "count", "clipped_weighted_mean"};
-    if (kAggregators.count(spec.aggregator) == 0) {
-      fail(path + ".aggregator", "unknown aggregator '" + spec.aggregator + "'");
-    }
+    std::optional<double> clip_norm;
     if (spec.aggregator == "clipped_weighted_mean") {
       spec.clip_norm =
           get_float(*it, path, "clip_norm", std::nullopt, "> 0", [](double d) { return d > 0; });
+      clip_norm = spec.clip_norm;
     }
+    // The aggregation library owns the operator names: one list for the plan and the server.
+    parse_operator_spec(spec.aggregator, clip_norm, path + ".aggregator");
     out.emplace(it.key(), spec);
   }
   return out;

@@ -56,6 +56,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/update_encoding.h"
 #include "core/train/text_features.h"
 
 namespace fedleaf::core {
@@ -66,7 +67,6 @@ enum class Combiner { kSum, kMean, kSqrtn };
 enum class Initializer { kUniform, kGlorotUniform, kZeros };
 enum class LossType { kSoftmaxCrossEntropy, kSigmoidCrossEntropy };
 enum class OptimizerType { kSgd, kMomentum, kAdam };
-enum class UpdateEncoding { kDense, kRowSparse, kCoo };
 enum class PlanKind { kTrain, kEvaluate };
 
 struct LayerSpec {

@@ -153,6 +153,10 @@ TEST_CASE("plan_errors_name_the_json_path", "[plan]") {
               R"(], "loss": "softmax_cross_entropy"})",
           R"({"emb/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean"}})"),
       "plan.updates.emb/weight.clip_norm: missing");
+  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                                    R"(], "loss": "softmax_cross_entropy"})",
+                                R"({"emb/weight": {"encoding": "coo", "aggregator": "median"}})"),
+                "plan.updates.emb/weight.aggregator: unknown aggregator 'median'");
   check_rejects(kDesignPlan + std::string("x"), "plan: not valid JSON");
   check_rejects(
       R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
