@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/coalesce.h"
+#include "core/text_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -24,8 +25,6 @@ constexpr std::string_view kDenseShapeSuffix = ":dense_shape";
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-
-std::string in_quotes(std::string_view name) { return "'" + std::string(name) + "'"; }
 
 // One stored array: a dense tensor or one component of a sparse tuple.
 struct StoredArray {

@@ -11,29 +11,21 @@
 #include "core/error.h"
 #include "core/linear_index.h"
 #include "core/safetensors.h"
+#include "core/text_format.h"
 
 namespace fedleaf::core {
 namespace {
 
 constexpr std::uint64_t kMaxKeys = std::uint64_t{1} << 63;
 
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-// Decimal text that reads back to the same double.
-std::string format_double(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-
 double parse_double(const std::string& text, const std::string& what) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) {
-    throw InvalidInput(what + " " + quoted(text) + " is not a number");
+    throw InvalidInput(what + " " + in_quotes(text) + " is not a number");
   }
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(v)) {
-    throw InvalidInput(what + " " + quoted(text) + " is not a finite number");
+    throw InvalidInput(what + " " + in_quotes(text) + " is not a finite number");
   }
   return v;
 }
@@ -41,7 +33,7 @@ double parse_double(const std::string& text, const std::string& what) {
 std::uint64_t parse_count(const std::string& text, const std::string& what) {
   if (text.empty() || text.size() > 19 ||
       !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    throw InvalidInput(what + " " + quoted(text) + " is not a non-negative integer");
+    throw InvalidInput(what + " " + in_quotes(text) + " is not a non-negative integer");
   }
   return std::stoull(text);
 }
@@ -162,7 +154,7 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
       dtype_(dtype),
       dense_shape_(std::move(dense_shape)),
       options_(options) {
-  const std::string where = "accumulator " + quoted(name_);
+  const std::string where = "accumulator " + in_quotes(name_);
   if (dtype_ != DType::F32 && dtype_ != DType::F64) {
     throw InvalidInput(where + ": dtype " + std::string(dtype_name(dtype_)) + " is not F32 or F64");
   }
@@ -383,7 +375,7 @@ void SparseSumAccumulator::append_slot(std::uint64_t key) {
 }
 
 void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared& out) const {
-  const auto where = [&] { return "update " + quoted(name_); };  // built only to throw
+  const auto where = [&] { return "update " + in_quotes(name_); };  // built only to throw
   const UpdateEncoding encoding = update_encoding_of(update);
   if (encoding != encoding_) {
     throw InvalidInput(where() + ": encoding '" + std::string(update_encoding_name(encoding)) +
@@ -391,7 +383,8 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
                        std::string(update_encoding_name(encoding_)) + "'");
   }
   if (!(std::isfinite(weight) && weight > 0.0)) {
-    throw InvalidInput(where() + ": weight " + format_double(weight) + " must be finite and > 0");
+    throw InvalidInput(where() + ": weight " + format_double_exact(weight) +
+                       " must be finite and > 0");
   }
   const DenseTensor& values = values_of(update);
   if (values.dtype() != dtype_) {
@@ -639,12 +632,12 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
     merge(copy);
     return;
   }
-  const std::string where = "merge into accumulator " + quoted(name_);
+  const std::string where = "merge into accumulator " + in_quotes(name_);
   if (other.spec_ != spec_) {
     throw InvalidInput(where + ": operator " + std::string(operator_name(other.spec_.op)) +
-                       " (clip_norm " + format_double(other.spec_.clip_norm) +
+                       " (clip_norm " + format_double_exact(other.spec_.clip_norm) +
                        ") differs from this one's " + std::string(operator_name(spec_.op)) +
-                       " (clip_norm " + format_double(spec_.clip_norm) + ")");
+                       " (clip_norm " + format_double_exact(spec_.clip_norm) + ")");
   }
   if (other.encoding_ != encoding_) {
     throw InvalidInput(where + ": encoding '" + std::string(update_encoding_name(other.encoding_)) +
@@ -807,10 +800,10 @@ Tensor SparseSumAccumulator::finalize() const {
     });
     if (coo) {
       return SparseTensor(std::move(coo_indices), DenseTensor(std::move(values)), dense_shape_,
-                          "aggregate " + quoted(name_));
+                          "aggregate " + in_quotes(name_));
     }
     return RowSparseTensor(std::move(row_indices), DenseTensor(std::move(values)), dense_shape_,
-                           "aggregate " + quoted(name_));
+                           "aggregate " + in_quotes(name_));
   };
   if (spec_.op == SparseSumOperator::kCount) {
     return rule == Rule::kUpdates
@@ -834,13 +827,13 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
                                 Metadata& metadata) const {
   metadata[prefix + "@operator"] = std::string(operator_name(spec_.op));
   if (spec_.op == SparseSumOperator::kClippedWeightedMean) {
-    metadata[prefix + "@clip_norm"] = format_double(spec_.clip_norm);
+    metadata[prefix + "@clip_norm"] = format_double_exact(spec_.clip_norm);
   }
   metadata[prefix + "@encoding"] = std::string(update_encoding_name(encoding_));
   metadata[prefix + "@dtype"] = std::string(dtype_name(dtype_));
   metadata[prefix + "@dense_shape"] = format_shape(dense_shape_);
   metadata[prefix + "@num_updates"] = std::to_string(num_updates_);
-  metadata[prefix + "@total_weight"] = format_double(total_weight_);
+  metadata[prefix + "@total_weight"] = format_double_exact(total_weight_);
   if (encoding_ == UpdateEncoding::kDense) {
     if (tracks_values(spec_.op)) {
       xt::xarray<double> sums = xt::xarray<double>::from_shape({sums_.size()});
@@ -877,11 +870,11 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
                                                 const NamedTensors& tensors,
                                                 const Metadata& metadata,
                                                 AccumulatorOptions options) {
-  const std::string where = "checkpoint of accumulator " + quoted(prefix);
+  const std::string where = "checkpoint of accumulator " + in_quotes(prefix);
   const auto meta = [&](const std::string& key) -> const std::string& {
     const auto it = metadata.find(prefix + "@" + key);
     if (it == metadata.end()) {
-      throw InvalidInput(where + ": metadata " + quoted(prefix + "@" + key) + " is missing");
+      throw InvalidInput(where + ": metadata " + in_quotes(prefix + "@" + key) + " is missing");
     }
     return it->second;
   };
@@ -896,7 +889,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
   const std::uint64_t num_updates = parse_count(meta("num_updates"), where + ": num_updates");
   const double total_weight = parse_double(meta("total_weight"), where + ": total_weight");
   if (total_weight < 0.0 || (num_updates == 0) != (total_weight == 0.0)) {
-    throw InvalidInput(where + ": total_weight " + format_double(total_weight) +
+    throw InvalidInput(where + ": total_weight " + format_double_exact(total_weight) +
                        " is inconsistent with num_updates " + std::to_string(num_updates) +
                        " (must be > 0 exactly when there are updates)");
   }
@@ -904,11 +897,11 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
   const auto array = [&](const std::string& suffix, DType want, const Shape& want_shape) {
     const auto it = tensors.find(prefix + suffix);
     if (it == tensors.end()) {
-      throw InvalidInput(where + ": tensor " + quoted(prefix + suffix) + " is missing");
+      throw InvalidInput(where + ": tensor " + in_quotes(prefix + suffix) + " is missing");
     }
     const auto* t = std::get_if<DenseTensor>(&it->second);
     if (!t || t->dtype() != want || t->shape() != want_shape) {
-      throw InvalidInput(where + ": tensor " + quoted(prefix + suffix) + " must be a dense " +
+      throw InvalidInput(where + ": tensor " + in_quotes(prefix + suffix) + " must be a dense " +
                          std::string(dtype_name(want)) + " array of shape " +
                          shape_to_string(want_shape));
     }
@@ -934,7 +927,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
     const auto it = tensors.find(prefix + "@keys");
     const auto* key_tensor = it == tensors.end() ? nullptr : std::get_if<DenseTensor>(&it->second);
     if (!key_tensor || key_tensor->dtype() != DType::I64 || key_tensor->rank() != 1) {
-      throw InvalidInput(where + ": tensor " + quoted(prefix + "@keys") +
+      throw InvalidInput(where + ": tensor " + in_quotes(prefix + "@keys") +
                          " must be a dense I64 array of shape [n]");
     }
     const std::size_t n = key_tensor->size();
@@ -968,7 +961,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
                 ? c >= 1.0 && c == std::floor(c) && c <= static_cast<double>(num_updates)
                 : c > 0.0;
         if (!counted) {
-          throw InvalidInput(where + ": contributor weight " + format_double(c) + " of key " +
+          throw InvalidInput(where + ": contributor weight " + format_double_exact(c) + " of key " +
                              std::to_string(keys[e]) + " is impossible for " +
                              std::to_string(num_updates) + " updates");
         }
@@ -1007,7 +1000,7 @@ SparseSumAccumulator SparseSumAccumulator::from_safetensors(const std::uint8_t* 
   for (const auto& [tensor_name, tensor] : file.tensors) {
     if (tensor_name != it->second + "@keys" && tensor_name != it->second + "@sums" &&
         tensor_name != it->second + "@contributors") {
-      throw InvalidInput("accumulator checkpoint: unexpected tensor " + quoted(tensor_name));
+      throw InvalidInput("accumulator checkpoint: unexpected tensor " + in_quotes(tensor_name));
     }
   }
   return load(it->second, file.tensors, file.metadata, options);

@@ -1,4 +1,5 @@
 #include "core/train/executor.h"
+#include "core/text_format.h"
 
 #include <cmath>
 #include <cstdio>
@@ -15,12 +16,6 @@
 
 namespace fedleaf::core {
 namespace {
-
-std::string format_decimal(double value) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", value);
-  return buf;
-}
 
 std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_bytes,
                                    std::size_t model_size, const Dataset& dataset,

@@ -1,4 +1,5 @@
 #include "core/train/training_session.h"
+#include "core/text_format.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -18,12 +19,6 @@ struct TrainingSession::TrainedParameter {
 };
 
 namespace {
-
-std::string format_decimal(double value) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.9g", value);
-  return buf;
-}
 
 DenseTensor take_parameter(NamedTensors& model, const ParameterSpec& p) {
   const auto it = model.find(p.name);
