@@ -65,7 +65,19 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, Metrics& metric
                                TaskRepositoryOptions options)
     : store_(store), clock_(clock), metrics_(metrics), options_(std::move(options)) {
   for (const PopulationRecord& record : store_.list_populations()) {
-    populations_.emplace(record.id, load(record));
+    try {
+      populations_.emplace(record.id, load(record));
+    } catch (const std::exception& e) {
+      quarantine(record.id, e.what());
+    }
+  }
+}
+
+void TaskRepository::quarantine(const std::string& population_id, const std::string& reason) {
+  quarantined_[population_id] = reason;
+  if (options_.logger) {
+    options_.logger->error("event=population_quarantined population={} reason=\"{}\"",
+                           population_id, reason);
   }
 }
 
@@ -183,9 +195,21 @@ std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
 TaskRepository::PopulationState& TaskRepository::state_of(const std::string& population_id) {
   auto it = populations_.find(population_id);
   if (it != populations_.end()) return *it->second;
+  if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
+    throw Unavailable("population '" + population_id +
+                      "' failed to load and is quarantined: " + failed->second);
+  }
   auto record = store_.find_population(population_id);
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
-  return *populations_.emplace(population_id, load(*record)).first->second;
+  std::unique_ptr<PopulationState> loaded;
+  try {
+    loaded = load(*record);
+  } catch (const std::exception& e) {
+    quarantine(population_id, e.what());
+    throw Unavailable("population '" + population_id +
+                      "' failed to load and is quarantined: " + e.what());
+  }
+  return *populations_.emplace(population_id, std::move(loaded)).first->second;
 }
 
 CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) {
@@ -269,7 +293,14 @@ void TaskRepository::advance(PopulationState& st, double now) {
 
 void TaskRepository::close_training_round(PopulationState& st, double now) {
   const std::string id = st.record.id;
-  core::NamedTensors next = st.aggregator->next_model();
+  std::uint64_t withheld_nonfinite = 0;
+  core::NamedTensors next = st.aggregator->next_model(&withheld_nonfinite);
+  if (withheld_nonfinite > 0 && options_.logger) {
+    options_.logger->warn(
+        "event=round_overflow_withheld population={} round={} elements={} (each kept its old "
+        "value: the aggregate would not have been finite)",
+        id, st.round.number, withheld_nonfinite);
+  }
   std::string bytes = to_string_bytes(core::write_safetensors(next));
   const std::string etag = sha256_hex(bytes);
 
@@ -650,6 +681,9 @@ json round_json(const RoundRecord& r) {
 
 json TaskRepository::status(const std::string& population_id) {
   std::lock_guard lock(mutex_);
+  if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
+    return {{"id", population_id}, {"state", "failed"}, {"failure_reason", failed->second}};
+  }
   PopulationState& st = state_of(population_id);
   advance(st, clock_.now());
   const PopulationRecord& p = st.record;
@@ -680,8 +714,9 @@ json TaskRepository::list_populations() {
   std::lock_guard lock(mutex_);
   json out = json::array();
   for (const PopulationRecord& p : store_.list_populations()) {
+    const bool failed = quarantined_.count(p.id) > 0;
     out.push_back({{"id", p.id},
-                   {"state", p.state},
+                   {"state", failed ? std::string("failed") : p.state},
                    {"round", p.current_round},
                    {"rounds", p.rounds},
                    {"clients_per_round", p.clients_per_round}});
@@ -696,6 +731,7 @@ void TaskRepository::tick() {
   std::vector<std::string> ids;
   for (const auto& entry : populations_) ids.push_back(entry.first);
   for (const std::string& id : ids) {
+    if (quarantined_.count(id)) continue;
     try {
       advance(state_of(id), now);
     } catch (const std::exception& e) {

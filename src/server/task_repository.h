@@ -23,7 +23,8 @@
 // Errors (the HTTP status the router maps them to): NotFound (404) unknown population, task or
 // model; Forbidden (403) a token that does not match; Gone (410) expired lease or closed round;
 // Conflict (409) different bytes for a finished task, or an existing population id;
-// InvalidInput (400) an invalid spec or result; Unavailable (503) a store failure.
+// InvalidInput (400) an invalid spec or result; Unavailable (503) a store failure, or a
+// population that failed to load (quarantined: state "failed" in its status).
 //
 // Crash safety (group commit): every state change is one all-or-nothing step (a nested store
 // transaction) of the open *batch* transaction; commit_batch() commits the batch (kNormal: it
@@ -169,7 +170,13 @@ class TaskRepository {
 
  private:
   struct PopulationState;
+  // The population's in-memory state, loaded on first use. Throws NotFound for an unknown id and
+  // Unavailable for a quarantined one.
   PopulationState& state_of(const std::string& population_id);
+  // Marks a population that cannot be loaded (e.g. its stored model or checkpoint is invalid) as
+  // failed: its calls answer 503 with the reason, its status says state "failed", the others
+  // serve on.
+  void quarantine(const std::string& population_id, const std::string& reason);
   std::unique_ptr<PopulationState> load(const PopulationRecord& record);
   void advance(PopulationState& state, double now);
   void close_training_round(PopulationState& state, double now);
@@ -193,6 +200,7 @@ class TaskRepository {
   TaskRepositoryOptions options_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<PopulationState>> populations_;
+  std::map<std::string, std::string> quarantined_;  // population id -> why it failed to load
   bool batch_open_ = false;  // a store transaction holds steps not yet committed
 };
 

@@ -524,3 +524,78 @@ TEST_CASE("open_leases_counts_unexpired_leases", "[repository]") {
 }
 
 }  // namespace fedleaf::server
+
+namespace fedleaf::server {
+
+// Regression: two rounds of finite but huge uploads (3e38 under weighted_mean) published a model
+// holding +Infinity; every later upload was rejected and a restart failed on reloading it.
+TEST_CASE("huge_finite_uploads_never_publish_a_non_finite_model_and_restart_works",
+          "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  Metrics metrics;
+  CreatedPopulation p;
+  {
+    TaskRepository repo(store, clock, metrics, {});
+    p = repo.create_population(test_spec("p", 4, 1, 1));
+    for (int round = 0; round < 2; ++round) {
+      auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+      CHECK(
+          repo.upload(task.task_id, task.lease_token, train_result({1}, 3e38f, 3e38f, 1)).status ==
+          201);
+    }
+    const auto model = test::decode_dense(*repo.model("p", 2).bytes);
+    for (const auto& [name, values] : model) {
+      for (float v : values) CHECK(std::isfinite(v));
+    }
+  }
+  TaskRepository restarted(store, clock, metrics, {});
+  CHECK(restarted.status("p")["state"] == "running");
+  auto task = std::get<TaskAssignment>(restarted.claim("p", p.client_token));
+  CHECK(restarted.upload(task.task_id, task.lease_token, train_result({1}, 1, 1, 1)).status == 201);
+}
+
+TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve", "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  Metrics metrics;
+  CreatedPopulation good;
+  {
+    TaskRepository repo(store, clock, metrics, {});
+    good = repo.create_population(test_spec("good", 3, 1, 1));
+    repo.create_population(test_spec("bad", 3, 1, 1));
+  }
+  // A database an older server wrote: "bad"'s current round holds a model with +Infinity.
+  core::NamedTensors poisoned = test::test_model_tensors();
+  std::get<core::DenseTensor>(poisoned.at("out/weight")).data<float>()[0] =
+      std::numeric_limits<float>::infinity();
+  store.begin(Durability::kFull);
+  PopulationRecord bad = *store.find_population("bad");
+  RoundRecord round0 = *store.find_round("bad", 0);
+  round0.status = "closed";
+  store.update_round(round0);
+  RoundRecord round1 = round0;
+  round1.number = 1;
+  round1.status = "open";
+  store.insert_round(round1);
+  store.insert_model({"bad", 1, "etag-bad", test::to_string(core::write_safetensors(poisoned))});
+  bad.current_round = 1;
+  store.update_population(bad);
+  store.commit();
+
+  TaskRepository restarted(store, clock, metrics, {});
+
+  CHECK(std::holds_alternative<TaskAssignment>(restarted.claim("good", good.client_token)));
+  CHECK_THROWS_MATCHES(restarted.claim("bad", "any token"), Unavailable,
+                       MessageContains("quarantined"));
+  CHECK_THROWS_AS(restarted.model("bad", 1), Unavailable);
+  const auto status = restarted.status("bad");
+  CHECK(status["state"] == "failed");
+  CHECK(status["failure_reason"].get<std::string>().find("not finite") != std::string::npos);
+  const auto list = restarted.list_populations();
+  CHECK(list[0]["id"] == "bad");
+  CHECK(list[0]["state"] == "failed");
+  CHECK(list[1]["state"] == "running");
+}
+
+}  // namespace fedleaf::server

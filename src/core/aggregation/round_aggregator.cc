@@ -12,20 +12,13 @@
 #include "core/error.h"
 #include "core/linear_index.h"
 #include "core/safetensors.h"
+#include "core/text_format.h"
 
 namespace fedleaf::core {
 namespace {
 
 constexpr const char* kCheckpointFormat = "fedleaf.round_aggregator.v1";
 constexpr std::uint64_t kMaxExactWeight = std::uint64_t{1} << 53;
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
-
-std::string format_double(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
 
 // A decimal integer in [1, 2^53] (so it is exact as a double weight).
 std::uint64_t parse_positive_integer(const std::string& text, const std::string& what) {
@@ -34,7 +27,7 @@ std::uint64_t parse_positive_integer(const std::string& text, const std::string&
       std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
   const std::uint64_t value = digits ? std::stoull(text) : 0;
   if (!digits || value == 0 || value > kMaxExactWeight) {
-    throw InvalidInput(what + " " + quoted(text) + " must be an integer in [1, 2^53]");
+    throw InvalidInput(what + " " + in_quotes(text) + " must be an integer in [1, 2^53]");
   }
   return value;
 }
@@ -48,7 +41,7 @@ double parse_weight_total(const std::string& text, const std::string& what) {
   char* end = nullptr;
   const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
   if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v) || v < 0.0) {
-    throw InvalidInput(what + " " + quoted(text) + " must be a finite number >= 0");
+    throw InvalidInput(what + " " + in_quotes(text) + " must be a finite number >= 0");
   }
   return v;
 }
@@ -56,7 +49,8 @@ double parse_weight_total(const std::string& text, const std::string& what) {
 const std::string& metadata_value(const Metadata& metadata, const std::string& key,
                                   const std::string& where) {
   const auto it = metadata.find(key);
-  if (it == metadata.end()) throw InvalidInput(where + ": metadata " + quoted(key) + " is missing");
+  if (it == metadata.end())
+    throw InvalidInput(where + ": metadata " + in_quotes(key) + " is missing");
   return it->second;
 }
 
@@ -73,7 +67,7 @@ std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan
   }
   std::vector<SparseSumAccumulator> accumulators;
   for (const auto& [name, spec] : updates->items()) {
-    const std::string where = "plan: updates " + quoted(name);
+    const std::string where = "plan: updates " + in_quotes(name);
     if (!spec.is_object()) throw InvalidInput(where + ": must be an object");
     const auto encoding = spec.find("encoding");
     const auto aggregator = spec.find("aggregator");
@@ -91,11 +85,12 @@ std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan
     const OperatorSpec op = parse_operator_spec(aggregator->get<std::string>(), clip_norm, where);
     const UpdateEncoding enc = parse_update_encoding(encoding->get<std::string>(), where);
     const auto it = model.find(name);
-    if (it == model.end()) throw InvalidInput(where + ": the model has no tensor " + quoted(name));
+    if (it == model.end())
+      throw InvalidInput(where + ": the model has no tensor " + in_quotes(name));
     const auto* param = std::get_if<DenseTensor>(&it->second);
-    if (!param) throw InvalidInput(where + ": model tensor " + quoted(name) + " is not dense");
+    if (!param) throw InvalidInput(where + ": model tensor " + in_quotes(name) + " is not dense");
     if (param->dtype() != DType::F32 && param->dtype() != DType::F64) {
-      throw InvalidInput(where + ": model tensor " + quoted(name) + " has dtype " +
+      throw InvalidInput(where + ": model tensor " + in_quotes(name) + " has dtype " +
                          std::string(dtype_name(param->dtype())) + ", not F32 or F64");
     }
     DenseShape shape;
@@ -105,11 +100,19 @@ std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan
   return accumulators;
 }
 
-// target += delta, in f64, rounded once to the target's dtype.
+// target += delta, in f64, rounded once to the target's dtype. An element whose new value would
+// not be finite in that dtype (an overflowing sum, or a delta that is already infinite) keeps its
+// old value: a published model is always finite. Returns how many elements were kept so.
 template <class T, class D>
-void add_delta(T* target, const Tensor& delta, const std::vector<std::uint64_t>& strides) {
+std::uint64_t add_delta(T* target, const Tensor& delta, const std::vector<std::uint64_t>& strides) {
+  std::uint64_t withheld = 0;
   const auto add = [&](std::size_t at, D value) {
-    target[at] = static_cast<T>(static_cast<double>(target[at]) + static_cast<double>(value));
+    const double sum = static_cast<double>(target[at]) + static_cast<double>(value);
+    if (std::isfinite(sum) && std::abs(sum) <= static_cast<double>(std::numeric_limits<T>::max())) {
+      target[at] = static_cast<T>(sum);
+    } else {
+      ++withheld;
+    }
   };
   if (const auto* dense = std::get_if<DenseTensor>(&delta)) {
     const D* v = dense->data<D>();
@@ -128,6 +131,7 @@ void add_delta(T* target, const Tensor& delta, const std::vector<std::uint64_t>&
       for (std::size_t j = 0; j < width; ++j) add(row * width + j, v[e * width + j]);
     }
   }
+  return withheld;
 }
 
 }  // namespace
@@ -167,7 +171,7 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
   const std::string where = "train result";
   if (const auto kind = file.metadata.find("kind");
       kind != file.metadata.end() && kind->second != "train") {
-    throw InvalidInput(where + ": metadata 'kind' is " + quoted(kind->second) + ", not 'train'");
+    throw InvalidInput(where + ": metadata 'kind' is " + in_quotes(kind->second) + ", not 'train'");
   }
   const double weight = static_cast<double>(parse_positive_integer(
       metadata_value(file.metadata, "num_examples", where), where + ": metadata 'num_examples'"));
@@ -176,14 +180,14 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
         state_->accumulators.begin(), state_->accumulators.end(),
         [&tensor_name = name](const SparseSumAccumulator& a) { return a.name() == tensor_name; });
     if (!planned) {
-      throw InvalidInput(where + ": tensor " + quoted(name) +
+      throw InvalidInput(where + ": tensor " + in_quotes(name) +
                          " is not named in the plan's updates");
     }
   }
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     const auto it = file.tensors.find(acc.name());
     if (it == file.tensors.end()) {
-      throw InvalidInput(where + ": lacks tensor " + quoted(acc.name()) +
+      throw InvalidInput(where + ": lacks tensor " + in_quotes(acc.name()) +
                          " named in the plan's updates");
     }
     acc.check(it->second, weight);
@@ -227,8 +231,9 @@ void RoundAggregator::merge(const RoundAggregator& other) {
 std::size_t RoundAggregator::num_reports() const { return state_->num_reports; }
 double RoundAggregator::total_weight() const { return state_->total_weight; }
 
-NamedTensors RoundAggregator::next_model() const {
+NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) const {
   NamedTensors next = state_->model;
+  std::uint64_t withheld = 0;
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     const Tensor delta = acc.finalize();
     DenseTensor& target = std::get<DenseTensor>(next.at(acc.name()));
@@ -238,9 +243,9 @@ NamedTensors RoundAggregator::next_model() const {
       using T = decltype(target_tag);
       T* t = target.data<T>();
       if (delta_dtype == DType::I64) {
-        add_delta<T, std::int64_t>(t, delta, strides);
+        withheld += add_delta<T, std::int64_t>(t, delta, strides);
       } else {
-        add_delta<T, T>(t, delta, strides);
+        withheld += add_delta<T, T>(t, delta, strides);
       }
     };
     if (acc.dtype() == DType::F32) {
@@ -249,6 +254,7 @@ NamedTensors RoundAggregator::next_model() const {
       apply(double{});
     }
   }
+  if (withheld_nonfinite) *withheld_nonfinite = withheld;
   return next;
 }
 
@@ -256,7 +262,7 @@ std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
   NamedTensors tensors;
   Metadata metadata{{"format", kCheckpointFormat},
                     {"num_reports", std::to_string(state_->num_reports)},
-                    {"total_weight", format_double(state_->total_weight)}};
+                    {"total_weight", format_double_exact(state_->total_weight)}};
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     acc.save(acc.name(), tensors, metadata);
   }
@@ -272,8 +278,8 @@ RoundAggregator RoundAggregator::restore(const std::string& plan_json, NamedTens
   const std::string where = "round checkpoint";
   const std::string& format = metadata_value(file.metadata, "format", where);
   if (format != kCheckpointFormat) {
-    throw InvalidInput(where + ": format " + quoted(format) + " is not " +
-                       quoted(kCheckpointFormat));
+    throw InvalidInput(where + ": format " + in_quotes(format) + " is not " +
+                       in_quotes(kCheckpointFormat));
   }
   const std::uint64_t reports = parse_report_count(
       metadata_value(file.metadata, "num_reports", where), where + ": num_reports");
@@ -291,14 +297,14 @@ RoundAggregator RoundAggregator::restore(const std::string& plan_json, NamedTens
                                             n == a.name() + "@contributors";
                                    });
     if (!known) {
-      throw InvalidInput(where + ": tensor " + quoted(name) +
+      throw InvalidInput(where + ": tensor " + in_quotes(name) +
                          " belongs to no accumulator of the plan");
     }
   }
   for (SparseSumAccumulator& planned : accumulators) {
     SparseSumAccumulator loaded =
         SparseSumAccumulator::load(planned.name(), file.tensors, file.metadata);
-    const std::string what = where + ": accumulator " + quoted(planned.name());
+    const std::string what = where + ": accumulator " + in_quotes(planned.name());
     if (loaded.spec() != planned.spec() || loaded.encoding() != planned.encoding() ||
         loaded.dtype() != planned.dtype() || loaded.dense_shape() != planned.dense_shape()) {
       throw InvalidInput(what + " was saved for " + std::string(operator_name(loaded.spec().op)) +
@@ -308,9 +314,9 @@ RoundAggregator RoundAggregator::restore(const std::string& plan_json, NamedTens
     }
     if (loaded.num_updates() != reports || loaded.total_weight() != total) {
       throw InvalidInput(what + " holds " + std::to_string(loaded.num_updates()) +
-                         " updates of total weight " + format_double(loaded.total_weight()) +
+                         " updates of total weight " + format_double_exact(loaded.total_weight()) +
                          ", but the round has " + std::to_string(reports) + " of " +
-                         format_double(total));
+                         format_double_exact(total));
     }
     planned = std::move(loaded);
   }

@@ -49,8 +49,10 @@ class RoundAggregator {
   std::size_t num_reports() const;
   double total_weight() const;  // sum of num_examples
   // Global model + aggregated delta for every tensor in "updates"; other tensors carried over.
-  // With no reports the deltas are zero. Does not change the aggregator.
-  NamedTensors next_model() const;
+  // With no reports the deltas are zero. Does not change the aggregator. Always finite: an
+  // element whose new value would overflow its dtype (finite but huge updates can make the f64
+  // sum exceed F32's range) keeps its old value; their number goes to *withheld_nonfinite.
+  NamedTensors next_model(std::uint64_t* withheld_nonfinite = nullptr) const;
   // Accumulator state as safetensors bytes, and its inverse, for checkpoint/resume. restore()
   // validates everything (the bytes come from disk) and throws InvalidInput when they do not
   // describe a state of this plan and model.

@@ -1,6 +1,7 @@
 #include "core/aggregation/round_aggregator.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 
 #include "core/safetensors.h"
@@ -288,4 +289,53 @@ TEST_CASE("round_restore_rejects_checkpoints_of_another_plan_or_inconsistent_sta
 }
 
 }  // namespace
+}  // namespace fedleaf
+
+namespace fedleaf {
+
+// Regression: finite but huge F32 updates (3e38) under weighted_mean in two consecutive rounds
+// used to publish +Infinity, after which every upload and every restart failed.
+TEST_CASE("next_model_stays_finite_when_huge_finite_updates_overflow_f32") {
+  const std::string plan = R"({"updates": {
+      "w": {"encoding": "dense", "aggregator": "weighted_mean"},
+      "s": {"encoding": "dense", "aggregator": "sum"}}})";
+  core::NamedTensors m;
+  m.emplace("w", core::DenseTensor(xt::xarray<float>{0.0f, 1.0f}));
+  m.emplace("s", core::DenseTensor(xt::xarray<float>{0.0f, 1.0f}));
+  core::NamedTensors huge;
+  huge.emplace("w", core::DenseTensor(xt::xarray<float>{3e38f, 0.5f}));
+  huge.emplace("s", core::DenseTensor(xt::xarray<float>{3e38f, 0.5f}));
+  const std::vector<std::uint8_t> upload = result_bytes(huge, "1");
+
+  core::RoundAggregator first(plan, m);
+  add(first, upload);
+  add(first, upload);  // "s" sums to 6e38: beyond F32 before it even reaches the model
+  std::uint64_t withheld_first = 0;
+  const core::NamedTensors after_first = first.next_model(&withheld_first);
+  core::RoundAggregator second(plan, after_first);
+  add(second, upload);
+  add(second, upload);
+  std::uint64_t withheld_second = 0;
+  const core::NamedTensors after_second = second.next_model(&withheld_second);
+
+  const auto& w1 = std::get<core::DenseTensor>(after_first.at("w"));
+  const auto& w2 = std::get<core::DenseTensor>(after_second.at("w"));
+  const auto& s2 = std::get<core::DenseTensor>(after_second.at("s"));
+  CHECK(w1.data<float>()[0] == 3e38f);
+  CHECK(w2.data<float>()[0] == 3e38f);  // 3e38 + 3e38 overflows: the old value is kept
+  CHECK(w2.data<float>()[1] == 2.0f);   // the other element still moves: 1 + 0.5 + 0.5
+  CHECK(s2.data<float>()[0] == 0.0f);   // both rounds' sums overflowed
+  CHECK(s2.data<float>()[1] == 3.0f);   // 1 + (0.5 + 0.5) + (0.5 + 0.5)
+  CHECK(withheld_first == 1);
+  CHECK(withheld_second == 2);
+  for (const auto* t : {&w2, &s2}) {
+    for (std::size_t i = 0; i < t->size(); ++i) CHECK(std::isfinite(t->data<float>()[i]));
+  }
+  // The published bytes pass the decoder's finiteness rule, as a restarted server requires.
+  const std::vector<std::uint8_t> bytes = core::write_safetensors(after_second);
+  core::SafetensorsReadOptions options;
+  options.require_finite = true;
+  CHECK_NOTHROW(core::read_safetensors(bytes.data(), bytes.size(), options));
+}
+
 }  // namespace fedleaf
