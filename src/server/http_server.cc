@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -135,17 +136,23 @@ class Session : public std::enable_shared_from_this<Session> {
                                        std::to_string(shared_.options.header_timeout_s) + " s"));
     }
     if (ec) {
-      if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
-          ec == net::error::connection_reset || ec == net::error::eof || buffer_.size() == 0) {
-        return close();
-      }
+      // Limits first: the parser reports a Content-Length over the body limit as soon as the
+      // header is complete, typically with nothing of the body buffered yet (a client that sent
+      // "Expect: 100-continue" waits for this answer).
       if (ec == http::error::header_limit) {
+        body_unread_ = true;
         return send_error(PayloadTooLarge("the request header exceeds 64 KiB"));
       }
       if (ec == http::error::body_limit) {
-        return send_error(PayloadTooLarge("request body exceeds the limit of " +
-                                          std::to_string(shared_.options.max_body_bytes) +
-                                          " bytes"));
+        body_unread_ = true;
+        const auto length = parser_->content_length();
+        return send_error(PayloadTooLarge(
+            "request body" + (length ? " of " + std::to_string(*length) + " bytes" : "") +
+            " exceeds the limit of " + std::to_string(shared_.options.max_body_bytes) + " bytes"));
+      }
+      if (ec == http::error::end_of_stream || ec == net::error::operation_aborted ||
+          ec == net::error::connection_reset || ec == net::error::eof || buffer_.size() == 0) {
+        return close();
       }
       return send_error(InvalidInput("malformed HTTP request: " + ec.message()));
     }
@@ -154,6 +161,7 @@ class Session : public std::enable_shared_from_this<Session> {
     is_upload_ = header.target().rfind("/v1/tasks/", 0) == 0;
     if (auto length = parser_->content_length();
         length && *length > shared_.options.max_body_bytes) {
+      body_unread_ = true;
       return send_error(PayloadTooLarge("request body of " + std::to_string(*length) +
                                         " bytes exceeds the limit of " +
                                         std::to_string(shared_.options.max_body_bytes) + " bytes"));
@@ -180,10 +188,12 @@ class Session : public std::enable_shared_from_this<Session> {
 
   void on_body(beast::error_code ec) {
     if (stop_read_timer()) {
+      body_unread_ = true;
       return send_error(RequestTimeout("the request body did not arrive within " +
                                        std::to_string(shared_.options.body_timeout_s) + " s"));
     }
     if (ec == http::error::body_limit) {
+      body_unread_ = true;
       return send_error(PayloadTooLarge("request body exceeds the limit of " +
                                         std::to_string(shared_.options.max_body_bytes) + " bytes"));
     }
@@ -312,6 +322,7 @@ class Session : public std::enable_shared_from_this<Session> {
         [self = shared_from_this(), message, keep_alive](beast::error_code ec, std::size_t bytes) {
           self->shared_.metrics.add_bytes_out(bytes);
           self->body_.reset();
+          if (!ec && self->body_unread_) return self->drain_then_close();
           if (ec || !keep_alive) return self->close();
           self->read_header();
         });
@@ -323,6 +334,28 @@ class Session : public std::enable_shared_from_this<Session> {
     stream_.close();
   }
 
+  // After an error answer to a request whose body was not read: closing at once while the
+  // client is still sending would reset the connection, and a reset can discard the answer
+  // before the client reads it. Stop sending, then read and discard for a bounded time.
+  void drain_then_close() {
+    body_unread_ = false;
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    drained_ = 0;
+    stream_.expires_after(seconds(2));
+    drain_some();
+  }
+  void drain_some() {
+    auto scratch = std::make_shared<std::array<char, 16 * 1024>>();
+    stream_.async_read_some(net::buffer(*scratch), [self = shared_from_this(), scratch](
+                                                       beast::error_code ec, std::size_t n) {
+      self->drained_ += n;
+      if (ec || self->drained_ > kMaxDrainBytes) return self->close();
+      self->drain_some();
+    });
+  }
+  static constexpr std::size_t kMaxDrainBytes = 4 * 1024 * 1024;
+
   beast::tcp_stream stream_;
   Shared& shared_;
   beast::flat_buffer buffer_;
@@ -330,6 +363,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<const std::string> body_;  // the response body being written
   std::string origin_;
   bool is_upload_ = false;
+  bool body_unread_ = false;  // an error answer went out before the request body was read
+  std::size_t drained_ = 0;
   bool idle_ = true;
   net::steady_timer read_timer_;
   std::uint64_t read_generation_ = 0;

@@ -121,6 +121,39 @@ test('an oversize body gets 413 and the server keeps serving', async () => {
   assert.equal((await upload(task, trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 }))).status, 201);
 });
 
+// Regression: a Content-Length over the limit whose body had not arrived with the header (the
+// client sent "Expect: 100-continue", or is slow) closed the connection without an answer.
+test('an oversize Content-Length gets 413 before the body is sent, with or without Expect', async () => {
+  const population = await createPopulation(server.url, { id: 'oversize-expect', clients_per_round: 2 });
+  const task = (await claim(population)).json;
+  const head = (expect) => `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: 0.1\r\n` +
+    `Authorization: Bearer ${task.lease_token}\r\nContent-Length: 70000\r\n` +
+    (expect ? 'Expect: 100-continue\r\n' : '') + '\r\n';
+
+  for (const expect of [true, false]) {
+    const text = await raw(head(expect), { waitMs: 3000 });
+    assert.match(text, /^HTTP\/1\.1 413/, `expect=${expect}: ${JSON.stringify(text.slice(0, 80))}`);
+    assert.match(text, /payload_too_large/);
+    assert.match(text, /70000 bytes exceeds the limit of 65536/);
+    assert.doesNotMatch(text, /100 Continue/);
+  }
+  assert.equal((await status(population)).reports, 0);
+});
+
+test('Expect: 100-continue within the limit gets 100 Continue, then the answer to the body', async () => {
+  const population = await createPopulation(server.url, { id: 'continue', clients_per_round: 2 });
+  const task = (await claim(population)).json;
+  const body = trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 });
+  const head = `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: 0.1\r\n` +
+    `Authorization: Bearer ${task.lease_token}\r\nContent-Length: ${body.length}\r\n` +
+    'Expect: 100-continue\r\nConnection: close\r\n\r\n';
+
+  const text = await raw(head, { pauseMs: 300, thenBytes: body });
+
+  assert.match(text, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201/);
+  assert.equal((await status(population)).reports, 1);
+});
+
 test('a slow body gets 408 and the round is unchanged', async () => {
   const population = await createPopulation(server.url, { id: 'slow', clients_per_round: 2 });
   const task = (await claim(population)).json;
