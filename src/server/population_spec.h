@@ -5,7 +5,7 @@
 //
 // Fields (JSON object):
 //   id                  optional, 1-64 of [A-Za-z0-9_-]; generated when absent
-//   plan                required object (DESIGN.md "The plan")
+//   plan                required object (docs/design.md "The plan")
 //   initial_model_b64   base64 safetensors of the round-0 model   } exactly one of the two
 //   seed                non-negative integer for initialize_model  }
 //   rounds              training rounds, >= 1 (default 1)

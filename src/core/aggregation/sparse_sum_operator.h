@@ -1,4 +1,4 @@
-// The sparse-sum family: the named operators a plan chooses per tensor (DESIGN.md, "The
+// The sparse-sum family: the named operators a plan chooses per tensor (docs/design.md, "The
 // sparse-sum family"). With clients c, weights n_c (num_examples), values u_c[i] and S_c the
 // indices client c sent (after coalescing its duplicates):
 //

@@ -1,5 +1,5 @@
 // Shared machinery of the sparse-sum tests: random multi-client scenarios and a dense f64
-// reference of every operator, written straight from the formulas in DESIGN.md.
+// reference of every operator, written straight from the formulas in docs/design.md.
 #pragma once
 
 #include <catch2/catch.hpp>

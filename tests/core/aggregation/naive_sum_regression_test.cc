@@ -1,4 +1,4 @@
-// The pitfall the sparse-sum family exists for (DESIGN.md, problem 2): adding sparse tuples
+// The pitfall the sparse-sum family exists for (docs/design.md, problem 2): adding sparse tuples
 // component-wise — concatenating indices, adding values, adding dense_shapes — is wrong.
 #include <catch2/catch.hpp>
 

@@ -14,7 +14,7 @@
 
 namespace fedleaf::test {
 
-// The example plan of DESIGN.md, verbatim.
+// The example plan of docs/design.md, verbatim.
 inline const char* kDesignPlan = R"({"model": {"inputs": {"tokens": "sparse_ids"},
            "layers": [{"type": "embedding_bag", "name": "emb", "input": "tokens",
                        "vocab": 262144, "dim": 16, "combiner": "mean"},
