@@ -75,3 +75,5 @@ export interface Executor {
 
 export function createExecutor(options?: ExecutorOptions): Promise<Executor>;
 export function wasmSimdSupported(): boolean;
+/** A byte count for people: "512 B", "1.5 kB", "18.2 MB", "1.07 GB"; "–" when not finite. */
+export function formatBytes(bytes: number): string;

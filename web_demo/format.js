@@ -4,13 +4,7 @@
 /** The protocol version the pages speak (major.minor of the fedleaf release they ship with). */
 export const PROTOCOL_VERSION = '0.1';
 
-export function formatBytes(bytes) {
-  if (!Number.isFinite(bytes)) return '–';
-  if (bytes < 1000) return `${Math.round(bytes)} B`;
-  if (bytes < 1e6) return `${(bytes / 1e3).toFixed(bytes < 1e4 ? 1 : 0)} kB`;
-  if (bytes < 1e9) return `${(bytes / 1e6).toFixed(bytes < 1e7 ? 2 : 1)} MB`;
-  return `${(bytes / 1e9).toFixed(2)} GB`;
-}
+export { formatBytes } from './fedleaf/src/format_bytes.js';
 
 export function formatCount(n) {
   return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–';

@@ -19,6 +19,7 @@ export { wasmSimdSupported } from './wasm_features.js';
 export { runLeaf, LeafStoppedError } from './run_leaf.js';
 export { Dataset } from './training.js';
 export { TextLeafData } from './text_leaf_data.js';
+export { formatBytes } from './format_bytes.js';
 
 function checkMetadata(metadata) {
   if (metadata === undefined) return {};

@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { createExecutor } from '../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
-import { LeafProgress, formatBytes } from '../../js_bindings/src/node/leaf_progress.js';
+import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
+import { formatBytes } from '../../js_bindings/src/format_bytes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({

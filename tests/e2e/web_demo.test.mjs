@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { executorCases } from './browser/executor_cases.mjs';
+import { executorCases, textPlan } from './browser/executor_cases.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const buildDir = path.resolve(root, process.env.FEDLEAF_BUILD_DIR ?? 'build');
@@ -33,23 +33,7 @@ const ROUNDS = 2;
 
 // Small enough that two rounds of three tabs take a few seconds: 2^18 hashed buckets (a shard of
 // 8 touches ~14% of them), dim 8.
-const PLAN = {
-  model: {
-    inputs: { tokens: 'sparse_ids' },
-    layers: [
-      { type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: 262144, dim: 8, combiner: 'sqrtn' },
-      { type: 'dense', name: 'out', units: 2 },
-    ],
-    loss: 'softmax_cross_entropy',
-  },
-  features: { hash: 'murmur3_32', num_buckets: 262144, ngrams: 1, binary: true },
-  train: { optimizer: { type: 'adam', learning_rate: 0.01 }, epochs: 1, batch_size: 32 },
-  updates: {
-    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
-    'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
-  },
-};
+const PLAN = textPlan({ vocab: 262144, dim: 8, optimizer: { type: 'adam', learning_rate: 0.01 } });
 
 const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];

@@ -8,24 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { startServer, call, ADMIN_TOKEN } from '../server/server_harness.mjs';
+import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const run = promisify(execFile);
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
 
-const PLAN = {
-  model: {
-    inputs: { tokens: 'sparse_ids' },
-    layers: [{ type: 'embedding_bag', name: 'emb', vocab: 4096, dim: 4, combiner: 'sqrtn' },
-      { type: 'dense', name: 'out', units: 2 }],
-    loss: 'softmax_cross_entropy',
-  },
-  features: { num_buckets: 4096, binary: true },
-  train: { optimizer: { type: 'sgd', learning_rate: 0.1 }, epochs: 1, batch_size: 64 },
-  updates: {
-    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
-  },
-};
+const PLAN = textPlan({ vocab: 4096, dim: 4, batchSize: 64, bias: false });
 
 async function population(server, clients) {
   const r = await call(`${server.url}/v1/populations`, {

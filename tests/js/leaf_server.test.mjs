@@ -8,22 +8,9 @@ import { createExecutor, runLeaf, LeafStoppedError, TextLeafData } from '../../j
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
 import { startServer, call, ADMIN_TOKEN, tempDir } from '../server/server_harness.mjs';
+import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
-const PLAN = {
-  model: {
-    inputs: { tokens: 'sparse_ids' },
-    layers: [{ type: 'embedding_bag', name: 'emb', vocab: 16384, dim: 8, combiner: 'sqrtn' },
-      { type: 'dense', name: 'out', units: 2 }],
-    loss: 'softmax_cross_entropy',
-  },
-  features: { num_buckets: 16384, binary: true },
-  train: { optimizer: { type: 'adam', learning_rate: 0.03 }, epochs: 1, batch_size: 16 },
-  updates: {
-    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
-    'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
-  },
-};
+const PLAN = textPlan({ vocab: 16384, dim: 8, optimizer: { type: 'adam', learning_rate: 0.03 }, batchSize: 16 });
 
 let executor;
 let records;

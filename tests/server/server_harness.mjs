@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { textPlan } from '../e2e/browser/executor_cases.mjs';
+
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');
 const buildDir = process.env.FEDLEAF_BUILD_DIR ?? 'build';
@@ -103,15 +105,8 @@ export function decodeSafetensors(buf) {
 // ---- the test population: emb/weight [10, 2] row_sparse mean_over_contributors,
 // out/weight [3, 2] dense weighted_mean, out/bias [2] carried over.
 
-export const PLAN = {
-  model: { inputs: { tokens: 'sparse_ids' },
-           layers: [{ type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: 10, dim: 2, combiner: 'mean' },
-                    { type: 'dense', name: 'out', units: 2 }],
-           loss: 'softmax_cross_entropy' },
-  train: { optimizer: { type: 'sgd', learning_rate: 0.1 }, epochs: 1, batch_size: 4 },
-  updates: { 'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-             'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' } },
-};
+// The plan of tests/server/server_fixtures.h (kTestPlan), which the C++ tests share.
+export const PLAN = textPlan({ vocab: 10, dim: 2, combiner: 'mean', batchSize: 4, features: false, bias: false });
 
 export function initialModel() {
   const emb = Float32Array.from({ length: 20 }, (_, i) => 0.01 * i);

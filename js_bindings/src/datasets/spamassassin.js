@@ -9,7 +9,7 @@
 // Labels: groups spam-1 and spam-2 are spam (1); easy-ham-1, easy-ham-2, hard-ham-1 ham (0).
 // Split: the key group + "/" + id (e.g. "spam-2/00017") is in eval when
 //   murmur3_32(UTF-8 of key, seed 0) % 10 < 2, else train (≈ 80/20). The native test fixture
-//   (tests/fixtures/make_spamassassin_fixture.mjs) uses this same rule.
+//   (tests/fixtures/make_spamassassin_fixture.mjs) is written from this loader.
 // Shards (of any record list, e.g. the train split):
 //   IID:     record → client murmur3_32(key, seed 1) % count.
 //   non-IID: records sorted by (group, sender domain, id) and cut into `count` contiguous,
@@ -70,6 +70,9 @@ export async function loadSpamAssassin(options = {}) {
     for (const email of emails) {
       if (typeof email.id !== 'string' || typeof email.text !== 'string') {
         throw new Error(`${group}: an email lacks string fields id and text`);
+      }
+      if (email.group !== undefined && email.group !== group) {
+        throw new Error(`${group}/${email.id}: group field '${email.group}' differs from its folder`);
       }
       records.push(spamAssassinRecord(group, email.id, email.text));
     }

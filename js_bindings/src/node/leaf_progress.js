@@ -2,14 +2,7 @@
 // and the totals. On a terminal the line is redrawn in place; otherwise it is printed at most
 // every 5 s.
 
-function formatBytes(n) {
-  if (n >= 1e9) return `${(n / 1e9).toFixed(2)} GB`;
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)} MB`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} kB`;
-  return `${n} B`;
-}
-
-export { formatBytes };
+import { formatBytes } from '../format_bytes.js';
 
 export class LeafProgress {
   constructor(count, stream) {

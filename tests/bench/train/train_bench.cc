@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +28,7 @@
 #include "core/train/plan.h"
 #include "core/train/text_features.h"
 #include "core/train/training_session.h"
+#include "tests/fixtures/spamassassin_fixture.h"
 
 using namespace fedleaf::core;
 
@@ -103,33 +103,11 @@ int run(const std::string& path, int repetitions) {
 
 // The SpamAssassin fixture's train split (format: tests/fixtures/make_spamassassin_fixture.mjs).
 int featurize(const std::string& fixture, const std::string& plan, const std::string& out_path) {
-  std::ifstream in(fixture, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read the SpamAssassin fixture " + fixture);
-  std::string header;
-  std::getline(in, header);
-  std::istringstream hs(header);
-  std::string magic;
-  int version = 0;
-  std::size_t count = 0;
-  hs >> magic >> version >> count;
-  std::string texts;
-  std::vector<std::uint32_t> text_offsets{0};
-  std::vector<std::int32_t> labels;
-  for (std::size_t i = 0; i < count; ++i) {
-    std::string line, split, group, id;
-    int label = 0;
-    std::size_t length = 0;
-    std::getline(in, line);
-    std::istringstream rs(line);
-    rs >> label >> split >> group >> id >> length;
-    std::string text(length, '\0');
-    in.read(&text[0], static_cast<std::streamsize>(length));
-    in.get();
-    if (split != "train") continue;
-    texts += text;
-    text_offsets.push_back(static_cast<std::uint32_t>(texts.size()));
-    labels.push_back(label);
-  }
+  const fedleaf::test::SpamAssassinCorpus corpus =
+      fedleaf::test::read_spamassassin_fixture(fixture).train;
+  const std::string& texts = corpus.texts;
+  const std::vector<std::uint32_t>& text_offsets = corpus.offsets;
+  const std::vector<std::int32_t>& labels = corpus.labels;
   const TextFeatureOptions features = text_features_from_plan(plan);
   const auto start = std::chrono::steady_clock::now();
   const Dataset data = build_hashed_text_dataset(texts.data(), texts.size(), text_offsets.data(),

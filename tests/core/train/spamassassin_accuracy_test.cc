@@ -5,26 +5,20 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "core/safetensors.h"
 #include "core/to_dense.h"
 #include "core/train/executor.h"
-#include "core/train/murmur3.h"
 #include "core/train/plan.h"
 #include "core/train/text_features.h"
+#include "tests/fixtures/spamassassin_fixture.h"
 
 using namespace fedleaf::core;
 
 namespace {
 
-struct Corpus {
-  std::string texts;
-  std::vector<std::uint32_t> offsets{0};
-  std::vector<std::int32_t> labels;
-
+struct Corpus : fedleaf::test::SpamAssassinCorpus {
   Dataset featurize(const TextFeatureOptions& options) const {
     return build_hashed_text_dataset(texts.data(), texts.size(), offsets.data(), labels.size(),
                                      labels.data(), options);
@@ -36,47 +30,18 @@ struct Fixture {
   Corpus eval;
 };
 
-// Reads the fixture (format: make_spamassassin_fixture.mjs) and checks every record's split
-// against murmur3_32(group + "/" + id) % 10 < 2, the documented rule.
+// Reads the fixture once; the reader checks every record's split against the documented rule.
 const Fixture& fixture() {
   static const Fixture loaded = [] {
-    const std::string path = FEDLEAF_SPAMASSASSIN_FIXTURE;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      FAIL("SpamAssassin fixture missing: " << path
-                                            << " (built by the spamassassin_fixture target: needs "
-                                               "node and js_bindings/node_modules/@stdlib/"
-                                               "datasets-spam-assassin)");
+    fedleaf::test::SpamAssassinFixture read;
+    try {
+      read = fedleaf::test::read_spamassassin_fixture(FEDLEAF_SPAMASSASSIN_FIXTURE);
+    } catch (const std::exception& e) {
+      FAIL(e.what());
     }
-    std::string header;
-    std::getline(in, header);
-    std::istringstream hs(header);
-    std::string magic;
-    int version = 0;
-    std::size_t count = 0;
-    hs >> magic >> version >> count;
-    REQUIRE(magic == "fedleaf-spamassassin-fixture");
-    REQUIRE(version == 1);
     Fixture f;
-    for (std::size_t i = 0; i < count; ++i) {
-      std::string line;
-      REQUIRE(std::getline(in, line));
-      std::istringstream rs(line);
-      int label = -1;
-      std::string split, group, id;
-      std::size_t length = 0;
-      rs >> label >> split >> group >> id >> length;
-      REQUIRE((label == 0 || label == 1));
-      const bool is_eval = murmur3_32(group + "/" + id, 0) % 10 < 2;
-      REQUIRE(split == (is_eval ? "eval" : "train"));
-      Corpus& c = is_eval ? f.eval : f.train;
-      const std::size_t begin = c.texts.size();
-      c.texts.resize(begin + length);
-      in.read(&c.texts[begin], static_cast<std::streamsize>(length));
-      REQUIRE(in.get() == '\n');
-      c.offsets.push_back(static_cast<std::uint32_t>(c.texts.size()));
-      c.labels.push_back(label);
-    }
+    static_cast<fedleaf::test::SpamAssassinCorpus&>(f.train) = std::move(read.train);
+    static_cast<fedleaf::test::SpamAssassinCorpus&>(f.eval) = std::move(read.eval);
     return f;
   }();
   return loaded;

@@ -82,24 +82,38 @@ export function fixtureTensors() {
   };
 }
 
+/**
+ * The test suites' one plan shape: hashed bag-of-words → embedding_bag → dense (2 classes), the
+ * embedding aggregated with mean_over_contributors and the dense parts with weighted_mean.
+ * `features: false` leaves the "features" section out (plans of scripted, pre-featurized leaves);
+ * `bias: false` leaves out/bias out of "updates" (it is then carried over unchanged).
+ */
+export function textPlan({ vocab, dim, combiner = 'sqrtn', optimizer = { type: 'sgd', learning_rate: 0.1 },
+                           epochs = 1, batchSize = 32, features = true, bias = true }) {
+  const plan = {
+    model: {
+      inputs: { tokens: 'sparse_ids' },
+      layers: [
+        { type: 'embedding_bag', name: 'emb', input: 'tokens', vocab, dim, combiner },
+        { type: 'dense', name: 'out', units: 2 },
+      ],
+      loss: 'softmax_cross_entropy',
+    },
+    train: { optimizer, epochs, batch_size: batchSize },
+    updates: {
+      'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
+      'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
+    },
+  };
+  if (features) plan.features = { hash: 'murmur3_32', num_buckets: vocab, ngrams: 1, binary: true };
+  if (bias) plan.updates['out/bias'] = { encoding: 'dense', aggregator: 'weighted_mean' };
+  return plan;
+}
+
 // A hashed bag-of-words spam model small enough to train in a few milliseconds.
-export const SMALL_TEXT_PLAN = {
-  model: {
-    inputs: { tokens: 'sparse_ids' },
-    layers: [
-      { type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: 4096, dim: 4, combiner: 'sqrtn' },
-      { type: 'dense', name: 'out', units: 2 },
-    ],
-    loss: 'softmax_cross_entropy',
-  },
-  features: { hash: 'murmur3_32', num_buckets: 4096, ngrams: 1, binary: true },
-  train: { optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 3, batch_size: 4 },
-  updates: {
-    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
-    'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
-  },
-};
+export const SMALL_TEXT_PLAN = textPlan({
+  vocab: 4096, dim: 4, optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 3, batchSize: 4,
+});
 
 const TEXTS = [
   'win a free prize now click here', 'cheap meds online buy now', 'you are a winner claim cash',
