@@ -9,7 +9,7 @@
 import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
 import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
-import { formatBytes } from '../src/node/leaf_progress.js';
+import { formatBytes } from '../src/format_bytes.js';
 import { parseLeafCommandLine } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
