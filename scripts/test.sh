@@ -4,7 +4,7 @@
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
 #   4. the safetensors decoder fuzzer for FEDLEAF_FUZZ_SECONDS (default 30) with ASan+UBSan
-#   5. clang-format of every tracked C++ file
+#   5. clang-format of every tracked C++ file, ESLint of every JS file
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -55,6 +55,14 @@ if ((${#cxx_files[@]})); then
     grep -E 'error:' "$log_dir/format.log" | cut -d: -f1 | sort -u | sed 's/^/needs clang-format: /' | head -20
     record "clang-format" 0 1
   fi
+fi
+
+# Lint: every JS file (js_bindings/eslint.config.js).
+if js_bindings/node_modules/.bin/eslint -c js_bindings/eslint.config.js . >"$log_dir/eslint.log" 2>&1; then
+  record "eslint" 1 0
+else
+  head -40 "$log_dir/eslint.log"
+  record "eslint" 0 1
 fi
 
 run_ctest "ctest-native" build

@@ -1,5 +1,6 @@
 // Chart.js line charts in the demo's style (Chart is the global of vendor/chart.umd.js, served
 // from this site: no CDN). Each function returns a Chart whose datasets the caller fills.
+/* global Chart */
 
 const INK = '#1f2933';
 const MUTED = '#6b7785';

@@ -28,7 +28,6 @@ let evalSource = null;  // TextLeafData over evalParts (featurized with the plan
 let plan = null;
 let population = null;  // {server, population, token}
 let leaf = null;        // {controller} of the running loop
-let lastStatus = null;
 let latest = { round: -1, bytes: null };
 const evaluated = new Set();
 let evaluating = false;
@@ -208,7 +207,6 @@ async function runLoop() {
 }
 
 function onStatus(status) {
-  lastStatus = status;
   // The status carries the plan, so a tab can evaluate models before it gets a task.
   if (!plan && status.plan) {
     plan = status.plan;
@@ -222,7 +220,6 @@ function forgetPopulation() {
   plan = null;
   latest = { round: -1, bytes: null };
   evaluated.clear();
-  lastStatus = null;
   evalSource?.delete();
   evalSource = null;
 }

@@ -1,0 +1,22 @@
+// ESLint for every JS file of the repository (scripts/test.sh runs it from the root:
+// `js_bindings/node_modules/.bin/eslint -c js_bindings/eslint.config.js .`). Correctness rules
+// only; layout is left to the authors.
+import js from '@eslint/js';
+import globals from 'globals';
+
+export default [
+  { ignores: ['**/node_modules/', 'build/', 'build-*/', 'js_bindings/dist/', 'var/'] },
+  js.configs.recommended,
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: { ...globals.browser, ...globals.worker, ...globals.node },
+    },
+    rules: {
+      'no-unused-vars': ['error', { argsIgnorePattern: '^_', caughtErrors: 'none' }],
+      'no-constant-condition': ['error', { checkLoops: false }],
+    },
+  },
+];
