@@ -46,7 +46,7 @@ test('leaves killed at random points cost only leases: every round closes, every
     let finished = false;
     const spawnLeaf = (shard) => {
       const child = spawn('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
-        '--population', pop.id, '--token', pop.client_token, '--shard', `${shard}/${LEAVES}`],
+        '--population', pop.id, `--token=${pop.client_token}`, '--shard', `${shard}/${LEAVES}`],
       { stdio: ['ignore', 'pipe', 'pipe'] });
       processes.add(child);
       let buffered = '';
