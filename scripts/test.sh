@@ -3,7 +3,7 @@
 #   1. the Catch2 tests natively (ctest in build/)
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
-#   4. the safetensors decoder fuzzer for FEDLEAF_FUZZ_SECONDS (default 30) with ASan+UBSan
+#   4. every fuzz target (scripts/fuzz.sh) for FEDLEAF_FUZZ_SECONDS (default 20) each, ASan+UBSan
 #   5. clang-format of every tracked C++ file, ESLint of every JS file
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
@@ -83,23 +83,19 @@ if ((${#node_tests[@]})); then
   record "node:test" "$np" "$nf"
 fi
 
-fuzz_seconds="${FEDLEAF_FUZZ_SECONDS:-30}"
-if bash scripts/build.sh --fuzz >"$log_dir/fuzz-build.log" 2>&1; then
-  corpus="$root/build-fuzz/corpus"
-  mkdir -p "$corpus"
-  # Seed with a valid file holding every dtype and both sparse encodings.
-  build/tests/tools/safetensors_tool fixture "$corpus/seed-fixture.safetensors"
-  if build-fuzz/tests/fuzz/safetensors_fuzz -max_total_time="$fuzz_seconds" -max_len=4096 \
-      -dict=tests/fuzz/safetensors.dict -print_final_stats=1 "$corpus" \
-      >"$log_dir/fuzz.log" 2>&1; then
-    record "fuzz safetensors (${fuzz_seconds}s, $(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log_dir/fuzz.log" | awk '{print $2}') inputs)" 1 0
-  else
-    tail -40 "$log_dir/fuzz.log"
-    record "fuzz safetensors" 0 1
-  fi
-else
-  tail -30 "$log_dir/fuzz-build.log"
-  record "fuzz build" 0 1
+# Fuzzing: every decoder and parser an outsider can reach, FEDLEAF_FUZZ_SECONDS (20) each.
+bash scripts/fuzz.sh "${FEDLEAF_FUZZ_SECONDS:-20}" >"$log_dir/fuzz-all.log" 2>&1
+fuzz_lines=0
+while IFS= read -r line; do
+  fuzz_lines=$((fuzz_lines + 1))
+  case "$line" in
+    *": ok, "*) record "${line#fuzz }" 1 0 ;;
+    *) tail -30 "$log_dir/fuzz-all.log"; record "${line#fuzz }" 0 1 ;;
+  esac
+done < <(grep -E '^fuzz [a-z_]+: ' "$log_dir/fuzz-all.log")
+if ((fuzz_lines == 0)); then
+  tail -30 "$log_dir/fuzz-all.log"
+  record "fuzz (no target ran)" 0 1
 fi
 
 echo "test: wall time $(( $(date +%s) - start )) s"
