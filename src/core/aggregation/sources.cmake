@@ -1,6 +1,12 @@
 set(FEDLEAF_AGGREGATION_SOURCES
+  accumulator_checkpoint.cc
+  accumulator_finalize.cc
+  prepare_update.cc
+  radix_sort_by_key.cc
+  representation_plan.cc
   round_aggregator.cc
   sparse_sum_accumulator.cc
   sparse_sum_operator.cc
   update_encoding.cc
+  update_plan.cc
 )

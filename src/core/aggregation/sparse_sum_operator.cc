@@ -7,19 +7,7 @@
 namespace fedleaf::core {
 
 std::string_view operator_name(SparseSumOperator op) {
-  switch (op) {
-    case SparseSumOperator::kSum:
-      return "sum";
-    case SparseSumOperator::kWeightedMean:
-      return "weighted_mean";
-    case SparseSumOperator::kMeanOverContributors:
-      return "mean_over_contributors";
-    case SparseSumOperator::kCount:
-      return "count";
-    case SparseSumOperator::kClippedWeightedMean:
-      return "clipped_weighted_mean";
-  }
-  return "sum";
+  return visit_operator(op, [](auto o) { return decltype(o)::kName; });
 }
 
 OperatorSpec parse_operator_spec(std::string_view name, std::optional<double> clip_norm,

@@ -1,6 +1,7 @@
 // The sparse-sum family: the named operators a plan chooses per tensor (docs/design.md, "The
-// sparse-sum family"). With clients c, weights n_c (num_examples), values u_c[i] and S_c the
-// indices client c sent (after coalescing its duplicates):
+// sparse-sum family"). Each operator's rules live in its own file under operators/; the fold
+// engine that applies them is SparseSumAccumulator. With clients c, weights n_c (num_examples),
+// values u_c[i] and S_c the indices client c sent (after coalescing its duplicates):
 //
 //   sum                         Σ_c u_c[i]                                  (untouched: absent)
 //   weighted_mean               Σ_c n_c u_c[i] / Σ_c n_c                    (absent = zero)
@@ -8,7 +9,7 @@
 //   count                       #{c : i ∈ S_c}                              (I64 values)
 //   clipped_weighted_mean(r)    weighted_mean of s_c u_c, s_c = min(1, r / ‖u_c‖₂)
 //
-//   OperatorSpec spec = parse_operator_spec("clipped_weighted_mean", 1.0, "plan: updates 'w'");
+//   OperatorSpec spec = parse_operator_spec("clipped_weighted_mean", 1.0, "plan.updates['w']");
 //   operator_name(spec.op) == "clipped_weighted_mean";
 //
 // For a dense update every index is in S_c, so mean_over_contributors equals weighted_mean and
@@ -18,6 +19,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "core/aggregation/operators/clipped_weighted_mean.h"
+#include "core/aggregation/operators/count.h"
+#include "core/aggregation/operators/mean_over_contributors.h"
+#include "core/aggregation/operators/sum.h"
+#include "core/aggregation/operators/weighted_mean.h"
 
 namespace fedleaf::core {
 
@@ -45,17 +52,39 @@ std::string_view operator_name(SparseSumOperator op);
 OperatorSpec parse_operator_spec(std::string_view name, std::optional<double> clip_norm,
                                  const std::string& context);
 
+// Calls f(O{}) with the operator's rules type O (operators/*.h: what it tracks, its scaling,
+// its finalize rule, its checkpoint check) and returns what f returns. The one switch over
+// operators; everything else asks the rules.
+template <class F>
+constexpr decltype(auto) visit_operator(SparseSumOperator op, F&& f) {
+  switch (op) {
+    case SparseSumOperator::kSum:
+      return f(Sum{});
+    case SparseSumOperator::kWeightedMean:
+      return f(WeightedMean{});
+    case SparseSumOperator::kMeanOverContributors:
+      return f(MeanOverContributors{});
+    case SparseSumOperator::kCount:
+      return f(Count{});
+    case SparseSumOperator::kClippedWeightedMean:
+      break;
+  }
+  return f(ClippedWeightedMean{});
+}
+
 // Whether the operator needs, per index, the summed weight of the clients that sent it.
 constexpr bool tracks_contributors(SparseSumOperator op) {
-  return op == SparseSumOperator::kMeanOverContributors || op == SparseSumOperator::kCount;
+  return visit_operator(op, [](auto o) { return decltype(o)::kTracksContributors; });
 }
 // Whether the operator keeps per-index value sums (every operator but count).
-constexpr bool tracks_values(SparseSumOperator op) { return op != SparseSumOperator::kCount; }
+constexpr bool tracks_values(SparseSumOperator op) {
+  return visit_operator(op, [](auto o) { return decltype(o)::kTracksValues; });
+}
 // Whether a client's update must be coalesced before folding: duplicates of one index count
 // once for contributor weights, and a clipping norm is the norm of the summed tensor. For the
 // other operators the fold is linear, so duplicates may be folded one by one.
 constexpr bool needs_coalesced_input(SparseSumOperator op) {
-  return tracks_contributors(op) || op == SparseSumOperator::kClippedWeightedMean;
+  return visit_operator(op, [](auto o) { return decltype(o)::kNeedsCoalescedInput; });
 }
 
 }  // namespace fedleaf::core
