@@ -169,12 +169,13 @@ std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
     auto checkpoint = store_.find_checkpoint(record.id, round->number);
     if (checkpoint) {
       st->aggregator = core::RoundAggregator::restore(
-          record.plan_json, std::move(tensors),
+          core::parse_update_plan(record.plan_json), std::move(tensors),
           reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()),
           checkpoint->bytes.size());
       st->checkpoint_seq = st->result_seq = checkpoint->seq;
     } else {
-      st->aggregator.emplace(record.plan_json, std::move(tensors), expected_reports(record));
+      st->aggregator.emplace(core::parse_update_plan(record.plan_json), std::move(tensors),
+                             expected_reports(record));
     }
     for (const ResultRecord& result :
          store_.list_results(record.id, round->number, st->checkpoint_seq)) {
@@ -227,7 +228,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   }
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
-  core::RoundAggregator check(spec.plan_json, tensors,
+  core::RoundAggregator check(core::parse_update_plan(spec.plan_json), tensors,
                               static_cast<std::size_t>(spec.clients_per_round));
 
   const double now = clock_.now();
@@ -349,7 +350,8 @@ void TaskRepository::close_training_round(PopulationState& st, double now) {
   if (training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(record.plan_json, std::move(next), expected_reports(record));
+    st.aggregator.emplace(core::parse_update_plan(record.plan_json), std::move(next),
+                          expected_reports(record));
   }
   if (options_.logger && record.state == "finished") {
     options_.logger->info("event=population_finished population={} rounds={}", id, record.rounds);
