@@ -3,7 +3,8 @@
 #   1. the Catch2 tests natively (ctest in build/)
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
-#   4. the safetensors decoder fuzzer for FEDLEAF_FUZZ_SECONDS (default 30) with ASan+UBSan
+#   4. the fuzzers (safetensors decoder, model:select body) for FEDLEAF_FUZZ_SECONDS each
+#      (default 30) with ASan+UBSan
 #   5. clang-format of every tracked C++ file, ESLint of every JS file
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
@@ -84,19 +85,29 @@ if ((${#node_tests[@]})); then
 fi
 
 fuzz_seconds="${FEDLEAF_FUZZ_SECONDS:-30}"
+# run_fuzzer NAME CORPUS_DIR DICT: runs build-fuzz/tests/fuzz/NAME_fuzz on CORPUS_DIR (libFuzzer
+# adds what it finds there) for fuzz_seconds and records the executed input count.
+run_fuzzer() {
+  local name="$1" corpus="$2" dict="$3" log="$log_dir/fuzz-$1.log"
+  if "build-fuzz/tests/fuzz/${name}_fuzz" -max_total_time="$fuzz_seconds" -max_len=4096 \
+      -dict="$dict" -print_final_stats=1 "$corpus" >"$log" 2>&1; then
+    record "fuzz $name (${fuzz_seconds}s, $(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | awk '{print $2}') inputs)" 1 0
+  else
+    tail -40 "$log"
+    record "fuzz $name" 0 1
+  fi
+}
 if bash scripts/build.sh --fuzz >"$log_dir/fuzz-build.log" 2>&1; then
   corpus="$root/build-fuzz/corpus"
   mkdir -p "$corpus"
   # Seed with a valid file holding every dtype and both sparse encodings.
   build/tests/tools/safetensors_tool fixture "$corpus/seed-fixture.safetensors"
-  if build-fuzz/tests/fuzz/safetensors_fuzz -max_total_time="$fuzz_seconds" -max_len=4096 \
-      -dict=tests/fuzz/safetensors.dict -print_final_stats=1 "$corpus" \
-      >"$log_dir/fuzz.log" 2>&1; then
-    record "fuzz safetensors (${fuzz_seconds}s, $(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log_dir/fuzz.log" | awk '{print $2}') inputs)" 1 0
-  else
-    tail -40 "$log_dir/fuzz.log"
-    record "fuzz safetensors" 0 1
-  fi
+  run_fuzzer safetensors "$corpus" tests/fuzz/safetensors.dict
+  # The committed seeds, copied: libFuzzer writes its finds into the first corpus directory.
+  select_corpus="$root/build-fuzz/select_request_corpus"
+  mkdir -p "$select_corpus"
+  cp tests/fuzz/select_request_corpus/* "$select_corpus/"
+  run_fuzzer select_request "$select_corpus" tests/fuzz/select_request.dict
 else
   tail -30 "$log_dir/fuzz-build.log"
   record "fuzz build" 0 1
