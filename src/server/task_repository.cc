@@ -23,6 +23,11 @@ struct TaskRepository::PopulationState {
   std::string train_plan_json;
   std::string eval_plan_json;
   ModelBlob model;  // the current round's model
+  // model:select's index of `model` (built on first use; stale when its etag differs) and the
+  // plan's updates.
+  std::shared_ptr<const core::SafetensorsIndex> select_index;
+  std::string select_index_etag;
+  std::shared_ptr<const core::UpdatePlan> update_plan;
   // The open training round's accumulator; empty once training rounds are over.
   std::optional<core::RoundAggregator> aggregator;
   std::int64_t result_seq = 0;      // last stored result of the current round
@@ -53,6 +58,11 @@ core::NamedTensors decode_model(const std::string& bytes) {
   return core::read_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
                                 options)
       .tensors;
+}
+
+std::shared_ptr<const core::SafetensorsIndex> index_model(const std::string& bytes) {
+  return std::make_shared<const core::SafetensorsIndex>(
+      core::index_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
@@ -635,19 +645,45 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord ta
   return {201, task.result_body};
 }
 
+ModelBlob TaskRepository::published_model(PopulationState& st, int round) {
+  if (round == st.round.number) return st.model;
+  if (round < 0 || round > st.round.number) {
+    throw NotFound("round " + std::to_string(round) + " of population '" + st.record.id +
+                   "' has no published model (current round " + std::to_string(st.round.number) +
+                   ")");
+  }
+  auto record = store_.find_model(st.record.id, round);
+  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
+  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+}
+
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
   std::lock_guard lock(mutex_);
   PopulationState& st = state_of(population_id);
   advance(st, clock_.now());
-  if (round == st.round.number) return st.model;
-  if (round < 0 || round > st.round.number) {
-    throw NotFound("round " + std::to_string(round) + " of population '" + population_id +
-                   "' has no published model (current round " + std::to_string(st.round.number) +
-                   ")");
+  return published_model(st, round);
+}
+
+SelectableModel TaskRepository::selectable_model(const std::string& population_id,
+                                                 const std::string& client_token, int round) {
+  const std::string presented_hash = hash_token(client_token);  // outside the lock
+  std::lock_guard lock(mutex_);
+  PopulationState& st = state_of(population_id);
+  if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
+    throw Forbidden("client token does not match population '" + population_id + "'");
   }
-  auto record = store_.find_model(population_id, round);
-  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
-  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+  advance(st, clock_.now());
+  if (!st.update_plan) {
+    st.update_plan =
+        std::make_shared<const core::UpdatePlan>(core::parse_update_plan(st.record.plan_json));
+  }
+  ModelBlob blob = published_model(st, round);
+  if (blob.etag != st.model.etag) return {blob, index_model(*blob.bytes), st.update_plan};
+  if (st.select_index_etag != st.model.etag) {
+    st.select_index = index_model(*st.model.bytes);
+    st.select_index_etag = st.model.etag;
+  }
+  return {std::move(blob), st.select_index, st.update_plan};
 }
 
 namespace {
