@@ -20,7 +20,11 @@
 // within seconds of each other. Each ratio (e.g. wasm SIMD / native) is computed per round from
 // that round's two runs, and the report gives the median over rounds with its spread (min–max);
 // an engine's examples/s is the median of its rounds. Load from other processes falls on both
-// sides of a pair alike, and the median drops rounds hit by a burst.
+// sides of a pair alike, and the median drops rounds hit by a burst. Runs are timed with the
+// engine process's CPU time (user + system; native: CLOCK_PROCESS_CPUTIME_ID, Node:
+// process.cpuUsage), not wall time: on a shared machine a run of a few ms is preempted for whole
+// scheduler slices, which CPU time leaves out (each run's wall time is in the JSON). In Node the
+// count includes V8's helper threads (GC, compiler), which wall time would hide.
 // A run: fedleaf engines and the reference loop train the whole run (all epochs); TF.js is
 // time-boxed, training consecutive batches for about --tfjs-seconds, examples/s extrapolated.
 // Timed: the per-batch training loop only (no model decode / update encode, no dataset build).
@@ -188,6 +192,12 @@ function fnv1a(bytes) {
   return h.toString(16).padStart(16, '0');
 }
 
+// CPU time (user + system) of this process since `start` (a process.cpuUsage() value), in s.
+function cpuSecondsSince(start) {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1e6;
+}
+
 function peakRss() {
   return process.resourceUsage().maxRSS * 1024;
 }
@@ -210,12 +220,16 @@ async function fedleafWasmEngine(simd, file, stepsPerCall) {
       const t0 = performance.now();
       const session = module.TrainingSession.create(data.plan, model, dataset);
       const t1 = performance.now();
+      const cpu = process.cpuUsage();
       while (session.step(stepsPerCall)) { /* one wasm call per stepsPerCall batches */ }
+      const seconds = cpuSecondsSince(cpu);
       const t2 = performance.now();
       const loss = session.meanLoss();
       session.delete();
-      const seconds = (t2 - t1) / 1000;
-      return { seconds, examples_per_second: examples / seconds, setup_seconds: (t1 - t0) / 1000, mean_loss: loss };
+      return {
+        seconds, wall_seconds: (t2 - t1) / 1000, examples_per_second: examples / seconds,
+        setup_seconds: (t1 - t0) / 1000, mean_loss: loss,
+      };
     },
     digest() {
       const session = module.TrainingSession.create(data.plan, model, dataset);
@@ -359,14 +373,18 @@ async function tfjsEngine(backendName, file, seconds) {
       let count = 0;
       let lossSum = 0;
       const t0 = performance.now();
+      const cpu = process.cpuUsage();
       while (count < 2 || performance.now() - t0 < seconds * 1000) {
         const r = trainBatch(nextStart());
         examples += r.count;
         lossSum += r.loss;
         count++;
       }
-      const elapsed = (performance.now() - t0) / 1000;
-      return { seconds: elapsed, examples_per_second: examples / elapsed, batches: count, mean_batch_loss: lossSum / count };
+      const used = cpuSecondsSince(cpu);
+      return {
+        seconds: used, wall_seconds: (performance.now() - t0) / 1000, examples_per_second: examples / used,
+        batches: count, mean_batch_loss: lossSum / count,
+      };
     },
     stats: () => ({
       engine: `tfjs_${backendName}`,
@@ -603,7 +621,8 @@ async function main(options) {
 Method: every engine is a long-lived process; after ${options.warmup} warm-up runs each, ${options.rounds} rounds run every
 engine once in turn (each round starting with the next engine), so engines alternate instead of being timed one
 after another; a ratio is computed per round from that round's runs and reported as the median over rounds with
-its min–max; "x native" / "x best TF.js" are such medians, examples/s the median of an engine's rounds.
+its min–max; "x native" / "x best TF.js" are such medians, examples/s the median of an engine's rounds,
+by the engine process's CPU time (wall time of each run in the JSON).
 Timed: the per-batch training loop (fedleaf: TrainingSession steps of a whole run, ${options.stepsPerCall} batches per wasm
 call; reference_loop: the same SGD logistic regression in ~30 lines of plain C++, train_bench.cc; TF.js:
 optimizer.minimize per batch incl. building the batch tensors). Not timed: model decode / update encode, dataset
