@@ -97,6 +97,7 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
       .function("numFeatures", &DatasetHandle::num_features)
       .function("numNonzeros", &DatasetHandle::num_nonzeros)
       .function("numDistinctIds", &DatasetHandle::num_distinct_ids)
+      .function("distinctIds", &DatasetHandle::distinct_ids)
       .function("isSparse", &DatasetHandle::is_sparse)
       .function("labels", &DatasetHandle::labels);
   emscripten::class_<TrainingSessionHandle>("TrainingSession")

@@ -43,6 +43,11 @@ export class Dataset {
   get numNonzeros() { return this.handle.numNonzeros(); }
   /** Distinct feature ids: the embedding rows a leaf trains and uploads. */
   get numDistinctIds() { return this.handle.numDistinctIds(); }
+  /** The same ids, sorted ascending: the rows a leaf asks model:select for. */
+  distinctIds() {
+    const bytes = this.handle.distinctIds();
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  }
   get isSparse() { return this.handle.isSparse(); }
   get labels() {
     const bytes = this.handle.labels();
@@ -141,6 +146,15 @@ export function trainingApi(module) {
       } finally {
         session.delete();
       }
+    },
+
+    /**
+     * The sorted distinct ids of the data a task trains on (a Dataset, or an object with
+     * datasetFor(task)): what runLeaf asks model:select for.
+     */
+    distinctIds(source, task) {
+      const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
+      return dataset.distinctIds();
     },
 
     /** Evaluates the model on the dataset: {numExamples, loss, accuracy, auc?}. */

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/train/distinct_ids.h"
 #include "core/train/seeded_random.h"
 
 namespace fedleaf::core {
@@ -42,6 +43,64 @@ DenseTensor take_parameter(NamedTensors& model, const ParameterSpec& p) {
   return std::move(*dense);
 }
 
+bool same_shape(const DenseShape& dense_shape, const Shape& shape) {
+  return dense_shape.size() == shape.size() &&
+         std::equal(
+             shape.begin(), shape.end(), dense_shape.begin(),
+             [](std::size_t a, std::int64_t b) { return static_cast<std::int64_t>(a) == b; });
+}
+
+// The rows `rows` (sorted, unique) of an embedding table, from the whole table (a dense tensor)
+// or from the rows the server selected (a row-sparse tensor, rows sorted): every row the dataset
+// touches must be there, other selected rows (padding) are ignored, so training on a selection
+// gives the same bytes as training on the whole table.
+DenseTensor take_rows(NamedTensors& model, const ParameterSpec& p,
+                      const std::vector<std::uint32_t>& rows) {
+  const auto it = model.find(p.name);
+  const auto* selected = it == model.end() ? nullptr : std::get_if<RowSparseTensor>(&it->second);
+  if (selected == nullptr) {
+    const DenseTensor table = take_parameter(model, p);
+    const std::size_t dim = p.shape[1];
+    DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
+    const float* src = table.data<float>();
+    float* dst = compact.data<float>();
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      std::copy(src + rows[r] * dim, src + (rows[r] + 1) * dim, dst + r * dim);
+    }
+    return compact;
+  }
+  if (selected->values().dtype() != DType::F32) {
+    throw InvalidInput("model tensor '" + p.name + "': dtype " +
+                       std::string(dtype_name(selected->values().dtype())) + ", expected F32");
+  }
+  if (!same_shape(selected->dense_shape(), p.shape)) {
+    throw InvalidInput("model tensor '" + p.name + "': dense_shape " +
+                       shape_to_string(selected->dense_shape()) + " differs from " +
+                       shape_to_string(p.shape) + " declared by " + p.declared_by);
+  }
+  const std::size_t dim = p.shape[1];
+  DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
+  const RowIndices& indices = selected->indices();
+  const float* src = selected->values().data<float>();
+  float* dst = compact.data<float>();
+  for (std::size_t k = 1; k < indices.size(); ++k) {
+    if (indices(k) <= indices(k - 1)) {
+      throw InvalidInput("model tensor '" + p.name + "': selected rows are not sorted and unique");
+    }
+  }
+  std::size_t k = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto row = static_cast<std::int64_t>(rows[r]);
+    while (k < indices.size() && indices(k) < row) ++k;
+    if (k == indices.size() || indices(k) != row) {
+      throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
+                         std::to_string(row) + ", which the selected rows do not hold");
+    }
+    std::copy(src + k * dim, src + (k + 1) * dim, dst + r * dim);
+  }
+  return compact;
+}
+
 }  // namespace
 
 TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_t* model,
@@ -55,48 +114,16 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
 
   std::vector<std::uint32_t> touched;
   if (plan_.model.input_kind == InputKind::kSparseIds) {
-    // A bitmap of the ids present (vocab / 8 bytes) with a running count per 64-bit word: compact
-    // row r holds global row touched[r], in increasing order, and an id's compact row is the
-    // number of present ids below it. One pass over the ids, no vocab-long map of rows.
-    const std::size_t words = (plan_.model.layers.front().vocab + 63) / 64;
-    std::vector<std::uint64_t> present(words, 0);
-    const std::vector<std::uint32_t>& ids = dataset_.ids();
-    for (std::uint32_t id : ids) present[id / 64] |= std::uint64_t{1} << (id % 64);
-    std::vector<std::uint32_t> rows_before(words);
-    std::uint32_t count = 0;
-    for (std::size_t w = 0; w < words; ++w) {
-      rows_before[w] = count;
-      count += static_cast<std::uint32_t>(__builtin_popcountll(present[w]));
-    }
-    touched.reserve(count);
-    for (std::size_t w = 0; w < words; ++w) {
-      for (std::uint64_t bits = present[w]; bits != 0; bits &= bits - 1) {
-        touched.push_back(static_cast<std::uint32_t>(w * 64 + __builtin_ctzll(bits)));
-      }
-    }
-    compact_ids_.resize(ids.size());
-    for (std::size_t j = 0; j < ids.size(); ++j) {
-      const std::uint32_t id = ids[j];
-      const std::uint64_t below = present[id / 64] & ((std::uint64_t{1} << (id % 64)) - 1);
-      compact_ids_[j] =
-          rows_before[id / 64] + static_cast<std::uint32_t>(__builtin_popcountll(below));
-    }
+    RowCompaction compaction = compact_rows(dataset_.ids(), plan_.model.layers.front().vocab);
+    touched = std::move(compaction.rows);
+    compact_ids_ = std::move(compaction.compact_ids);
   }
   for (const ParameterSpec& p : parameter_specs(plan_.model)) {
     auto trained = std::make_unique<TrainedParameter>();
     trained->spec = p;
-    DenseTensor value = take_parameter(global, p);
-    if (p.row_sparse_gradient) {
-      const std::size_t dim = p.shape[1];
-      DenseTensor compact = DenseTensor::zeros(DType::F32, {touched.size(), dim});
-      const float* src = value.data<float>();
-      float* dst = compact.data<float>();
-      for (std::size_t r = 0; r < touched.size(); ++r) {
-        std::copy(src + touched[r] * dim, src + (touched[r] + 1) * dim, dst + r * dim);
-      }
-      trained->global_rows = touched;
-      value = std::move(compact);
-    }
+    DenseTensor value =
+        p.row_sparse_gradient ? take_rows(global, p, touched) : take_parameter(global, p);
+    if (p.row_sparse_gradient) trained->global_rows = touched;
     const float* v = value.data<float>();
     trained->initial.assign(v, v + value.size());
     parameters_.emplace(p.name, std::move(value));

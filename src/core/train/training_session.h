@@ -30,9 +30,13 @@ namespace fedleaf::core {
 
 class TrainingSession {
  public:
+  // An embedding table may arrive whole (dense) or as the rows the server selected for this
+  // leaf (model:select: a row-sparse tensor, rows sorted and unique, any superset of the rows the
+  // dataset touches); both give byte-identical results.
   // Throws InvalidInput for an invalid plan (naming the JSON path), a plan whose kind is not
   // "train", model bytes that are not valid safetensors or lack / mis-shape a declared
-  // parameter, or a dataset that does not fit the model (see check_dataset_fits).
+  // parameter, a selection that lacks a row the data touch (naming the tensor and the row), or
+  // a dataset that does not fit the model (see check_dataset_fits).
   TrainingSession(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
                   const Dataset& dataset);
   ~TrainingSession();
