@@ -6,15 +6,13 @@
 #include <limits>
 #include <memory>
 
-#include <nlohmann/json.hpp>
-
 #include "core/coalesce.h"
+#include "core/safetensors_index.h"
+#include "core/safetensors_layout.h"
 #include "core/text_format.h"
 
 namespace fedleaf::core {
 namespace {
-
-using nlohmann::json;
 
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr std::string_view kEncodingSuffix = ":encoding";
@@ -88,104 +86,6 @@ void flatten(const std::string& name, const Tensor& tensor, WireBuffers& buffers
   } else {
     const auto& rows = std::get<RowSparseTensor>(tensor);
     add_components(rows, Shape{rows.num_rows()}, rows.num_rows());
-  }
-}
-
-std::uint64_t read_le_u64(const std::uint8_t* p) {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
-  return v;
-}
-
-struct HeaderEntry {
-  std::string name;
-  DType dtype;
-  Shape shape;
-  std::uint64_t begin;
-  std::uint64_t end;
-};
-
-std::uint64_t read_unsigned(const json& value, const std::string& what) {
-  if (!value.is_number_unsigned()) {
-    throw InvalidInput(what + " must be a non-negative integer");
-  }
-  return value.get<std::uint64_t>();
-}
-
-HeaderEntry parse_entry(const std::string& name, const json& entry) {
-  const std::string where = "safetensors: tensor " + in_quotes(name);
-  if (!entry.is_object()) throw InvalidInput(where + ": header entry must be a JSON object");
-  for (const auto& [key, _] : entry.items()) {
-    if (key != "dtype" && key != "shape" && key != "data_offsets") {
-      throw InvalidInput(where + ": unknown header field " + in_quotes(key));
-    }
-  }
-  const auto dtype_it = entry.find("dtype");
-  if (dtype_it == entry.end() || !dtype_it->is_string()) {
-    throw InvalidInput(where + ": header entry needs a string 'dtype'");
-  }
-  HeaderEntry out{name, parse_dtype(dtype_it->get<std::string>(), where), {}, 0, 0};
-  const auto shape_it = entry.find("shape");
-  if (shape_it == entry.end() || !shape_it->is_array()) {
-    throw InvalidInput(where + ": header entry needs an array 'shape'");
-  }
-  for (const json& d : *shape_it) {
-    const std::uint64_t dim = read_unsigned(d, where + ": every shape dimension");
-    if (dim > std::numeric_limits<std::size_t>::max()) {
-      throw InvalidInput(where + ": shape dimension " + std::to_string(dim) + " is too large");
-    }
-    out.shape.push_back(static_cast<std::size_t>(dim));
-  }
-  const auto offsets_it = entry.find("data_offsets");
-  if (offsets_it == entry.end() || !offsets_it->is_array() || offsets_it->size() != 2) {
-    throw InvalidInput(where + ": header entry needs 'data_offsets' [begin, end]");
-  }
-  out.begin = read_unsigned((*offsets_it)[0], where + ": data_offsets begin");
-  out.end = read_unsigned((*offsets_it)[1], where + ": data_offsets end");
-  if (out.begin > out.end) {
-    throw InvalidInput(where + ": data_offsets begin " + std::to_string(out.begin) +
-                       " is after end " + std::to_string(out.end));
-  }
-  const std::size_t count = shape_element_count(out.shape, where);
-  const std::size_t size = dtype_size(out.dtype);
-  if (count > std::numeric_limits<std::uint64_t>::max() / size ||
-      count * size != out.end - out.begin) {
-    throw InvalidInput(where + ": data_offsets [" + std::to_string(out.begin) + ", " +
-                       std::to_string(out.end) + "] hold " + std::to_string(out.end - out.begin) +
-                       " bytes but shape " + shape_to_string(out.shape) + " of " +
-                       std::string(dtype_name(out.dtype)) + " needs " +
-                       (count > std::numeric_limits<std::uint64_t>::max() / size
-                            ? std::string("more than fit in memory")
-                            : std::to_string(count * size)));
-  }
-  return out;
-}
-
-void check_layout(std::vector<HeaderEntry>& entries, std::uint64_t data_size) {
-  std::sort(entries.begin(), entries.end(), [](const HeaderEntry& a, const HeaderEntry& b) {
-    return std::tie(a.begin, a.end, a.name) < std::tie(b.begin, b.end, b.name);
-  });
-  std::uint64_t cursor = 0;
-  for (const HeaderEntry& e : entries) {
-    const std::string where = "safetensors: tensor " + in_quotes(e.name);
-    if (e.end > data_size) {
-      throw InvalidInput(where + ": data_offsets end " + std::to_string(e.end) +
-                         " is out of bounds of the " + std::to_string(data_size) +
-                         "-byte data section");
-    }
-    if (e.begin < cursor) {
-      throw InvalidInput(where + ": data_offsets [" + std::to_string(e.begin) + ", " +
-                         std::to_string(e.end) + "] overlap the previous tensor");
-    }
-    if (e.begin > cursor) {
-      throw InvalidInput(where + ": data_offsets begin " + std::to_string(e.begin) +
-                         " leaves a gap after byte " + std::to_string(cursor));
-    }
-    cursor = e.end;
-  }
-  if (cursor != data_size) {
-    throw InvalidInput("safetensors: tensors cover " + std::to_string(cursor) + " of the " +
-                       std::to_string(data_size) + " data bytes (trailing bytes)");
   }
 }
 
@@ -290,7 +190,7 @@ void check_options(const std::string& name, const Tensor& tensor,
 std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const Metadata& metadata) {
   WireBuffers buffers;
   std::vector<StoredArray> arrays;
-  json meta = json::object();
+  Metadata meta;
   for (const auto& [key, value] : metadata) {
     if (ends_with(key, kEncodingSuffix)) {
       throw InvalidInput("safetensors: metadata key " + in_quotes(key) +
@@ -303,90 +203,33 @@ std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const M
       throw InvalidInput("safetensors: invalid tensor name " + in_quotes(name));
     }
     flatten(name, tensor, buffers, arrays);
-    if (tensor.index() != 0) meta[name + std::string(kEncodingSuffix)] = encoding_name(tensor);
-  }
-  std::sort(arrays.begin(), arrays.end(), [](const StoredArray& a, const StoredArray& b) {
-    const std::size_t sa = dtype_size(a.dtype), sb = dtype_size(b.dtype);
-    return sa != sb ? sa > sb : a.name < b.name;
-  });
-  json header = json::object();
-  std::uint64_t offset = 0;
-  for (const StoredArray& a : arrays) {
-    if (header.contains(a.name)) {
-      throw InvalidInput("safetensors: tensor name " + in_quotes(a.name) +
-                         " is used twice (a dense tensor collides with a sparse component)");
+    if (tensor.index() != 0) {
+      meta[name + std::string(kEncodingSuffix)] = std::string(encoding_name(tensor));
     }
-    header[a.name] = {{"dtype", dtype_name(a.dtype)},
-                      {"shape", a.shape},
-                      {"data_offsets", {offset, offset + a.nbytes}}};
-    offset += a.nbytes;
   }
-  if (!meta.empty()) header[std::string(kMetadataKey)] = std::move(meta);
-  std::string text;
-  try {
-    text = header.dump(-1, ' ', false, json::error_handler_t::strict);
-  } catch (const json::exception&) {
-    throw InvalidInput("safetensors: tensor names and metadata must be valid UTF-8");
-  }
-  text.resize((text.size() + 7) / 8 * 8, ' ');
-  std::vector<std::uint8_t> out(8 + text.size() + static_cast<std::size_t>(offset));
-  const std::uint64_t n = text.size();
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(n >> (8 * i));
-  std::memcpy(out.data() + 8, text.data(), text.size());
-  std::uint8_t* data = out.data() + 8 + text.size();
-  for (const StoredArray& a : arrays) {
-    if (a.nbytes) std::memcpy(data, a.bytes, a.nbytes);
-    data += a.nbytes;
+  std::vector<SafetensorsArraySpec> specs;
+  specs.reserve(arrays.size());
+  for (const StoredArray& a : arrays) specs.push_back({a.name, a.dtype, a.shape});
+  const SafetensorsLayout layout = layout_safetensors(specs, meta);
+  std::vector<std::uint8_t> out(static_cast<std::size_t>(layout.file_size));
+  std::memcpy(out.data(), layout.header.data(), layout.header.size());
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    if (arrays[i].nbytes)
+      std::memcpy(out.data() + layout.offsets[i], arrays[i].bytes, arrays[i].nbytes);
   }
   return out;
 }
 
 SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
                                  const SafetensorsReadOptions& options) {
-  if (size < 8) {
-    throw InvalidInput("safetensors: truncated input: " + std::to_string(size) +
-                       " bytes, fewer than the 8-byte header length");
-  }
-  const std::uint64_t header_size = read_le_u64(data);
-  if (header_size > kMaxSafetensorsHeaderBytes) {
-    throw InvalidInput("safetensors: header length " + std::to_string(header_size) +
-                       " exceeds the limit of " + std::to_string(kMaxSafetensorsHeaderBytes) +
-                       " bytes");
-  }
-  if (header_size > size - 8) {
-    throw InvalidInput("safetensors: header length " + std::to_string(header_size) +
-                       " exceeds the " + std::to_string(size - 8) + " bytes after it (truncated)");
-  }
-  const char* header_begin = reinterpret_cast<const char*>(data + 8);
-  const json header = json::parse(header_begin, header_begin + header_size, nullptr, false);
-  if (header.is_discarded() || !header.is_object()) {
-    throw InvalidInput("safetensors: header is not a valid JSON object");
-  }
+  SafetensorsIndex index = index_safetensors(data, size);
   SafetensorsFile file;
-  std::vector<HeaderEntry> entries;
-  for (const auto& [key, value] : header.items()) {
-    if (key == kMetadataKey) {
-      if (!value.is_object()) throw InvalidInput("safetensors: __metadata__ must be a JSON object");
-      for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string()) {
-          throw InvalidInput("safetensors: __metadata__ value of " + in_quotes(mk) +
-                             " must be a string");
-        }
-        file.metadata[mk] = mv.get<std::string>();
-      }
-      continue;
-    }
-    entries.push_back(parse_entry(key, value));
-  }
-  const std::uint8_t* payload = data + 8 + header_size;
-  const std::uint64_t payload_size = size - 8 - header_size;
-  check_layout(entries, payload_size);
-
+  file.metadata = std::move(index.metadata);
   std::map<std::string, DenseTensor> dense;
-  for (const HeaderEntry& e : entries) {
-    dense.emplace(e.name, DenseTensor::from_bytes(e.dtype, e.shape, payload + e.begin,
-                                                  static_cast<std::size_t>(e.end - e.begin),
-                                                  "tensor " + in_quotes(e.name)));
+  for (const auto& [name, a] : index.arrays) {
+    dense.emplace(name, DenseTensor::from_bytes(a.dtype, a.shape, data + a.begin,
+                                                static_cast<std::size_t>(a.end - a.begin),
+                                                "tensor " + in_quotes(name)));
   }
   for (auto it = file.metadata.begin(); it != file.metadata.end();) {
     if (ends_with(it->first, kEncodingSuffix)) {

@@ -14,6 +14,9 @@
 // `x:encoding` = "coo" | "row_sparse" in the metadata; the reader reassembles it and removes the
 // `x:encoding` keys from the metadata it returns.
 //
+// The header is parsed by index_safetensors() (safetensors_index.h) and laid out by
+// layout_safetensors() (safetensors_layout.h); both are shared with the model:select answer.
+//
 // The reader is a security boundary: any byte string either decodes or throws InvalidInput
 // naming the tensor and the rule; it never reads outside the buffer.
 #pragma once
@@ -22,11 +25,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/safetensors_index.h"
 #include "core/tensor.h"
 
 namespace fedleaf::core {
-
-inline constexpr std::uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
 struct SafetensorsFile {
   NamedTensors tensors;

@@ -1,5 +1,6 @@
 // Every rule of the safetensors decoder, one case each: the error is InvalidInput and names the
-// tensor (where there is one) and the rule.
+// tensor (where there is one) and the rule. Header rules are checked once, by index_safetensors,
+// so each header case asserts the same error from both read_safetensors and index_safetensors.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <limits>
 
 #include "core/safetensors.h"
+#include "core/safetensors_index.h"
 #include "tests/core/error_matchers.h"
 
 using namespace fedleaf::core;
@@ -30,70 +32,78 @@ void require_rejected(const std::vector<std::uint8_t>& bytes, const std::string&
                        MessageContains(fragment));
 }
 
+// A header rule: the full decoder and the index reject the bytes alike.
+void require_header_rejected(const std::vector<std::uint8_t>& bytes, const std::string& fragment) {
+  require_rejected(bytes, fragment);
+  CHECK_THROWS_MATCHES(index_safetensors(bytes.data(), bytes.size()), fedleaf::InvalidInput,
+                       MessageContains(fragment));
+}
+
 }  // namespace
 
 TEST_CASE("decode_rejects_input_shorter_than_the_length_prefix", "[safetensors][reject]") {
-  require_rejected({1, 2, 3}, "truncated input: 3 bytes");
-  require_rejected({}, "truncated input: 0 bytes");
+  require_header_rejected({1, 2, 3}, "truncated input: 3 bytes");
+  require_header_rejected({}, "truncated input: 0 bytes");
 }
 
 TEST_CASE("decode_rejects_header_length_beyond_the_buffer", "[safetensors][reject]") {
-  require_rejected(raw("{}", 0, 50), "header length 50 exceeds the 2 bytes after it");
+  require_header_rejected(raw("{}", 0, 50), "header length 50 exceeds the 2 bytes after it");
 }
 
 TEST_CASE("decode_rejects_headers_over_100_mb", "[safetensors][reject]") {
-  require_rejected(raw("{}", 0, 100'000'001), "exceeds the limit of 100000000 bytes");
+  require_header_rejected(raw("{}", 0, 100'000'001), "exceeds the limit of 100000000 bytes");
 }
 
 TEST_CASE("decode_rejects_invalid_json", "[safetensors][reject]") {
-  require_rejected(raw("{\"w\": {", 0), "header is not a valid JSON object");
-  require_rejected(raw("[1, 2]  ", 0), "header is not a valid JSON object");
-  require_rejected(raw("{\"\xff\": 1}", 0), "header is not a valid JSON object");
+  require_header_rejected(raw("{\"w\": {", 0), "header is not a valid JSON object");
+  require_header_rejected(raw("[1, 2]  ", 0), "header is not a valid JSON object");
+  require_header_rejected(raw("{\"\xff\": 1}", 0), "header is not a valid JSON object");
 }
 
 TEST_CASE("decode_rejects_unknown_dtype", "[safetensors][reject]") {
-  require_rejected(raw(R"({"w":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}})", 2),
-                   "tensor 'w': unknown dtype 'BF16'");
+  require_header_rejected(raw(R"({"w":{"dtype":"BF16","shape":[1],"data_offsets":[0,2]}})", 2),
+                          "tensor 'w': unknown dtype 'BF16'");
 }
 
 TEST_CASE("decode_rejects_malformed_entries", "[safetensors][reject]") {
-  require_rejected(raw(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4),
-                   "tensor 'w': every shape dimension must be a non-negative integer");
-  require_rejected(raw(R"({"w":{"dtype":"F32","shape":[1]}})", 4),
-                   "tensor 'w': header entry needs 'data_offsets'");
-  require_rejected(raw(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1}})", 4),
-                   "tensor 'w': unknown header field 'x'");
-  require_rejected(raw(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", 4),
-                   "tensor 'w': data_offsets begin 4 is after end 0");
-  require_rejected(raw(R"({"w":3})", 0), "tensor 'w': header entry must be a JSON object");
-  require_rejected(raw(R"({"__metadata__":{"a":1}})", 0),
-                   "__metadata__ value of 'a' must be a string");
+  require_header_rejected(raw(R"({"w":{"dtype":"F32","shape":[-1],"data_offsets":[0,4]}})", 4),
+                          "tensor 'w': every shape dimension must be a non-negative integer");
+  require_header_rejected(raw(R"({"w":{"dtype":"F32","shape":[1]}})", 4),
+                          "tensor 'w': header entry needs 'data_offsets'");
+  require_header_rejected(raw(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":1}})", 4),
+                          "tensor 'w': unknown header field 'x'");
+  require_header_rejected(raw(R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[4,0]}})", 4),
+                          "tensor 'w': data_offsets begin 4 is after end 0");
+  require_header_rejected(raw(R"({"w":3})", 0), "tensor 'w': header entry must be a JSON object");
+  require_header_rejected(raw(R"({"__metadata__":{"a":1}})", 0),
+                          "__metadata__ value of 'a' must be a string");
 }
 
 TEST_CASE("decode_rejects_offsets_out_of_bounds", "[safetensors][reject]") {
-  require_rejected(raw(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4),
-                   "tensor 'w': data_offsets end 8 is out of bounds of the 4-byte data section");
+  require_header_rejected(
+      raw(R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4),
+      "tensor 'w': data_offsets end 8 is out of bounds of the 4-byte data section");
 }
 
 TEST_CASE("decode_rejects_overlapping_offsets", "[safetensors][reject]") {
-  require_rejected(raw(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-                       R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-                       8),
-                   "tensor 'b': data_offsets [4, 8] overlap the previous tensor");
+  require_header_rejected(raw(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                              R"("b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+                              8),
+                          "tensor 'b': data_offsets [4, 8] overlap the previous tensor");
 }
 
 TEST_CASE("decode_rejects_offsets_not_covering_the_buffer", "[safetensors][reject]") {
-  require_rejected(raw(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
-                   "tensor 'a': data_offsets begin 4 leaves a gap after byte 0");
-  require_rejected(raw(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 6),
-                   "tensors cover 4 of the 6 data bytes");
+  require_header_rejected(raw(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})", 8),
+                          "tensor 'a': data_offsets begin 4 leaves a gap after byte 0");
+  require_header_rejected(raw(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", 6),
+                          "tensors cover 4 of the 6 data bytes");
 }
 
 TEST_CASE("decode_rejects_byte_count_not_matching_shape", "[safetensors][reject]") {
-  require_rejected(
+  require_header_rejected(
       raw(R"({"w":{"dtype":"F64","shape":[2,2],"data_offsets":[0,16]}})", 16),
       "tensor 'w': data_offsets [0, 16] hold 16 bytes but shape [2, 2] of F64 needs 32");
-  require_rejected(
+  require_header_rejected(
       raw(R"({"w":{"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]}})", 8),
       "tensor 'w'");
 }
