@@ -10,7 +10,8 @@
 // their rows are the ids of the leaf's data. "max_select_rows" (0 or absent: no limit) bounds a
 // request: a leaf whose data touch more rows downloads the full model. "select_padding" hides the
 // exact count: {"multiple": N} pads the ids with random unused ones up to a multiple of N,
-// {"count": N} up to N ids (a leaf with more ids sends them unpadded).
+// {"count": N} up to at least N ids; padding never exceeds max_select_rows or the vocabulary
+// (core/aggregation/update_plan.h states the same rules for the server).
 
 /** The embedding tables of the plan that download as a selection, in layer order. */
 export function selectedTensors(plan) {
@@ -43,11 +44,12 @@ function paddedCount(count, padding, vocab) {
 /**
  * The sorted ids to request for one selected tensor: the data's distinct ids (sorted, unique)
  * plus padding drawn with `random` (default Math.random) among ids the data do not touch; null
- * when the request would exceed max_select_rows (the leaf then downloads the full model).
+ * when the data touch more than max_select_rows rows (the leaf then downloads the full model).
  */
 export function selectionIds(distinctIds, { vocab, maxSelectRows, padding }, random = Math.random) {
-  const target = paddedCount(distinctIds.length, padding, vocab);
-  if (maxSelectRows > 0 && target > maxSelectRows) return null;
+  if (maxSelectRows > 0 && distinctIds.length > maxSelectRows) return null;
+  const padded = paddedCount(distinctIds.length, padding, vocab);
+  const target = maxSelectRows > 0 ? Math.min(padded, maxSelectRows) : padded;
   if (target === distinctIds.length) return Uint32Array.from(distinctIds);
   const present = new Set(distinctIds);
   const extra = [];

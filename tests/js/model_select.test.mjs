@@ -20,7 +20,6 @@ test('row_sparse embedding tables download by select unless the plan says full',
   plan.updates['emb/weight'].download = 'full';
   assert.deepEqual(selectedTensors(plan), []);
   assert.deepEqual(selectedTensors({ model: { layers }, updates: { 'emb/weight': { encoding: 'dense' } } }), []);
-  assert.equal(selectedTensors({ model: { layers }, updates: { 'emb/weight': { encoding: 'dense', download: 'select' } } }).length, 1);
 });
 
 test('selection ids are the distinct ids, padded with sorted unused ids, or null over max_select_rows', () => {
@@ -37,7 +36,8 @@ test('selection ids are the distinct ids, padded with sorted unused ids, or null
     Uint32Array.of(0, 1, 2, 3), 'padding stops at the vocabulary');
   assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 3, padding: null }).length, 3);
   assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 2, padding: null }), null);
-  assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 7, padding: { multiple: 8 } }), null);
+  assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 7, padding: { multiple: 8 } }).length, 7,
+    'padding stops at max_select_rows');
 });
 
 test('the select request is u16 name length, name, u32 count and u32 ids, little-endian, per tensor', () => {

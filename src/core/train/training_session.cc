@@ -2,7 +2,9 @@
 #include "core/text_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/safetensors.h"
@@ -21,83 +23,171 @@ struct TrainingSession::TrainedParameter {
 
 namespace {
 
-DenseTensor take_parameter(NamedTensors& model, const ParameterSpec& p) {
-  const auto it = model.find(p.name);
-  if (it == model.end()) {
+// The model as the session reads it: the index of its header and a reader of byte ranges. Only
+// the arrays (and, for embedding tables, the rows) the session trains are ever copied.
+class ModelView {
+ public:
+  ModelView(const SafetensorsIndex& index, const ModelByteReader& read)
+      : index_(index), read_(read) {}
+
+  // The encoding of tensor `name`: "dense", the metadata's encoding of a sparse tuple, or "" when
+  // the model holds neither.
+  std::string encoding(const std::string& name) const {
+    if (index_.arrays.count(name) != 0) return "dense";
+    const auto it = index_.metadata.find(name + ":encoding");
+    if (it != index_.metadata.end() && index_.arrays.count(name + ":values") != 0) {
+      return it->second;
+    }
+    return "";
+  }
+
+  const SafetensorsArray& array(const std::string& name) const {
+    const auto it = index_.arrays.find(name);
+    if (it == index_.arrays.end()) throw InvalidInput("model: missing array '" + name + "'");
+    return it->second;
+  }
+
+  // Bytes [begin, begin + size) of the model into out.
+  void read(std::uint64_t begin, std::size_t size, void* out) const {
+    if (size != 0) read_(begin, size, static_cast<std::uint8_t*>(out));
+  }
+
+ private:
+  const SafetensorsIndex& index_;
+  const ModelByteReader& read_;
+};
+
+void check_finite(const std::string& name, const float* values, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) {
+      throw InvalidInput("model tensor '" + name + "': a value is not finite (NaN or infinity)");
+    }
+  }
+}
+
+void check_missing_or_sparse(const ModelView& model, const ParameterSpec& p) {
+  const std::string encoding = model.encoding(p.name);
+  if (encoding.empty()) {
     throw InvalidInput("model: missing tensor '" + p.name + "' declared by " + p.declared_by);
   }
-  DenseTensor* dense = std::get_if<DenseTensor>(&it->second);
-  if (dense == nullptr) {
-    throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " +
-                       std::string(encoding_name(it->second)));
+  if (encoding != "dense") {
+    throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " + encoding);
   }
-  if (dense->dtype() != DType::F32) {
-    throw InvalidInput("model tensor '" + p.name + "': dtype " +
-                       std::string(dtype_name(dense->dtype())) + ", expected F32");
+}
+
+// A dense F32 array of the declared shape.
+const SafetensorsArray& dense_array(const ModelView& model, const ParameterSpec& p) {
+  check_missing_or_sparse(model, p);
+  const SafetensorsArray& a = model.array(p.name);
+  if (a.dtype != DType::F32) {
+    throw InvalidInput("model tensor '" + p.name + "': dtype " + std::string(dtype_name(a.dtype)) +
+                       ", expected F32");
   }
-  if (dense->shape() != p.shape) {
-    throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(dense->shape()) +
+  if (a.shape != p.shape) {
+    throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(a.shape) +
                        " differs from " + shape_to_string(p.shape) + " declared by " +
                        p.declared_by);
   }
-  return std::move(*dense);
+  return a;
 }
 
-bool same_shape(const DenseShape& dense_shape, const Shape& shape) {
-  return dense_shape.size() == shape.size() &&
-         std::equal(
-             shape.begin(), shape.end(), dense_shape.begin(),
-             [](std::size_t a, std::int64_t b) { return static_cast<std::int64_t>(a) == b; });
+DenseTensor take_parameter(const ModelView& model, const ParameterSpec& p) {
+  const SafetensorsArray& a = dense_array(model, p);
+  DenseTensor value = DenseTensor::zeros(DType::F32, p.shape);
+  model.read(a.begin, static_cast<std::size_t>(a.end - a.begin), value.data<float>());
+  check_finite(p.name, value.data<float>(), value.size());
+  return value;
 }
 
-// The rows `rows` (sorted, unique) of an embedding table, from the whole table (a dense tensor)
-// or from the rows the server selected (a row-sparse tensor, rows sorted): every row the dataset
-// touches must be there, other selected rows (padding) are ignored, so training on a selection
-// gives the same bytes as training on the whole table.
-DenseTensor take_rows(NamedTensors& model, const ParameterSpec& p,
-                      const std::vector<std::uint32_t>& rows) {
-  const auto it = model.find(p.name);
-  const auto* selected = it == model.end() ? nullptr : std::get_if<RowSparseTensor>(&it->second);
-  if (selected == nullptr) {
-    const DenseTensor table = take_parameter(model, p);
-    const std::size_t dim = p.shape[1];
-    DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
-    const float* src = table.data<float>();
-    float* dst = compact.data<float>();
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-      std::copy(src + rows[r] * dim, src + (rows[r] + 1) * dim, dst + r * dim);
+// Copies rows source_row(0..count) of an F32 [*, dim] array stored at `begin` into dst, one read
+// per run of consecutive source rows (a reader outside wasm memory pays per call).
+template <class SourceRow>
+void copy_row_runs(const ModelView& model, std::uint64_t begin, std::size_t dim, std::size_t count,
+                   SourceRow source_row, float* dst) {
+  for (std::size_t r = 0; r < count;) {
+    std::size_t end = r + 1;
+    while (end < count && source_row(end) == source_row(r) + (end - r)) ++end;
+    model.read(begin + std::uint64_t{source_row(r)} * dim * 4, (end - r) * dim * 4, dst + r * dim);
+    r = end;
+  }
+}
+
+// Row ids of a selection (T:indices, I64 or I32), checked sorted, unique and below `vocab`.
+std::vector<std::int64_t> selected_rows(const ModelView& model, const ParameterSpec& p) {
+  const SafetensorsArray& a = model.array(p.name + ":indices");
+  if ((a.dtype != DType::I64 && a.dtype != DType::I32) || a.shape.size() != 1) {
+    throw InvalidInput("model tensor '" + p.name + "': indices must be I64 or I32 of rank 1");
+  }
+  std::vector<std::int64_t> rows(a.shape[0]);
+  if (a.dtype == DType::I64) {
+    model.read(a.begin, rows.size() * 8, rows.data());
+  } else {
+    std::vector<std::int32_t> narrow(rows.size());
+    model.read(a.begin, narrow.size() * 4, narrow.data());
+    std::copy(narrow.begin(), narrow.end(), rows.begin());
+  }
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < 0 || rows[k] >= static_cast<std::int64_t>(p.shape[0])) {
+      throw InvalidInput("model tensor '" + p.name + "': selected row " + std::to_string(rows[k]) +
+                         " is outside [0, " + std::to_string(p.shape[0]) + ")");
     }
-    return compact;
-  }
-  if (selected->values().dtype() != DType::F32) {
-    throw InvalidInput("model tensor '" + p.name + "': dtype " +
-                       std::string(dtype_name(selected->values().dtype())) + ", expected F32");
-  }
-  if (!same_shape(selected->dense_shape(), p.shape)) {
-    throw InvalidInput("model tensor '" + p.name + "': dense_shape " +
-                       shape_to_string(selected->dense_shape()) + " differs from " +
-                       shape_to_string(p.shape) + " declared by " + p.declared_by);
-  }
-  const std::size_t dim = p.shape[1];
-  DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
-  const RowIndices& indices = selected->indices();
-  const float* src = selected->values().data<float>();
-  float* dst = compact.data<float>();
-  for (std::size_t k = 1; k < indices.size(); ++k) {
-    if (indices(k) <= indices(k - 1)) {
+    if (k > 0 && rows[k] <= rows[k - 1]) {
       throw InvalidInput("model tensor '" + p.name + "': selected rows are not sorted and unique");
     }
   }
+  return rows;
+}
+
+// The rows `rows` (sorted, unique) of an embedding table, copied straight from the model's bytes:
+// from the whole table (a dense array) or from the rows the server selected (a row-sparse tuple).
+// Every row the dataset touches must be in a selection; other selected rows (padding) are
+// ignored, so training on a selection gives the same bytes as training on the whole table.
+DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
+                      const std::vector<std::uint32_t>& rows) {
+  const std::size_t dim = p.shape[1];
+  DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
+  float* dst = compact.data<float>();
+  if (model.encoding(p.name) != "row_sparse") {
+    const SafetensorsArray& table = dense_array(model, p);
+    copy_row_runs(
+        model, table.begin, dim, rows.size(), [&](std::size_t r) { return rows[r]; }, dst);
+    check_finite(p.name, dst, compact.size());
+    return compact;
+  }
+  const SafetensorsArray& values = model.array(p.name + ":values");
+  const SafetensorsArray& dense_shape = model.array(p.name + ":dense_shape");
+  std::int64_t shape[2] = {0, 0};
+  if (dense_shape.dtype != DType::I64 || dense_shape.shape != Shape{2}) {
+    throw InvalidInput("model tensor '" + p.name + "': dense_shape must be I64 [2], declared " +
+                       shape_to_string(p.shape) + " by " + p.declared_by);
+  }
+  model.read(dense_shape.begin, sizeof shape, shape);
+  if (shape[0] != static_cast<std::int64_t>(p.shape[0]) ||
+      shape[1] != static_cast<std::int64_t>(dim)) {
+    throw InvalidInput("model tensor '" + p.name + "': dense_shape " +
+                       shape_to_string(std::vector<std::int64_t>{shape[0], shape[1]}) +
+                       " differs from " + shape_to_string(p.shape) + " declared by " +
+                       p.declared_by);
+  }
+  const std::vector<std::int64_t> selected = selected_rows(model, p);
+  if (values.dtype != DType::F32 || values.shape != Shape{selected.size(), dim}) {
+    throw InvalidInput("model tensor '" + p.name + "': values must be F32 " +
+                       shape_to_string(Shape{selected.size(), dim}));
+  }
+  std::vector<std::size_t> position(rows.size());  // compact row → row of the selection
   std::size_t k = 0;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto row = static_cast<std::int64_t>(rows[r]);
-    while (k < indices.size() && indices(k) < row) ++k;
-    if (k == indices.size() || indices(k) != row) {
+    while (k < selected.size() && selected[k] < row) ++k;
+    if (k == selected.size() || selected[k] != row) {
       throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
                          std::to_string(row) + ", which the selected rows do not hold");
     }
-    std::copy(src + k * dim, src + (k + 1) * dim, dst + r * dim);
+    position[r] = k;
   }
+  copy_row_runs(
+      model, values.begin, dim, rows.size(), [&](std::size_t r) { return position[r]; }, dst);
+  check_finite(p.name, dst, compact.size());
   return compact;
 }
 
@@ -105,12 +195,21 @@ DenseTensor take_rows(NamedTensors& model, const ParameterSpec& p,
 
 TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_t* model,
                                  std::size_t model_size, const Dataset& dataset)
+    : TrainingSession(
+          plan_json, index_safetensors(model, model_size),
+          [model](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
+            std::memcpy(out, model + begin, size);
+          },
+          dataset) {}
+
+TrainingSession::TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
+                                 const ModelByteReader& read, const Dataset& dataset)
     : plan_(parse_plan(plan_json)), dataset_(dataset) {
   if (plan_.kind != PlanKind::kTrain) {
     throw InvalidInput("plan.kind: a training session needs kind \"train\"");
   }
   check_dataset_fits(plan_.model, dataset_);
-  NamedTensors global = read_safetensors(model, model_size, {/*require_finite=*/true}).tensors;
+  const ModelView view(index, read);
 
   std::vector<std::uint32_t> touched;
   if (plan_.model.input_kind == InputKind::kSparseIds) {
@@ -122,14 +221,13 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
     auto trained = std::make_unique<TrainedParameter>();
     trained->spec = p;
     DenseTensor value =
-        p.row_sparse_gradient ? take_rows(global, p, touched) : take_parameter(global, p);
+        p.row_sparse_gradient ? take_rows(view, p, touched) : take_parameter(view, p);
     if (p.row_sparse_gradient) trained->global_rows = touched;
     const float* v = value.data<float>();
     trained->initial.assign(v, v + value.size());
     parameters_.emplace(p.name, std::move(value));
     trained_.push_back(std::move(trained));
   }
-  global.clear();
 
   const TrainSpec& train = *plan_.train;
   const std::size_t batch_size = std::min(train.batch_size, dataset_.size());

@@ -3,11 +3,15 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "core/safetensors.h"
+#include "core/safetensors_index.h"
 #include "core/train/distinct_ids.h"
 #include "core/train/executor.h"
 #include "core/train/seeded_random.h"
+#include "core/train/training_session.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"
 
@@ -116,4 +120,54 @@ TEST_CASE("training_rejects_a_selection_of_another_shape", "[select]") {
   CHECK_THROWS_MATCHES(execute(plan, selected.data(), selected.size(), data), fedleaf::InvalidInput,
                        MessageContains("model tensor 'emb/weight': dense_shape [4000, 8] differs "
                                        "from [5000, 8]"));
+}
+
+TEST_CASE("a_session_copies_only_the_dense_parameters_and_the_rows_it_trains", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  std::uint64_t header = 0;
+  std::memcpy(&header, model.data(), 8);
+  const SafetensorsIndex index = index_safetensors(model.data(), 8 + header, model.size());
+  std::size_t copied = 0;
+  const ModelByteReader read = [&](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
+    REQUIRE(begin >= 8 + header);
+    REQUIRE(begin + size <= model.size());
+    copied += size;
+    std::memcpy(out, model.data() + begin, size);
+  };
+
+  TrainingSession session(plan, index, read, data);
+  while (session.step()) {
+  }
+
+  const std::size_t rows = distinct_ids(data.ids(), 5000).size();
+  CHECK(copied == (rows * 8 + 8 * 2 + 2) * 4);  // touched rows, out/weight, out/bias
+  CHECK(session.result("task-1") == execute(plan, model.data(), model.size(), data, {"task-1"}));
+}
+
+TEST_CASE("training_rejects_a_selection_with_a_non_finite_value_or_a_row_outside_the_table",
+          "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  const std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  SafetensorsFile file = read_safetensors(select_rows(model, rows));
+  auto& selection = std::get<RowSparseTensor>(file.tensors.at("emb/weight"));
+  selection.values().data<float>()[3] = std::nanf("");
+  const auto nan_bytes = write_safetensors(file.tensors);
+  CHECK_THROWS_MATCHES(
+      execute(plan, nan_bytes.data(), nan_bytes.size(), data), fedleaf::InvalidInput,
+      MessageContains("model tensor 'emb/weight': a value is not finite (NaN or infinity)"));
+
+  // A valid selection whose stored row id is then patched past the table.
+  auto past_bytes = select_rows(model, {4999});
+  const SafetensorsArray& ids =
+      index_safetensors(past_bytes.data(), past_bytes.size()).arrays.at("emb/weight:indices");
+  const std::int64_t past = 5000;
+  std::memcpy(past_bytes.data() + ids.begin, &past, sizeof past);
+  CHECK_THROWS_MATCHES(execute(plan, past_bytes.data(), past_bytes.size(), data),
+                       fedleaf::InvalidInput,
+                       MessageContains("model tensor 'emb/weight': selected row 5000 is outside "
+                                       "[0, 5000)"));
 }
