@@ -58,6 +58,8 @@ export interface Executor {
   readonly version: string;
   /** Whether the SIMD build was loaded. */
   readonly simd: boolean;
+  /** Bytes of the wasm module's linear memory now: its high-water mark (it never shrinks). */
+  readonly wasmMemoryBytes: number;
   encodeSafetensors(tensors: Record<string, Tensor>, metadata?: Metadata): Uint8Array;
   decodeSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): {
     tensors: Record<string, DecodedTensor>;
