@@ -4,6 +4,10 @@
 #include <cstring>
 #include <type_traits>
 
+#if defined(__SSE2__) && !defined(__wasm_simd128__)
+#include <emmintrin.h>
+#endif
+
 namespace fedleaf::core::kernels {
 namespace {
 
@@ -12,8 +16,10 @@ inline std::size_t row_start(const std::uint32_t* rows, std::size_t r, std::size
   return (rows != nullptr ? static_cast<std::size_t>(rows[r]) : r) * row_size;
 }
 
-// Four floats: a wasm SIMD register, or four scalars (which compilers vectorize natively). The
-// batch kernels are written once over F4, so both builds run the same operations per element.
+// Four floats: a wasm SIMD register, an SSE2 register (every x86-64 CPU), or four scalars
+// (which compilers vectorize where they can). The kernels below are written once over F4, so
+// every build runs the same IEEE single-precision operations per element: add, sub, mul, div and
+// sqrt are correctly rounded in all three, and nothing is fused.
 #if defined(__wasm_simd128__)
 struct F4 {
   v128_t v;
@@ -21,13 +27,31 @@ struct F4 {
 inline F4 load4(const float* p) { return {wasm_v128_load(p)}; }
 inline void store4(float* p, F4 a) { wasm_v128_store(p, a.v); }
 inline F4 splat4(float a) { return {wasm_f32x4_splat(a)}; }
-// acc + a · b, rounded after the product and after the sum (no fused multiply-add).
-inline F4 add_product4(F4 acc, F4 a, F4 b) {
-  return {wasm_f32x4_add(acc.v, wasm_f32x4_mul(a.v, b.v))};
-}
+inline F4 add4(F4 a, F4 b) { return {wasm_f32x4_add(a.v, b.v)}; }
+inline F4 sub4(F4 a, F4 b) { return {wasm_f32x4_sub(a.v, b.v)}; }
+inline F4 mul4(F4 a, F4 b) { return {wasm_f32x4_mul(a.v, b.v)}; }
+inline F4 div4(F4 a, F4 b) { return {wasm_f32x4_div(a.v, b.v)}; }
+inline F4 sqrt4(F4 a) { return {wasm_f32x4_sqrt(a.v)}; }
 inline float lane_sum4(F4 a) {
   return (wasm_f32x4_extract_lane(a.v, 0) + wasm_f32x4_extract_lane(a.v, 1)) +
          (wasm_f32x4_extract_lane(a.v, 2) + wasm_f32x4_extract_lane(a.v, 3));
+}
+#elif defined(__SSE2__)
+struct F4 {
+  __m128 v;
+};
+inline F4 load4(const float* p) { return {_mm_loadu_ps(p)}; }
+inline void store4(float* p, F4 a) { _mm_storeu_ps(p, a.v); }
+inline F4 splat4(float a) { return {_mm_set1_ps(a)}; }
+inline F4 add4(F4 a, F4 b) { return {_mm_add_ps(a.v, b.v)}; }
+inline F4 sub4(F4 a, F4 b) { return {_mm_sub_ps(a.v, b.v)}; }
+inline F4 mul4(F4 a, F4 b) { return {_mm_mul_ps(a.v, b.v)}; }
+inline F4 div4(F4 a, F4 b) { return {_mm_div_ps(a.v, b.v)}; }
+inline F4 sqrt4(F4 a) { return {_mm_sqrt_ps(a.v)}; }
+inline float lane_sum4(F4 a) {
+  float l[4];
+  _mm_storeu_ps(l, a.v);
+  return (l[0] + l[1]) + (l[2] + l[3]);
 }
 #else
 struct F4 {
@@ -40,12 +64,30 @@ inline F4 load4(const float* p) {
 }
 inline void store4(float* p, F4 a) { std::memcpy(p, a.v, sizeof a.v); }
 inline F4 splat4(float a) { return {{a, a, a, a}}; }
-inline F4 add_product4(F4 acc, F4 a, F4 b) {
-  for (int k = 0; k < 4; ++k) acc.v[k] = acc.v[k] + a.v[k] * b.v[k];
-  return acc;
+template <class Op>
+inline F4 lanes4(F4 a, F4 b, Op op) {
+  for (int k = 0; k < 4; ++k) a.v[k] = op(a.v[k], b.v[k]);
+  return a;
+}
+inline F4 add4(F4 a, F4 b) {
+  return lanes4(a, b, [](float x, float y) { return x + y; });
+}
+inline F4 sub4(F4 a, F4 b) {
+  return lanes4(a, b, [](float x, float y) { return x - y; });
+}
+inline F4 mul4(F4 a, F4 b) {
+  return lanes4(a, b, [](float x, float y) { return x * y; });
+}
+inline F4 div4(F4 a, F4 b) {
+  return lanes4(a, b, [](float x, float y) { return x / y; });
+}
+inline F4 sqrt4(F4 a) {
+  return lanes4(a, a, [](float x, float) { return std::sqrt(x); });
 }
 inline float lane_sum4(F4 a) { return (a.v[0] + a.v[1]) + (a.v[2] + a.v[3]); }
 #endif
+// acc + a · b, rounded after the product and after the sum (no fused multiply-add).
+inline F4 add_product4(F4 acc, F4 a, F4 b) { return add4(acc, mul4(a, b)); }
 
 // dot in the order of dense_kernels.h, over F4.
 inline float dot4(std::size_t n, const float* x, const float* y) {
@@ -333,26 +375,14 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
 
 }  // namespace reference
 
-#if defined(__wasm_simd128__)
-
 void scale(std::size_t n, float a, float* x) {
-  const v128_t va = wasm_f32x4_splat(a);
+  const F4 va = splat4(a);
   std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) wasm_v128_store(x + i, wasm_f32x4_mul(wasm_v128_load(x + i), va));
+  for (; i + 4 <= n; i += 4) store4(x + i, mul4(load4(x + i), va));
   for (; i < n; ++i) x[i] *= a;
 }
 
-float dot(std::size_t n, const float* x, const float* y) {
-  v128_t acc = wasm_f32x4_splat(0.0f);
-  std::size_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_v128_load(x + i), wasm_v128_load(y + i)));
-  }
-  float s = (wasm_f32x4_extract_lane(acc, 0) + wasm_f32x4_extract_lane(acc, 1)) +
-            (wasm_f32x4_extract_lane(acc, 2) + wasm_f32x4_extract_lane(acc, 3));
-  for (; i < n; ++i) s += x[i] * y[i];
-  return s;
-}
+float dot(std::size_t n, const float* x, const float* y) { return dot4(n, x, y); }
 
 void vecmat(std::size_t rows, std::size_t cols, const float* x, const float* w, const float* bias,
             float* y) {
@@ -363,7 +393,7 @@ void vecmat(std::size_t rows, std::size_t cols, const float* x, const float* w, 
 }
 
 void matvec(std::size_t rows, std::size_t cols, const float* w, const float* g, float* out) {
-  for (std::size_t i = 0; i < rows; ++i) out[i] = dot(cols, w + i * cols, g);
+  for (std::size_t i = 0; i < rows; ++i) out[i] = dot4(cols, w + i * cols, g);
 }
 
 void outer_accumulate(std::size_t rows, std::size_t cols, const float* x, const float* g,
@@ -375,16 +405,21 @@ void outer_accumulate(std::size_t rows, std::size_t cols, const float* x, const 
 
 void sgd_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
                      const float* g, float* p, float lr_scale) {
+  const F4 lr = splat4(lr_scale);
   for (std::size_t r = 0; r < count; ++r) {
-    axpy(row_size, -lr_scale, g + r * row_size, p + row_start(rows, r, row_size));
+    const float* gr = g + r * row_size;
+    float* pr = p + row_start(rows, r, row_size);
+    std::size_t k = 0;
+    for (; k + 4 <= row_size; k += 4) store4(pr + k, sub4(load4(pr + k), mul4(lr, load4(gr + k))));
+    for (; k < row_size; ++k) pr[k] -= lr_scale * gr[k];
   }
 }
 
 void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
                           const float* g, float* m, float* p, const MomentumStep& step) {
-  const v128_t mu = wasm_f32x4_splat(step.momentum);
-  const v128_t sc = wasm_f32x4_splat(step.scale);
-  const v128_t lr = wasm_f32x4_splat(step.learning_rate);
+  const F4 mu = splat4(step.momentum);
+  const F4 sc = splat4(step.scale);
+  const F4 lr = splat4(step.learning_rate);
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t start = row_start(rows, r, row_size);
     const float* gr = g + r * row_size;
@@ -392,10 +427,9 @@ void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::siz
     float* pr = p + start;
     std::size_t k = 0;
     for (; k + 4 <= row_size; k += 4) {
-      const v128_t mk = wasm_f32x4_add(wasm_f32x4_mul(mu, wasm_v128_load(mr + k)),
-                                       wasm_f32x4_mul(sc, wasm_v128_load(gr + k)));
-      wasm_v128_store(mr + k, mk);
-      wasm_v128_store(pr + k, wasm_f32x4_sub(wasm_v128_load(pr + k), wasm_f32x4_mul(lr, mk)));
+      const F4 mk = add4(mul4(mu, load4(mr + k)), mul4(sc, load4(gr + k)));
+      store4(mr + k, mk);
+      store4(pr + k, sub4(load4(pr + k), mul4(lr, mk)));
     }
     for (; k < row_size; ++k) {
       mr[k] = step.momentum * mr[k] + step.scale * gr[k];
@@ -408,13 +442,13 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
                       const float* g, float* m, float* v, float* p, const AdamStep& step) {
   const float one_minus_b1 = 1.0f - step.beta1;
   const float one_minus_b2 = 1.0f - step.beta2;
-  const v128_t sc = wasm_f32x4_splat(step.scale);
-  const v128_t b1 = wasm_f32x4_splat(step.beta1);
-  const v128_t b2 = wasm_f32x4_splat(step.beta2);
-  const v128_t c1 = wasm_f32x4_splat(one_minus_b1);
-  const v128_t c2 = wasm_f32x4_splat(one_minus_b2);
-  const v128_t st = wasm_f32x4_splat(step.step);
-  const v128_t eps = wasm_f32x4_splat(step.epsilon);
+  const F4 sc = splat4(step.scale);
+  const F4 b1 = splat4(step.beta1);
+  const F4 b2 = splat4(step.beta2);
+  const F4 c1 = splat4(one_minus_b1);
+  const F4 c2 = splat4(one_minus_b2);
+  const F4 st = splat4(step.step);
+  const F4 eps = splat4(step.epsilon);
   for (std::size_t r = 0; r < count; ++r) {
     const std::size_t start = row_start(rows, r, row_size);
     const float* gr = g + r * row_size;
@@ -423,16 +457,12 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
     float* pr = p + start;
     std::size_t k = 0;
     for (; k + 4 <= row_size; k += 4) {
-      const v128_t gk = wasm_f32x4_mul(sc, wasm_v128_load(gr + k));
-      const v128_t mk =
-          wasm_f32x4_add(wasm_f32x4_mul(b1, wasm_v128_load(mr + k)), wasm_f32x4_mul(c1, gk));
-      const v128_t vk = wasm_f32x4_add(wasm_f32x4_mul(b2, wasm_v128_load(vr + k)),
-                                       wasm_f32x4_mul(wasm_f32x4_mul(c2, gk), gk));
-      wasm_v128_store(mr + k, mk);
-      wasm_v128_store(vr + k, vk);
-      const v128_t delta =
-          wasm_f32x4_div(wasm_f32x4_mul(st, mk), wasm_f32x4_add(wasm_f32x4_sqrt(vk), eps));
-      wasm_v128_store(pr + k, wasm_f32x4_sub(wasm_v128_load(pr + k), delta));
+      const F4 gk = mul4(sc, load4(gr + k));
+      const F4 mk = add4(mul4(b1, load4(mr + k)), mul4(c1, gk));
+      const F4 vk = add4(mul4(b2, load4(vr + k)), mul4(mul4(c2, gk), gk));
+      store4(mr + k, mk);
+      store4(vr + k, vk);
+      store4(pr + k, sub4(load4(pr + k), div4(mul4(st, mk), add4(sqrt4(vk), eps))));
     }
     for (; k < row_size; ++k) {
       const float gk = step.scale * gr[k];
@@ -442,42 +472,5 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
     }
   }
 }
-
-#else
-
-void scale(std::size_t n, float a, float* x) { reference::scale(n, a, x); }
-
-float dot(std::size_t n, const float* x, const float* y) { return reference::dot(n, x, y); }
-
-void vecmat(std::size_t rows, std::size_t cols, const float* x, const float* w, const float* bias,
-            float* y) {
-  reference::vecmat(rows, cols, x, w, bias, y);
-}
-
-void matvec(std::size_t rows, std::size_t cols, const float* w, const float* g, float* out) {
-  reference::matvec(rows, cols, w, g, out);
-}
-
-void outer_accumulate(std::size_t rows, std::size_t cols, const float* x, const float* g,
-                      float* gw) {
-  reference::outer_accumulate(rows, cols, x, g, gw);
-}
-
-void sgd_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                     const float* g, float* p, float lr_scale) {
-  reference::sgd_update_rows(rows, count, row_size, g, p, lr_scale);
-}
-
-void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                          const float* g, float* m, float* p, const MomentumStep& step) {
-  reference::momentum_update_rows(rows, count, row_size, g, m, p, step);
-}
-
-void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                      const float* g, float* m, float* v, float* p, const AdamStep& step) {
-  reference::adam_update_rows(rows, count, row_size, g, m, v, p, step);
-}
-
-#endif
 
 }  // namespace fedleaf::core::kernels

@@ -7,9 +7,9 @@
 //   kernels::adam_update_rows(rows, count, row_size, g, m, v, p, adam);   // optimizer rows
 //
 // `kernels::` are the kernels training runs: with -msimd128 under Emscripten they use
-// wasm_simd128.h intrinsics, elsewhere they are the portable loops (which compilers vectorize
-// natively). `kernels::reference::` are plain scalar loops with the same contracts; tests check
-// one against the other. Buffers must not overlap unless stated.
+// wasm_simd128.h intrinsics, on x86-64 SSE2 intrinsics, elsewhere portable loops.
+// `kernels::reference::` are plain scalar loops with the same contracts; tests check one against
+// the other. Buffers must not overlap unless stated.
 //
 // Every kernel fixes its order of float operations, and the SIMD versions follow it exactly, so
 // the two give bit-identical results (and native, wasm SIMD and wasm baseline builds train

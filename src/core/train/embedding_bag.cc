@@ -14,7 +14,7 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 
 }  // namespace
 
-EmbeddingBag::EmbeddingBag(std::string name, const float* table, std::size_t rows, std::size_t dim,
+EmbeddingBag::EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
                            Combiner combiner)
     : name_(std::move(name)), table_(table), rows_(rows), dim_(dim), combiner_(combiner) {}
 
@@ -73,13 +73,39 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
   }
 }
 
-void EmbeddingBag::backward(const Batch& batch, const float* grad_out,
-                            ParameterGradient& gradient) {
-  const std::uint32_t nnz = batch.offsets[batch.size];
-  if (batch.ids != forward_ids_ || nnz != forward_nnz_ || scales_.size() != batch.size) {
+void EmbeddingBag::check_last_forward(const Batch& batch) const {
+  if (batch.ids != forward_ids_ || batch.offsets[batch.size] != forward_nnz_ ||
+      scales_.size() != batch.size) {
     throw InvalidInput("embedding_bag '" + name_ +
                        "': backward needs the batch of the last forward");
   }
+}
+
+void EmbeddingBag::backward_sgd(const Batch& batch, const float* grad_out, float learning_rate) {
+  check_last_forward(batch);
+  for (std::size_t b = 0; b < batch.size; ++b) {
+    const std::uint32_t begin = batch.offsets[b];
+    const std::uint32_t end = batch.offsets[b + 1];
+    const float step = -learning_rate * scales_[b];
+    const float* weights = batch.weights ? batch.weights + begin : nullptr;
+    if (dim_ != 1) {
+      kernels::scatter_weighted_add(dim_, end - begin, batch.ids + begin, weights, step,
+                                    grad_out + b * dim_, table_);
+      continue;
+    }
+    // dim 1 (a linear model): the per-id work is one load, one multiply-add and one store.
+    const float g = grad_out[b];
+    for (std::uint32_t j = begin; j < end; ++j) {
+      const float a = (weights ? weights[j - begin] : 1.0f) * step;
+      if (a != 0.0f) table_[batch.ids[j]] += a * g;
+    }
+  }
+}
+
+void EmbeddingBag::backward(const Batch& batch, const float* grad_out,
+                            ParameterGradient& gradient) {
+  check_last_forward(batch);
+  const std::uint32_t nnz = batch.offsets[batch.size];
   // Row → slot through a table-long map (kNoSlot: not yet in this batch): one load per id and a
   // well-predicted branch, where a hash map costs a probe loop per id. Only the batch's rows are
   // reset afterwards, so a step costs O(ids), not O(rows).

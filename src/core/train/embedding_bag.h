@@ -4,10 +4,11 @@
 //   EmbeddingBag emb("emb", table, vocab, dim, Combiner::kMean);
 //   emb.forward(batch, out);                     // out [batch.size, dim]
 //   emb.backward(batch, grad_out, gradient);     // gradient.touched_rows unique
+//   emb.backward_sgd(batch, grad_out, 0.1f);     // or: the SGD step straight into the table
 //
 // out[b] = c_b Σ_j w_j table[id_j] with c_b = 1 (sum), 1/Σ_j|w_j| (mean), 1/sqrt(Σ_j w_j²)
 // (sqrtn), and 0 for an example without ids or with all weights 0. The table is borrowed and
-// must outlive the layer; the optimizer may change its values between batches.
+// must outlive the layer; the optimizer (or backward_sgd) may change its values between batches.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +24,7 @@ namespace fedleaf::core {
 
 class EmbeddingBag {
  public:
-  EmbeddingBag(std::string name, const float* table, std::size_t rows, std::size_t dim,
+  EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
                Combiner combiner);
 
   std::size_t dim() const { return dim_; }
@@ -36,10 +37,19 @@ class EmbeddingBag {
   // deterministic. The first call allocates one uint32 per table row (1/dim of the table); later
   // calls allocate only when a batch has more ids than every earlier one.
   void backward(const Batch& batch, const float* grad_out, ParameterGradient& gradient);
+  // backward fused with an SGD step of `learning_rate` on the table, with no gradient buffer:
+  // for each example b in order and each of its ids j in order, with a = w_j · (-learning_rate ·
+  // c_b) (skipped when 0), table[id_j] += a · grad_out[b] (scatter_weighted_add's order). Equal
+  // to backward() followed by p -= learning_rate · gradient up to float rounding (a row's terms
+  // are applied one by one instead of summed first), deterministic, and allocation-free. Same
+  // precondition and error as backward().
+  void backward_sgd(const Batch& batch, const float* grad_out, float learning_rate);
 
  private:
+  void check_last_forward(const Batch& batch) const;
+
   std::string name_;
-  const float* table_;
+  float* table_;
   std::size_t rows_;
   std::size_t dim_;
   Combiner combiner_;

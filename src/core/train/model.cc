@@ -133,7 +133,9 @@ LossSums Model::forward_backward(const Batch& batch) {
     const float* gy = layer.grad_output.data();
     const float* x = i == 0 ? batch.dense : layers_[i - 1].output.data();
     float* gx = i == 0 ? nullptr : layers_[i - 1].grad_output.data();
-    if (layer.embedding) {
+    if (layer.embedding && fused_sgd_learning_rate_) {
+      layer.embedding->backward_sgd(batch, gy, *fused_sgd_learning_rate_);
+    } else if (layer.embedding) {
       layer.embedding->backward(batch, gy, gradients_[layer.weight_gradient]);
     } else if (layer.dense) {
       ParameterGradient* gb = layer.bias_gradient < 0 ? nullptr : &gradients_[layer.bias_gradient];

@@ -45,6 +45,13 @@ class Model {
   // forward, then the gradients of the batch's mean loss into gradients().
   LossSums forward_backward(const Batch& batch);
 
+  // From now on forward_backward() itself applies SGD with `learning_rate` to every embedding
+  // table, fused with the table's backward pass (EmbeddingBag::backward_sgd), and leaves the
+  // table's gradient empty (no touched rows); dense parameters keep their gradients for the
+  // optimizer. Only for plain SGD without clip_norm: momentum and Adam need a row's summed
+  // gradient, clipping needs the global norm first.
+  void fuse_sparse_sgd(float learning_rate) { fused_sgd_learning_rate_ = learning_rate; }
+
   // Logits of the last forward: [batch size, output_width()].
   const float* outputs() const { return layers_.back().output.data(); }
   std::size_t output_width() const { return spec_.output_width; }
@@ -73,6 +80,7 @@ class Model {
   std::size_t max_batch_size_;
   std::vector<Layer> layers_;
   std::vector<ParameterGradient> gradients_;
+  std::optional<float> fused_sgd_learning_rate_;
 };
 
 // Checks a whole dataset against a model before any work is done: input kind and width, every

@@ -234,6 +234,9 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
   gatherer_ = std::make_unique<BatchGatherer>(dataset_,
                                               compact_ids_.empty() ? nullptr : compact_ids_.data());
   model_ = std::make_unique<Model>(plan_.model, parameters_, batch_size);
+  if (train.optimizer.type == OptimizerType::kSgd && train.clip_norm == 0.0f) {
+    model_->fuse_sparse_sgd(train.optimizer.learning_rate);
+  }
   optimizer_ = std::make_unique<Optimizer>(train.optimizer, model_->gradients(), train.clip_norm);
   steps_per_epoch_ = (dataset_.size() + batch_size - 1) / batch_size;
   total_steps_ = steps_per_epoch_ * train.epochs;

@@ -4,7 +4,8 @@
 // the same N client updates and produces the same canonical result (sorted keys, values),
 // which the benchmark cross-checks.
 //
-//   fedleaf_aggregate_bench [--clients N] [--pairs K] [--reps R] [--json PATH] [--point NAME]
+//   fedleaf_aggregate_bench [--clients N] [--pairs K] [--rounds R] [--warmup W] [--json PATH]
+//                           [--point NAME]
 //
 // Points: weighted_mean of COO updates into d = 2^20 and d = 10^7, and mean_over_contributors
 // of row-sparse updates into an embedding of 2^25 rows × 32 (K values = K/32 rows per client).
@@ -12,7 +13,17 @@
 // expected_updates hint N (what RoundAggregator's expected_reports passes), and with no hint.
 // The radix-sort baseline is not streaming: it keeps every update resident until it sorts,
 // which a server taking uploads one at a time cannot do; its row says so.
+//
+// Method (ratios you can trust on a shared machine): methods are interleaved, never timed one
+// after another. Per point, W warm-up rounds, then R rounds; a round runs every method once, one
+// at a time, starting with a different method each round (round r starts with method r mod M).
+// A method's time is the median of its rounds. Then each speed ratio (fedleaf / fastest
+// baseline, the fastest by those medians) is measured in R back-to-back pairs, alternating which
+// runs first (F B, B F, ...); each pair gives one ratio, reported as the median over pairs with its
+// min–max. Pairs seconds apart see the same load from other processes. Times are this thread's
+// CPU time (cpu_seconds), so time the core spent on other processes is not counted.
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -74,9 +85,19 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// This thread's CPU time (user + system), in seconds: what every method is timed with. Every
+// method is single-threaded, so on a quiet machine it equals wall time; on a shared one it
+// leaves out the time other processes held the core (they still share caches and memory).
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 // Process peak RSS since the last reset (Linux: VmHWM, reset through clear_refs).
@@ -169,13 +190,13 @@ struct FedleafRun {
 
 FedleafRun run_fedleaf(const Point& p, const Inputs& in, AccumulatorOptions options,
                        double& seconds) {
-  const auto start = std::chrono::steady_clock::now();
+  const double start = cpu_seconds();
   fedleaf::core::DenseShape shape{static_cast<std::int64_t>(p.keys)};
   if (p.encoding == UpdateEncoding::kRowSparse) shape.push_back(static_cast<std::int64_t>(p.width));
   SparseSumAccumulator acc("bench", {p.op, 0.0}, p.encoding, DType::F32, shape, options);
   for (std::size_t c = 0; c < in.updates.size(); ++c) acc.add(in.updates[c], in.weights[c]);
   const Tensor result = acc.finalize();
-  seconds = seconds_since(start);
+  seconds = cpu_seconds() - start;
   FedleafRun run;
   run.peak_bytes = acc.peak_state_bytes();
   run.representation = acc.representation();
@@ -381,7 +402,8 @@ struct Measured {
 
 int main(int argc, char** argv) {
   std::size_t clients = 1000, pairs = 5000;
-  int reps = 3;
+  int rounds = 7;
+  int warmup = 1;
   std::string json_path = "build/bench/aggregate.json";
   std::string only_point;  // empty: every point
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -390,8 +412,10 @@ int main(int argc, char** argv) {
       clients = std::stoul(argv[i + 1]);
     else if (flag == "--pairs")
       pairs = std::stoul(argv[i + 1]);
-    else if (flag == "--reps")
-      reps = std::stoi(argv[i + 1]);
+    else if (flag == "--rounds")
+      rounds = std::stoi(argv[i + 1]);
+    else if (flag == "--warmup")
+      warmup = std::stoi(argv[i + 1]);
     else if (flag == "--json")
       json_path = argv[i + 1];
     else if (flag == "--point")
@@ -402,8 +426,10 @@ int main(int argc, char** argv) {
     }
   }
   const double bandwidth = stream_add_gbps();
-  std::printf("fedleaf aggregate bench: N = %zu clients, k = %zu pairs each, median of %d runs\n",
-              clients, pairs, reps);
+  std::printf(
+      "fedleaf aggregate bench: N = %zu clients, k = %zu pairs each, %d interleaved rounds after "
+      "%d warm-up\n",
+      clients, pairs, rounds, warmup);
   std::printf("machine: stream-add memory bandwidth %.1f GB/s\n\n", bandwidth);
 
   const std::vector<Point> points{
@@ -416,9 +442,10 @@ int main(int argc, char** argv) {
   nlohmann::json speed = nlohmann::json::object();
   nlohmann::json speed_no_hint = nlohmann::json::object();
   nlohmann::json speed_updates_hint = nlohmann::json::object();
+  nlohmann::json spreads = nlohmann::json::object();
   double memory_vs_dense = 0.0;
-  std::printf("%-10s %-26s %10s %12s %14s %12s  %s\n", "point", "method", "median s", "Mpairs/s",
-              "state MiB", "peak RSS MiB", "note");
+  std::printf("%-10s %-26s %12s %12s %14s %12s  %s\n", "point", "method", "median cpu s",
+              "Mpairs/s", "state MiB", "peak RSS MiB", "note");
   for (const Point& p : points) {
     if (!only_point.empty() && p.name != only_point) continue;
     const Inputs in = make_inputs(p, clients, pairs, 42);
@@ -429,8 +456,6 @@ int main(int argc, char** argv) {
     const double dense_f32_bytes = static_cast<double>(p.keys) * static_cast<double>(p.width) * 4.0;
     const bool dense_runs = dense_f32_bytes <= 1e9;
 
-    // Every method runs once per repetition, in turn, so load from other processes on a
-    // shared machine falls on all of them alike.
     struct Method {
       std::string name;
       std::function<Output(std::size_t&, double&)> run;
@@ -478,18 +503,18 @@ int main(int argc, char** argv) {
     std::vector<std::size_t> bytes(methods.size());
     std::vector<double> rss(methods.size());
     Output reference;
-    // Repetition r starts with method r (mod the count), so no method always runs first,
-    // right after the previous point or method freed its memory.
-    for (int r = 0; r < reps; ++r) {
+    // Round r starts with method r (mod the count), so no method always runs first, right after
+    // the previous point or method freed its memory. Warm-up rounds are checked, not timed.
+    for (int r = -warmup; r < rounds; ++r) {
       for (std::size_t turn = 0; turn < methods.size(); ++turn) {
-        const std::size_t m = (turn + static_cast<std::size_t>(r)) % methods.size();
+        const std::size_t m = (turn + static_cast<std::size_t>(r + warmup)) % methods.size();
         reset_peak_rss();
         double seconds = 0.0;
-        const auto start = std::chrono::steady_clock::now();
+        const double start = cpu_seconds();
         Output out = methods[m].run(bytes[m], seconds);
-        times[m].push_back(seconds > 0.0 ? seconds : seconds_since(start));
+        if (r >= 0) times[m].push_back(seconds > 0.0 ? seconds : cpu_seconds() - start);
         rss[m] = std::max(rss[m], peak_rss_mib());
-        if (r == 0 && turn == 0) {  // method 0: fedleaf
+        if (r == -warmup && turn == 0) {  // method 0: fedleaf
           reference = std::move(out);
         } else {
           const double diff = difference(out, reference);
@@ -505,7 +530,7 @@ int main(int argc, char** argv) {
     for (std::size_t m = 0; m < methods.size(); ++m) {
       Measured row{methods[m].name, median(times[m]), 0.0, bytes[m], rss[m], *methods[m].note};
       row.pairs_per_s = total_pairs / row.seconds;
-      std::printf("%-10s %-26s %10.4f %12.1f %14.1f %12.0f  %s\n", p.name.c_str(),
+      std::printf("%-10s %-26s %12.4f %12.1f %14.1f %12.0f  %s\n", p.name.c_str(),
                   row.method.c_str(), row.seconds, row.pairs_per_s / 1e6,
                   static_cast<double>(row.state_bytes) / 1048576.0, row.peak_rss_mib,
                   row.note.c_str());
@@ -519,24 +544,65 @@ int main(int argc, char** argv) {
           2 * dense_f32_bytes / 1073741824.0);
     }
 
-    double best_baseline = 0.0;
-    for (const Measured& m : rows) {
-      if (m.method.rfind("baseline", 0) == 0)
-        best_baseline = std::max(best_baseline, m.pairs_per_s);
+    // The speed ratios, pair by pair: a fedleaf method alternates with the fastest baseline of
+    // the rounds above (F B, B F, F B, ...), back to back, and each pair gives one ratio.
+    std::size_t fastest = 0;
+    for (std::size_t m = 0; m < methods.size(); ++m) {
+      if (methods[m].name.rfind("baseline", 0) == 0 &&
+          (methods[fastest].name.rfind("baseline", 0) != 0 ||
+           rows[m].seconds < rows[fastest].seconds)) {
+        fastest = m;
+      }
     }
-    speed[p.name] = rows[0].pairs_per_s / best_baseline;
-    speed_no_hint[p.name] = rows[1].pairs_per_s / best_baseline;
-    speed_updates_hint[p.name] = rows[2].pairs_per_s / best_baseline;
+    const auto timed = [&](std::size_t m) {
+      std::size_t unused_bytes = 0;
+      double seconds = 0.0;
+      const double start = cpu_seconds();
+      const Output out = methods[m].run(unused_bytes, seconds);
+      return seconds > 0.0 ? seconds : cpu_seconds() - start;
+    };
+    const auto speed_ratio = [&](std::size_t fedleaf_row) {
+      std::vector<double> ratios;
+      for (int k = 0; k < rounds; ++k) {
+        const bool fedleaf_first = k % 2 == 0;
+        const double first = timed(fedleaf_first ? fedleaf_row : fastest);
+        const double second = timed(fedleaf_first ? fastest : fedleaf_row);
+        ratios.push_back(fedleaf_first ? second / first : first / second);
+      }
+      return ratios;
+    };
+    const std::vector<double> hint = speed_ratio(0), no_hint = speed_ratio(1),
+                              updates_hint = speed_ratio(2);
+    speed[p.name] = median(hint);
+    speed_no_hint[p.name] = median(no_hint);
+    speed_updates_hint[p.name] = median(updates_hint);
+    const auto spread = [](const std::vector<double>& v) {
+      return nlohmann::json{{"median", median(v)},
+                            {"min", *std::min_element(v.begin(), v.end())},
+                            {"max", *std::max_element(v.begin(), v.end())},
+                            {"rounds", v}};
+    };
+    spreads[p.name] = {{"baseline", methods[fastest].name},
+                       {"hint_entries", spread(hint)},
+                       {"no_hint", spread(no_hint)},
+                       {"updates_hint", spread(updates_hint)}};
     if (!dense_runs) memory_vs_dense = dense_f32_bytes / static_cast<double>(rows[0].state_bytes);
+    const auto range = [](const std::vector<double>& v) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.2f-%.2f", *std::min_element(v.begin(), v.end()),
+                    *std::max_element(v.begin(), v.end()));
+      return std::string(text);
+    };
     std::printf(
-        "%-10s fedleaf / fastest baseline = %.2f (hint N updates: %.2f, no hint: %.2f); inputs "
-        "%.0f MiB resident\n\n",
-        p.name.c_str(), rows[0].pairs_per_s / best_baseline, rows[2].pairs_per_s / best_baseline,
-        rows[1].pairs_per_s / best_baseline, input_mib);
+        "%-10s fedleaf / %s, median of %d pairs (min-max): hint N*k %.2f (%s), hint N "
+        "updates %.2f (%s), no hint %.2f (%s); inputs %.0f MiB resident\n\n",
+        p.name.c_str(), methods[fastest].name.c_str(), rounds, median(hint), range(hint).c_str(),
+        median(updates_hint), range(updates_hint).c_str(), median(no_hint), range(no_hint).c_str(),
+        input_mib);
     for (const Measured& m : rows) {
       results.push_back({{"point", p.name},
                          {"method", m.method},
-                         {"median_seconds", m.seconds},
+                         {"median_cpu_seconds", m.seconds},
                          {"pairs_per_second", m.pairs_per_s},
                          {"state_bytes", m.state_bytes},
                          {"peak_rss_mib", m.peak_rss_mib},
@@ -554,14 +620,17 @@ int main(int argc, char** argv) {
   const nlohmann::json doc{{"benchmark", "aggregate"},
                            {"clients", clients},
                            {"pairs_per_client", pairs},
-                           {"repetitions", reps},
+                           {"method", "interleaved rounds; ratios: median of back-to-back pairs"},
+                           {"rounds", rounds},
+                           {"warmup_rounds", warmup},
                            {"stream_add_gbps", bandwidth},
                            {"results", results},
                            {"ratios",
                             {{"speed_vs_best_baseline", speed},
                              {"speed_vs_best_baseline_no_hint", speed_no_hint},
                              {"speed_vs_best_baseline_updates_hint", speed_updates_hint},
-                             {"memory_vs_dense", memory_vs_dense}}}};
+                             {"memory_vs_dense", memory_vs_dense}}},
+                           {"ratio_spreads", spreads}};
   std::ofstream(json_path) << doc.dump(2) << "\n";
   std::printf("wrote %s\n", json_path.c_str());
   return 0;

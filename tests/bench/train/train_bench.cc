@@ -1,10 +1,16 @@
-// The native engine of the training benchmark (scripts/bench.sh train). The Node driver
-// tests/bench/train/train_bench.mjs writes each workload as a safetensors file and runs this
-// binary once per workload, so every engine trains on the same bytes.
+// The native engines of the training benchmark (scripts/bench.sh train). The Node driver
+// tests/bench/train/train_bench.mjs writes each workload as a safetensors file and starts this
+// binary as a long-lived engine per workload, so every engine trains on the same bytes and the
+// driver can alternate engines run by run (method: train_bench.mjs).
 //
-//   fedleaf_train_bench run DATA.safetensors REPETITIONS
-//       one JSON line: examples/s of the step loop (median of REPETITIONS after one warm-up
-//       run), session setup time, mean train loss, peak RSS
+//   fedleaf_train_bench serve native|reference DATA.safetensors
+//       reads commands on stdin, one per line, and answers each with one JSON line:
+//       "run"  one whole training run (all epochs): seconds of the step loop, examples/s,
+//              session setup seconds, mean train loss
+//       "digest" one more run: FNV-1a 64 of its result (the update bytes) and its mean loss
+//       "stats" peak RSS and model bytes
+//       "native" is fedleaf's TrainingSession; "reference" is the minimal reference loop below
+//       (only for a sparse logistic regression trained with SGD)
 //   fedleaf_train_bench featurize FIXTURE PLAN_JSON OUT.safetensors
 //       the SpamAssassin fixture's train split, featurized with the plan's "features" section
 //       by the core's text featurizer, as a workload file
@@ -16,8 +22,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <stdexcept>
 #include <string>
@@ -26,6 +34,7 @@
 #include "core/safetensors.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
+#include "core/train/seeded_random.h"
 #include "core/train/text_features.h"
 #include "core/train/training_session.h"
 #include "tests/fixtures/spamassassin_fixture.h"
@@ -47,13 +56,21 @@ std::vector<T> tensor_values(const NamedTensors& tensors, const std::string& nam
   return std::vector<T>(data, data + t.size());
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+// FNV-1a, 64 bits: train_bench.mjs computes the same over the wasm engines' results.
+std::uint64_t fnv1a(const std::vector<std::uint8_t>& bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
 }
 
-int run(const std::string& path, int repetitions) {
+struct Workload {
+  std::string plan_json;
+  Plan plan;
+  Dataset data;
+  std::vector<std::uint8_t> model;
+};
+
+Workload read_workload(const std::string& path) {
   const std::vector<std::uint8_t> bytes = read_file(path);
   const SafetensorsFile file = read_safetensors(bytes);
   const std::string plan = file.metadata.at("plan");
@@ -66,38 +83,103 @@ int run(const std::string& path, int repetitions) {
       tensor_values<std::int32_t, std::int32_t>(file.tensors, "labels");
   const auto num_features =
       static_cast<std::uint32_t>(std::stoul(file.metadata.at("num_features")));
-  const Dataset data = Dataset::from_csr(std::move(offsets), std::move(ids), std::move(weights),
-                                         std::move(labels), num_features);
-  const std::vector<std::uint8_t> model = initialize_model(plan, 1);
+  return Workload{plan, parse_plan(plan),
+                  Dataset::from_csr(std::move(offsets), std::move(ids), std::move(weights),
+                                    std::move(labels), num_features),
+                  initialize_model(plan, 1)};
+}
 
-  const std::size_t examples = data.size() * parse_plan(plan).train->epochs;
+// The minimal reference loop: the same SGD logistic regression (same batches of the same
+// shuffled order, loss averaged over the batch) over the same CSR data, in plain C++ over a
+// full-vocabulary weight vector. The machine's practical limit for workload (a).
+bool reference_applies(const Plan& plan) {
+  const LayerSpec& layer = plan.model.layers.front();
+  return plan.model.layers.size() == 1 && layer.type == LayerType::kEmbeddingBag &&
+         layer.dim == 1 && layer.combiner == Combiner::kSum &&
+         plan.model.loss == LossType::kSigmoidCrossEntropy &&
+         plan.train->optimizer.type == OptimizerType::kSgd && plan.train->clip_norm == 0.0f;
+}
 
-  using Clock = std::chrono::steady_clock;
-  std::vector<double> rates, setups;
+double reference_loop(const Workload& w, std::vector<float>& weight) {
+  const TrainSpec& train = *w.plan.train;
+  const std::uint32_t* offsets = w.data.offsets().data();
+  const std::uint32_t* ids = w.data.ids().data();
+  const std::int32_t* labels = w.data.labels().data();
+  const std::size_t n = w.data.size();
+  std::vector<float> step(train.batch_size);
   double loss = 0.0;
-  for (int rep = 0; rep <= repetitions; ++rep) {  // rep 0 warms up
-    const auto t0 = Clock::now();
-    TrainingSession session(plan, model.data(), model.size(), data);
-    const auto t1 = Clock::now();
-    while (session.step()) {
-    }
-    const auto t2 = Clock::now();
-    loss = session.mean_loss();
-    if (rep > 0) {
-      rates.push_back(static_cast<double>(examples) /
-                      std::chrono::duration<double>(t2 - t1).count());
-      setups.push_back(std::chrono::duration<double>(t1 - t0).count());
+  for (std::size_t epoch = 0; epoch < train.epochs; ++epoch) {
+    const std::vector<std::uint32_t> order = shuffled_order(n, mix_seed(train.shuffle_seed, epoch));
+    for (std::size_t begin = 0; begin < n; begin += train.batch_size) {
+      const std::size_t count = std::min(train.batch_size, n - begin);
+      const float lr = train.optimizer.learning_rate / static_cast<float>(count);
+      for (std::size_t b = 0; b < count; ++b) {
+        const std::uint32_t i = order[begin + b];
+        float z = 0.0f;
+        for (std::uint32_t j = offsets[i]; j < offsets[i + 1]; ++j) z += weight[ids[j]];
+        const float y = static_cast<float>(labels[i]);
+        const float e = std::exp(-std::fabs(z));
+        loss += static_cast<double>(std::fmax(z, 0.0f) - z * y + std::log1p(e));
+        step[b] = lr * ((z >= 0.0f ? 1.0f : e) / (1.0f + e) - y);
+      }
+      for (std::size_t b = 0; b < count; ++b) {
+        const std::uint32_t i = order[begin + b];
+        for (std::uint32_t j = offsets[i]; j < offsets[i + 1]; ++j) weight[ids[j]] -= step[b];
+      }
     }
   }
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  std::printf("{\"engine\": \"native\", \"examples_per_second\": %.1f, \"repetitions\": [",
-              median(rates));
-  for (std::size_t i = 0; i < rates.size(); ++i) std::printf("%s%.1f", i ? ", " : "", rates[i]);
-  std::printf(
-      "], \"setup_seconds\": %.6f, \"mean_loss\": %.9g, \"peak_rss_bytes\": %ld, "
-      "\"model_bytes\": %zu}\n",
-      median(setups), loss, usage.ru_maxrss * 1024L, model.size());
+  return loss / static_cast<double>(n * train.epochs);
+}
+
+int serve(const std::string& engine, const std::string& path) {
+  const Workload w = read_workload(path);
+  const bool reference = engine == "reference";
+  if (!reference && engine != "native") throw std::runtime_error("unknown engine " + engine);
+  if (reference && !reference_applies(w.plan)) {
+    throw std::runtime_error("the reference loop needs a sparse logistic regression with sgd");
+  }
+  const std::size_t examples = w.data.size() * w.plan.train->epochs;
+  using Clock = std::chrono::steady_clock;
+  std::string command;
+  while (std::getline(std::cin, command)) {
+    if (command == "run") {
+      double setup = 0.0, seconds = 0.0, loss = 0.0;
+      if (reference) {
+        std::vector<float> weight(w.plan.model.layers.front().vocab, 0.0f);
+        const auto t0 = Clock::now();
+        loss = reference_loop(w, weight);
+        seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      } else {
+        const auto t0 = Clock::now();
+        TrainingSession session(w.plan_json, w.model.data(), w.model.size(), w.data);
+        const auto t1 = Clock::now();
+        while (session.step()) {
+        }
+        const auto t2 = Clock::now();
+        loss = session.mean_loss();
+        setup = std::chrono::duration<double>(t1 - t0).count();
+        seconds = std::chrono::duration<double>(t2 - t1).count();
+      }
+      std::printf(
+          "{\"seconds\": %.9f, \"examples_per_second\": %.1f, \"setup_seconds\": %.6f, "
+          "\"mean_loss\": %.17g}\n",
+          seconds, static_cast<double>(examples) / seconds, setup, loss);
+    } else if (command == "digest" && !reference) {
+      TrainingSession session(w.plan_json, w.model.data(), w.model.size(), w.data);
+      while (session.step()) {
+      }
+      std::printf("{\"result_digest\": \"%016llx\", \"mean_loss\": %.17g}\n",
+                  static_cast<unsigned long long>(fnv1a(session.result())), session.mean_loss());
+    } else if (command == "stats") {
+      rusage usage{};
+      getrusage(RUSAGE_SELF, &usage);
+      std::printf("{\"engine\": \"%s\", \"peak_rss_bytes\": %ld, \"model_bytes\": %zu}\n",
+                  reference ? "reference_loop" : "native", usage.ru_maxrss * 1024L, w.model.size());
+    } else {
+      throw std::runtime_error("unknown command '" + command + "'");
+    }
+    std::fflush(stdout);
+  }
   return 0;
 }
 
@@ -148,10 +230,10 @@ int featurize(const std::string& fixture, const std::string& plan, const std::st
 int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "";
-    if (mode == "run" && argc == 4) return run(argv[2], std::stoi(argv[3]));
+    if (mode == "serve" && argc == 4) return serve(argv[2], argv[3]);
     if (mode == "featurize" && argc == 5) return featurize(argv[2], argv[3], argv[4]);
     std::fprintf(stderr,
-                 "usage: fedleaf_train_bench run DATA.safetensors REPETITIONS\n"
+                 "usage: fedleaf_train_bench serve native|reference DATA.safetensors\n"
                  "       fedleaf_train_bench featurize FIXTURE PLAN_JSON OUT.safetensors\n");
     return 2;
   } catch (const std::exception& e) {

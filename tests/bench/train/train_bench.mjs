@@ -1,21 +1,33 @@
 // scripts/bench.sh train — local training throughput of every engine on the same data:
 // native C++ (fedleaf_train_bench), fedleaf wasm SIMD and baseline under Node, and TensorFlow.js
-// in Node (@tensorflow/tfjs with its wasm and cpu backends), written as a TF.js user would.
+// in Node (@tensorflow/tfjs with its wasm and cpu backends), written as a TF.js user would; for
+// the sparse logistic regression also a minimal reference loop in plain C++ (train_bench.cc).
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
-//        [--reps 5] [--workloads a,b,c] [--tfjs-seconds 1]
+//        [--rounds 9] [--warmup 2] [--workloads a,b,c] [--tfjs-seconds 1] [--steps-per-call 8]
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
-// (CSR offsets / ids / labels, the plan in the metadata) and runs every engine in its own process
-// on that file (so peak RSS is per engine). Every engine starts from the same model: fedleaf's
-// initialize_model(plan, 1); TF.js gets those weights and the same hashed ids (SpamAssassin is
-// featurized once, by fedleaf's featurizer, for all engines).
+// (CSR offsets / ids / labels, the plan in the metadata) and starts every engine as its own
+// long-lived process on that file (so peak RSS is per engine). Every engine starts from the same
+// model: fedleaf's initialize_model(plan, 1); TF.js gets those weights and the same hashed ids
+// (SpamAssassin is featurized once, by fedleaf's featurizer, for all engines).
 //
-// Timed: the per-batch training loop only (no model decode / update encode, no dataset build),
-// after one warm-up run; median of --reps repetitions. fedleaf engines train the whole run (all
-// epochs) per repetition; TF.js is time-boxed: each repetition trains consecutive batches for
-// about --tfjs-seconds, and examples/s is extrapolated from those batches.
-import { spawnSync } from 'node:child_process';
+// Method (ratios you can trust on a shared machine): engines are interleaved, never timed one
+// after another. Each engine process loads its data once, then answers "run" commands. After
+// --warmup runs of every engine (V8 tiers the code up; caches and page tables settle), the
+// driver runs --rounds rounds; a round runs every engine once, one at a time, starting with a
+// different engine each round (round r starts with engine r mod E), so A B A B ... alternate
+// within seconds of each other. Each ratio (e.g. wasm SIMD / native) is computed per round from
+// that round's two runs, and the report gives the median over rounds with its spread (min–max);
+// an engine's examples/s is the median of its rounds. Load from other processes falls on both
+// sides of a pair alike, and the median drops rounds hit by a burst.
+// A run: fedleaf engines and the reference loop train the whole run (all epochs); TF.js is
+// time-boxed, training consecutive batches for about --tfjs-seconds, examples/s extrapolated.
+// Timed: the per-batch training loop only (no model decode / update encode, no dataset build).
+// The three fedleaf engines must train bit for bit alike: after the rounds each trains once more
+// and the benchmark fails unless the three updates (safetensors bytes) have the same digest.
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -168,14 +180,23 @@ function median(values) {
   return n % 2 ? v[(n - 1) / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// FNV-1a, 64 bits, as hex (train_bench.cc computes the same over the native result).
+function fnv1a(bytes) {
+  let h = 0xcbf29ce484222325n;
+  const mask = (1n << 64n) - 1n;
+  for (const b of bytes) h = ((h ^ BigInt(b)) * 0x100000001b3n) & mask;
+  return h.toString(16).padStart(16, '0');
+}
+
 function peakRss() {
   return process.resourceUsage().maxRSS * 1024;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Child engines: each prints one JSON line.
+// Child engines: each prepares once, then serves "run" and "stats" commands (one JSON line
+// each), see serveChild.
 
-async function runFedleafWasm(simd, file, reps, stepsPerCall) {
+async function fedleafWasmEngine(simd, file, stepsPerCall) {
   const fedleaf = await fedleafModule(simd);
   const { module } = fedleaf;
   const data = readWorkload(fedleaf, file);
@@ -184,33 +205,31 @@ async function runFedleafWasm(simd, file, reps, stepsPerCall) {
     data.weights, data.labels, data.numFeatures);
   const model = module.initializeModel(data.plan, 1);
   const examples = data.labels.length * plan.train.epochs;
-  const rates = [];
-  const setups = [];
-  let loss = 0;
-  for (let rep = 0; rep <= reps; rep++) { // rep 0 warms up (and lets V8 tier the code up)
-    const t0 = performance.now();
-    const session = module.TrainingSession.create(data.plan, model, dataset);
-    const t1 = performance.now();
-    while (session.step(stepsPerCall)) { /* one wasm call per stepsPerCall batches */ }
-    const t2 = performance.now();
-    loss = session.meanLoss();
-    session.delete();
-    if (rep > 0) {
-      rates.push(examples / ((t2 - t1) / 1000));
-      setups.push((t1 - t0) / 1000);
-    }
-  }
-  const memory = module.HEAP8 ? module.HEAP8.buffer.byteLength : undefined;
-  dataset.delete();
   return {
-    engine: simd ? 'wasm_simd' : 'wasm_baseline',
-    examples_per_second: median(rates),
-    repetitions: rates,
-    setup_seconds: median(setups),
-    mean_loss: loss,
-    peak_rss_bytes: peakRss(),
-    wasm_memory_bytes: memory,
-    steps_per_call: stepsPerCall,
+    run() {
+      const t0 = performance.now();
+      const session = module.TrainingSession.create(data.plan, model, dataset);
+      const t1 = performance.now();
+      while (session.step(stepsPerCall)) { /* one wasm call per stepsPerCall batches */ }
+      const t2 = performance.now();
+      const loss = session.meanLoss();
+      session.delete();
+      const seconds = (t2 - t1) / 1000;
+      return { seconds, examples_per_second: examples / seconds, setup_seconds: (t1 - t0) / 1000, mean_loss: loss };
+    },
+    digest() {
+      const session = module.TrainingSession.create(data.plan, model, dataset);
+      while (session.step(stepsPerCall)) { /* to the end */ }
+      const result = { result_digest: fnv1a(session.result('')), mean_loss: session.meanLoss() };
+      session.delete();
+      return result;
+    },
+    stats: () => ({
+      engine: simd ? 'wasm_simd' : 'wasm_baseline',
+      peak_rss_bytes: peakRss(),
+      wasm_memory_bytes: module.HEAP8 ? module.HEAP8.buffer.byteLength : undefined,
+      steps_per_call: stepsPerCall,
+    }),
   };
 }
 
@@ -251,7 +270,7 @@ function registerUnsortedSegmentSum(tf, backendName) {
   });
 }
 
-async function runTfjs(backendName, file, reps, seconds) {
+async function tfjsEngine(backendName, file, seconds) {
   const tf = await importPackage('@tensorflow/tfjs');
   if (backendName === 'wasm') await importPackage('@tensorflow/tfjs-backend-wasm');
   await tf.setBackend(backendName);
@@ -333,43 +352,49 @@ async function runTfjs(backendName, file, reps, seconds) {
     next = next + batchSize >= n ? 0 : next + batchSize;
     return s;
   };
-  for (let i = 0; i < 3; i++) trainBatch(nextStart()); // warm-up
-  const rates = [];
-  const batches = [];
-  let lossSum = 0;
-  let lossCount = 0;
-  for (let rep = 0; rep < reps; rep++) {
-    let examples = 0;
-    let count = 0;
-    const t0 = performance.now();
-    while (count < 2 || performance.now() - t0 < seconds * 1000) {
-      const r = trainBatch(nextStart());
-      examples += r.count;
-      lossSum += r.loss;
-      lossCount++;
-      count++;
-    }
-    rates.push(examples / ((performance.now() - t0) / 1000));
-    batches.push(count);
-  }
+  for (let i = 0; i < 3; i++) trainBatch(nextStart()); // first batches build the graph
   return {
-    engine: `tfjs_${backendName}`,
-    examples_per_second: median(rates),
-    repetitions: rates,
-    batches_per_repetition: batches,
-    mean_batch_loss: lossSum / lossCount,
-    peak_rss_bytes: peakRss(),
-    tensors_in_memory: tf.memory().numTensors,
-    note: 'time-boxed and extrapolated; JS UnsortedSegmentSum kernel registered by the benchmark ' +
-      (backendName === 'wasm' ? '(missing in tfjs-backend-wasm)' : '(the shipped one is O(vocab x ids))'),
+    run() {
+      let examples = 0;
+      let count = 0;
+      let lossSum = 0;
+      const t0 = performance.now();
+      while (count < 2 || performance.now() - t0 < seconds * 1000) {
+        const r = trainBatch(nextStart());
+        examples += r.count;
+        lossSum += r.loss;
+        count++;
+      }
+      const elapsed = (performance.now() - t0) / 1000;
+      return { seconds: elapsed, examples_per_second: examples / elapsed, batches: count, mean_batch_loss: lossSum / count };
+    },
+    stats: () => ({
+      engine: `tfjs_${backendName}`,
+      peak_rss_bytes: peakRss(),
+      tensors_in_memory: tf.memory().numTensors,
+      note: 'time-boxed and extrapolated; JS UnsortedSegmentSum kernel registered by the benchmark ' +
+        (backendName === 'wasm' ? '(missing in tfjs-backend-wasm)' : '(the shipped one is O(vocab x ids))'),
+    }),
   };
+}
+
+async function serveChild(engineName, options) {
+  const engine = engineName.startsWith('wasm_')
+    ? await fedleafWasmEngine(engineName === 'wasm_simd', options.file, options.stepsPerCall)
+    : await tfjsEngine(engineName.replace('tfjs_', ''), options.file, options.tfjsSeconds);
+  for await (const command of createInterface({ input: process.stdin })) {
+    if (command === 'run') console.log(JSON.stringify(engine.run()));
+    else if (command === 'digest' && engine.digest) console.log(JSON.stringify(engine.digest()));
+    else if (command === 'stats') console.log(JSON.stringify(engine.stats()));
+    else throw new Error(`unknown command '${command}'`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Driver
 
 function parseArgs(argv) {
-  const options = { reps: 5, workloads: 'a,b,c', tfjsSeconds: 1, stepsPerCall: 8 };
+  const options = { rounds: 9, warmup: 2, workloads: 'a,b,c', tfjsSeconds: 1, stepsPerCall: 8 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     options[key] = argv[i + 1];
@@ -377,9 +402,7 @@ function parseArgs(argv) {
   for (const key of ['native', 'fixture', 'out', 'file']) {
     if (options[key] !== undefined) options[key] = path.resolve(options[key]);
   }
-  options.reps = Number(options.reps);
-  options.tfjsSeconds = Number(options.tfjsSeconds);
-  options.stepsPerCall = Number(options.stepsPerCall);
+  for (const key of ['rounds', 'warmup', 'tfjsSeconds', 'stepsPerCall']) options[key] = Number(options[key]);
   return options;
 }
 
@@ -390,6 +413,32 @@ function runChild(command, args) {
   }
   const line = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
   return JSON.parse(line);
+}
+
+// A long-lived engine process: one command line in, one JSON line out.
+class Engine {
+  constructor(name, command, args) {
+    this.name = name;
+    this.child = spawn(command, args, { cwd: bindings, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.stderr = '';
+    this.child.stderr.on('data', (d) => { this.stderr += d; });
+    this.lines = createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
+    this.exited = new Promise((resolve) => this.child.on('exit', resolve));
+  }
+
+  async request(command) {
+    this.child.stdin.write(`${command}\n`);
+    for (;;) {
+      const { value, done } = await this.lines.next();
+      if (done) throw new Error(`engine ${this.name} exited (${await this.exited}):\n${this.stderr}`);
+      if (value.startsWith('{')) return JSON.parse(value);
+    }
+  }
+
+  async close() {
+    this.child.stdin.end();
+    await this.exited;
+  }
 }
 
 function csrFile(executor, dir, workload, data) {
@@ -417,6 +466,35 @@ function rateText(r) {
   return r.toFixed(1);
 }
 
+function spread(values) {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values), rounds: values };
+}
+
+// The reference loop is written for one model: a sparse logistic regression trained with SGD.
+function referenceApplies(plan) {
+  const [layer] = plan.model.layers;
+  return plan.model.layers.length === 1 && layer.type === 'embedding_bag' && layer.dim === 1 &&
+    layer.combiner === 'sum' && plan.model.loss === 'sigmoid_cross_entropy' &&
+    plan.train.optimizer.type === 'sgd' && !plan.train.clip_norm;
+}
+
+// Warm-up, then `rounds` interleaved rounds (method: header). Returns each engine's runs.
+async function interleave(engines, options) {
+  const runs = Object.fromEntries(engines.map((e) => [e.name, []]));
+  for (let w = 0; w < options.warmup; w++) {
+    for (const e of engines) await e.request('run');
+  }
+  for (let r = 0; r < options.rounds; r++) {
+    for (let turn = 0; turn < engines.length; turn++) {
+      const e = engines[(turn + r) % engines.length];
+      runs[e.name].push(await e.request('run'));
+    }
+    process.stderr.write('.');
+  }
+  process.stderr.write('\n');
+  return runs;
+}
+
 async function main(options) {
   const workDir = path.join(path.dirname(options.out), 'train');
   mkdirSync(workDir, { recursive: true });
@@ -426,6 +504,7 @@ async function main(options) {
 
   const results = [];
   const ratios = {};
+  const spreads = {};
   const self = fileURLToPath(import.meta.url);
   for (const key of options.workloads.split(',')) {
     const workload = WORKLOADS[key];
@@ -447,32 +526,60 @@ async function main(options) {
     const densified = 4 * (examples * data.numFeatures + parameters);
     console.error(`workload ${workload.name}: ${examples} examples, ${data.ids.length} ids — ${workload.describe}`);
 
-    const engines = [
-      ['native', () => runChild(options.native, ['run', file, String(options.reps)])],
-      ['wasm_simd', () => runChild(process.execPath, [self, '--child', 'wasm_simd', '--file', file, '--reps', String(options.reps), '--steps-per-call', String(options.stepsPerCall)])],
-      ['wasm_baseline', () => runChild(process.execPath, [self, '--child', 'wasm_baseline', '--file', file, '--reps', String(options.reps), '--steps-per-call', String(options.stepsPerCall)])],
-      ['tfjs_wasm', () => runChild(process.execPath, [self, '--child', 'tfjs_wasm', '--file', file, '--reps', String(options.reps), '--tfjs-seconds', String(options.tfjsSeconds)])],
-      ['tfjs_cpu', () => runChild(process.execPath, [self, '--child', 'tfjs_cpu', '--file', file, '--reps', String(options.reps), '--tfjs-seconds', String(options.tfjsSeconds)])],
-    ];
-    const byEngine = {};
-    for (const [name, run] of engines) {
-      console.error(`  ${name} ...`);
-      const r = run();
-      byEngine[name] = r;
+    const node = (name, extra) => new Engine(name, process.execPath, [self, '--child', name, '--file', file, ...extra]);
+    const engines = [new Engine('native', options.native, ['serve', 'native', file])];
+    if (referenceApplies(plan)) engines.push(new Engine('reference_loop', options.native, ['serve', 'reference', file]));
+    for (const name of ['wasm_simd', 'wasm_baseline']) engines.push(node(name, ['--steps-per-call', String(options.stepsPerCall)]));
+    for (const name of ['tfjs_wasm', 'tfjs_cpu']) engines.push(node(name, ['--tfjs-seconds', String(options.tfjsSeconds)]));
+    const runs = await interleave(engines, options);
+    const rate = (name, r) => runs[name][r].examples_per_second;
+    const perRound = (f) => spread(runs.native.map((_, r) => f(r)));
+    const tfjsBest = (r) => Math.max(rate('tfjs_wasm', r), rate('tfjs_cpu', r));
+    const workloadRatios = {
+      wasm_simd_vs_native: perRound((r) => rate('wasm_simd', r) / rate('native', r)),
+      wasm_simd_vs_tfjs_best: perRound((r) => rate('wasm_simd', r) / tfjsBest(r)),
+      wasm_baseline_vs_native: perRound((r) => rate('wasm_baseline', r) / rate('native', r)),
+    };
+    if (runs.reference_loop) {
+      workloadRatios.native_vs_reference_loop = perRound((r) => rate('native', r) / rate('reference_loop', r));
+    }
+    for (const [k, v] of Object.entries(workloadRatios)) {
+      ratios[`${workload.name}.${k}`] = v.median;
+      spreads[`${workload.name}.${k}`] = v;
+    }
+    const digests = [];
+    for (const name of ['native', 'wasm_simd', 'wasm_baseline']) {
+      digests.push(await engines.find((e) => e.name === name).request('digest'));
+    }
+    // The trained update must be the same bytes. The reported mean loss sums log1pf values, and
+    // glibc's and Emscripten's libm may differ in its last bit: equal to 1e-9, not bit for bit.
+    const lossAgrees = (d) => Math.abs(d.mean_loss - digests[0].mean_loss) <= 1e-9 * Math.abs(digests[0].mean_loss);
+    if (!digests.every((d) => d.result_digest === digests[0].result_digest && lossAgrees(d))) {
+      throw new Error(`${workload.name}: fedleaf engines disagree (native, wasm SIMD, baseline): ${JSON.stringify(digests)}`);
+    }
+    const perEngineRatio = (name) => {
+      if (name === 'native') return { vs_native: 1, vs_tfjs_best: median(runs.native.map((_, r) => rate('native', r) / tfjsBest(r))) };
+      return {
+        vs_native: median(runs[name].map((_, r) => rate(name, r) / rate('native', r))),
+        vs_tfjs_best: median(runs[name].map((_, r) => rate(name, r) / tfjsBest(r))),
+      };
+    };
+    for (const e of engines) {
+      const stats = await e.request('stats');
+      const last = runs[e.name].at(-1);
       results.push({
-        workload: workload.name, ...r,
+        workload: workload.name,
+        ...stats,
+        engine: e.name,
+        examples_per_second: median(runs[e.name].map((x) => x.examples_per_second)),
+        rounds: runs[e.name].map((x) => x.examples_per_second),
+        setup_seconds: last.setup_seconds,
+        mean_loss: last.mean_loss ?? median(runs[e.name].map((x) => x.mean_batch_loss)),
+        ...perEngineRatio(e.name),
         examples, parameters, parameter_bytes: 4 * parameters, data_bytes: dataBytes, densified_bytes: densified,
       });
+      await e.close();
     }
-    const native = byEngine.native.examples_per_second;
-    const tfjsBest = Math.max(byEngine.tfjs_wasm.examples_per_second, byEngine.tfjs_cpu.examples_per_second);
-    for (const r of results.filter((x) => x.workload === workload.name)) {
-      r.vs_native = r.examples_per_second / native;
-      r.vs_tfjs_best = r.examples_per_second / tfjsBest;
-    }
-    ratios[`${workload.name}.wasm_simd_vs_native`] = byEngine.wasm_simd.examples_per_second / native;
-    ratios[`${workload.name}.wasm_simd_vs_tfjs_best`] = byEngine.wasm_simd.examples_per_second / tfjsBest;
-    ratios[`${workload.name}.wasm_baseline_vs_native`] = byEngine.wasm_baseline.examples_per_second / native;
   }
 
   const header = ['workload', 'engine', 'examples/s', 'x native', 'x best TF.js', 'peak RSS',
@@ -481,41 +588,41 @@ async function main(options) {
     r.workload, r.engine, rateText(r.examples_per_second), r.vs_native.toFixed(3),
     r.vs_tfjs_best.toFixed(1), bytesText(r.peak_rss_bytes), bytesText(r.wasm_memory_bytes),
     bytesText(r.parameter_bytes + r.data_bytes), bytesText(r.densified_bytes),
-    (r.mean_loss ?? r.mean_batch_loss).toPrecision(6),
+    r.mean_loss.toPrecision(6),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)));
   const line = (cells) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   console.log('');
-  for (const [k, v] of Object.entries(ratios)) console.log(`${k.padEnd(44)} ${v.toFixed(3)}`);
+  console.log(`${'ratio (median of per-round ratios)'.padEnd(44)} ${'median'.padStart(8)}  min–max over ${options.rounds} rounds`);
+  for (const [k, v] of Object.entries(spreads)) {
+    console.log(`${k.padEnd(44)} ${v.median.toFixed(3).padStart(8)}  ${v.min.toFixed(3)}–${v.max.toFixed(3)}`);
+  }
   console.log(`
+Method: every engine is a long-lived process; after ${options.warmup} warm-up runs each, ${options.rounds} rounds run every
+engine once in turn (each round starting with the next engine), so engines alternate instead of being timed one
+after another; a ratio is computed per round from that round's runs and reported as the median over rounds with
+its min–max; "x native" / "x best TF.js" are such medians, examples/s the median of an engine's rounds.
 Timed: the per-batch training loop (fedleaf: TrainingSession steps of a whole run, ${options.stepsPerCall} batches per wasm
-call; TF.js: optimizer.minimize per batch incl. building the batch tensors), after a warm-up; median of ${options.reps}
-repetitions. Not timed: model decode / update encode, dataset construction. TF.js is time-boxed (~${options.tfjsSeconds} s
-of consecutive batches per repetition) and its examples/s extrapolated from those batches; its wasm backend
-(SIMD, single thread) has no UnsortedSegmentSum kernel (gradient of tf.gather) and the cpu backend's is O(vocab x ids)
-per batch, so the benchmark registers one plain JS kernel for both backends (said again in each result's "note").
-TF.js's optimizers update the whole embedding table every batch (dense gradients of tf.gather), as its users get.
-Same model and data in every engine: fedleaf's initial model (seed 1) and fedleaf's hashed ids. Mean loss: fedleaf
-engines over the whole run (equal across them when the builds agree bit for bit); TF.js over the batches it ran.
-peak RSS is per process (Node's own ~40-50 MB included for wasm/TF.js); "wasm memory" is the fedleaf module's linear
-memory; "densified" = examples x features x 4 B (dense inputs) + parameters x 4 B (dense gradients).`);
-  writeFileSync(options.out, `${JSON.stringify({ results, ratios }, null, 2)}\n`);
+call; reference_loop: the same SGD logistic regression in ~30 lines of plain C++, train_bench.cc; TF.js:
+optimizer.minimize per batch incl. building the batch tensors). Not timed: model decode / update encode, dataset
+construction. TF.js is time-boxed (~${options.tfjsSeconds} s of consecutive batches per run) and its examples/s extrapolated;
+its wasm backend (SIMD, single thread) has no UnsortedSegmentSum kernel (gradient of tf.gather) and the cpu
+backend's is O(vocab x ids) per batch, so the benchmark registers one plain JS kernel for both backends (said
+again in each result's "note"). TF.js's optimizers update the whole embedding table every batch (dense gradients
+of tf.gather), as its users get. Same model and data in every engine: fedleaf's initial model (seed 1) and
+fedleaf's hashed ids. Mean loss: fedleaf engines over the whole run (their trained updates are checked byte-equal
+across builds); TF.js over the batches of its runs (median). peak RSS is per engine process (Node's own ~40-50 MB
+included for wasm/TF.js); "wasm memory" is the fedleaf module's linear memory; "densified" = examples x features
+x 4 B (dense inputs) + parameters x 4 B (dense gradients).`);
+  writeFileSync(options.out, `${JSON.stringify({ method: 'interleaved rounds, median of per-round ratios', rounds: options.rounds, warmup: options.warmup, results, ratios, ratio_spreads: spreads }, null, 2)}\n`);
   console.log(`wrote ${options.out}`);
 }
 
 const argv = process.argv.slice(2);
 if (argv[0] === '--child') {
-  const engine = argv[1];
-  const options = parseArgs(argv.slice(2));
-  let result;
-  if (engine === 'wasm_simd' || engine === 'wasm_baseline') {
-    result = await runFedleafWasm(engine === 'wasm_simd', options.file, options.reps, options.stepsPerCall);
-  } else {
-    result = await runTfjs(engine.replace('tfjs_', ''), options.file, options.reps, options.tfjsSeconds);
-  }
-  console.log(JSON.stringify(result));
+  await serveChild(argv[1], parseArgs(argv.slice(2)));
 } else {
   await main(parseArgs(argv));
 }

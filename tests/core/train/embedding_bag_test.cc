@@ -145,3 +145,60 @@ TEST_CASE("embedding_bag_backward_needs_the_batch_of_the_last_forward", "[embedd
   CHECK_THROWS_MATCHES(emb.backward(other, grad_out.data(), grad), fedleaf::InvalidInput,
                        MessageContains("embedding_bag 'emb': backward needs the batch"));
 }
+
+TEST_CASE("embedding_bag_backward_sgd_equals_backward_then_an_sgd_step", "[embedding_bag]") {
+  const std::size_t vocab = 30;
+  for (std::size_t dim : {1, 3, 8}) {
+    for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+      INFO("dim " << dim << " seed " << seed);
+      const Combiner combiner = seed % 2 ? Combiner::kSqrtn : Combiner::kSum;
+      const Dataset data = fedleaf::test::random_sparse_dataset(seed, 12, vocab, 9, seed > 2, 2);
+      SeededRandom rng(seed + 50);
+      std::vector<float> table(vocab * dim);
+      for (float& v : table) v = 2.0f * rng.uniform() - 1.0f;
+      std::vector<float> grad_out(data.size() * dim);
+      for (float& v : grad_out) v = 2.0f * rng.uniform() - 1.0f;
+      BatchGatherer gather(data);
+      const auto order = shuffled_order(data.size(), seed);
+      const Batch batch = gather.gather(order.data(), order.size());
+      std::vector<float> stepped = table;
+      EmbeddingBag reference("emb", table.data(), vocab, dim, combiner);
+      EmbeddingBag fused("emb", stepped.data(), vocab, dim, combiner);
+      std::vector<float> out(data.size() * dim);
+      reference.forward(batch, out.data());
+      fused.forward(batch, out.data());
+      ParameterGradient grad;
+
+      reference.backward(batch, grad_out.data(), grad);
+      fused.backward_sgd(batch, grad_out.data(), 0.25f);
+
+      for (std::size_t r = 0; r < grad.touched_rows.size(); ++r) {
+        for (std::size_t k = 0; k < dim; ++k) {
+          table[grad.touched_rows[r] * dim + k] -= 0.25f * grad.values[r * dim + k];
+        }
+      }
+      for (std::size_t i = 0; i < table.size(); ++i) {
+        REQUIRE(stepped[i] == Approx(table[i]).margin(1e-6));
+      }
+    }
+  }
+}
+
+TEST_CASE("embedding_bag_backward_sgd_needs_the_batch_of_the_last_forward", "[embedding_bag]") {
+  const Dataset data = Dataset::from_csr({0, 2, 3}, {1, 3, 1}, {}, {0, 1}, 4);
+  std::vector<float> table(4, 1.0f);
+  const auto order = fedleaf::test::identity_order(2);
+  EmbeddingBag emb("emb", table.data(), 4, 1, Combiner::kSum);
+  BatchGatherer gather(data);
+  const Batch batch = gather.gather(order.data(), 2);
+  const std::vector<float> grad_out{1.0f, -2.0f};
+
+  CHECK_THROWS_MATCHES(emb.backward_sgd(batch, grad_out.data(), 0.5f), fedleaf::InvalidInput,
+                       MessageContains("backward needs the batch of the last forward"));
+  std::vector<float> out(2);
+  emb.forward(batch, out.data());
+  emb.backward_sgd(batch, grad_out.data(), 0.5f);
+
+  // Row 1: -0.5·1 then -0.5·(-2); row 3: -0.5·1.
+  CHECK(table == std::vector<float>{1.0f, 1.5f, 1.0f, 0.5f});
+}

@@ -106,3 +106,40 @@ TEST_CASE("sparse_logistic_regression_gradient_matches_finite_differences", "[gr
        "init_scale": 0.7}], "loss": "sigmoid_cross_entropy"})");
   check_gradients(plan, fedleaf::test::random_sparse_dataset(4, 10, 15, 6, true, 2), 14);
 }
+
+TEST_CASE("fused_sparse_sgd_steps_the_tables_and_leaves_dense_gradients_to_the_optimizer",
+          "[model]") {
+  const std::string plan_json = plan_for(R"({"inputs": {"t": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "emb", "vocab": 20, "dim": 4,
+                  "combiner": "mean"},
+                 {"type": "dense", "name": "out", "units": 3}],
+      "loss": "softmax_cross_entropy"})");
+  const Plan plan = parse_plan(plan_json);
+  const Dataset data = fedleaf::test::random_sparse_dataset(5, 6, 20, 5, true, 3);
+  BatchGatherer gather(data);
+  const auto order = fedleaf::test::identity_order(data.size());
+  const Batch batch = gather.gather(order.data(), order.size());
+  Parameters separate = fedleaf::test::initial_parameters(plan_json, 3);
+  Parameters fused = separate;
+  Model reference(plan.model, separate, data.size());
+  Model model(plan.model, fused, data.size());
+  model.fuse_sparse_sgd(0.5f);
+
+  reference.forward_backward(batch);
+  model.forward_backward(batch);
+
+  const ParameterGradient& table_gradient = reference.gradients()[0];
+  float* table = table_gradient.parameter;
+  for (std::size_t r = 0; r < table_gradient.touched_rows.size(); ++r) {
+    for (std::size_t k = 0; k < 4; ++k) {
+      table[table_gradient.touched_rows[r] * 4 + k] -= 0.5f * table_gradient.values[r * 4 + k];
+    }
+  }
+  CHECK(model.gradients()[0].touched_rows.empty());
+  CHECK(model.gradients()[0].values.empty());
+  const float* stepped = fused.at("emb/weight").data<float>();
+  for (std::size_t i = 0; i < 20 * 4; ++i) REQUIRE(stepped[i] == Approx(table[i]).margin(1e-6));
+  for (std::size_t g = 1; g < 3; ++g) {
+    CHECK(model.gradients()[g].values == reference.gradients()[g].values);
+  }
+}
