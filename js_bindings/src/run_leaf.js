@@ -22,7 +22,8 @@
 // exceed max_select_rows or the server refuses the selection (400, 404, 405).
 //
 // Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress {taskId, step,
-// loss}, trained {taskId, numExamples, loss, ms}, uploaded {taskId, bytes, status},
+// loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the executor says)},
+// uploaded {taskId, bytes, status},
 // dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
 
 import { backoffDelayMs, retryAfterMs, sleep } from './backoff.js';
@@ -389,7 +390,7 @@ export async function runLeaf(options) {
         continue;
       }
       emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
-        ms: performance.now() - t0 });
+        ms: performance.now() - t0, setupMs: result.setupMs });
       const pending = upload(task, result.bytes)
         .then((ok) => {
           release(task, ok);

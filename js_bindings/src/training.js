@@ -116,12 +116,14 @@ export function trainingApi(module) {
 
     /**
      * Trains locally; resolves to {bytes (the update, safetensors), numExamples, loss, accuracy,
-     * steps}. Byte-identical to execute() of the same inputs. Yields to the event loop every
+     * steps, setupMs (reading the model: header, dense parameters, the rows trained)}. Byte-identical to execute() of the same inputs. Yields to the event loop every
      * sliceMs; onProgress(step, meanLoss, totalSteps) after every slice; signal aborts between
      * slices.
      */
     async train(plan, modelBytes, dataset, { taskId = '', signal, onProgress, sliceMs = 25 } = {}) {
+      const t0 = performance.now();
       const session = module.TrainingSession.create(planJson(plan), modelBytes, dataset.handle);
+      const setupMs = performance.now() - t0;
       try {
         let stepsPerSlice = 1;
         for (;;) {
@@ -142,6 +144,7 @@ export function trainingApi(module) {
           loss: session.meanLoss(),
           accuracy: session.accuracy(),
           steps: session.completedSteps(),
+          setupMs,
         };
       } finally {
         session.delete();
