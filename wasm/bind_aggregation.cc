@@ -22,8 +22,8 @@ class RoundAggregatorHandle {
   static RoundAggregatorHandle* create(const std::string& plan_json, val model_bytes) {
     return call_from_js([&] {
       const std::vector<std::uint8_t> bytes = bytes_from_js(model_bytes);
-      return new RoundAggregatorHandle(
-          core::RoundAggregator(plan_json, core::read_safetensors(bytes).tensors));
+      return new RoundAggregatorHandle(core::RoundAggregator(
+          core::parse_update_plan(plan_json), core::read_safetensors(bytes).tensors));
     });
   }
 
@@ -33,7 +33,8 @@ class RoundAggregatorHandle {
       const std::vector<std::uint8_t> model = bytes_from_js(model_bytes);
       const std::vector<std::uint8_t> state = bytes_from_js(checkpoint);
       return new RoundAggregatorHandle(core::RoundAggregator::restore(
-          plan_json, core::read_safetensors(model).tensors, state.data(), state.size()));
+          core::parse_update_plan(plan_json), core::read_safetensors(model).tensors, state.data(),
+          state.size()));
     });
   }
 

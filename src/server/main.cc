@@ -87,6 +87,7 @@ int main(int argc, char** argv) {
   logger->set_level(spdlog::level::from_str(log_level));
   logger->flush_on(spdlog::level::info);
   repo_options.logger = logger;
+  routing.logger = logger;
   repo_options.model_initializer = fedleaf::core::initialize_model;
 
   try {

@@ -1,9 +1,15 @@
 #include "server/router.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "core/select_answer.h"
+#include "core/select_request.h"
+#include "core/select_rules.h"
+#include "core/text_format.h"
 #include "core/version.h"
 #include "server/server_errors.h"
 #include "server/static_files.h"
@@ -119,13 +125,25 @@ int claim_min_round(const std::string& body) {
   return static_cast<int>(it->get<std::int64_t>());
 }
 
-// GET /v1/populations/{p} and /v1/populations/{p}/rounds/{r}/model: they may reveal a round
-// closed in the repository's open batch, so they wait for its sync like uploads.
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// GET /v1/populations/{p}, /v1/populations/{p}/rounds/{r}/model and POST .../model:select: they
+// may reveal a round closed in the repository's open batch, so they wait for its sync like
+// uploads.
 bool reads_population(const std::string& path) {
   if (path.rfind("/v1/populations/", 0) != 0) return false;
   const std::size_t slash = path.find('/', 16);
-  return slash == std::string::npos ||
-         (path.size() > 6 && path.compare(path.size() - 6, 6, "/model") == 0);
+  return slash == std::string::npos || ends_with(path, "/model") ||
+         ends_with(path, "/model:select");
+}
+
+std::int64_t parse_round(const std::string& text) {
+  const std::int64_t round = parse_id(text, "round");
+  if (round > 1'000'000'000) throw NotFound("round " + text + " does not exist");
+  return round;
 }
 
 }  // namespace
@@ -183,6 +201,35 @@ Response Router::handle(const Request& request) const {
   }
   metrics_.count_request(response.status);
   return response;
+}
+
+// The model's rows a leaf asks for (src/core/select_*.h). The answer is built outside the
+// repository's lock from the shared model bytes and index; nothing is stored. The log names
+// tensors and id counts only: the ids say something about the leaf's data.
+Response Router::select_response(const Request& request, const std::string& population,
+                                 int round) const {
+  const std::string token = bearer(request);
+  const SelectableModel model = repository_.selectable_model(population, token, round);
+  const core::SelectRequest select = core::parse_select_request(
+      request.body, core::select_body_format(request.header("content-type")));
+  core::check_select_request(select, *model.index, *model.plan);
+  const std::string& bytes = *model.model.bytes;
+  const std::vector<std::uint8_t> answer = core::write_select_answer(
+      reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), *model.index, select,
+      {{"model_etag", model.model.etag}, {"round", std::to_string(round)}});
+  if (options_.logger && options_.logger->should_log(spdlog::level::debug)) {
+    std::string tensors;
+    for (const auto& [name, ids] : select.rows) {
+      tensors += (tensors.empty() ? "" : ",") + name + ":" + std::to_string(ids.size());
+    }
+    options_.logger->debug("event=model_select population={} round={} rows={} bytes_out={}",
+                           population, round, core::in_quotes(tensors), answer.size());
+  }
+  Response r;
+  r.set_header("Content-Type", "application/octet-stream");
+  r.set_header("Cache-Control", "no-store");
+  r.body = std::make_shared<const std::string>(answer.begin(), answer.end());
+  return r;
 }
 
 Response Router::route(const Request& request) const {
@@ -247,9 +294,13 @@ Response Router::route(const Request& request) const {
   // /v1/populations/{p}/rounds/{r}/model
   if (n == 6 && parts[1] == "populations" && parts[3] == "rounds" && parts[5] == "model") {
     require_method(request, {"GET", "HEAD"});
-    const std::int64_t round = parse_id(parts[4], "round");
-    if (round > 1'000'000'000) throw NotFound("round " + parts[4] + " does not exist");
-    return model_response(request, repository_.model(parts[2], static_cast<int>(round)));
+    const auto round = static_cast<int>(parse_round(parts[4]));
+    return model_response(request, repository_.model(parts[2], round));
+  }
+  // /v1/populations/{p}/rounds/{r}/model:select
+  if (n == 6 && parts[1] == "populations" && parts[3] == "rounds" && parts[5] == "model:select") {
+    require_method(request, {"POST"});
+    return select_response(request, parts[2], static_cast<int>(parse_round(parts[4])));
   }
   // /v1/tasks/{id}/result
   if (n == 4 && parts[1] == "tasks" && parts[3] == "result") {

@@ -10,11 +10,12 @@
 // GroupCommit), so answers carry send_after: every answer to a claim kCommit (a lease handed out
 // survives a killed process); every answer to an upload (PUT /v1/tasks/{id}/result, any status)
 // kSync — a 2xx then always names a durable result, and a 409/410 never rests on a state a
-// crash could undo; population status and model downloads kSync, so a new round's model is
-// never seen before it is durable. The transport must honour it.
+// crash could undo; population status, model downloads and model:select kSync, so a new
+// round's model is never seen before it is durable. The transport must honour it.
 // Thread-safe (TaskRepository and Metrics are).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,11 +23,17 @@
 #include "server/metrics.h"
 #include "server/task_repository.h"
 
+namespace spdlog {
+class logger;
+}
+
 namespace fedleaf::server {
 
 struct RouterOptions {
   std::string admin_token_hash;  // hash_token() of the admin token
   std::string web_root;          // static files; empty: none
+  // Debug events of calls (model:select: tensor names and id counts, never ids); null: none.
+  std::shared_ptr<spdlog::logger> logger;
 };
 
 class Router {
@@ -37,6 +44,7 @@ class Router {
  private:
   Response route(const Request& request) const;
   void check_admin(const Request& request) const;
+  Response select_response(const Request& request, const std::string& population, int round) const;
 
   TaskRepository& repository_;
   Metrics& metrics_;

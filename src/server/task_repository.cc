@@ -23,6 +23,11 @@ struct TaskRepository::PopulationState {
   std::string train_plan_json;
   std::string eval_plan_json;
   ModelBlob model;  // the current round's model
+  // model:select's index of `model` (built on first use; stale when its etag differs) and the
+  // plan's updates.
+  std::shared_ptr<const core::SafetensorsIndex> select_index;
+  std::string select_index_etag;
+  std::shared_ptr<const core::UpdatePlan> update_plan;
   // The open training round's accumulator; empty once training rounds are over.
   std::optional<core::RoundAggregator> aggregator;
   std::int64_t result_seq = 0;      // last stored result of the current round
@@ -53,6 +58,11 @@ core::NamedTensors decode_model(const std::string& bytes) {
   return core::read_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
                                 options)
       .tensors;
+}
+
+std::shared_ptr<const core::SafetensorsIndex> index_model(const std::string& bytes) {
+  return std::make_shared<const core::SafetensorsIndex>(
+      core::index_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
 }
 
 std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
@@ -169,12 +179,13 @@ std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
     auto checkpoint = store_.find_checkpoint(record.id, round->number);
     if (checkpoint) {
       st->aggregator = core::RoundAggregator::restore(
-          record.plan_json, std::move(tensors),
+          core::parse_update_plan(record.plan_json), std::move(tensors),
           reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()),
           checkpoint->bytes.size());
       st->checkpoint_seq = st->result_seq = checkpoint->seq;
     } else {
-      st->aggregator.emplace(record.plan_json, std::move(tensors), expected_reports(record));
+      st->aggregator.emplace(core::parse_update_plan(record.plan_json), std::move(tensors),
+                             expected_reports(record));
     }
     for (const ResultRecord& result :
          store_.list_results(record.id, round->number, st->checkpoint_seq)) {
@@ -227,7 +238,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   }
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
-  core::RoundAggregator check(spec.plan_json, tensors,
+  core::RoundAggregator check(core::parse_update_plan(spec.plan_json), tensors,
                               static_cast<std::size_t>(spec.clients_per_round));
 
   const double now = clock_.now();
@@ -349,7 +360,8 @@ void TaskRepository::close_training_round(PopulationState& st, double now) {
   if (training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(record.plan_json, std::move(next), expected_reports(record));
+    st.aggregator.emplace(core::parse_update_plan(record.plan_json), std::move(next),
+                          expected_reports(record));
   }
   if (options_.logger && record.state == "finished") {
     options_.logger->info("event=population_finished population={} rounds={}", id, record.rounds);
@@ -633,19 +645,45 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord ta
   return {201, task.result_body};
 }
 
+ModelBlob TaskRepository::published_model(PopulationState& st, int round) {
+  if (round == st.round.number) return st.model;
+  if (round < 0 || round > st.round.number) {
+    throw NotFound("round " + std::to_string(round) + " of population '" + st.record.id +
+                   "' has no published model (current round " + std::to_string(st.round.number) +
+                   ")");
+  }
+  auto record = store_.find_model(st.record.id, round);
+  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
+  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+}
+
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
   std::lock_guard lock(mutex_);
   PopulationState& st = state_of(population_id);
   advance(st, clock_.now());
-  if (round == st.round.number) return st.model;
-  if (round < 0 || round > st.round.number) {
-    throw NotFound("round " + std::to_string(round) + " of population '" + population_id +
-                   "' has no published model (current round " + std::to_string(st.round.number) +
-                   ")");
+  return published_model(st, round);
+}
+
+SelectableModel TaskRepository::selectable_model(const std::string& population_id,
+                                                 const std::string& client_token, int round) {
+  const std::string presented_hash = hash_token(client_token);  // outside the lock
+  std::lock_guard lock(mutex_);
+  PopulationState& st = state_of(population_id);
+  if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
+    throw Forbidden("client token does not match population '" + population_id + "'");
   }
-  auto record = store_.find_model(population_id, round);
-  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
-  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+  advance(st, clock_.now());
+  if (!st.update_plan) {
+    st.update_plan =
+        std::make_shared<const core::UpdatePlan>(core::parse_update_plan(st.record.plan_json));
+  }
+  ModelBlob blob = published_model(st, round);
+  if (blob.etag != st.model.etag) return {blob, index_model(*blob.bytes), st.update_plan};
+  if (st.select_index_etag != st.model.etag) {
+    st.select_index = index_model(*st.model.bytes);
+    st.select_index_etag = st.model.etag;
+  }
+  return {std::move(blob), st.select_index, st.update_plan};
 }
 
 namespace {

@@ -58,6 +58,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/aggregation/update_plan.h"
+#include "core/safetensors_index.h"
 #include "server/clock.h"
 #include "server/metrics.h"
 #include "server/population_spec.h"
@@ -129,6 +131,14 @@ struct ModelBlob {
   std::shared_ptr<const std::string> bytes;
 };
 
+// What model:select needs of a round: the model, the index of its bytes (built once per
+// published model of the current round; per call for older rounds), and the plan's updates.
+struct SelectableModel {
+  ModelBlob model;
+  std::shared_ptr<const core::SafetensorsIndex> index;
+  std::shared_ptr<const core::UpdatePlan> plan;
+};
+
 class TaskRepository {
  public:
   // Loads every population from the store and resumes its open round. The store, clock and
@@ -153,6 +163,10 @@ class TaskRepository {
   // The published model of a round (0..current round). May close a round (in the open batch):
   // answer only after commit_batch() and Store::sync().
   ModelBlob model(const std::string& population_id, int round);
+  // The model of a round for model:select, for holders of the population's client token
+  // (Forbidden otherwise). Otherwise like model(): NotFound, and it may close a round.
+  SelectableModel selectable_model(const std::string& population_id,
+                                   const std::string& client_token, int round);
   // Status JSON (README "Population status"). May close a round, like model().
   nlohmann::json status(const std::string& population_id);
   nlohmann::json list_populations();
@@ -178,6 +192,8 @@ class TaskRepository {
   // serve on.
   void quarantine(const std::string& population_id, const std::string& reason);
   std::unique_ptr<PopulationState> load(const PopulationRecord& record);
+  // The published model of `round` (NotFound for a round without one).
+  ModelBlob published_model(PopulationState& state, int round);
   void advance(PopulationState& state, double now);
   void close_training_round(PopulationState& state, double now);
   void finish(PopulationState& state, double now);

@@ -1,7 +1,13 @@
 // Router: version check before auth and routing, auth (401/403), status codes, headers.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
 
+#include "core/safetensors.h"
 #include "core/version.h"
 #include "server/router.h"
 #include "server/server_errors.h"
@@ -58,7 +64,7 @@ struct RouterHarness {
   FakeClock clock;
   Metrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
-  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), ""}};
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr}};
 
   // Creates population `id` through the API and returns its client token.
   std::string create(const std::string& id, int clients_per_round = 1) {
@@ -282,6 +288,38 @@ TEST_CASE("router_status_healthz_metrics_and_unknown_paths", "[router]") {
   CHECK(unknown.status == 404);
   CHECK(error_of(unknown)["code"] == "not_found");
   CHECK(no_static.status == 404);
+}
+
+TEST_CASE("router_model_select_answers_rows_uncached_and_logs_no_ids", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p");
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "select-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%v");
+  logger->set_level(spdlog::level::debug);
+  Router router{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", logger}};
+  Request select = request("POST", "/v1/populations/p/rounds/0/model:select", token,
+                           R"({"tensors": {"emb/weight": [3, 7]}})");
+  select.headers["content-type"] = "application/json";
+  Request unsorted = select;
+  unsorted.body = R"({"tensors": {"emb/weight": [7, 3]}})";
+
+  const Response ok = router.handle(select);
+  const Response bad = router.handle(unsorted);
+
+  REQUIRE(ok.status == 200);
+  CHECK(ok.header("cache-control") == "no-store");
+  CHECK(ok.header("content-type") == "application/octet-stream");
+  CHECK(ok.send_after == SendAfter::kSync);
+  const core::SafetensorsFile answer = core::read_safetensors(
+      reinterpret_cast<const std::uint8_t*>(ok.body->data()), ok.body->size());
+  CHECK(std::get<core::RowSparseTensor>(answer.tensors.at("emb/weight")).num_rows() == 2);
+  CHECK(bad.status == 400);
+  CHECK(error_of(bad)["message"].get<std::string>().find("sorted strictly ascending") !=
+        std::string::npos);
+  CHECK(std::regex_match(log.str(), std::regex("event=model_select population=p round=0 "
+                                               "rows='emb/weight:2' bytes_out=[0-9]+\\n")));
 }
 
 }  // namespace fedleaf::server

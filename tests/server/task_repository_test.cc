@@ -598,4 +598,33 @@ TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve",
   CHECK(list[1]["state"] == "running");
 }
 
+TEST_CASE("selectable_model_indexes_each_rounds_model_for_client_token_holders", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+  const SelectableModel round0 = h.repo.selectable_model("p", p.client_token, 0);
+  h.upload(h.claim_task(p), train_result({1, 3}, 0.5f, 0.25f, 3, 0.5));
+
+  const SelectableModel round1 = h.repo.selectable_model("p", p.client_token, 1);
+  const SelectableModel round0_again = h.repo.selectable_model("p", p.client_token, 0);
+
+  CHECK(round0.model.etag == p.model_etag);
+  CHECK(round1.model.etag != p.model_etag);
+  CHECK(*round1.model.bytes == model_of(h.repo, "p", 1));
+  for (const SelectableModel* m : {&round0, &round1, &round0_again}) {
+    const std::string& bytes = *m->model.bytes;
+    const core::SafetensorsIndex expected =
+        core::index_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+    CHECK(m->index->file_size == bytes.size());
+    CHECK(m->index->arrays.size() == expected.arrays.size());
+    CHECK(m->index->arrays.at("emb/weight").begin == expected.arrays.at("emb/weight").begin);
+  }
+  CHECK(*round0_again.model.bytes == *round0.model.bytes);
+  REQUIRE(round1.plan->find("emb/weight"));
+  CHECK(round1.plan->find("emb/weight")->download == core::DownloadMode::kSelect);
+  CHECK_THROWS_AS(h.repo.selectable_model("p", "not-the-token", 0), Forbidden);
+  CHECK_THROWS_AS(h.repo.selectable_model("nobody", p.client_token, 0), NotFound);
+  CHECK_THROWS_MATCHES(h.repo.selectable_model("p", p.client_token, 2), NotFound,
+                       MessageContains("round 2 of population 'p' has no published model"));
+}
+
 }  // namespace fedleaf::server

@@ -4,9 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <optional>
-
-#include <nlohmann/json.hpp>
 
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/error.h"
@@ -54,48 +51,27 @@ const std::string& metadata_value(const Metadata& metadata, const std::string& k
   return it->second;
 }
 
-std::vector<SparseSumAccumulator> accumulators_from_plan(const std::string& plan_json,
+std::vector<SparseSumAccumulator> accumulators_from_plan(const UpdatePlan& plan,
                                                          const NamedTensors& model,
                                                          AccumulatorOptions options) {
-  const nlohmann::json plan = nlohmann::json::parse(plan_json, nullptr, false);
-  if (plan.is_discarded() || !plan.is_object()) {
-    throw InvalidInput("plan: not a valid JSON object");
-  }
-  const auto updates = plan.find("updates");
-  if (updates == plan.end() || !updates->is_object()) {
-    throw InvalidInput("plan: 'updates' must be an object naming each aggregated tensor");
+  if (plan.tensors.empty()) {
+    throw InvalidInput("plan.updates: missing or empty (a round aggregates at least one tensor)");
   }
   std::vector<SparseSumAccumulator> accumulators;
-  for (const auto& [name, spec] : updates->items()) {
-    const std::string where = "plan: updates " + in_quotes(name);
-    if (!spec.is_object()) throw InvalidInput(where + ": must be an object");
-    const auto encoding = spec.find("encoding");
-    const auto aggregator = spec.find("aggregator");
-    if (encoding == spec.end() || !encoding->is_string()) {
-      throw InvalidInput(where + ": needs a string 'encoding'");
-    }
-    if (aggregator == spec.end() || !aggregator->is_string()) {
-      throw InvalidInput(where + ": needs a string 'aggregator'");
-    }
-    std::optional<double> clip_norm;
-    if (const auto clip = spec.find("clip_norm"); clip != spec.end()) {
-      if (!clip->is_number()) throw InvalidInput(where + ": 'clip_norm' must be a number");
-      clip_norm = clip->get<double>();
-    }
-    const OperatorSpec op = parse_operator_spec(aggregator->get<std::string>(), clip_norm, where);
-    const UpdateEncoding enc = parse_update_encoding(encoding->get<std::string>(), where);
-    const auto it = model.find(name);
+  for (const TensorUpdatePlan& t : plan.tensors) {
+    const std::string& where = t.path;
+    const auto it = model.find(t.name);
     if (it == model.end())
-      throw InvalidInput(where + ": the model has no tensor " + in_quotes(name));
+      throw InvalidInput(where + ": the model has no tensor " + in_quotes(t.name));
     const auto* param = std::get_if<DenseTensor>(&it->second);
-    if (!param) throw InvalidInput(where + ": model tensor " + in_quotes(name) + " is not dense");
+    if (!param) throw InvalidInput(where + ": model tensor " + in_quotes(t.name) + " is not dense");
     if (param->dtype() != DType::F32 && param->dtype() != DType::F64) {
-      throw InvalidInput(where + ": model tensor " + in_quotes(name) + " has dtype " +
+      throw InvalidInput(where + ": model tensor " + in_quotes(t.name) + " has dtype " +
                          std::string(dtype_name(param->dtype())) + ", not F32 or F64");
     }
     DenseShape shape;
     for (std::size_t d : param->shape()) shape.push_back(static_cast<std::int64_t>(d));
-    accumulators.emplace_back(name, op, enc, param->dtype(), std::move(shape), options);
+    accumulators.emplace_back(t.name, t.op, t.encoding, param->dtype(), std::move(shape), options);
   }
   return accumulators;
 }
@@ -144,12 +120,12 @@ class RoundAggregator::State {
   double total_weight = 0.0;
 };
 
-RoundAggregator::RoundAggregator(const std::string& plan_json, NamedTensors model,
+RoundAggregator::RoundAggregator(const UpdatePlan& plan, NamedTensors model,
                                  std::size_t expected_reports)
     : state_(std::make_unique<State>()) {
   AccumulatorOptions options;
   options.expected_updates = expected_reports;
-  state_->accumulators = accumulators_from_plan(plan_json, model, options);
+  state_->accumulators = accumulators_from_plan(plan, model, options);
   state_->model = std::move(model);
 }
 
@@ -269,9 +245,9 @@ std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
   return write_safetensors(tensors, metadata);
 }
 
-RoundAggregator RoundAggregator::restore(const std::string& plan_json, NamedTensors model,
+RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors model,
                                          const std::uint8_t* data, std::size_t size) {
-  RoundAggregator round(plan_json, std::move(model));
+  RoundAggregator round(plan, std::move(model));
   SafetensorsReadOptions options;
   options.require_finite = true;
   const SafetensorsFile file = read_safetensors(data, size, options);

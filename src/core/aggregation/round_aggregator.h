@@ -1,10 +1,11 @@
 // One round of aggregation on the server: one accumulator per tensor named in the plan's
 // "updates", fed whole client train results, producing the next global model.
 //
-//   RoundAggregator round(plan_json, global_model, /*expected_reports=*/clients_per_round);
+//   const UpdatePlan plan = parse_update_plan(plan_json);   // once, where the JSON arrives
+//   RoundAggregator round(plan, global_model, /*expected_reports=*/clients_per_round);
 //   round.add_result(upload.data(), upload.size());    // all-or-nothing, throws InvalidInput
 //   std::vector<std::uint8_t> ckpt = round.checkpoint();  // persist a half-finished round
-//   auto resumed = RoundAggregator::restore(plan_json, global_model, ckpt.data(), ckpt.size());
+//   auto resumed = RoundAggregator::restore(plan, global_model, ckpt.data(), ckpt.size());
 //   NamedTensors next = resumed.next_model();          // model + aggregated delta, per tensor
 //
 // Bytes in, bytes out: every input that crosses a process boundary (train results, checkpoints)
@@ -18,21 +19,21 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/update_plan.h"
 #include "core/tensor.h"
 
 namespace fedleaf::core {
 
 class RoundAggregator {
  public:
-  // plan_json: the plan (its "updates" section is used); model: the round's global model.
+  // plan: the plan's parsed "updates" section; model: the round's global model.
   // expected_reports: how many train results the round will probably receive (e.g. its goal
   // count of clients), 0 when unknown. A sparse accumulator uses it with the size of the first
   // result to choose its representation and table size up front, instead of growing and
   // switching on the way; results never depend on it.
-  // Throws InvalidInput if the plan names a tensor the model lacks, an unknown aggregator or
-  // encoding, or clipped_weighted_mean without clip_norm > 0.
-  RoundAggregator(const std::string& plan_json, NamedTensors model,
-                  std::size_t expected_reports = 0);
+  // Throws InvalidInput if the plan names no tensor, or a tensor the model lacks or holds as
+  // anything but a dense F32/F64 tensor.
+  RoundAggregator(const UpdatePlan& plan, NamedTensors model, std::size_t expected_reports = 0);
   RoundAggregator(const RoundAggregator& other);
   RoundAggregator(RoundAggregator&& other) noexcept;
   RoundAggregator& operator=(const RoundAggregator& other);
@@ -57,7 +58,7 @@ class RoundAggregator {
   // validates everything (the bytes come from disk) and throws InvalidInput when they do not
   // describe a state of this plan and model.
   std::vector<std::uint8_t> checkpoint() const;
-  static RoundAggregator restore(const std::string& plan_json, NamedTensors model,
+  static RoundAggregator restore(const UpdatePlan& plan, NamedTensors model,
                                  const std::uint8_t* data, std::size_t size);
 
  private:

@@ -3,4 +3,5 @@ set(FEDLEAF_AGGREGATION_SOURCES
   sparse_sum_accumulator.cc
   sparse_sum_operator.cc
   update_encoding.cc
+  update_plan.cc
 )

@@ -8,7 +8,7 @@
 //   count                       #{c : i ∈ S_c}                              (I64 values)
 //   clipped_weighted_mean(r)    weighted_mean of s_c u_c, s_c = min(1, r / ‖u_c‖₂)
 //
-//   OperatorSpec spec = parse_operator_spec("clipped_weighted_mean", 1.0, "plan: updates 'w'");
+//   OperatorSpec spec = parse_operator_spec("clipped_weighted_mean", 1.0, "plan.updates['w']");
 //   operator_name(spec.op) == "clipped_weighted_mean";
 //
 // For a dense update every index is in S_c, so mean_over_contributors equals weighted_mean and

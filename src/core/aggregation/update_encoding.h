@@ -1,6 +1,6 @@
 // How a plan asks a tensor's update to travel: "dense", "coo" or "row_sparse".
 //
-//   UpdateEncoding e = parse_update_encoding("row_sparse", "plan: updates 'emb/weight'");
+//   UpdateEncoding e = parse_update_encoding("row_sparse", "plan.updates['emb/weight'].encoding");
 //   update_encoding_name(e) == "row_sparse";
 //   update_encoding_of(tensor) == UpdateEncoding::kCoo;   // for a SparseTensor
 #pragma once

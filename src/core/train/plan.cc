@@ -1,11 +1,11 @@
 #include "core/train/plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "core/aggregation/sparse_sum_operator.h"
 #include "core/error.h"
 
 namespace fedleaf::core {
@@ -300,31 +300,16 @@ TrainSpec parse_train(const json& train) {
   return spec;
 }
 
-std::map<std::string, UpdateSpec> parse_updates(const json& updates,
-                                                const std::vector<ParameterSpec>& params) {
-  std::map<std::string, UpdateSpec> out;
+// The updates section is parsed by the aggregation library (one parser for every reader); the
+// plan adds that each entry names a parameter of its model.
+void check_update_names(const UpdatePlan& updates, const std::vector<ParameterSpec>& params) {
   std::string known;
   for (const ParameterSpec& p : params) known += (known.empty() ? "" : ", ") + p.name;
-  for (auto it = updates.begin(); it != updates.end(); ++it) {
-    const std::string path = "plan.updates." + it.key();
-    bool declared = false;
-    for (const ParameterSpec& p : params) declared = declared || p.name == it.key();
-    if (!declared) fail(path, "not a parameter of the model (parameters: " + known + ")");
-    if (!it->is_object()) fail(path, "expected an object");
-    UpdateSpec spec;
-    spec.encoding = parse_update_encoding(get_string(*it, path, "encoding"), path + ".encoding");
-    spec.aggregator = get_string(*it, path, "aggregator");
-    std::optional<double> clip_norm;
-    if (spec.aggregator == "clipped_weighted_mean") {
-      spec.clip_norm =
-          get_float(*it, path, "clip_norm", std::nullopt, "> 0", [](double d) { return d > 0; });
-      clip_norm = spec.clip_norm;
-    }
-    // The aggregation library owns the operator names: one list for the plan and the server.
-    parse_operator_spec(spec.aggregator, clip_norm, path + ".aggregator");
-    out.emplace(it.key(), spec);
+  for (const TensorUpdatePlan& t : updates.tensors) {
+    const bool declared = std::any_of(params.begin(), params.end(),
+                                      [&](const ParameterSpec& p) { return p.name == t.name; });
+    if (!declared) fail(t.path, "not a parameter of the model (parameters: " + known + ")");
   }
-  return out;
 }
 
 TextFeatureOptions parse_features(const json& f) {
@@ -415,11 +400,9 @@ Plan parse_plan(const std::string& plan_json) {
   } else if (out.kind == PlanKind::kTrain) {
     fail("plan.train", "missing");
   }
-  if (const json* updates = find(plan, "updates")) {
-    if (!updates->is_object()) fail("plan.updates", "expected an object");
-    out.updates = parse_updates(*updates, parameter_specs(out.model));
-  }
-  if (out.kind == PlanKind::kTrain && out.updates.empty()) {
+  out.updates = parse_update_plan(plan);
+  check_update_names(out.updates, parameter_specs(out.model));
+  if (out.kind == PlanKind::kTrain && out.updates.tensors.empty()) {
     fail("plan.updates", "missing (a train plan names at least one tensor to update)");
   }
   if (const json* features = find(plan, "features")) {

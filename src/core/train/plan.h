@@ -36,8 +36,15 @@
 //  "updates": {"<tensor>": {"encoding": "dense" | "row_sparse" | "coo",
 //                           "aggregator": "sum" | "weighted_mean" | "mean_over_contributors"
 //                                       | "count" | "clipped_weighted_mean",
-//                           "clip_norm": F > 0 (clipped_weighted_mean)}},
-//                                                        required (non-empty) for kind "train"
+//                           "clip_norm": F > 0 (clipped_weighted_mean),
+//                           "download": "full" | "select" (select: row_sparse only; default
+//                                       select for row_sparse, full otherwise),
+//                           "max_select_rows": N >= 1 (select; absent = no cap),
+//                           "select_padding": {"multiple": N} | {"count": N} (select)}},
+//                                                        required (non-empty) for kind "train";
+//                                                        each <tensor> a parameter of the model;
+//                                                        parsed by core/aggregation/update_plan.h,
+//                                                        which gives the meaning of each field
 //  "features": {"hash": "murmur3_32", "num_buckets": N, "ngrams": N, "signed": bool,
 //               "lowercase": bool, "binary": bool, "skip_headers": bool,
 //               "min_token_length": N, "max_token_length": N, "seed": N}   optional, see
@@ -51,12 +58,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/update_plan.h"
 #include "core/train/text_features.h"
 
 namespace fedleaf::core {
@@ -123,17 +129,11 @@ struct TrainSpec {
   float clip_norm = 0.0f;  // 0: no clipping
 };
 
-struct UpdateSpec {
-  UpdateEncoding encoding = UpdateEncoding::kDense;
-  std::string aggregator;
-  float clip_norm = 0.0f;
-};
-
 struct Plan {
   PlanKind kind = PlanKind::kTrain;
   ModelSpec model;
   std::optional<TrainSpec> train;
-  std::map<std::string, UpdateSpec> updates;
+  UpdatePlan updates;  // entries name parameters of `model`
   std::optional<TextFeatureOptions> features;
   std::size_t eval_batch_size = 256;
 };

@@ -287,8 +287,8 @@ std::vector<std::uint8_t> TrainingSession::result(const std::string& task_id) co
   NamedTensors out;
   for (const auto& trained : trained_) {
     const ParameterSpec& p = trained->spec;
-    const auto update = plan_.updates.find(p.name);
-    if (update == plan_.updates.end()) continue;
+    const TensorUpdatePlan* update = plan_.updates.find(p.name);
+    if (update == nullptr) continue;
     const DenseTensor& value = parameters_.at(p.name);
     const float* now = value.data<float>();
     const float* before = trained->initial.data();
@@ -299,7 +299,7 @@ std::vector<std::uint8_t> TrainingSession::result(const std::string& task_id) co
                                           : static_cast<std::int64_t>(trained->global_rows[r]);
     };
     DenseShape dense_shape(p.shape.begin(), p.shape.end());
-    switch (update->second.encoding) {
+    switch (update->encoding) {
       case UpdateEncoding::kDense: {
         DenseTensor delta = DenseTensor::zeros(DType::F32, p.shape);
         float* d = delta.data<float>();

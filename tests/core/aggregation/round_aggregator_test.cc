@@ -15,7 +15,7 @@ using core::DType;
 using core::UpdateEncoding;
 using test::MessageContains;
 
-const std::string kPlan = R"({
+const std::string kPlanJson = R"({
   "model": {"layers": []},
   "train": {"epochs": 1},
   "updates": {
@@ -24,6 +24,7 @@ const std::string kPlan = R"({
     "h/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean", "clip_norm": 1.0}
   }
 })";
+const core::UpdatePlan kPlan = core::parse_update_plan(kPlanJson);
 
 core::NamedTensors model() {
   core::NamedTensors m;
@@ -129,27 +130,34 @@ TEST_CASE("round_with_no_reports_publishes_the_model_unchanged") {
 
 TEST_CASE("round_constructor_rejects_bad_plans") {
   const auto rejects = [](const std::string& plan, const std::string& fragment) {
-    CHECK_THROWS_MATCHES(core::RoundAggregator(plan, model()), InvalidInput,
-                         MessageContains(fragment));
+    CHECK_THROWS_MATCHES(core::RoundAggregator(core::parse_update_plan(plan), model()),
+                         InvalidInput, MessageContains(fragment));
   };
   rejects(R"({"updates": {"nope/weight": {"encoding": "dense", "aggregator": "sum"}}})",
-          "updates 'nope/weight': the model has no tensor 'nope/weight'");
+          "plan.updates['nope/weight']: the model has no tensor 'nope/weight'");
   rejects(R"({"updates": {"out/bias": {"encoding": "dense", "aggregator": "median"}}})",
           "unknown aggregator 'median'");
   rejects(R"({"updates": {"out/bias": {"encoding": "csr", "aggregator": "sum"}}})",
           "unknown encoding 'csr'");
   rejects(
       R"({"updates": {"out/bias": {"encoding": "coo", "aggregator": "clipped_weighted_mean"}}})",
-      "clip_norm > 0");
+      "plan.updates['out/bias'].clip_norm: missing (clipped_weighted_mean needs a finite "
+      "clip_norm > 0)");
   rejects(R"({"updates": {"out/bias": {"encoding": "coo", "aggregator": "clipped_weighted_mean",
               "clip_norm": 0}}})",
-          "clip_norm > 0");
+          "plan.updates['out/bias'].clip_norm: expected a finite number > 0");
   rejects(
       R"({"updates": {"out/bias": {"encoding": "coo", "aggregator": "sum", "clip_norm": "x"}}})",
-      "'clip_norm' must be a number");
-  rejects(R"({"updates": {"out/bias": {"aggregator": "sum"}}})", "needs a string 'encoding'");
-  rejects(R"({"model": {}})", "'updates' must be an object");
-  rejects("{not json", "plan: not a valid JSON object");
+      "plan.updates['out/bias'].clip_norm: expected a finite number > 0");
+  rejects(R"({"updates": {"out/bias": {"aggregator": "sum"}}})",
+          "plan.updates['out/bias'].encoding: missing");
+  rejects(R"({"updates": {"out/bias": {"encoding": "dense", "aggregator": 3}}})",
+          "plan.updates['out/bias'].aggregator: expected a string");
+  rejects(R"({"model": {}})", "plan.updates: missing or empty");
+  rejects(R"({"updates": {}})", "plan.updates: missing or empty");
+  rejects(R"({"updates": []})", "plan.updates: expected an object");
+  rejects("{not json", "plan: not valid JSON");
+  rejects("[1]", "plan: expected a JSON object");
 }
 
 TEST_CASE("add_result_is_all_or_nothing_when_a_later_tensor_is_invalid") {
@@ -201,7 +209,9 @@ TEST_CASE("add_result_rejects_each_broken_rule_and_leaves_the_round_unchanged") 
 
 TEST_CASE("add_result_rejects_an_index_outside_the_uploaded_dense_shape") {
   core::RoundAggregator round(
-      R"({"updates": {"h/weight": {"encoding": "coo", "aggregator": "sum"}}})", model());
+      core::parse_update_plan(
+          R"({"updates": {"h/weight": {"encoding": "coo", "aggregator": "sum"}}})"),
+      model());
   // Upload h/weight with a distinctive dense_shape, then shrink it in the bytes so that
   // index 5 is out of range: only the decoder stands between such bytes and the accumulator.
   core::NamedTensors t;
@@ -235,7 +245,9 @@ TEST_CASE("round_merge_of_partial_rounds_equals_one_round_over_all_results") {
 TEST_CASE("round_merge_rejects_another_plan_or_model") {
   core::RoundAggregator a(kPlan, model());
   core::RoundAggregator other_plan(
-      R"({"updates": {"out/weight": {"encoding": "dense", "aggregator": "sum"}}})", model());
+      core::parse_update_plan(
+          R"({"updates": {"out/weight": {"encoding": "dense", "aggregator": "sum"}}})"),
+      model());
   CHECK_THROWS_MATCHES(a.merge(other_plan), InvalidInput, MessageContains("plans' updates differ"));
   core::NamedTensors m = model();
   std::get<core::DenseTensor>(m.at("out/bias")).data<float>()[0] = 9.f;
@@ -267,7 +279,8 @@ TEST_CASE("round_restore_rejects_checkpoints_of_another_plan_or_inconsistent_sta
   const auto ckpt = round.checkpoint();
   const auto rejects = [](const std::string& plan, const std::vector<std::uint8_t>& bytes,
                           const std::string& fragment) {
-    CHECK_THROWS_MATCHES(core::RoundAggregator::restore(plan, model(), bytes.data(), bytes.size()),
+    CHECK_THROWS_MATCHES(core::RoundAggregator::restore(core::parse_update_plan(plan), model(),
+                                                        bytes.data(), bytes.size()),
                          InvalidInput, MessageContains(fragment));
   };
   const std::string other_operator = R"({"updates": {
@@ -279,13 +292,13 @@ TEST_CASE("round_restore_rejects_checkpoints_of_another_plan_or_inconsistent_sta
           ckpt, "belongs to no accumulator of the plan");
   auto file = core::read_safetensors(ckpt);
   file.metadata["num_reports"] = "2";
-  rejects(kPlan, core::write_safetensors(file.tensors, file.metadata),
+  rejects(kPlanJson, core::write_safetensors(file.tensors, file.metadata),
           "holds 1 updates of total weight");
   file = core::read_safetensors(ckpt);
   file.metadata["format"] = "something.else";
-  rejects(kPlan, core::write_safetensors(file.tensors, file.metadata),
+  rejects(kPlanJson, core::write_safetensors(file.tensors, file.metadata),
           "format 'something.else' is not");
-  rejects(kPlan, std::vector<std::uint8_t>(ckpt.begin(), ckpt.begin() + 20), "safetensors");
+  rejects(kPlanJson, std::vector<std::uint8_t>(ckpt.begin(), ckpt.begin() + 20), "safetensors");
 }
 
 }  // namespace
@@ -307,12 +320,12 @@ TEST_CASE("next_model_stays_finite_when_huge_finite_updates_overflow_f32") {
   huge.emplace("s", core::DenseTensor(xt::xarray<float>{3e38f, 0.5f}));
   const std::vector<std::uint8_t> upload = result_bytes(huge, "1");
 
-  core::RoundAggregator first(plan, m);
+  core::RoundAggregator first(core::parse_update_plan(plan), m);
   add(first, upload);
   add(first, upload);  // "s" sums to 6e38: beyond F32 before it even reaches the model
   std::uint64_t withheld_first = 0;
   const core::NamedTensors after_first = first.next_model(&withheld_first);
-  core::RoundAggregator second(plan, after_first);
+  core::RoundAggregator second(core::parse_update_plan(plan), after_first);
   add(second, upload);
   add(second, upload);
   std::uint64_t withheld_second = 0;

@@ -44,8 +44,11 @@ TEST_CASE("design_example_plan_parses", "[plan]") {
   CHECK(p.train->optimizer.type == OptimizerType::kSgd);
   CHECK(p.train->optimizer.learning_rate == 0.1f);
   CHECK(p.train->batch_size == 32);
-  CHECK(p.updates.at("emb/weight").encoding == UpdateEncoding::kRowSparse);
-  CHECK(p.updates.at("out/bias").aggregator == "weighted_mean");
+  REQUIRE(p.updates.tensors.size() == 3);
+  CHECK(p.updates.find("emb/weight")->encoding == UpdateEncoding::kRowSparse);
+  CHECK(p.updates.find("emb/weight")->download == DownloadMode::kSelect);
+  CHECK(p.updates.find("out/bias")->op.op == SparseSumOperator::kWeightedMean);
+  CHECK(p.updates.find("out/bias")->download == DownloadMode::kFull);
   CHECK_FALSE(p.features.has_value());
 
   const auto params = parameter_specs(p.model);
@@ -83,7 +86,8 @@ TEST_CASE("dense_inputs_activations_and_train_settings_parse", "[plan]") {
   CHECK_FALSE(p.train->shuffle);
   CHECK(p.train->shuffle_seed == 5);
   CHECK(p.train->clip_norm == 2.5f);
-  CHECK(p.updates.at("h/weight").clip_norm == 1.0f);
+  CHECK(p.updates.find("h/weight")->op ==
+        OperatorSpec{SparseSumOperator::kClippedWeightedMean, 1.0});
   CHECK(p.eval_batch_size == 100);
   const auto params = parameter_specs(p.model);
   CHECK(params.size() == 3);  // h/weight, h/bias, out/weight
@@ -139,24 +143,31 @@ TEST_CASE("plan_errors_name_the_json_path", "[plan]") {
       plan_with_model(
           R"({"inputs": {"t": "dense"}, "layers": [{"type": "dense", "name": "d", "units": 2}], "loss": "softmax_cross_entropy"})"),
       "plan.model.inputs.t.dim: missing");
-  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
-                                    R"(], "loss": "softmax_cross_entropy"})",
-                                R"({"nope/weight": {"encoding": "dense", "aggregator": "sum"}})"),
-                "plan.updates.nope/weight: not a parameter of the model (parameters: emb/weight)");
+  check_rejects(
+      plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                          R"(], "loss": "softmax_cross_entropy"})",
+                      R"({"nope/weight": {"encoding": "dense", "aggregator": "sum"}})"),
+      "plan.updates['nope/weight']: not a parameter of the model (parameters: emb/weight)");
   check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
                                     R"(], "loss": "softmax_cross_entropy"})",
                                 R"({"emb/weight": {"encoding": "csr", "aggregator": "sum"}})"),
-                "plan.updates.emb/weight.encoding: unknown encoding 'csr'");
+                "plan.updates['emb/weight'].encoding: unknown encoding 'csr'");
   check_rejects(
       plan_with_model(
           R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
               R"(], "loss": "softmax_cross_entropy"})",
           R"({"emb/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean"}})"),
-      "plan.updates.emb/weight.clip_norm: missing");
+      "plan.updates['emb/weight'].clip_norm: missing");
   check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
                                     R"(], "loss": "softmax_cross_entropy"})",
                                 R"({"emb/weight": {"encoding": "coo", "aggregator": "median"}})"),
-                "plan.updates.emb/weight.aggregator: unknown aggregator 'median'");
+                "plan.updates['emb/weight'].aggregator: unknown aggregator 'median'");
+  check_rejects(
+      plan_with_model(
+          R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+              R"(], "loss": "softmax_cross_entropy"})",
+          R"({"emb/weight": {"encoding": "dense", "aggregator": "sum", "download": "select"}})"),
+      R"(plan.updates['emb/weight'].download: "select" needs encoding "row_sparse")");
   check_rejects(kDesignPlan + std::string("x"), "plan: not valid JSON");
   check_rejects(
       R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},

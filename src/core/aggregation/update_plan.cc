@@ -1,0 +1,160 @@
+#include "core/aggregation/update_plan.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/text_format.h"
+
+namespace fedleaf::core {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& path, const std::string& rule) {
+  throw InvalidInput(path + ": " + rule);
+}
+
+const json* find_field(const json& object, const char* key) {
+  const auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
+std::string require_string(const json& object, const std::string& path, const char* key) {
+  const json* v = find_field(object, key);
+  if (v == nullptr) fail(path + "." + key, "missing");
+  if (!v->is_string()) fail(path + "." + key, "expected a string");
+  return v->get<std::string>();
+}
+
+// An integer in [1, max]; `path` is the field's own path.
+std::uint64_t positive_integer(const json& v, const std::string& path, std::uint64_t max,
+                               const char* max_text) {
+  const std::string rule = std::string("expected an integer in [1, ") + max_text + "]";
+  if (!v.is_number_integer()) fail(path, rule);
+  if (v.is_number_unsigned()) {
+    const auto u = v.get<std::uint64_t>();
+    if (u < 1 || u > max) fail(path, rule);
+    return u;
+  }
+  const auto s = v.get<std::int64_t>();
+  if (s < 1 || static_cast<std::uint64_t>(s) > max) fail(path, rule);
+  return static_cast<std::uint64_t>(s);
+}
+
+std::optional<double> optional_positive_number(const json& object, const std::string& path,
+                                               const char* key) {
+  const json* v = find_field(object, key);
+  if (v == nullptr) return std::nullopt;
+  const double d = v->is_number() ? v->get<double>() : 0.0;
+  if (!v->is_number() || !std::isfinite(d) || d <= 0.0) {
+    fail(path + "." + key, "expected a finite number > 0");
+  }
+  return d;
+}
+
+DownloadMode parse_download(const json& spec, const std::string& path, UpdateEncoding encoding) {
+  const json* v = find_field(spec, "download");
+  if (v == nullptr) {
+    return encoding == UpdateEncoding::kRowSparse ? DownloadMode::kSelect : DownloadMode::kFull;
+  }
+  const std::string where = path + ".download";
+  if (!v->is_string()) fail(where, "must be \"full\" or \"select\"");
+  const std::string mode = v->get<std::string>();
+  if (mode == "full") return DownloadMode::kFull;
+  if (mode != "select") fail(where, "must be \"full\" or \"select\"");
+  if (encoding != UpdateEncoding::kRowSparse) {
+    fail(where, "\"select\" needs encoding \"row_sparse\" (a leaf selects whole rows), not " +
+                    in_quotes(update_encoding_name(encoding)));
+  }
+  return DownloadMode::kSelect;
+}
+
+SelectPadding parse_select_padding(const json& v, const std::string& where) {
+  constexpr const char* kShape = "expected {\"multiple\": N} or {\"count\": N}";
+  if (!v.is_object() || v.size() != 1) fail(where, kShape);
+  SelectPadding padding;
+  if (const json* multiple = find_field(v, "multiple")) {
+    padding.rule = SelectPadding::Rule::kMultiple;
+    padding.n = positive_integer(*multiple, where + ".multiple", std::uint64_t{1} << 31, "2^31");
+  } else if (const json* count = find_field(v, "count")) {
+    padding.rule = SelectPadding::Rule::kCount;
+    padding.n = positive_integer(*count, where + ".count", std::uint64_t{1} << 31, "2^31");
+  } else {
+    fail(where, kShape);
+  }
+  return padding;
+}
+
+TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
+  TensorUpdatePlan out;
+  out.name = name;
+  out.path = update_plan_path(name);
+  const std::string& path = out.path;
+  if (!spec.is_object()) fail(path, "expected an object");
+  out.encoding = parse_update_encoding(require_string(spec, path, "encoding"), path + ".encoding");
+  const std::string aggregator = require_string(spec, path, "aggregator");
+  const std::optional<double> clip_norm = optional_positive_number(spec, path, "clip_norm");
+  if (aggregator == operator_name(SparseSumOperator::kClippedWeightedMean) && !clip_norm) {
+    fail(path + ".clip_norm", "missing (clipped_weighted_mean needs a finite clip_norm > 0)");
+  }
+  // The operator list lives with the operators: one list for every reader of a plan.
+  out.op = parse_operator_spec(aggregator, clip_norm, path + ".aggregator");
+  out.download = parse_download(spec, path, out.encoding);
+  const bool select = out.download == DownloadMode::kSelect;
+  if (const json* cap = find_field(spec, "max_select_rows")) {
+    if (!select) fail(path + ".max_select_rows", "only applies with \"download\": \"select\"");
+    out.max_select_rows =
+        positive_integer(*cap, path + ".max_select_rows", std::uint64_t{1} << 53, "2^53");
+  }
+  if (const json* padding = find_field(spec, "select_padding")) {
+    if (!select) fail(path + ".select_padding", "only applies with \"download\": \"select\"");
+    out.select_padding = parse_select_padding(*padding, path + ".select_padding");
+  }
+  return out;
+}
+
+}  // namespace
+
+const TensorUpdatePlan* UpdatePlan::find(std::string_view name) const {
+  const auto it = std::lower_bound(
+      tensors.begin(), tensors.end(), name,
+      [](const TensorUpdatePlan& t, std::string_view n) { return std::string_view(t.name) < n; });
+  return it != tensors.end() && it->name == name ? &*it : nullptr;
+}
+
+UpdatePlan parse_update_plan(const json& plan) {
+  if (!plan.is_object()) fail("plan", "expected a JSON object");
+  UpdatePlan out;
+  const json* updates = find_field(plan, "updates");
+  if (updates == nullptr) return out;
+  if (!updates->is_object()) fail("plan.updates", "expected an object");
+  // json objects iterate in key order, so `tensors` comes out sorted.
+  for (auto it = updates->begin(); it != updates->end(); ++it) {
+    out.tensors.push_back(parse_tensor(it.key(), *it));
+  }
+  return out;
+}
+
+UpdatePlan parse_update_plan(const std::string& plan_json) {
+  json plan;
+  try {
+    plan = json::parse(plan_json);
+  } catch (const json::exception& e) {
+    fail("plan", std::string("not valid JSON (") + e.what() + ")");
+  }
+  return parse_update_plan(plan);
+}
+
+std::string_view download_mode_name(DownloadMode mode) {
+  return mode == DownloadMode::kSelect ? "select" : "full";
+}
+
+std::string update_plan_path(std::string_view tensor_name) {
+  return "plan.updates[" + in_quotes(tensor_name) + "]";
+}
+
+}  // namespace fedleaf::core

@@ -1,0 +1,84 @@
+// The plan's "updates" section, parsed and validated once for every reader (the training
+// session, the round aggregator, the server, the wasm bindings): per tensor, how its update
+// travels, how it is aggregated and how a leaf downloads it.
+//
+//   const UpdatePlan updates = parse_update_plan(plan_json);
+//   const TensorUpdatePlan* emb = updates.find("emb/weight");
+//   if (emb && emb->download == DownloadMode::kSelect) { /* POST ids to model:select */ }
+//
+// Schema of one entry, "updates": {"<tensor>": {...}}:
+//
+//   "encoding": "dense" | "row_sparse" | "coo"                         required
+//   "aggregator": "sum" | "weighted_mean" | "mean_over_contributors"
+//               | "count" | "clipped_weighted_mean"                     required
+//   "clip_norm": F > 0, finite        required by clipped_weighted_mean, validated wherever given
+//   "download": "full" | "select"     only "full" unless the encoding is row_sparse;
+//                                     default "select" for row_sparse, "full" otherwise
+//   "max_select_rows": N in [1, 2^53] only with "select"; absent = no cap
+//   "select_padding": {"multiple": N} | {"count": N}, N in [1, 2^31]    only with "select"
+//
+// Download policy. "full": the leaf downloads the whole tensor with the model. "select": the leaf
+// POSTs the row ids its data touch to model:select and receives only those rows. When its data
+// touch more than max_select_rows rows it downloads the full tensor instead (a request that large
+// would cost more than the tensor and say more about the leaf's data). select_padding adds random
+// row ids to the request, up to the next multiple of N ("multiple") or up to at least N rows
+// ("count"), so the request's size says less about the leaf's data.
+//
+// Every error is InvalidInput naming the JSON path and the rule, e.g.
+// "plan.updates['emb/weight'].download: must be \"full\" or \"select\"".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/aggregation/sparse_sum_operator.h"
+#include "core/aggregation/update_encoding.h"
+
+namespace fedleaf::core {
+
+enum class DownloadMode { kFull, kSelect };
+
+// Random ids a leaf adds to its model:select request.
+struct SelectPadding {
+  enum class Rule { kNone, kMultiple, kCount };
+  Rule rule = Rule::kNone;
+  std::uint64_t n = 0;  // kMultiple: pad to a multiple of n; kCount: pad to at least n ids
+
+  friend bool operator==(const SelectPadding& a, const SelectPadding& b) {
+    return a.rule == b.rule && a.n == b.n;
+  }
+  friend bool operator!=(const SelectPadding& a, const SelectPadding& b) { return !(a == b); }
+};
+
+// One entry of "updates".
+struct TensorUpdatePlan {
+  std::string name;
+  UpdateEncoding encoding = UpdateEncoding::kDense;
+  OperatorSpec op;
+  DownloadMode download = DownloadMode::kFull;
+  std::uint64_t max_select_rows = 0;  // 0: no cap
+  SelectPadding select_padding;
+  std::string path;  // "plan.updates['<name>']", for error messages
+};
+
+struct UpdatePlan {
+  std::vector<TensorUpdatePlan> tensors;  // sorted by name, names unique
+
+  const TensorUpdatePlan* find(std::string_view name) const;
+};
+
+// From the whole plan object. A plan without "updates" gives an empty UpdatePlan (evaluate
+// plans have none); the readers that need tensors say so.
+UpdatePlan parse_update_plan(const nlohmann::json& plan);
+// Also rejects text that is not a JSON object ("plan: ...").
+UpdatePlan parse_update_plan(const std::string& plan_json);
+
+std::string_view download_mode_name(DownloadMode mode);
+// "plan.updates['<name>']"
+std::string update_plan_path(std::string_view tensor_name);
+
+}  // namespace fedleaf::core

@@ -1,0 +1,157 @@
+#include "core/aggregation/update_plan.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "tests/core/error_matchers.h"
+
+namespace fedleaf {
+namespace {
+
+using core::DownloadMode;
+using core::SelectPadding;
+using core::UpdateEncoding;
+using test::MessageContains;
+
+// A plan whose only update entry is `entry` for tensor "emb/weight".
+std::string plan_with(const std::string& entry) {
+  return R"({"updates": {"emb/weight": )" + entry + "}}";
+}
+
+void check_rejects(const std::string& entry, const std::string& message) {
+  INFO(entry);
+  CHECK_THROWS_MATCHES(core::parse_update_plan(plan_with(entry)), InvalidInput,
+                       MessageContains(message));
+}
+
+TEST_CASE("update_plan_parses_every_field_and_finds_tensors_by_name") {
+  const core::UpdatePlan plan = core::parse_update_plan(std::string(R"({"updates": {
+    "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
+    "emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors",
+                   "download": "select", "max_select_rows": 5000,
+                   "select_padding": {"multiple": 64}},
+    "h/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean", "clip_norm": 2.5},
+    "tag/weight": {"encoding": "row_sparse", "aggregator": "count",
+                   "select_padding": {"count": 100}}}})"));
+
+  REQUIRE(plan.tensors.size() == 4);
+  CHECK(plan.tensors[0].name == "emb/weight");  // sorted by name
+  CHECK(plan.tensors[3].name == "tag/weight");
+  const core::TensorUpdatePlan* emb = plan.find("emb/weight");
+  REQUIRE(emb != nullptr);
+  CHECK(emb->encoding == UpdateEncoding::kRowSparse);
+  CHECK(emb->op.op == core::SparseSumOperator::kMeanOverContributors);
+  CHECK(emb->download == DownloadMode::kSelect);
+  CHECK(emb->max_select_rows == 5000);
+  CHECK(emb->select_padding == SelectPadding{SelectPadding::Rule::kMultiple, 64});
+  CHECK(emb->path == "plan.updates['emb/weight']");
+  const core::TensorUpdatePlan* h = plan.find("h/weight");
+  REQUIRE(h != nullptr);
+  CHECK(h->op == core::OperatorSpec{core::SparseSumOperator::kClippedWeightedMean, 2.5});
+  CHECK(h->download == DownloadMode::kFull);
+  CHECK(h->max_select_rows == 0);
+  CHECK(h->select_padding.rule == SelectPadding::Rule::kNone);
+  CHECK(plan.find("tag/weight")->select_padding == SelectPadding{SelectPadding::Rule::kCount, 100});
+  CHECK(plan.find("out/weight")->op.op == core::SparseSumOperator::kWeightedMean);
+  CHECK(plan.find("out/bias") == nullptr);
+  CHECK(plan.find("") == nullptr);
+  CHECK(plan.find("zzz") == nullptr);
+}
+
+TEST_CASE("update_plan_download_defaults_to_select_for_row_sparse_and_full_otherwise") {
+  for (const auto& [encoding, want] :
+       {std::pair<std::string, DownloadMode>{"row_sparse", DownloadMode::kSelect},
+        {"dense", DownloadMode::kFull},
+        {"coo", DownloadMode::kFull}}) {
+    const core::UpdatePlan plan = core::parse_update_plan(
+        plan_with(R"({"encoding": ")" + encoding + R"(", "aggregator": "sum"})"));
+    CHECK(plan.tensors.at(0).download == want);
+  }
+  const core::UpdatePlan full = core::parse_update_plan(
+      plan_with(R"({"encoding": "row_sparse", "aggregator": "sum", "download": "full"})"));
+  CHECK(full.tensors.at(0).download == DownloadMode::kFull);
+}
+
+TEST_CASE("update_plan_without_updates_is_empty") {
+  CHECK(core::parse_update_plan(std::string(R"({"kind": "evaluate"})")).tensors.empty());
+  CHECK(core::parse_update_plan(nlohmann::json::object()).tensors.empty());
+}
+
+TEST_CASE("update_plan_rejects_bad_download_settings_naming_the_path_and_rule") {
+  check_rejects(R"({"encoding": "row_sparse", "aggregator": "sum", "download": "some"})",
+                R"(plan.updates['emb/weight'].download: must be "full" or "select")");
+  check_rejects(R"({"encoding": "row_sparse", "aggregator": "sum", "download": 1})",
+                R"(plan.updates['emb/weight'].download: must be "full" or "select")");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "download": "select"})",
+                R"(plan.updates['emb/weight'].download: "select" needs encoding "row_sparse")");
+  check_rejects(R"({"encoding": "coo", "aggregator": "sum", "download": "select"})",
+                R"(plan.updates['emb/weight'].download: "select" needs encoding "row_sparse")");
+}
+
+TEST_CASE("update_plan_rejects_select_options_without_select_or_out_of_range") {
+  check_rejects(
+      R"({"encoding": "dense", "aggregator": "sum", "max_select_rows": 10})",
+      R"(plan.updates['emb/weight'].max_select_rows: only applies with "download": "select")");
+  check_rejects(
+      R"({"encoding": "row_sparse", "aggregator": "sum", "download": "full", "max_select_rows": 10})",
+      R"(plan.updates['emb/weight'].max_select_rows: only applies with "download": "select")");
+  check_rejects(R"({"encoding": "row_sparse", "aggregator": "sum", "max_select_rows": 0})",
+                "plan.updates['emb/weight'].max_select_rows: expected an integer in [1, 2^53]");
+  check_rejects(R"({"encoding": "row_sparse", "aggregator": "sum", "max_select_rows": -3})",
+                "plan.updates['emb/weight'].max_select_rows: expected an integer in [1, 2^53]");
+  check_rejects(R"({"encoding": "row_sparse", "aggregator": "sum", "max_select_rows": 1.5})",
+                "plan.updates['emb/weight'].max_select_rows: expected an integer in [1, 2^53]");
+  check_rejects(
+      R"({"encoding": "row_sparse", "aggregator": "sum", "max_select_rows": 9007199254740993})",
+      "plan.updates['emb/weight'].max_select_rows: expected an integer in [1, 2^53]");
+  check_rejects(
+      R"({"encoding": "dense", "aggregator": "sum", "select_padding": {"multiple": 8}})",
+      R"(plan.updates['emb/weight'].select_padding: only applies with "download": "select")");
+  for (const char* padding :
+       {R"({})", R"({"multiple": 8, "count": 8})", R"({"round": 8})", R"([8])", R"(8)"}) {
+    check_rejects(
+        R"({"encoding": "row_sparse", "aggregator": "sum", "select_padding": )" +
+            std::string(padding) + "}",
+        R"(plan.updates['emb/weight'].select_padding: expected {"multiple": N} or {"count": N})");
+  }
+  check_rejects(
+      R"({"encoding": "row_sparse", "aggregator": "sum", "select_padding": {"multiple": 0}})",
+      "plan.updates['emb/weight'].select_padding.multiple: expected an integer in [1, 2^31]");
+  check_rejects(
+      R"({"encoding": "row_sparse", "aggregator": "sum", "select_padding": {"count": 4294967296}})",
+      "plan.updates['emb/weight'].select_padding.count: expected an integer in [1, 2^31]");
+}
+
+TEST_CASE("update_plan_rejects_bad_entries_naming_the_path_and_rule") {
+  check_rejects(R"(7)", "plan.updates['emb/weight']: expected an object");
+  check_rejects(R"({"aggregator": "sum"})", "plan.updates['emb/weight'].encoding: missing");
+  check_rejects(R"({"encoding": 1, "aggregator": "sum"})",
+                "plan.updates['emb/weight'].encoding: expected a string");
+  check_rejects(R"({"encoding": "csr", "aggregator": "sum"})",
+                "plan.updates['emb/weight'].encoding: unknown encoding 'csr'");
+  check_rejects(R"({"encoding": "dense"})", "plan.updates['emb/weight'].aggregator: missing");
+  check_rejects(R"({"encoding": "dense", "aggregator": "median"})",
+                "plan.updates['emb/weight'].aggregator: unknown aggregator 'median'");
+  check_rejects(R"({"encoding": "dense", "aggregator": "clipped_weighted_mean"})",
+                "plan.updates['emb/weight'].clip_norm: missing");
+  check_rejects(R"({"encoding": "dense", "aggregator": "clipped_weighted_mean", "clip_norm": -1})",
+                "plan.updates['emb/weight'].clip_norm: expected a finite number > 0");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "clip_norm": "1"})",
+                "plan.updates['emb/weight'].clip_norm: expected a finite number > 0");
+  CHECK_THROWS_MATCHES(core::parse_update_plan(std::string(R"({"updates": [1]})")), InvalidInput,
+                       MessageContains("plan.updates: expected an object"));
+  CHECK_THROWS_MATCHES(core::parse_update_plan(std::string("{")), InvalidInput,
+                       MessageContains("plan: not valid JSON"));
+  CHECK_THROWS_MATCHES(core::parse_update_plan(std::string("[]")), InvalidInput,
+                       MessageContains("plan: expected a JSON object"));
+}
+
+TEST_CASE("download_mode_names_and_update_plan_paths") {
+  CHECK(core::download_mode_name(DownloadMode::kFull) == "full");
+  CHECK(core::download_mode_name(DownloadMode::kSelect) == "select");
+  CHECK(core::update_plan_path("emb/weight") == "plan.updates['emb/weight']");
+}
+
+}  // namespace
+}  // namespace fedleaf
