@@ -58,6 +58,8 @@ export interface Executor {
   readonly version: string;
   /** Whether the SIMD build was loaded. */
   readonly simd: boolean;
+  /** Bytes of the wasm module's linear memory now: its high-water mark (it never shrinks). */
+  readonly wasmMemoryBytes: number;
   encodeSafetensors(tensors: Record<string, Tensor>, metadata?: Metadata): Uint8Array;
   decodeSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): {
     tensors: Record<string, DecodedTensor>;
@@ -71,7 +73,20 @@ export interface Executor {
    * loss. The dataset's labels must be valid for the loss but do not change the result.
    */
   predict(plan: object | string, modelBytes: Uint8Array, dataset: { readonly size: number }): Float32Array;
+  /**
+   * The sorted distinct ids of the data a task trains on (a Dataset, or a source with
+   * datasetFor(task) such as TextLeafData): the embedding rows runLeaf asks model:select for.
+   */
+  distinctIds(source: SparseIdSource, task?: object): Uint32Array;
 }
+
+/** A dataset in wasm memory (module Dataset): its sorted distinct ids as a Uint32Array. */
+export interface SparseIdDataset {
+  readonly size: number;
+  readonly numDistinctIds: number;
+  distinctIds(): Uint32Array;
+}
+export type SparseIdSource = SparseIdDataset | { datasetFor(task: object): SparseIdDataset };
 
 export function createExecutor(options?: ExecutorOptions): Promise<Executor>;
 export function wasmSimdSupported(): boolean;

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <memory>
 
+#include "core/safetensors_index.h"
 #include "core/train/dataset.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
@@ -27,13 +28,32 @@ namespace {
 
 class TrainingSessionHandle {
  public:
-  // Keeps the dataset alive as long as the session: the session borrows it.
+  // Keeps the dataset alive as long as the session: the session borrows it. The model stays in
+  // JS: only its header and the byte ranges the session trains (dense parameters, the embedding
+  // rows the data touch) are copied into wasm memory.
   static TrainingSessionHandle* create(const std::string& plan_json, val model_bytes,
                                        const DatasetHandle& dataset) {
     return call_from_js([&] {
-      const std::vector<std::uint8_t> model = bytes_from_js(model_bytes);
-      return new TrainingSessionHandle(std::make_unique<core::TrainingSession>(
-          plan_json, model.data(), model.size(), dataset.dataset()));
+      const std::uint64_t size = byte_length_of_js(model_bytes);
+      std::uint64_t header_size = 0;
+      if (size >= 8) {
+        copy_bytes_from_js(model_bytes, 0, 8, reinterpret_cast<std::uint8_t*>(&header_size));
+      }
+      // A header over the limit is indexed from its 8 length bytes, which index_safetensors
+      // rejects before anything that large is copied.
+      const std::uint64_t head_wanted =
+          header_size <= core::kMaxSafetensorsHeaderBytes ? 8 + header_size : 8;
+      const auto head_size = static_cast<std::size_t>(std::min(size, head_wanted));
+      std::vector<std::uint8_t> head(head_size);
+      copy_bytes_from_js(model_bytes, 0, head_size, head.data());
+      const core::SafetensorsIndex index = core::index_safetensors(head.data(), head.size(), size);
+      head = {};
+      const core::ModelByteReader read = [&](std::uint64_t begin, std::size_t count,
+                                             std::uint8_t* out) {
+        copy_bytes_from_js(model_bytes, begin, count, out);
+      };
+      return new TrainingSessionHandle(
+          std::make_unique<core::TrainingSession>(plan_json, index, read, dataset.dataset()));
     });
   }
 
@@ -97,6 +117,7 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
       .function("numFeatures", &DatasetHandle::num_features)
       .function("numNonzeros", &DatasetHandle::num_nonzeros)
       .function("numDistinctIds", &DatasetHandle::num_distinct_ids)
+      .function("distinctIds", &DatasetHandle::distinct_ids)
       .function("isSparse", &DatasetHandle::is_sparse)
       .function("labels", &DatasetHandle::labels);
   emscripten::class_<TrainingSessionHandle>("TrainingSession")

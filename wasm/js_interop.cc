@@ -19,6 +19,27 @@ std::vector<std::uint8_t> bytes_from_js(const val& typed_array) {
   return out;
 }
 
+std::uint64_t byte_length_of_js(const val& typed_array) {
+  if (typed_array.isUndefined() || typed_array.isNull() || !typed_array["buffer"].as<bool>()) {
+    throw InvalidInput("expected a TypedArray or DataView");
+  }
+  return typed_array["byteLength"].as<std::uint64_t>();
+}
+
+void copy_bytes_from_js(const val& typed_array, std::uint64_t begin, std::size_t size,
+                        std::uint8_t* out) {
+  if (begin + size > byte_length_of_js(typed_array)) {
+    throw InvalidInput("byte range [" + std::to_string(begin) + ", " +
+                       std::to_string(begin + size) + ") is outside the array");
+  }
+  const val source =
+      val::global("Uint8Array")
+          .new_(typed_array["buffer"],
+                typed_array["byteOffset"].as<double>() + static_cast<double>(begin), size);
+  // Nothing allocates between making the view and the copy, so it cannot be detached.
+  val(emscripten::typed_memory_view(size, out)).call<void>("set", source);
+}
+
 val bytes_to_js(const std::uint8_t* data, std::size_t size) {
   val out = val::global("Uint8Array").new_(size);
   out.call<void>("set", val(emscripten::typed_memory_view(size, data)));

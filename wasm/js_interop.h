@@ -21,6 +21,12 @@ using emscripten::val;
 // Copies any TypedArray/DataView (its byte range) into a new vector: one JS-side memcpy.
 std::vector<std::uint8_t> bytes_from_js(const val& typed_array);
 // A new JS Uint8Array owning a copy of [data, data + size).
+// The byte length of a TypedArray or DataView; InvalidInput for anything else.
+std::uint64_t byte_length_of_js(const val& typed_array);
+// Copies bytes [begin, begin + size) of a TypedArray or DataView into `out` (wasm memory) without
+// copying the rest: how the leaf reads only the parts of a model it trains.
+void copy_bytes_from_js(const val& typed_array, std::uint64_t begin, std::size_t size,
+                        std::uint8_t* out);
 val bytes_to_js(const std::uint8_t* data, std::size_t size);
 inline val bytes_to_js(const std::vector<std::uint8_t>& bytes) {
   return bytes_to_js(bytes.data(), bytes.size());

@@ -49,6 +49,10 @@ export async function createExecutor(options = {}) {
   return {
     version: module.version(),
     simd,
+    /** Bytes of the module's linear memory now: its high-water mark (wasm memory never shrinks). */
+    get wasmMemoryBytes() {
+      return module.HEAP8.buffer.byteLength;
+    },
     encodeSafetensors(tensors, metadata) {
       return module.encodeSafetensors(normalizeTensors(tensors), checkMetadata(metadata));
     },

@@ -15,11 +15,21 @@
 // accepted, and the server hands it only train tasks of later rounds (evaluate tasks are not
 // limited). A dropped task (410, 409, 400, failed training) frees its round again.
 //
-// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached}, progress {taskId, step,
-// loss}, trained {taskId, numExamples, loss, ms}, uploaded {taskId, bytes, status},
+// Sparse download (issue 11): for a train task whose plan downloads embedding tables by "select"
+// (model_select.js), and an executor with distinctIds(dataset, task), the leaf posts its data's
+// distinct ids to .../rounds/{r}/model:select and trains on the rows it receives; the update is
+// the same as with the full model. It downloads the full model instead when a request would
+// exceed max_select_rows or the server refuses the selection (400, 404, 405).
+//
+// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress {taskId, step,
+// loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the executor says)},
+// uploaded {taskId, bytes, status},
 // dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
 
 import { backoffDelayMs, retryAfterMs, sleep } from './backoff.js';
+import {
+  SELECT_IDS_CONTENT_TYPE, encodeSelectRequest, selectedTensors, selectionIds,
+} from './model_select.js';
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {
@@ -73,7 +83,8 @@ class Slots {
  * @param {string} options.population
  * @param {string} options.token       client token of the population
  * @param {object} options.dataset     what options.executor.runTask takes
- * @param {object} options.executor    {version, runTask(task, modelBytes, dataset, {signal, onProgress})}
+ * @param {object} options.executor    {version, runTask(task, modelBytes, dataset, {signal, onProgress}),
+ *                                      distinctIds?(dataset, task)} (createExecutor() has both)
  * @param {number} [options.prefetch=1]  tasks claimed and downloaded ahead of the one training
  * @param {AbortSignal} [options.signal]
  * @param {(event: object) => void} [options.onEvent]
@@ -103,8 +114,8 @@ export async function runLeaf(options) {
   };
   const base = new URL(server);
   const headers = { 'Fedleaf-Version': versionHeader(executor.version) };
-  const claimUrl = new URL(`v1/populations/${encodeURIComponent(population)}/tasks:claim`,
-    base.href.endsWith('/') ? base : `${base.href}/`);
+  const apiBase = base.href.endsWith('/') ? base : `${base.href}/`;
+  const claimUrl = new URL(`v1/populations/${encodeURIComponent(population)}/tasks:claim`, apiBase);
   const slots = new Slots(prefetch + 1);
   const modelCache = new Map();
   let claimAttempt = 0;
@@ -177,11 +188,76 @@ export async function runLeaf(options) {
     }
   }
 
+  // The select request for a train task, or null when the leaf downloads the full model.
+  function selectionFor(task) {
+    if ((task.kind ?? 'train') !== 'train' || typeof executor.distinctIds !== 'function' || !task.plan) {
+      return null;
+    }
+    const wanted = selectedTensors(task.plan);
+    if (wanted.length === 0) return null;
+    const distinct = executor.distinctIds(dataset, task);
+    const entries = [];
+    for (const tensor of wanted) {
+      const ids = selectionIds(distinct, tensor);
+      if (!ids) return null;
+      entries.push({ name: tensor.name, ids });
+    }
+    return entries;
+  }
+
+  // The selected rows, or null when the server refuses the selection (the caller then downloads
+  // the full model).
+  async function downloadSelection(task, entries, t0) {
+    const url = new URL(`v1/populations/${encodeURIComponent(population)}/rounds/${Number(task.round)}/model:select`,
+      apiBase);
+    const body = encodeSelectRequest(entries);
+    for (let attempt = 0; ; attempt++) {
+      let response;
+      try {
+        response = await doFetch(url, {
+          method: 'POST',
+          headers: { ...headers, Authorization: `Bearer ${token}`, 'Content-Type': SELECT_IDS_CONTENT_TYPE },
+          body,
+          signal,
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        continue;
+      }
+      await checkStopping(response);
+      if (response.ok) {
+        const bytes = new Uint8Array(await response.arrayBuffer());
+        emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
+          ms: performance.now() - t0 });
+        return bytes;
+      }
+      if (response.status === 400 || response.status === 404 || response.status === 405) {
+        await response.arrayBuffer().catch(() => {});
+        return null;
+      }
+      if (response.status === 429 || response.status >= 500) {
+        await response.arrayBuffer().catch(() => {});
+        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        continue;
+      }
+      throw new LeafStoppedError(`model select failed with HTTP ${response.status}: ${await errorMessage(response)}`,
+        response.status);
+    }
+  }
+
   async function download(task) {
+    const t0 = performance.now();
+    const selection = selectionFor(task);
+    if (selection) {
+      const bytes = await downloadSelection(task, selection, t0);
+      if (bytes) return bytes;
+    }
     const url = new URL(task.model_url, base);
     const cached = modelCache.get(url.href);
     if (cached && task.model_etag && cached.etag === task.model_etag) {
-      emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true });
+      emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
+        ms: performance.now() - t0 });
       return cached.bytes;
     }
     for (let attempt = 0; ; attempt++) {
@@ -197,7 +273,8 @@ export async function runLeaf(options) {
       }
       await checkStopping(response);
       if (response.status === 304 && cached) {
-        emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true });
+        emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
+          ms: performance.now() - t0 });
         return cached.bytes;
       }
       if (response.ok) {
@@ -205,7 +282,8 @@ export async function runLeaf(options) {
         const etag = response.headers.get('ETag') ?? task.model_etag;
         modelCache.clear();  // one model per round: keep only the newest
         if (etag) modelCache.set(url.href, { etag, bytes });
-        emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false });
+        emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: false,
+          ms: performance.now() - t0 });
         return bytes;
       }
       if (response.status === 429 || response.status >= 500) {
@@ -312,7 +390,7 @@ export async function runLeaf(options) {
         continue;
       }
       emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
-        ms: performance.now() - t0 });
+        ms: performance.now() - t0, setupMs: result.setupMs });
       const pending = upload(task, result.bytes)
         .then((ok) => {
           release(task, ok);

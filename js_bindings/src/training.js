@@ -43,6 +43,11 @@ export class Dataset {
   get numNonzeros() { return this.handle.numNonzeros(); }
   /** Distinct feature ids: the embedding rows a leaf trains and uploads. */
   get numDistinctIds() { return this.handle.numDistinctIds(); }
+  /** The same ids, sorted ascending: the rows a leaf asks model:select for. */
+  distinctIds() {
+    const bytes = this.handle.distinctIds();
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  }
   get isSparse() { return this.handle.isSparse(); }
   get labels() {
     const bytes = this.handle.labels();
@@ -111,12 +116,14 @@ export function trainingApi(module) {
 
     /**
      * Trains locally; resolves to {bytes (the update, safetensors), numExamples, loss, accuracy,
-     * steps}. Byte-identical to execute() of the same inputs. Yields to the event loop every
+     * steps, setupMs (reading the model: header, dense parameters, the rows trained)}. Byte-identical to execute() of the same inputs. Yields to the event loop every
      * sliceMs; onProgress(step, meanLoss, totalSteps) after every slice; signal aborts between
      * slices.
      */
     async train(plan, modelBytes, dataset, { taskId = '', signal, onProgress, sliceMs = 25 } = {}) {
+      const t0 = performance.now();
       const session = module.TrainingSession.create(planJson(plan), modelBytes, dataset.handle);
+      const setupMs = performance.now() - t0;
       try {
         let stepsPerSlice = 1;
         for (;;) {
@@ -137,10 +144,20 @@ export function trainingApi(module) {
           loss: session.meanLoss(),
           accuracy: session.accuracy(),
           steps: session.completedSteps(),
+          setupMs,
         };
       } finally {
         session.delete();
       }
+    },
+
+    /**
+     * The sorted distinct ids of the data a task trains on (a Dataset, or an object with
+     * datasetFor(task)): what runLeaf asks model:select for.
+     */
+    distinctIds(source, task) {
+      const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
+      return dataset.distinctIds();
     },
 
     /** Evaluates the model on the dataset: {numExamples, loss, accuracy, auc?}. */

@@ -78,7 +78,9 @@ const link = `${server}/?${new URLSearchParams({ population, token: created.clie
 if (args['link-file']) writeFileSync(args['link-file'], `${link}\n`);
 
 // What a dense update of every tensor in "updates" would weigh (F32 values), for comparison.
-const initial = executor.decodeSafetensors(await modelBytes(population, 0)).tensors;
+const initialModel = await modelBytes(population, 0);
+const initialModelBytes = initialModel.length;
+const initial = executor.decodeSafetensors(initialModel).tensors;
 const denseUpdateBytes = Object.keys(plan.updates)
   .reduce((n, name) => n + initial[name].data.byteLength, 0);
 const baseline = executor.evaluate(plan, await modelBytes(population, 0), evalData);
@@ -89,17 +91,27 @@ console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${sp
 console.log(`join from a browser tab: ${link}`);
 console.log(`round 0 (initial model): eval accuracy ${(100 * baseline.accuracy).toFixed(2)}%`);
 const header = ['round', 'reports', 'examples', 'train loss', 'eval acc', 'eval loss',
-  'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s'];
-const widths = [5, 7, 8, 10, 8, 9, 17, 12, 7, 7];
+  'downloaded', 'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s'];
+const widths = [5, 7, 8, 10, 8, 9, 10, 17, 12, 7, 7];
 const row = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ');
 console.log(row(header));
 
 const progress = new LeafProgress(clients, process.stderr);
+// Model bytes the leaves downloaded per round (model:select answers or full models; 0 when cached).
+const roundOfTask = new Map();
+const downloadedBytes = new Map();
 let leafFailure;
 const run = simulateLeaves({
   server, population, token: created.client_token, clients, nonIid: !args.iid,
   prefetch: Number(args.prefetch), records,
-  onEvent: (index, event) => progress.update(index, event),
+  onEvent: (index, event) => {
+    if (event.type === 'claimed') roundOfTask.set(event.taskId, Number(event.round));
+    if (event.type === 'downloaded') {
+      const round = roundOfTask.get(event.taskId);
+      downloadedBytes.set(round, (downloadedBytes.get(round) ?? 0) + event.bytes);
+    }
+    progress.update(index, event);
+  },
 });
 run.done.catch((error) => { leafFailure = error; });
 process.on('SIGINT', () => { run.stop(); process.exit(130); });
@@ -120,12 +132,13 @@ while (!finished) {
     const ev = executor.evaluate(plan, model, evalData);
     const wall = h.closed_at - h.started_at;
     const dense = denseUpdateBytes * h.reports;
+    const downloaded = downloadedBytes.get(h.round) ?? 0;
     results.push({ round: h.round + 1, reports: h.reports, examples: h.examples,
       train_loss: h.mean_train_loss, eval_accuracy: ev.accuracy, eval_loss: ev.loss, eval_auc: ev.auc,
-      upload_bytes: h.upload_bytes, dense_bytes: dense, wall_s: wall });
+      download_bytes: downloaded, upload_bytes: h.upload_bytes, dense_bytes: dense, wall_s: wall });
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
     console.log(row([h.round + 1, h.reports, h.examples, Number(h.mean_train_loss).toFixed(4),
-      `${(100 * ev.accuracy).toFixed(2)}%`, ev.loss.toFixed(4), formatBytes(h.upload_bytes),
+      `${(100 * ev.accuracy).toFixed(2)}%`, ev.loss.toFixed(4), formatBytes(downloaded), formatBytes(h.upload_bytes),
       formatBytes(dense), `${(dense / h.upload_bytes).toFixed(1)}x`, wall.toFixed(2)]));
     printed += 1;
     lastChange = Date.now();
@@ -147,7 +160,9 @@ const last = results.at(-1);
 console.log(`final eval accuracy ${(100 * last.eval_accuracy).toFixed(2)}% after ${results.length} rounds ` +
   `(${clients} leaves, ${args.iid ? 'IID' : 'non-IID'}); sparse uploads were ` +
   `${(results.reduce((n, r) => n + r.dense_bytes, 0) / results.reduce((n, r) => n + r.upload_bytes, 0)).toFixed(1)}x ` +
-  'smaller than dense ones');
+  'smaller than dense ones; leaves downloaded ' +
+  `${formatBytes(results.reduce((n, r) => n + r.download_bytes, 0))} of models ` +
+  `(${formatBytes(initialModelBytes)} per full model)`);
 if (args.json) {
   mkdirSync(path.dirname(args.json), { recursive: true });
   writeFileSync(args.json, JSON.stringify({ population, clients, rounds, iid: args.iid, results }, null, 2));

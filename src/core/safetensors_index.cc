@@ -118,6 +118,15 @@ void check_layout(std::vector<HeaderEntry>& entries, std::uint64_t data_size) {
 }  // namespace
 
 SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size) {
+  return index_safetensors(data, size, size);
+}
+
+SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size,
+                                   std::uint64_t file_size) {
+  if (file_size < size) {
+    throw InvalidInput("safetensors: " + std::to_string(size) + " leading bytes of a " +
+                       std::to_string(file_size) + "-byte file");
+  }
   if (size < 8) {
     throw InvalidInput("safetensors: truncated input: " + std::to_string(size) +
                        " bytes, fewer than the 8-byte header length");
@@ -138,7 +147,7 @@ SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size) {
     throw InvalidInput("safetensors: header is not a valid JSON object");
   }
   SafetensorsIndex index;
-  index.file_size = size;
+  index.file_size = file_size;
   std::vector<HeaderEntry> entries;
   for (const auto& [key, value] : header.items()) {
     if (key == kMetadataKey) {
@@ -155,7 +164,7 @@ SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size) {
     entries.push_back(parse_entry(key, value));
   }
   const std::uint64_t data_offset = 8 + header_size;
-  check_layout(entries, size - data_offset);
+  check_layout(entries, file_size - data_offset);
   for (HeaderEntry& e : entries) {
     e.array.begin += data_offset;
     e.array.end += data_offset;

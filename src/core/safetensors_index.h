@@ -42,6 +42,11 @@ struct SafetensorsIndex {
 };
 
 SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size);
+// The same from the file's leading `size` bytes only (at least 8 + the header length) and the
+// whole file's size: what a reader that copies out only some byte ranges (a leaf reading a
+// download held by JS) indexes. Ranges are checked against file_size.
+SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size,
+                                   std::uint64_t file_size);
 
 // Bytes of one row (one index along the first dimension) of a rank >= 1 array: the product of
 // shape[1:] times the element size. Overflow cannot happen for an array that was indexed.

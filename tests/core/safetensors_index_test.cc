@@ -46,3 +46,26 @@ TEST_CASE("row_bytes_is_the_element_size_times_the_trailing_dimensions", "[safet
   CHECK(row_bytes({DType::F32, {7}, 0, 28}) == 4);
   CHECK(row_bytes({DType::F32, {7, 0}, 0, 0}) == 0);
 }
+
+TEST_CASE("index_of_the_leading_bytes_equals_the_index_of_the_whole_file", "[safetensors_index]") {
+  NamedTensors in;
+  in.emplace("w", DenseTensor(xt::xarray<float>{{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}}));
+  const std::vector<std::uint8_t> bytes = write_safetensors(in, {{"round", "2"}});
+  std::uint64_t header = 0;
+  std::memcpy(&header, bytes.data(), 8);
+  const std::vector<std::uint8_t> head(bytes.begin(), bytes.begin() + 8 + header);
+
+  const SafetensorsIndex index = index_safetensors(head.data(), head.size(), bytes.size());
+
+  const SafetensorsIndex whole = index_safetensors(bytes.data(), bytes.size());
+  CHECK(index.file_size == bytes.size());
+  CHECK(index.metadata == whole.metadata);
+  CHECK(index.arrays.at("w").begin == whole.arrays.at("w").begin);
+  CHECK(index.arrays.at("w").end == whole.arrays.at("w").end);
+  CHECK_THROWS_AS(index_safetensors(head.data(), head.size(), bytes.size() - 4),
+                  fedleaf::InvalidInput);
+  CHECK_THROWS_AS(index_safetensors(head.data(), head.size() - 1, bytes.size()),
+                  fedleaf::InvalidInput);
+  CHECK_THROWS_AS(index_safetensors(bytes.data(), bytes.size(), head.size()),
+                  fedleaf::InvalidInput);
+}

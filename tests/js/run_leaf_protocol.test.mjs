@@ -10,8 +10,10 @@ const SERVER = 'http://leaf.test';
 
 // A scripted task repository: `tasks` is how many train tasks exist; each claim hands one out.
 function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], version = '0.1',
-  roundOf = () => 1 } = {}) {
-  const state = { claimBodies: [], claims: 0, uploads: [], leases: new Set(), maxLeases: 0, requests: [], handedOut: 0 };
+  roundOf = () => 1, plan = {}, selectStatus = 200 } = {}) {
+  const state = {
+    claimBodies: [], claims: 0, uploads: [], leases: new Set(), maxLeases: 0, requests: [], handedOut: 0, selects: [],
+  };
   const json = (status, body, headers = {}) => new Response(body === undefined ? null : JSON.stringify(body),
     { status, headers: { 'Content-Type': 'application/json', ...headers } });
   async function fetch(url, init = {}) {
@@ -34,9 +36,14 @@ function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], ver
       state.maxLeases = Math.max(state.maxLeases, state.leases.size);
       return json(200, {
         task_id: id, round: roundOf(state.handedOut - 1), kind: 'train', lease_token: `lease-${id}`,
-        lease_expires_at: Date.now() / 1000 + 60, plan: {}, model_url: '/v1/populations/p/rounds/1/model',
+        lease_expires_at: Date.now() / 1000 + 60, plan, model_url: '/v1/populations/p/rounds/1/model',
         model_etag: '"m1"', upload_url: `/v1/tasks/${id}/result`,
       });
+    }
+    if (u.pathname.endsWith('/model:select') && init.method === 'POST') {
+      state.selects.push({ path: u.pathname, contentType: headers.get('Content-Type'), body: new Uint8Array(init.body) });
+      if (selectStatus !== 200) return json(selectStatus, { error: { code: 'invalid_argument', message: 'no' } });
+      return new Response(new Uint8Array([9, 9]), { status: 200 });
     }
     if (u.pathname.endsWith('/model')) {
       if (headers.get('If-None-Match') === '"m1"') return new Response(null, { status: 304 });
@@ -55,10 +62,11 @@ function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], ver
   return { fetch, state };
 }
 
-function fakeExecutor({ trainMs = 0, fail } = {}) {
+function fakeExecutor({ trainMs = 0, fail, distinctIds } = {}) {
   return {
     version: '0.1.0',
     calls: 0,
+    ...(distinctIds ? { distinctIds: () => distinctIds } : {}),
     async runTask(task, model, dataset, { onProgress, signal }) {
       this.calls += 1;
       if (fail?.(task)) throw new Error('bad data');
@@ -229,4 +237,67 @@ test('backoff grows exponentially with jitter and Retry-After parses seconds and
   assert.equal(retryAfterMs('1', '250'), 250);
   assert.equal(retryAfterMs('soon'), undefined);
   assert.equal(retryAfterMs(null), undefined);
+});
+
+const SELECT_PLAN = {
+  model: { layers: [{ type: 'embedding_bag', name: 'emb', vocab: 100, dim: 2 }, { type: 'dense', name: 'out', units: 2 }] },
+  updates: {
+    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors', max_select_rows: 4 },
+    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
+  },
+};
+
+test('a select plan posts the data\'s distinct ids to model:select and trains on the answer', async () => {
+  const server = fakeServer({ tasks: 2, plan: SELECT_PLAN, roundOf: (i) => i + 1 });
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'tok', dataset: {}, executor: fakeExecutor({ distinctIds: Uint32Array.of(3, 7, 42) }),
+    fetch: server.fetch, onEvent: (e) => events.push(e), backoff: fast,
+  });
+  assert.equal(summary.uploaded, 2);
+  assert.deepEqual(server.state.selects.map((r) => r.path),
+    ['/v1/populations/p/rounds/1/model:select', '/v1/populations/p/rounds/2/model:select']);
+  assert.equal(server.state.selects[0].contentType, 'application/vnd.fedleaf.select-ids');
+  const name = new TextEncoder().encode('emb/weight');
+  const expected = new Uint8Array(2 + name.length + 4 + 12);
+  const view = new DataView(expected.buffer);
+  view.setUint16(0, name.length, true);
+  expected.set(name, 2);
+  view.setUint32(2 + name.length, 3, true);
+  [3, 7, 42].forEach((id, i) => view.setUint32(6 + name.length + 4 * i, id, true));
+  assert.deepEqual(server.state.selects[0].body, expected);
+  assert.ok(!server.state.requests.some((r) => r.path.endsWith('/model')), 'no full download');
+  assert.deepEqual(events.filter((e) => e.type === 'downloaded').map((e) => [e.bytes, e.select]), [[2, true], [2, true]]);
+  assert.deepEqual(server.state.uploads.map((u) => [...u.bytes]), [[2, 2], [2, 2]]);  // trained on the 2-byte answer
+});
+
+test('data touching more rows than max_select_rows download the full model', async () => {
+  const server = fakeServer({ tasks: 1, plan: SELECT_PLAN });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'tok', dataset: {},
+    executor: fakeExecutor({ distinctIds: Uint32Array.of(1, 2, 3, 4, 5) }), fetch: server.fetch, backoff: fast,
+  });
+  assert.equal(server.state.selects.length, 0);
+  assert.deepEqual(server.state.uploads.map((u) => [...u.bytes]), [[2, 4]]);
+});
+
+test('a select the server refuses falls back to the full model', async () => {
+  for (const status of [400, 404]) {
+    const server = fakeServer({ tasks: 1, plan: SELECT_PLAN, selectStatus: status });
+    await runLeaf({
+      server: SERVER, population: 'p', token: 'tok', dataset: {},
+      executor: fakeExecutor({ distinctIds: Uint32Array.of(1) }), fetch: server.fetch, backoff: fast,
+    });
+    assert.equal(server.state.selects.length, 1);
+    assert.deepEqual(server.state.uploads.map((u) => [...u.bytes]), [[2, 4]], `HTTP ${status}`);
+  }
+});
+
+test('an executor without distinctIds downloads the full model', async () => {
+  const server = fakeServer({ tasks: 1, plan: SELECT_PLAN });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'tok', dataset: {}, executor: fakeExecutor(), fetch: server.fetch, backoff: fast,
+  });
+  assert.equal(server.state.selects.length, 0);
+  assert.equal(server.state.uploads.length, 1);
 });

@@ -17,15 +17,17 @@ parentPort.on('message', (message) => {
   if (message?.type === 'stop') controller.abort(new Error('stopped'));
 });
 
+// Events as structured-cloneable objects, stamped with the wall clock (ms) of when they happened.
 function plain(event) {
+  const at = Date.now();
   if (event.type === 'error') {
-    return { type: 'error', fatal: event.fatal, message: event.error?.message ?? String(event.error) };
+    return { type: 'error', fatal: event.fatal, message: event.error?.message ?? String(event.error), at };
   }
   if (event.type === 'claimed') {
     const { task_id: taskId, round, kind } = event.task;
-    return { type: 'claimed', taskId, round, kind };
+    return { type: 'claimed', taskId, round, kind, at };
   }
-  return event;
+  return { ...event, at };
 }
 
 let data;

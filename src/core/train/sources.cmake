@@ -4,6 +4,7 @@ set(FEDLEAF_TRAIN_SOURCES
   dataset.cc
   dense_kernels.cc
   dense_layer.cc
+  distinct_ids.cc
   embedding_bag.cc
   executor.cc
   loss.cc

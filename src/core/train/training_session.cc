@@ -2,10 +2,13 @@
 #include "core/text_format.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/train/distinct_ids.h"
 #include "core/train/seeded_random.h"
 
 namespace fedleaf::core {
@@ -20,89 +23,211 @@ struct TrainingSession::TrainedParameter {
 
 namespace {
 
-DenseTensor take_parameter(NamedTensors& model, const ParameterSpec& p) {
-  const auto it = model.find(p.name);
-  if (it == model.end()) {
+// The model as the session reads it: the index of its header and a reader of byte ranges. Only
+// the arrays (and, for embedding tables, the rows) the session trains are ever copied.
+class ModelView {
+ public:
+  ModelView(const SafetensorsIndex& index, const ModelByteReader& read)
+      : index_(index), read_(read) {}
+
+  // The encoding of tensor `name`: "dense", the metadata's encoding of a sparse tuple, or "" when
+  // the model holds neither.
+  std::string encoding(const std::string& name) const {
+    if (index_.arrays.count(name) != 0) return "dense";
+    const auto it = index_.metadata.find(name + ":encoding");
+    if (it != index_.metadata.end() && index_.arrays.count(name + ":values") != 0) {
+      return it->second;
+    }
+    return "";
+  }
+
+  const SafetensorsArray& array(const std::string& name) const {
+    const auto it = index_.arrays.find(name);
+    if (it == index_.arrays.end()) throw InvalidInput("model: missing array '" + name + "'");
+    return it->second;
+  }
+
+  // Bytes [begin, begin + size) of the model into out.
+  void read(std::uint64_t begin, std::size_t size, void* out) const {
+    if (size != 0) read_(begin, size, static_cast<std::uint8_t*>(out));
+  }
+
+ private:
+  const SafetensorsIndex& index_;
+  const ModelByteReader& read_;
+};
+
+void check_finite(const std::string& name, const float* values, std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!std::isfinite(values[i])) {
+      throw InvalidInput("model tensor '" + name + "': a value is not finite (NaN or infinity)");
+    }
+  }
+}
+
+void check_missing_or_sparse(const ModelView& model, const ParameterSpec& p) {
+  const std::string encoding = model.encoding(p.name);
+  if (encoding.empty()) {
     throw InvalidInput("model: missing tensor '" + p.name + "' declared by " + p.declared_by);
   }
-  DenseTensor* dense = std::get_if<DenseTensor>(&it->second);
-  if (dense == nullptr) {
-    throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " +
-                       std::string(encoding_name(it->second)));
+  if (encoding != "dense") {
+    throw InvalidInput("model tensor '" + p.name + "': expected a dense tensor, got " + encoding);
   }
-  if (dense->dtype() != DType::F32) {
-    throw InvalidInput("model tensor '" + p.name + "': dtype " +
-                       std::string(dtype_name(dense->dtype())) + ", expected F32");
+}
+
+// A dense F32 array of the declared shape.
+const SafetensorsArray& dense_array(const ModelView& model, const ParameterSpec& p) {
+  check_missing_or_sparse(model, p);
+  const SafetensorsArray& a = model.array(p.name);
+  if (a.dtype != DType::F32) {
+    throw InvalidInput("model tensor '" + p.name + "': dtype " + std::string(dtype_name(a.dtype)) +
+                       ", expected F32");
   }
-  if (dense->shape() != p.shape) {
-    throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(dense->shape()) +
+  if (a.shape != p.shape) {
+    throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(a.shape) +
                        " differs from " + shape_to_string(p.shape) + " declared by " +
                        p.declared_by);
   }
-  return std::move(*dense);
+  return a;
+}
+
+DenseTensor take_parameter(const ModelView& model, const ParameterSpec& p) {
+  const SafetensorsArray& a = dense_array(model, p);
+  DenseTensor value = DenseTensor::zeros(DType::F32, p.shape);
+  model.read(a.begin, static_cast<std::size_t>(a.end - a.begin), value.data<float>());
+  check_finite(p.name, value.data<float>(), value.size());
+  return value;
+}
+
+// Copies rows source_row(0..count) of an F32 [*, dim] array stored at `begin` into dst, one read
+// per run of consecutive source rows (a reader outside wasm memory pays per call).
+template <class SourceRow>
+void copy_row_runs(const ModelView& model, std::uint64_t begin, std::size_t dim, std::size_t count,
+                   SourceRow source_row, float* dst) {
+  for (std::size_t r = 0; r < count;) {
+    std::size_t end = r + 1;
+    while (end < count && source_row(end) == source_row(r) + (end - r)) ++end;
+    model.read(begin + std::uint64_t{source_row(r)} * dim * 4, (end - r) * dim * 4, dst + r * dim);
+    r = end;
+  }
+}
+
+// Row ids of a selection (T:indices, I64 or I32), checked sorted, unique and below `vocab`.
+std::vector<std::int64_t> selected_rows(const ModelView& model, const ParameterSpec& p) {
+  const SafetensorsArray& a = model.array(p.name + ":indices");
+  if ((a.dtype != DType::I64 && a.dtype != DType::I32) || a.shape.size() != 1) {
+    throw InvalidInput("model tensor '" + p.name + "': indices must be I64 or I32 of rank 1");
+  }
+  std::vector<std::int64_t> rows(a.shape[0]);
+  if (a.dtype == DType::I64) {
+    model.read(a.begin, rows.size() * 8, rows.data());
+  } else {
+    std::vector<std::int32_t> narrow(rows.size());
+    model.read(a.begin, narrow.size() * 4, narrow.data());
+    std::copy(narrow.begin(), narrow.end(), rows.begin());
+  }
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < 0 || rows[k] >= static_cast<std::int64_t>(p.shape[0])) {
+      throw InvalidInput("model tensor '" + p.name + "': selected row " + std::to_string(rows[k]) +
+                         " is outside [0, " + std::to_string(p.shape[0]) + ")");
+    }
+    if (k > 0 && rows[k] <= rows[k - 1]) {
+      throw InvalidInput("model tensor '" + p.name + "': selected rows are not sorted and unique");
+    }
+  }
+  return rows;
+}
+
+// The rows `rows` (sorted, unique) of an embedding table, copied straight from the model's bytes:
+// from the whole table (a dense array) or from the rows the server selected (a row-sparse tuple).
+// Every row the dataset touches must be in a selection; other selected rows (padding) are
+// ignored, so training on a selection gives the same bytes as training on the whole table.
+DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
+                      const std::vector<std::uint32_t>& rows) {
+  const std::size_t dim = p.shape[1];
+  DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
+  float* dst = compact.data<float>();
+  if (model.encoding(p.name) != "row_sparse") {
+    const SafetensorsArray& table = dense_array(model, p);
+    copy_row_runs(
+        model, table.begin, dim, rows.size(), [&](std::size_t r) { return rows[r]; }, dst);
+    check_finite(p.name, dst, compact.size());
+    return compact;
+  }
+  const SafetensorsArray& values = model.array(p.name + ":values");
+  const SafetensorsArray& dense_shape = model.array(p.name + ":dense_shape");
+  std::int64_t shape[2] = {0, 0};
+  if (dense_shape.dtype != DType::I64 || dense_shape.shape != Shape{2}) {
+    throw InvalidInput("model tensor '" + p.name + "': dense_shape must be I64 [2], declared " +
+                       shape_to_string(p.shape) + " by " + p.declared_by);
+  }
+  model.read(dense_shape.begin, sizeof shape, shape);
+  if (shape[0] != static_cast<std::int64_t>(p.shape[0]) ||
+      shape[1] != static_cast<std::int64_t>(dim)) {
+    throw InvalidInput("model tensor '" + p.name + "': dense_shape " +
+                       shape_to_string(std::vector<std::int64_t>{shape[0], shape[1]}) +
+                       " differs from " + shape_to_string(p.shape) + " declared by " +
+                       p.declared_by);
+  }
+  const std::vector<std::int64_t> selected = selected_rows(model, p);
+  if (values.dtype != DType::F32 || values.shape != Shape{selected.size(), dim}) {
+    throw InvalidInput("model tensor '" + p.name + "': values must be F32 " +
+                       shape_to_string(Shape{selected.size(), dim}));
+  }
+  std::vector<std::size_t> position(rows.size());  // compact row → row of the selection
+  std::size_t k = 0;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const auto row = static_cast<std::int64_t>(rows[r]);
+    while (k < selected.size() && selected[k] < row) ++k;
+    if (k == selected.size() || selected[k] != row) {
+      throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
+                         std::to_string(row) + ", which the selected rows do not hold");
+    }
+    position[r] = k;
+  }
+  copy_row_runs(
+      model, values.begin, dim, rows.size(), [&](std::size_t r) { return position[r]; }, dst);
+  check_finite(p.name, dst, compact.size());
+  return compact;
 }
 
 }  // namespace
 
 TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_t* model,
                                  std::size_t model_size, const Dataset& dataset)
+    : TrainingSession(
+          plan_json, index_safetensors(model, model_size),
+          [model](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
+            std::memcpy(out, model + begin, size);
+          },
+          dataset) {}
+
+TrainingSession::TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
+                                 const ModelByteReader& read, const Dataset& dataset)
     : plan_(parse_plan(plan_json)), dataset_(dataset) {
   if (plan_.kind != PlanKind::kTrain) {
     throw InvalidInput("plan.kind: a training session needs kind \"train\"");
   }
   check_dataset_fits(plan_.model, dataset_);
-  NamedTensors global = read_safetensors(model, model_size, {/*require_finite=*/true}).tensors;
+  const ModelView view(index, read);
 
   std::vector<std::uint32_t> touched;
   if (plan_.model.input_kind == InputKind::kSparseIds) {
-    // A bitmap of the ids present (vocab / 8 bytes) with a running count per 64-bit word: compact
-    // row r holds global row touched[r], in increasing order, and an id's compact row is the
-    // number of present ids below it. One pass over the ids, no vocab-long map of rows.
-    const std::size_t words = (plan_.model.layers.front().vocab + 63) / 64;
-    std::vector<std::uint64_t> present(words, 0);
-    const std::vector<std::uint32_t>& ids = dataset_.ids();
-    for (std::uint32_t id : ids) present[id / 64] |= std::uint64_t{1} << (id % 64);
-    std::vector<std::uint32_t> rows_before(words);
-    std::uint32_t count = 0;
-    for (std::size_t w = 0; w < words; ++w) {
-      rows_before[w] = count;
-      count += static_cast<std::uint32_t>(__builtin_popcountll(present[w]));
-    }
-    touched.reserve(count);
-    for (std::size_t w = 0; w < words; ++w) {
-      for (std::uint64_t bits = present[w]; bits != 0; bits &= bits - 1) {
-        touched.push_back(static_cast<std::uint32_t>(w * 64 + __builtin_ctzll(bits)));
-      }
-    }
-    compact_ids_.resize(ids.size());
-    for (std::size_t j = 0; j < ids.size(); ++j) {
-      const std::uint32_t id = ids[j];
-      const std::uint64_t below = present[id / 64] & ((std::uint64_t{1} << (id % 64)) - 1);
-      compact_ids_[j] =
-          rows_before[id / 64] + static_cast<std::uint32_t>(__builtin_popcountll(below));
-    }
+    RowCompaction compaction = compact_rows(dataset_.ids(), plan_.model.layers.front().vocab);
+    touched = std::move(compaction.rows);
+    compact_ids_ = std::move(compaction.compact_ids);
   }
   for (const ParameterSpec& p : parameter_specs(plan_.model)) {
     auto trained = std::make_unique<TrainedParameter>();
     trained->spec = p;
-    DenseTensor value = take_parameter(global, p);
-    if (p.row_sparse_gradient) {
-      const std::size_t dim = p.shape[1];
-      DenseTensor compact = DenseTensor::zeros(DType::F32, {touched.size(), dim});
-      const float* src = value.data<float>();
-      float* dst = compact.data<float>();
-      for (std::size_t r = 0; r < touched.size(); ++r) {
-        std::copy(src + touched[r] * dim, src + (touched[r] + 1) * dim, dst + r * dim);
-      }
-      trained->global_rows = touched;
-      value = std::move(compact);
-    }
+    DenseTensor value =
+        p.row_sparse_gradient ? take_rows(view, p, touched) : take_parameter(view, p);
+    if (p.row_sparse_gradient) trained->global_rows = touched;
     const float* v = value.data<float>();
     trained->initial.assign(v, v + value.size());
     parameters_.emplace(p.name, std::move(value));
     trained_.push_back(std::move(trained));
   }
-  global.clear();
 
   const TrainSpec& train = *plan_.train;
   const std::size_t batch_size = std::min(train.batch_size, dataset_.size());

@@ -7,19 +7,21 @@
 //
 // The session owns all its state (no globals): same plan, model bytes and dataset give
 // byte-identical results. Embedding tables are trained as compact copies of the rows the
-// dataset touches (sorted unique ids), with optimizer state for those rows only; nothing of
-// size vocab × dim is allocated beyond the decoded model, which is released once gathered (the
-// constructor briefly holds one bit per vocab row, and a uint32 per 64 rows, to build the
-// compact ids).
+// dataset touches (sorted unique ids), copied straight from the model's bytes, with optimizer
+// state for those rows only: the model is never decoded whole and nothing of size vocab × dim
+// is allocated (the constructor briefly holds one bit per vocab row, and a uint32 per 64 rows,
+// to build the compact ids).
 // The dataset is borrowed and must outlive the session.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/safetensors_index.h"
 #include "core/train/batch.h"
 #include "core/train/dataset.h"
 #include "core/train/model.h"
@@ -28,13 +30,27 @@
 
 namespace fedleaf::core {
 
+// Copies `size` bytes of the model, starting at byte `begin`, into `out`.
+using ModelByteReader =
+    std::function<void(std::uint64_t begin, std::size_t size, std::uint8_t* out)>;
+
 class TrainingSession {
  public:
+  // An embedding table may arrive whole (dense) or as the rows the server selected for this
+  // leaf (model:select: a row-sparse tensor, rows sorted and unique, any superset of the rows the
+  // dataset touches); both give byte-identical results.
   // Throws InvalidInput for an invalid plan (naming the JSON path), a plan whose kind is not
   // "train", model bytes that are not valid safetensors or lack / mis-shape a declared
-  // parameter, or a dataset that does not fit the model (see check_dataset_fits).
+  // parameter, a selection that lacks a row the data touch (naming the tensor and the row), or
+  // a dataset that does not fit the model (see check_dataset_fits).
   TrainingSession(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
                   const Dataset& dataset);
+  // The same from the model's header index and a reader of its byte ranges: the session copies
+  // out only the dense parameters and the embedding rows the dataset touches, so a model held
+  // elsewhere (a leaf's download, in JS) is never copied or decoded whole. `read` is called only
+  // during construction, with ranges inside index.file_size.
+  TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
+                  const ModelByteReader& read, const Dataset& dataset);
   ~TrainingSession();
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;

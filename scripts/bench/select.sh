@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# scripts/bench.sh select [--rounds N] [--warmup W] — sparse download (model:select) against the
+# full model for one leaf of a 2^20 × 32 embedding model: bytes downloaded, leaf peak memory
+# (process RSS and wasm memory), download and train time, full vs select interleaved
+# (tests/bench/select/select_bench.mjs). Writes build/bench/select.json (ratios
+# bytes_full_over_select, memory_full_over_select). Builds what is missing first.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+bash "$root/scripts/build.sh" >/dev/null
+cd "$root"
+FEDLEAF_BUILD_DIR=build node tests/bench/select/select_bench.mjs "$@"

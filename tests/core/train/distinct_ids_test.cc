@@ -1,0 +1,39 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/train/distinct_ids.h"
+#include "core/train/seeded_random.h"
+#include "tests/core/error_matchers.h"
+
+using namespace fedleaf::core;
+using fedleaf::test::MessageContains;
+
+TEST_CASE("distinct_ids_equal_sorting_and_deduplicating_random_ids", "[distinct_ids]") {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SeededRandom rng(seed);
+    const auto vocab = static_cast<std::size_t>(1 + rng.below(1000));
+    std::vector<std::uint32_t> ids(static_cast<std::size_t>(rng.below(300)));
+    for (auto& id : ids) id = static_cast<std::uint32_t>(rng.below(vocab));
+    std::vector<std::uint32_t> expected = ids;
+    std::sort(expected.begin(), expected.end());
+    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
+    CHECK(distinct_ids(ids, vocab) == expected);
+
+    const RowCompaction c = compact_rows(ids, vocab);
+    CHECK(c.rows == expected);
+    REQUIRE(c.compact_ids.size() == ids.size());
+    for (std::size_t j = 0; j < ids.size(); ++j) CHECK(c.rows[c.compact_ids[j]] == ids[j]);
+  }
+}
+
+TEST_CASE("distinct_ids_of_no_ids_is_empty", "[distinct_ids]") {
+  CHECK(distinct_ids({}, 10).empty());
+  CHECK(compact_rows({}, 0).rows.empty());
+}
+
+TEST_CASE("distinct_ids_rejects_an_id_outside_the_vocabulary", "[distinct_ids]") {
+  CHECK_THROWS_MATCHES(distinct_ids({3, 10}, 10), fedleaf::InvalidInput,
+                       MessageContains("id 10 is not below the vocabulary of 10"));
+  CHECK_THROWS_MATCHES(compact_rows({64}, 64), fedleaf::InvalidInput, MessageContains("id 64"));
+}

@@ -1,0 +1,173 @@
+// Training on the rows model:select answers (a row-sparse embedding table) against training on the
+// whole table: the same update bytes.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/safetensors.h"
+#include "core/safetensors_index.h"
+#include "core/train/distinct_ids.h"
+#include "core/train/executor.h"
+#include "core/train/seeded_random.h"
+#include "core/train/training_session.h"
+#include "tests/core/error_matchers.h"
+#include "tests/core/train/train_test_util.h"
+
+using namespace fedleaf::core;
+using fedleaf::test::MessageContains;
+
+namespace {
+
+std::string plan_with(const std::string& optimizer) {
+  return R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [
+      {"type": "embedding_bag", "name": "emb", "vocab": 5000, "dim": 8, "combiner": "sqrtn"},
+      {"type": "dense", "name": "out", "units": 2}], "loss": "softmax_cross_entropy"},
+    "train": {"optimizer": )" +
+         optimizer + R"(, "epochs": 2, "batch_size": 8},
+    "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
+                "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"},
+                "out/bias": {"encoding": "dense", "aggregator": "weighted_mean"}}})";
+}
+
+// What model:select answers: `rows` (sorted, unique) of emb/weight as a row-sparse tensor, the
+// other tensors whole.
+std::vector<std::uint8_t> select_rows(const std::vector<std::uint8_t>& model,
+                                      const std::vector<std::uint32_t>& rows) {
+  SafetensorsFile file = read_safetensors(model);
+  const DenseTensor& table = std::get<DenseTensor>(file.tensors.at("emb/weight"));
+  const std::size_t dim = table.shape()[1];
+  RowIndices indices = RowIndices::from_shape({rows.size()});
+  DenseTensor values = DenseTensor::zeros(DType::F32, {rows.size(), dim});
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    indices(r) = rows[r];
+    std::copy(table.data<float>() + rows[r] * dim, table.data<float>() + (rows[r] + 1) * dim,
+              values.data<float>() + r * dim);
+  }
+  DenseShape dense_shape{static_cast<std::int64_t>(table.shape()[0]),
+                         static_cast<std::int64_t>(dim)};
+  file.tensors.erase("emb/weight");
+  file.tensors.emplace("emb/weight", RowSparseTensor(std::move(indices), std::move(values),
+                                                     std::move(dense_shape), "emb/weight"));
+  return write_safetensors(file.tensors, {{"model_etag", "\"e1\""}, {"round", "3"}});
+}
+
+// The distinct ids of `data` plus `extra` random unused ids (select_padding), sorted.
+std::vector<std::uint32_t> padded_rows(const Dataset& data, std::size_t extra, std::uint64_t seed) {
+  std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  SeededRandom rng(seed);
+  while (extra > 0) {
+    const auto id = static_cast<std::uint32_t>(rng.below(5000));
+    if (std::binary_search(rows.begin(), rows.end(), id)) continue;
+    rows.insert(std::lower_bound(rows.begin(), rows.end(), id), id);
+    --extra;
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("training_on_selected_rows_gives_the_update_bytes_of_the_full_table", "[select]") {
+  for (const char* optimizer :
+       {R"({"type": "sgd", "learning_rate": 0.5})", R"({"type": "adam", "learning_rate": 0.05})",
+        R"({"type": "momentum", "learning_rate": 0.1, "momentum": 0.9})"}) {
+    INFO(optimizer);
+    const std::string plan = plan_with(optimizer);
+    const auto model = initialize_model(plan, 7);
+    const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+    const auto full = execute(plan, model.data(), model.size(), data, {"task-1"});
+    for (std::size_t padding : {0, 1, 37}) {
+      INFO("padding " << padding);
+      const auto selected = select_rows(model, padded_rows(data, padding, padding + 1));
+      CHECK(execute(plan, selected.data(), selected.size(), data, {"task-1"}) == full);
+    }
+  }
+}
+
+TEST_CASE("training_rejects_a_selection_without_a_row_the_data_touch", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  const std::uint32_t missing = rows[rows.size() / 2];
+  rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(rows.size() / 2));
+  const auto selected = select_rows(model, rows);
+  CHECK_THROWS_MATCHES(
+      execute(plan, selected.data(), selected.size(), data), fedleaf::InvalidInput,
+      MessageContains("model tensor 'emb/weight': the data touch row " + std::to_string(missing) +
+                      ", which the selected rows do not hold"));
+}
+
+TEST_CASE("training_rejects_a_selection_whose_rows_are_not_sorted", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  std::swap(rows[0], rows[1]);
+  const auto selected = select_rows(model, rows);
+  CHECK_THROWS_MATCHES(execute(plan, selected.data(), selected.size(), data), fedleaf::InvalidInput,
+                       MessageContains("model tensor 'emb/weight': selected rows are not sorted"));
+}
+
+TEST_CASE("training_rejects_a_selection_of_another_shape", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 4000, 12, false, 2);
+  std::string other = plan;
+  other.replace(other.find("5000"), 4, "4000");
+  const auto model = initialize_model(other, 7);
+  const auto selected = select_rows(model, distinct_ids(data.ids(), 4000));
+  CHECK_THROWS_MATCHES(execute(plan, selected.data(), selected.size(), data), fedleaf::InvalidInput,
+                       MessageContains("model tensor 'emb/weight': dense_shape [4000, 8] differs "
+                                       "from [5000, 8]"));
+}
+
+TEST_CASE("a_session_copies_only_the_dense_parameters_and_the_rows_it_trains", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  std::uint64_t header = 0;
+  std::memcpy(&header, model.data(), 8);
+  const SafetensorsIndex index = index_safetensors(model.data(), 8 + header, model.size());
+  std::size_t copied = 0;
+  const ModelByteReader read = [&](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
+    REQUIRE(begin >= 8 + header);
+    REQUIRE(begin + size <= model.size());
+    copied += size;
+    std::memcpy(out, model.data() + begin, size);
+  };
+
+  TrainingSession session(plan, index, read, data);
+  while (session.step()) {
+  }
+
+  const std::size_t rows = distinct_ids(data.ids(), 5000).size();
+  CHECK(copied == (rows * 8 + 8 * 2 + 2) * 4);  // touched rows, out/weight, out/bias
+  CHECK(session.result("task-1") == execute(plan, model.data(), model.size(), data, {"task-1"}));
+}
+
+TEST_CASE("training_rejects_a_selection_with_a_non_finite_value_or_a_row_outside_the_table",
+          "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  const std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  SafetensorsFile file = read_safetensors(select_rows(model, rows));
+  auto& selection = std::get<RowSparseTensor>(file.tensors.at("emb/weight"));
+  selection.values().data<float>()[3] = std::nanf("");
+  const auto nan_bytes = write_safetensors(file.tensors);
+  CHECK_THROWS_MATCHES(
+      execute(plan, nan_bytes.data(), nan_bytes.size(), data), fedleaf::InvalidInput,
+      MessageContains("model tensor 'emb/weight': a value is not finite (NaN or infinity)"));
+
+  // A valid selection whose stored row id is then patched past the table.
+  auto past_bytes = select_rows(model, {4999});
+  const SafetensorsArray& ids =
+      index_safetensors(past_bytes.data(), past_bytes.size()).arrays.at("emb/weight:indices");
+  const std::int64_t past = 5000;
+  std::memcpy(past_bytes.data() + ids.begin, &past, sizeof past);
+  CHECK_THROWS_MATCHES(execute(plan, past_bytes.data(), past_bytes.size(), data),
+                       fedleaf::InvalidInput,
+                       MessageContains("model tensor 'emb/weight': selected row 5000 is outside "
+                                       "[0, 5000)"));
+}

@@ -1,0 +1,46 @@
+// The leaf's side of model:select: which tensors a plan selects, padding, the binary request.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { encodeSelectRequest, selectedTensors, selectionIds } from '../../js_bindings/src/model_select.js';
+
+const layers = [{ type: 'embedding_bag', name: 'emb', vocab: 1000, dim: 4 }, { type: 'dense', name: 'out', units: 2 }];
+
+test('row_sparse embedding tables download by select unless the plan says full', () => {
+  const plan = {
+    model: { layers },
+    updates: {
+      'emb/weight': { encoding: 'row_sparse', max_select_rows: 50, select_padding: { multiple: 8 } },
+      'out/weight': { encoding: 'row_sparse' },
+    },
+  };
+  assert.deepEqual(selectedTensors(plan),
+    [{ name: 'emb/weight', vocab: 1000, maxSelectRows: 50, padding: { multiple: 8 } }]);
+  assert.deepEqual(selectedTensors(JSON.stringify(plan)), selectedTensors(plan));
+  plan.updates['emb/weight'].download = 'full';
+  assert.deepEqual(selectedTensors(plan), []);
+  assert.deepEqual(selectedTensors({ model: { layers }, updates: { 'emb/weight': { encoding: 'dense' } } }), []);
+});
+
+test('selection ids are the distinct ids, padded with sorted unused ids, or null over max_select_rows', () => {
+  const ids = Uint32Array.of(5, 9, 100);
+  assert.deepEqual(selectionIds(ids, { vocab: 1000, maxSelectRows: 0, padding: null }), ids);
+  for (const [padding, count] of [[{ multiple: 8 }, 8], [{ multiple: 3 }, 3], [{ count: 20 }, 20], [{ count: 2 }, 3]]) {
+    const out = selectionIds(ids, { vocab: 1000, maxSelectRows: 0, padding });
+    assert.equal(out.length, count, JSON.stringify(padding));
+    for (const id of ids) assert.ok(out.includes(id));
+    for (let i = 1; i < out.length; i++) assert.ok(out[i - 1] < out[i], 'sorted and unique');
+    assert.ok(out.every((id) => id < 1000));
+  }
+  assert.deepEqual(selectionIds(Uint32Array.of(0, 2), { vocab: 4, maxSelectRows: 0, padding: { count: 100 } }),
+    Uint32Array.of(0, 1, 2, 3), 'padding stops at the vocabulary');
+  assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 3, padding: null }).length, 3);
+  assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 2, padding: null }), null);
+  assert.equal(selectionIds(ids, { vocab: 1000, maxSelectRows: 7, padding: { multiple: 8 } }).length, 7,
+    'padding stops at max_select_rows');
+});
+
+test('the select request is u16 name length, name, u32 count and u32 ids, little-endian, per tensor', () => {
+  const bytes = encodeSelectRequest([{ name: 'a', ids: Uint32Array.of(1, 258) }, { name: 'bé', ids: [] }]);
+  assert.deepEqual([...bytes], [1, 0, 97, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 0, 0, 3, 0, 98, 0xc3, 0xa9, 0, 0, 0, 0]);
+});

@@ -1,0 +1,80 @@
+// Training through wasm on the rows model:select answers gives the update bytes of training on
+// the full table, in the SIMD and the baseline build.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { createExecutor } from '../../js_bindings/src/index.js';
+import { selectedTensors, selectionIds } from '../../js_bindings/src/model_select.js';
+
+const plan = {
+  model: {
+    inputs: { t: 'sparse_ids' },
+    layers: [{ type: 'embedding_bag', name: 'emb', input: 't', vocab: 4096, dim: 8, combiner: 'sqrtn' },
+      { type: 'dense', name: 'out', units: 2 }],
+    loss: 'softmax_cross_entropy',
+  },
+  train: { optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 2, batch_size: 8 },
+  updates: {
+    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors', select_padding: { multiple: 64 } },
+    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
+    'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
+  },
+};
+
+function randomCsr(seed, examples, vocab) {
+  let state = seed;
+  const next = () => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state / 2 ** 32;
+  };
+  const offsets = [0];
+  const ids = [];
+  const labels = [];
+  for (let i = 0; i < examples; i++) {
+    const count = 1 + Math.floor(next() * 10);
+    for (let k = 0; k < count; k++) ids.push(Math.floor(next() * vocab));
+    offsets.push(ids.length);
+    labels.push(next() < 0.5 ? 0 : 1);
+  }
+  return { offsets, ids, labels, numFeatures: vocab };
+}
+
+// What model:select answers for `rows`: emb/weight's rows as a row-sparse tensor, the rest whole.
+function selectAnswer(executor, model, rows) {
+  const { tensors } = executor.decodeSafetensors(model);
+  const table = tensors['emb/weight'];
+  const dim = table.shape[1];
+  const values = new Float32Array(rows.length * dim);
+  rows.forEach((row, r) => values.set(table.data.subarray(row * dim, (row + 1) * dim), r * dim));
+  return executor.encodeSafetensors({
+    ...tensors,
+    'emb/weight': {
+      encoding: 'row_sparse', indices: BigInt64Array.from(rows, BigInt), values, dense_shape: table.shape,
+    },
+  }, { model_etag: '"e1"', round: '1' });
+}
+
+for (const simd of [true, false]) {
+  test(`training on selected rows gives the update bytes of the full table (${simd ? 'SIMD' : 'baseline'} build)`, async () => {
+    const executor = await createExecutor({ simd });
+    const data = executor.datasetFromCsr(randomCsr(3, 60, 4096));
+    try {
+      const model = executor.initializeModel(plan, 5);
+      const full = await executor.train(plan, model, data, { taskId: 't1' });
+      const distinct = executor.distinctIds(data);
+      assert.ok(distinct.length > 100 && distinct.every((id, i) => i === 0 || distinct[i - 1] < id));
+      const rows = selectionIds(distinct, selectedTensors(plan)[0]);
+      assert.equal(rows.length % 64, 0);
+      const answer = selectAnswer(executor, model, rows);
+      assert.ok(answer.length * 4 < model.length, 'the selection is a fraction of the model');
+      const selected = await executor.train(plan, answer, data, { taskId: 't1' });
+      assert.deepEqual(selected.bytes, full.bytes);
+
+      const missing = selectAnswer(executor, model, rows.filter((id) => id !== distinct[7]));
+      await assert.rejects(executor.train(plan, missing, data),
+        new RegExp(`model tensor 'emb/weight': the data touch row ${distinct[7]}, which the selected rows do not hold`));
+    } finally {
+      data.delete();
+    }
+  });
+}
