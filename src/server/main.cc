@@ -14,12 +14,12 @@
 #include "core/error.h"
 #include "core/train/executor.h"
 #include "core/version.h"
-#include "server/group_commit.h"
-#include "server/http_server.h"
-#include "server/router.h"
-#include "server/sqlite_store.h"
-#include "server/task_repository.h"
-#include "server/tokens.h"
+#include "server/api/router.h"
+#include "server/http/http_server.h"
+#include "server/repository/group_commit.h"
+#include "server/repository/task_repository.h"
+#include "server/store/sqlite_store.h"
+#include "server/util/tokens.h"
 
 namespace {
 
@@ -93,7 +93,7 @@ int main(int argc, char** argv) {
     routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
     SqliteStore store(db_path);
     SystemClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepository repository(store, clock, metrics, repo_options);
     // Declared after the store and before the server: destroyed (drained) before the store.
     GroupCommit group_commit([&repository] { repository.commit_batch(); },

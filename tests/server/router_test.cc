@@ -3,11 +3,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/version.h"
-#include "server/router.h"
-#include "server/server_errors.h"
-#include "server/sha256.h"
-#include "server/sqlite_store.h"
-#include "server/tokens.h"
+#include "server/api/router.h"
+#include "server/store/sqlite_store.h"
+#include "server/util/server_errors.h"
+#include "server/util/sha256.h"
+#include "server/util/tokens.h"
 #include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
@@ -56,7 +56,7 @@ std::string create_body(const std::string& id, int clients_per_round) {
 struct RouterHarness {
   SqliteStore store{":memory:"};
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
   Router router{repo, metrics, RouterOptions{hash_token(kAdmin), ""}};
 

@@ -8,9 +8,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "server/server_errors.h"
-#include "server/sqlite_store.h"
-#include "server/task_repository.h"
+#include "server/repository/task_repository.h"
+#include "server/store/sqlite_store.h"
+#include "server/util/server_errors.h"
 #include "tests/core/error_matchers.h"
 #include "tests/server/server_fixtures.h"
 
@@ -25,7 +25,7 @@ using test::train_result;
 struct Harness {
   SqliteStore store{":memory:"};
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
 
   TaskAssignment claim_task(const CreatedPopulation& p) {
@@ -341,7 +341,7 @@ TEST_CASE("a_restarted_repository_resumes_the_open_round_exactly", "[repository]
   for (int checkpoint_every : {0, 1, 2}) {
     SqliteStore store(":memory:");
     FakeClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepositoryOptions options;
     options.checkpoint_every = checkpoint_every;
     CreatedPopulation p;
@@ -380,7 +380,7 @@ TEST_CASE("claims_uploads_and_round_closes_reach_the_store_with_commit_batch", "
     SqliteStore store(path);
     SqliteStore observer(path);  // a second connection sees only committed state
     FakeClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
     const CreatedPopulation p = repo.create_population(test_spec("p", 2, 2, 2));
     const bool population_committed = observer.find_population("p").has_value();
@@ -416,7 +416,7 @@ TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
     SqliteStore store(path);
     SqliteStore observer(path);
     FakeClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
     const CreatedPopulation p = repo.create_population(test_spec("p", 2, 3, 1));
     auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
@@ -435,7 +435,7 @@ TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
 TEST_CASE("a_repository_commits_its_open_batch_when_destroyed", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   std::int64_t task_id = 0;
   {
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
@@ -451,7 +451,7 @@ TEST_CASE("a_repository_commits_its_open_batch_when_destroyed", "[repository]") 
 TEST_CASE("checkpoint_all_lets_a_restart_skip_replaying_results", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepositoryOptions options;
   options.checkpoint_every = 0;
   {
@@ -492,7 +492,7 @@ TEST_CASE("create_population_validates_and_rejects_duplicates", "[repository]") 
 TEST_CASE("create_population_from_seed_uses_the_model_initializer", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepositoryOptions options;
   std::uint64_t seen_seed = 0;
   options.model_initializer = [&](const std::string&, std::uint64_t seed) {
@@ -533,7 +533,7 @@ TEST_CASE("huge_finite_uploads_never_publish_a_non_finite_model_and_restart_work
           "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   CreatedPopulation p;
   {
     TaskRepository repo(store, clock, metrics, {});
@@ -558,7 +558,7 @@ TEST_CASE("huge_finite_uploads_never_publish_a_non_finite_model_and_restart_work
 TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   CreatedPopulation good;
   {
     TaskRepository repo(store, clock, metrics, {});

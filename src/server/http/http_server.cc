@@ -1,4 +1,4 @@
-#include "server/http_server.h"
+#include "server/http/http_server.h"
 
 #include <spdlog/spdlog.h>
 
@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "core/version.h"
-#include "server/server_errors.h"
+#include "server/util/server_errors.h"
 
 namespace fedleaf::server {
 
@@ -46,12 +46,12 @@ class Session;
 
 // What every connection shares: the router, limits, and the registry used for shutdown.
 struct Shared {
-  Shared(Router& r, GroupCommit& g, Metrics& m, HttpServerOptions o,
+  Shared(Router& r, GroupCommit& g, ServerMetrics& m, HttpServerOptions o,
          std::shared_ptr<spdlog::logger> l)
       : router(r), group_commit(g), metrics(m), options(std::move(o)), logger(std::move(l)) {}
   Router& router;
   GroupCommit& group_commit;
-  Metrics& metrics;
+  ServerMetrics& metrics;
   HttpServerOptions options;
   std::shared_ptr<spdlog::logger> logger;
   std::atomic<bool> stopping{false};
@@ -373,8 +373,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class HttpServer::Impl {
  public:
-  Impl(Router& router, TaskRepository& repository, GroupCommit& group_commit, Metrics& metrics,
-       HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
+  Impl(Router& router, TaskRepository& repository, GroupCommit& group_commit,
+       ServerMetrics& metrics, HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
       : repository_(repository),
         shared_(router, group_commit, metrics, std::move(options), std::move(logger)),
         ioc_(std::max(1, shared_.options.threads)),
@@ -497,7 +497,7 @@ class HttpServer::Impl {
 };
 
 HttpServer::HttpServer(Router& router, TaskRepository& repository, GroupCommit& group_commit,
-                       Metrics& metrics, HttpServerOptions options,
+                       ServerMetrics& metrics, HttpServerOptions options,
                        std::shared_ptr<spdlog::logger> logger)
     : impl_(std::make_unique<Impl>(router, repository, group_commit, metrics, std::move(options),
                                    std::move(logger))) {}

@@ -1,13 +1,13 @@
-#include "server/router.h"
+#include "server/api/router.h"
 
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/version.h"
-#include "server/server_errors.h"
-#include "server/static_files.h"
-#include "server/tokens.h"
+#include "server/api/static_files.h"
+#include "server/util/server_errors.h"
+#include "server/util/tokens.h"
 
 namespace fedleaf::server {
 
@@ -153,7 +153,7 @@ void check_protocol_version(const Request& request) {
   }
 }
 
-Router::Router(TaskRepository& repository, Metrics& metrics, RouterOptions options)
+Router::Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options)
     : repository_(repository), metrics_(metrics), options_(std::move(options)) {}
 
 void Router::check_admin(const Request& request) const {

@@ -17,7 +17,7 @@
 #include <memory>
 #include <string>
 
-#include "server/store.h"
+#include "server/store/store.h"
 
 struct sqlite3;
 struct sqlite3_stmt;

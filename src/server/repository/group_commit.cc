@@ -1,4 +1,4 @@
-#include "server/group_commit.h"
+#include "server/repository/group_commit.h"
 
 #include <spdlog/spdlog.h>
 
@@ -7,7 +7,7 @@
 
 namespace fedleaf::server {
 
-GroupCommit::GroupCommit(Step commit, Step sync, Metrics& metrics,
+GroupCommit::GroupCommit(Step commit, Step sync, ServerMetrics& metrics,
                          std::shared_ptr<spdlog::logger> logger)
     : commit_(std::move(commit)),
       sync_(std::move(sync)),

@@ -1,4 +1,4 @@
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_store.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>

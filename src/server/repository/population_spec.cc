@@ -1,4 +1,4 @@
-#include "server/population_spec.h"
+#include "server/repository/population_spec.h"
 
 #include <cmath>
 #include <limits>
@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "server/base64.h"
+#include "server/util/base64.h"
 
 namespace fedleaf::server {
 namespace {

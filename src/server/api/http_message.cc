@@ -1,10 +1,10 @@
-#include "server/http_message.h"
+#include "server/api/http_message.h"
 
 #include <cctype>
 
 #include <nlohmann/json.hpp>
 
-#include "server/server_errors.h"
+#include "server/util/server_errors.h"
 
 namespace fedleaf::server {
 

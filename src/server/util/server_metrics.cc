@@ -1,30 +1,30 @@
-#include "server/metrics.h"
+#include "server/util/server_metrics.h"
 
 #include <sstream>
 
 namespace fedleaf::server {
 
-Metrics::Metrics()
+ServerMetrics::ServerMetrics()
     : round_bucket_bounds_{0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600},
       round_buckets_(round_bucket_bounds_.size(), 0) {}
 
-void Metrics::count_request(int status) {
+void ServerMetrics::count_request(int status) {
   std::lock_guard lock(mutex_);
   ++requests_[status];
 }
-void Metrics::count_claim(const std::string& outcome) {
+void ServerMetrics::count_claim(const std::string& outcome) {
   std::lock_guard lock(mutex_);
   ++claims_[outcome];
 }
-void Metrics::count_upload(int status) {
+void ServerMetrics::count_upload(int status) {
   std::lock_guard lock(mutex_);
   ++uploads_[status];
 }
-void Metrics::count_rejection(const std::string& reason) {
+void ServerMetrics::count_rejection(const std::string& reason) {
   std::lock_guard lock(mutex_);
   ++rejections_[reason];
 }
-void Metrics::observe_round_duration(double seconds) {
+void ServerMetrics::observe_round_duration(double seconds) {
   std::lock_guard lock(mutex_);
   for (std::size_t i = 0; i < round_bucket_bounds_.size(); ++i) {
     if (seconds <= round_bucket_bounds_[i]) {
@@ -35,22 +35,22 @@ void Metrics::observe_round_duration(double seconds) {
   round_seconds_sum_ += seconds;
   ++rounds_closed_;
 }
-void Metrics::count_group_commit(std::size_t answers, bool synced) {
+void ServerMetrics::count_group_commit(std::size_t answers, bool synced) {
   std::lock_guard lock(mutex_);
   ++group_commits_;
   if (synced) ++group_commit_syncs_;
   group_commit_answers_ += answers;
 }
-void Metrics::add_bytes_in(std::uint64_t bytes) {
+void ServerMetrics::add_bytes_in(std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   bytes_in_ += bytes;
 }
-void Metrics::add_bytes_out(std::uint64_t bytes) {
+void ServerMetrics::add_bytes_out(std::uint64_t bytes) {
   std::lock_guard lock(mutex_);
   bytes_out_ += bytes;
 }
 
-std::string Metrics::render(std::int64_t open_leases) const {
+std::string ServerMetrics::render(std::int64_t open_leases) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
   out << "# HELP fedleaf_http_requests_total HTTP responses by status code.\n"

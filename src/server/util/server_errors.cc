@@ -1,4 +1,4 @@
-#include "server/server_errors.h"
+#include "server/util/server_errors.h"
 
 namespace fedleaf::server {
 

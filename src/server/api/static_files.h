@@ -10,7 +10,7 @@
 
 #include <string>
 
-#include "server/http_message.h"
+#include "server/api/http_message.h"
 
 namespace fedleaf::server {
 

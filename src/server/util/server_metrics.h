@@ -1,7 +1,7 @@
 // Process-wide counters of the task repository, rendered in the Prometheus text format
 // (version 0.0.4) for GET /metrics.
 //
-//   Metrics m;
+//   ServerMetrics m;
 //   m.count_claim("task");  m.count_upload(201);  m.observe_round_duration(12.5);
 //   std::string text = m.render(/*open_leases=*/3);
 //
@@ -16,9 +16,9 @@
 
 namespace fedleaf::server {
 
-class Metrics {
+class ServerMetrics {
  public:
-  Metrics();
+  ServerMetrics();
   // Every HTTP response, by status code.
   void count_request(int status);
   // Claims by outcome: "task", "retry" (nothing to do yet), "finished", "error".

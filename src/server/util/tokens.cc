@@ -1,4 +1,4 @@
-#include "server/tokens.h"
+#include "server/util/tokens.h"
 
 #include <sys/random.h>
 
@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-#include "server/sha256.h"
+#include "server/util/sha256.h"
 
 namespace fedleaf::server {
 

@@ -1,4 +1,4 @@
-#include "server/task_repository.h"
+#include "server/repository/task_repository.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,10 +8,10 @@
 
 #include "core/aggregation/round_aggregator.h"
 #include "core/safetensors.h"
-#include "server/result_summary.h"
-#include "server/server_errors.h"
-#include "server/sha256.h"
-#include "server/tokens.h"
+#include "server/repository/result_summary.h"
+#include "server/util/server_errors.h"
+#include "server/util/sha256.h"
+#include "server/util/tokens.h"
 
 namespace fedleaf::server {
 
@@ -61,7 +61,7 @@ std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
 
 }  // namespace
 
-TaskRepository::TaskRepository(Store& store, const Clock& clock, Metrics& metrics,
+TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& metrics,
                                TaskRepositoryOptions options)
     : store_(store), clock_(clock), metrics_(metrics), options_(std::move(options)) {
   for (const PopulationRecord& record : store_.list_populations()) {

@@ -3,7 +3,7 @@
 //
 //   SqliteStore store("tasks.db");
 //   SystemClock clock;
-//   Metrics metrics;
+//   ServerMetrics metrics;
 //   TaskRepository repo(store, clock, metrics, {});
 //   CreatedPopulation p = repo.create_population(parse_population_spec(body));
 //   ClaimOutcome c = repo.claim(p.id, p.client_token);
@@ -58,10 +58,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "server/clock.h"
-#include "server/metrics.h"
-#include "server/population_spec.h"
-#include "server/store.h"
+#include "server/repository/population_spec.h"
+#include "server/store/store.h"
+#include "server/util/clock.h"
+#include "server/util/server_metrics.h"
 
 namespace spdlog {
 class logger;
@@ -133,7 +133,8 @@ class TaskRepository {
  public:
   // Loads every population from the store and resumes its open round. The store, clock and
   // metrics must outlive the repository.
-  TaskRepository(Store& store, const Clock& clock, Metrics& metrics, TaskRepositoryOptions options);
+  TaskRepository(Store& store, const Clock& clock, ServerMetrics& metrics,
+                 TaskRepositoryOptions options);
   ~TaskRepository();
   TaskRepository(const TaskRepository&) = delete;
   TaskRepository& operator=(const TaskRepository&) = delete;
@@ -196,7 +197,7 @@ class TaskRepository {
 
   Store& store_;
   const Clock& clock_;
-  Metrics& metrics_;
+  ServerMetrics& metrics_;
   TaskRepositoryOptions options_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<PopulationState>> populations_;

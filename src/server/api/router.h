@@ -12,15 +12,15 @@
 // kSync — a 2xx then always names a durable result, and a 409/410 never rests on a state a
 // crash could undo; population status and model downloads kSync, so a new round's model is
 // never seen before it is durable. The transport must honour it.
-// Thread-safe (TaskRepository and Metrics are).
+// Thread-safe (TaskRepository and ServerMetrics are).
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "server/http_message.h"
-#include "server/metrics.h"
-#include "server/task_repository.h"
+#include "server/api/http_message.h"
+#include "server/repository/task_repository.h"
+#include "server/util/server_metrics.h"
 
 namespace fedleaf::server {
 
@@ -31,7 +31,7 @@ struct RouterOptions {
 
 class Router {
  public:
-  Router(TaskRepository& repository, Metrics& metrics, RouterOptions options);
+  Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options);
   Response handle(const Request& request) const;
 
  private:
@@ -39,7 +39,7 @@ class Router {
   void check_admin(const Request& request) const;
 
   TaskRepository& repository_;
-  Metrics& metrics_;
+  ServerMetrics& metrics_;
   RouterOptions options_;
 };
 

@@ -1,4 +1,4 @@
-#include "server/clock.h"
+#include "server/util/clock.h"
 
 #include <chrono>
 

@@ -38,7 +38,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/metrics.h"
+#include "server/util/server_metrics.h"
 
 namespace spdlog {
 class logger;
@@ -53,7 +53,8 @@ class GroupCommit {
 
   // `metrics` (commits, syncs and answers released) must outlive this object; `logger` may be
   // null.
-  GroupCommit(Step commit, Step sync, Metrics& metrics, std::shared_ptr<spdlog::logger> logger);
+  GroupCommit(Step commit, Step sync, ServerMetrics& metrics,
+              std::shared_ptr<spdlog::logger> logger);
   ~GroupCommit();
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
@@ -73,7 +74,7 @@ class GroupCommit {
 
   Step commit_;
   Step sync_;
-  Metrics& metrics_;
+  ServerMetrics& metrics_;
   std::shared_ptr<spdlog::logger> logger_;
   std::mutex mutex_;
   std::condition_variable wake_;

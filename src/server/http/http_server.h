@@ -31,10 +31,10 @@
 #include <string>
 #include <vector>
 
-#include "server/group_commit.h"
-#include "server/metrics.h"
-#include "server/router.h"
-#include "server/task_repository.h"
+#include "server/api/router.h"
+#include "server/repository/group_commit.h"
+#include "server/repository/task_repository.h"
+#include "server/util/server_metrics.h"
 
 namespace spdlog {
 class logger;
@@ -60,7 +60,8 @@ class HttpServer {
   // Binds and listens at once (throws fedleaf::Error when it cannot).
   // The router, repository, group commit and metrics must outlive the server.
   HttpServer(Router& router, TaskRepository& repository, GroupCommit& group_commit,
-             Metrics& metrics, HttpServerOptions options, std::shared_ptr<spdlog::logger> logger);
+             ServerMetrics& metrics, HttpServerOptions options,
+             std::shared_ptr<spdlog::logger> logger);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
