@@ -8,9 +8,11 @@
 // sent to many clients without copies.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,11 +37,21 @@ struct Request {
 // which must survive power loss).
 enum class SendAfter { kNothing, kCommit, kSync };
 
+// A claim that may wait for a task (long poll): rather than sending its 204 at once, the
+// transport parks the request on ClaimWaiters (population, epoch), handles it again when woken,
+// and sends the 204 once wait_s has passed without a task.
+struct ClaimWait {
+  std::string population;
+  std::uint64_t epoch = 0;
+  double wait_s = 0;
+};
+
 struct Response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<const std::string> body = std::make_shared<const std::string>();
   SendAfter send_after = SendAfter::kNothing;
+  std::optional<ClaimWait> wait;  // set: a claim the transport may park (see ClaimWait)
 
   // A JSON response (Content-Type: application/json) with the given serialised body.
   static Response json(int status, std::string body);

@@ -1,17 +1,16 @@
 #include "server/api/router.h"
 
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/version.h"
+#include "server/api/claim_body.h"
 #include "server/api/static_files.h"
+#include "server/api/wire_json.h"
 #include "server/util/server_errors.h"
 #include "server/util/tokens.h"
 
 namespace fedleaf::server {
-
-using nlohmann::json;
 
 namespace {
 
@@ -85,40 +84,6 @@ Response model_response(const Request& request, const ModelBlob& blob) {
   return r;
 }
 
-Response task_response(const TaskAssignment& task) {
-  json body = {{"task_id", task.task_id},
-               {"population", task.population},
-               {"round", task.round},
-               {"kind", task.kind},
-               {"lease_token", task.lease_token},
-               {"lease_expires_at", task.lease_expires_at},
-               {"model_url", "/v1/populations/" + task.population + "/rounds/" +
-                                 std::to_string(task.round) + "/model"},
-               {"model_etag", task.model_etag},
-               {"upload_url", "/v1/tasks/" + std::to_string(task.task_id) + "/result"}};
-  // The plan is already serialised JSON (the repository dumped it): splice it in rather than
-  // parse and dump it again on every claim. The object is never empty, so it ends in "}".
-  std::string text = body.dump();
-  text.insert(text.size() - 1, ",\"plan\":" + task.plan_json);
-  return Response::json(200, std::move(text));
-}
-
-// The optional claim body {"min_round": r} (absent or empty: 0).
-int claim_min_round(const std::string& body) {
-  if (body.empty()) return 0;
-  const json parsed = json::parse(body, nullptr, false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    throw InvalidInput("claim body: must be a JSON object such as {\"min_round\": 3}");
-  }
-  const auto it = parsed.find("min_round");
-  if (it == parsed.end()) return 0;
-  if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||
-      it->get<std::int64_t>() > 1'000'000'000) {
-    throw InvalidInput("claim body: min_round must be an integer in [0, 1000000000]");
-  }
-  return static_cast<int>(it->get<std::int64_t>());
-}
-
 // GET /v1/populations/{p} and /v1/populations/{p}/rounds/{r}/model: they may reveal a round
 // closed in the repository's open batch, so they wait for its sync like uploads.
 bool reads_population(const std::string& path) {
@@ -181,7 +146,8 @@ Response Router::handle(const Request& request) const {
   } else if (reads_population(path)) {
     response.send_after = SendAfter::kSync;
   }
-  metrics_.count_request(response.status);
+  // A parked claim is not answered yet: the transport counts its final answer.
+  if (!response.wait) metrics_.count_request(response.status);
   return response;
 }
 
@@ -189,7 +155,7 @@ Response Router::route(const Request& request) const {
   const std::string path = request.path();
   if (path == "/healthz") {
     require_method(request, {"GET", "HEAD"});
-    return Response::json(200, json{{"status", "ok"}, {"version", kVersion}}.dump());
+    return Response::json(200, health_json().dump());
   }
   if (path == "/metrics") {
     require_method(request, {"GET", "HEAD"});
@@ -212,29 +178,27 @@ Response Router::route(const Request& request) const {
     require_method(request, {"GET", "POST"});
     check_admin(request);
     if (request.method == "GET") {
-      return Response::json(200, json{{"populations", repository_.list_populations()}}.dump());
+      return Response::json(200, populations_json(repository_.list_populations()).dump());
     }
     const CreatedPopulation created =
         repository_.create_population(parse_population_spec(request.body));
-    json body = {{"id", created.id},
-                 {"client_token", created.client_token},
-                 {"round", 0},
-                 {"model_etag", created.model_etag},
-                 {"model_url", "/v1/populations/" + created.id + "/rounds/0/model"},
-                 {"status_url", "/v1/populations/" + created.id}};
-    return Response::json(201, body.dump()).set_header("Location", "/v1/populations/" + created.id);
+    return Response::json(201, created_population_json(created).dump())
+        .set_header("Location", population_url(created.id));
   }
   // /v1/populations/{p}
   if (n == 3 && parts[1] == "populations") {
     require_method(request, {"GET", "HEAD"});
-    return Response::json(200, repository_.status(parts[2]).dump());
+    return Response::json(200, status_json(repository_.status(parts[2])).dump());
   }
   // /v1/populations/{p}/tasks:claim
   if (n == 4 && parts[1] == "populations" && parts[3] == "tasks:claim") {
     require_method(request, {"POST"});
     const std::string token = bearer(request);
-    const ClaimOutcome outcome = repository_.claim(parts[2], token, claim_min_round(request.body));
-    if (const auto* task = std::get_if<TaskAssignment>(&outcome)) return task_response(*task);
+    const ClaimBody claim = parse_claim_body(request.body);
+    const ClaimOutcome outcome = repository_.claim(parts[2], token, claim.min_round);
+    if (const auto* task = std::get_if<TaskAssignment>(&outcome)) {
+      return Response::json(200, task_json(*task));
+    }
     const auto& retry = std::get<RetryLater>(outcome);
     Response r;
     r.status = 204;
@@ -242,6 +206,9 @@ Response Router::route(const Request& request) const {
     r.set_header("Fedleaf-Retry-After-Ms",
                  std::to_string(static_cast<long long>(retry.retry_after_ms)));
     r.set_header("Fedleaf-Population-State", retry.finished ? "finished" : "running");
+    if (claim.wait_s > 0 && !retry.finished) {
+      r.wait = ClaimWait{parts[2], retry.wake_epoch, claim.wait_s};
+    }
     return r;
   }
   // /v1/populations/{p}/rounds/{r}/model
@@ -257,7 +224,7 @@ Response Router::route(const Request& request) const {
     const std::int64_t task_id = parse_id(parts[2], "task");
     const std::string token = bearer(request);
     const UploadOutcome outcome = repository_.upload(task_id, token, request.body);
-    return Response::json(outcome.status, outcome.body);
+    return Response::json(outcome.status, receipt_json(outcome.receipt));
   }
   throw NotFound("no such path: " + path);
 }

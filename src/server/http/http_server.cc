@@ -46,10 +46,16 @@ class Session;
 
 // What every connection shares: the router, limits, and the registry used for shutdown.
 struct Shared {
-  Shared(Router& r, GroupCommit& g, ServerMetrics& m, HttpServerOptions o,
+  Shared(Router& r, ClaimWaiters& w, GroupCommit& g, ServerMetrics& m, HttpServerOptions o,
          std::shared_ptr<spdlog::logger> l)
-      : router(r), group_commit(g), metrics(m), options(std::move(o)), logger(std::move(l)) {}
+      : router(r),
+        waiters(w),
+        group_commit(g),
+        metrics(m),
+        options(std::move(o)),
+        logger(std::move(l)) {}
   Router& router;
+  ClaimWaiters& waiters;
   GroupCommit& group_commit;
   ServerMetrics& metrics;
   HttpServerOptions options;
@@ -62,7 +68,10 @@ struct Shared {
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(tcp::socket socket, Shared& shared)
-      : stream_(std::move(socket)), shared_(shared), read_timer_(stream_.get_executor()) {
+      : stream_(std::move(socket)),
+        shared_(shared),
+        read_timer_(stream_.get_executor()),
+        claim_timer_(stream_.get_executor()) {
     std::lock_guard lock(shared_.sessions_mutex);
     shared_.sessions.insert(this);
   }
@@ -81,13 +90,16 @@ class Session : public std::enable_shared_from_this<Session> {
                        "1");
     });
   }
-  // Closes the connection if it is waiting for a request (shutdown).
+  // Shutdown: closes the connection if it is waiting for a request; answers a parked claim now.
   void close_if_idle() {
     net::post(stream_.get_executor(), [self = shared_from_this()] {
       if (self->idle_) {
         beast::error_code ec;
         self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
         self->stream_.close();
+      } else if (self->parked_ &&
+                 self->shared_.waiters.cancel(self->parked_->wait->population, self->ticket_)) {
+        self->send_parked();
       }
     });
   }
@@ -218,8 +230,8 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     request.body = std::move(message.body());
     shared_.metrics.add_bytes_in(request.body.size());
-    const bool keep_alive = message.keep_alive();
-    const bool head = message.method() == http::verb::head;
+    keep_alive_ = message.keep_alive();
+    head_ = message.method() == http::verb::head;
 
     Response response;
     if (message.method() == http::verb::options) {
@@ -238,10 +250,59 @@ class Session : public std::enable_shared_from_this<Session> {
       shared_.logger->debug("event=request method={} target={} status={} bytes_in={}",
                             request.method, request.target, response.status, request.body.size());
     }
-    if (response.send_after != SendAfter::kNothing) {
-      return write_after_group_commit(std::move(response), keep_alive, head);
+    request_ = std::move(request);
+    respond(std::move(response));
+  }
+
+  void respond(Response response) {
+    if (response.wait) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!claim_deadline_) claim_deadline_ = now + seconds(response.wait->wait_s);
+      if (now < *claim_deadline_ && !shared_.stopping) return park(std::move(response));
+      response.wait.reset();
+      shared_.metrics.count_request(response.status);
     }
-    write(std::move(response), keep_alive && !shared_.stopping, head);
+    claim_deadline_.reset();
+    if (response.send_after != SendAfter::kNothing) {
+      return write_after_group_commit(std::move(response), keep_alive_, head_);
+    }
+    write(std::move(response), keep_alive_ && !shared_.stopping, head_);
+  }
+
+  // Parks a claim that found nothing until ClaimWaiters wakes it (then it is handled again) or
+  // its wait is over (then its 204 is sent). Each park has a generation, so a stale wake or
+  // timer of an earlier park of this request does nothing.
+  void park(Response response) {
+    const ClaimWait wait = *response.wait;
+    parked_ = std::move(response);
+    const std::uint64_t generation = ++park_generation_;
+    claim_timer_.expires_at(*claim_deadline_);
+    claim_timer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
+      if (ec || generation != self->park_generation_ || !self->parked_) return;
+      // Not parked any more: the wake is on its way and will answer (the deadline has passed).
+      if (!self->shared_.waiters.cancel(self->parked_->wait->population, self->ticket_)) return;
+      self->send_parked();
+    });
+    ticket_ =
+        shared_.waiters.park(wait.population, wait.epoch, [self = shared_from_this(), generation] {
+          net::post(self->stream_.get_executor(), [self, generation] {
+            if (generation != self->park_generation_ || !self->parked_) return;
+            self->parked_.reset();
+            ++self->park_generation_;
+            self->claim_timer_.cancel();
+            self->respond(self->shared_.router.handle(self->request_));
+          });
+        });
+  }
+
+  // Sends the parked claim's 204 (its wait is over, or the server is stopping).
+  void send_parked() {
+    Response response = std::move(*parked_);
+    parked_.reset();
+    ++park_generation_;
+    claim_timer_.cancel();
+    claim_deadline_ = std::chrono::steady_clock::now();
+    respond(std::move(response));
   }
 
   // Hands the response to group commit; it is written on this connection's strand once the
@@ -369,18 +430,26 @@ class Session : public std::enable_shared_from_this<Session> {
   net::steady_timer read_timer_;
   std::uint64_t read_generation_ = 0;
   bool read_timed_out_ = false;
+  // The request being answered and how (kept for a parked claim, which is handled again).
+  Request request_;
+  bool keep_alive_ = false;
+  bool head_ = false;
+  // Long-poll claim: the 204 held back, the end of its wait, the ClaimWaiters ticket.
+  std::optional<Response> parked_;
+  std::optional<std::chrono::steady_clock::time_point> claim_deadline_;
+  net::steady_timer claim_timer_;
+  std::uint64_t ticket_ = 0;
+  std::uint64_t park_generation_ = 0;
 };
 
 class HttpServer::Impl {
  public:
-  Impl(Router& router, TaskRepository& repository, GroupCommit& group_commit,
-       ServerMetrics& metrics, HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
-      : repository_(repository),
-        shared_(router, group_commit, metrics, std::move(options), std::move(logger)),
+  Impl(Router& router, ClaimWaiters& waiters, GroupCommit& group_commit, ServerMetrics& metrics,
+       HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
+      : shared_(router, waiters, group_commit, metrics, std::move(options), std::move(logger)),
         ioc_(std::max(1, shared_.options.threads)),
         acceptor_(net::make_strand(ioc_)),
         signals_(ioc_, SIGTERM, SIGINT),
-        tick_timer_(ioc_),
         drain_timer_(ioc_) {
     beast::error_code ec;
     const auto address = net::ip::make_address(shared_.options.address, ec);
@@ -404,7 +473,6 @@ class HttpServer::Impl {
     signals_.async_wait([this](beast::error_code ec, int) {
       if (!ec) begin_shutdown();
     });
-    schedule_tick();
     std::vector<std::thread> pool;
     for (int i = 1; i < shared_.options.threads; ++i) pool.emplace_back([this] { ioc_.run(); });
     ioc_.run();
@@ -440,22 +508,12 @@ class HttpServer::Impl {
                            });
   }
 
-  void schedule_tick() {
-    tick_timer_.expires_after(seconds(shared_.options.tick_interval_s));
-    tick_timer_.async_wait([this](beast::error_code ec) {
-      if (ec || shared_.stopping) return;
-      repository_.tick();
-      schedule_tick();
-    });
-  }
-
   void begin_shutdown() {
     if (shared_.stopping.exchange(true)) return;
     if (shared_.logger) shared_.logger->info("event=shutdown_started");
     beast::error_code ec;
     acceptor_.close(ec);
     signals_.cancel(ec);
-    tick_timer_.cancel();
     shutdown_started_ = std::chrono::steady_clock::now();
     drain();
   }
@@ -485,21 +543,19 @@ class HttpServer::Impl {
     });
   }
 
-  TaskRepository& repository_;
   Shared shared_;
   net::io_context ioc_;
   tcp::acceptor acceptor_;
   net::signal_set signals_;
-  net::steady_timer tick_timer_;
   net::steady_timer drain_timer_;
   unsigned short port_ = 0;
   std::chrono::steady_clock::time_point shutdown_started_;
 };
 
-HttpServer::HttpServer(Router& router, TaskRepository& repository, GroupCommit& group_commit,
+HttpServer::HttpServer(Router& router, ClaimWaiters& waiters, GroupCommit& group_commit,
                        ServerMetrics& metrics, HttpServerOptions options,
                        std::shared_ptr<spdlog::logger> logger)
-    : impl_(std::make_unique<Impl>(router, repository, group_commit, metrics, std::move(options),
+    : impl_(std::make_unique<Impl>(router, waiters, group_commit, metrics, std::move(options),
                                    std::move(logger))) {}
 HttpServer::~HttpServer() = default;
 unsigned short HttpServer::port() const { return impl_->port(); }

@@ -1,7 +1,7 @@
 // HttpServer: the Boost.Beast adapter in front of the Router — HTTP/1.1 with keep-alive on a
 // small thread pool, request limits and timeouts, CORS, and graceful shutdown.
 //
-//   HttpServer server(router, repository, group_commit, metrics, options, logger);
+//   HttpServer server(router, repository.waiters(), group_commit, metrics, options, logger);
 //   std::cout << server.port();   // the bound port (options.port 0 picks a free one)
 //   server.run();                 // returns after SIGTERM/SIGINT or stop(), drained
 //
@@ -21,8 +21,15 @@
 // connection stays busy meanwhile and the I/O threads serve other connections. When that step
 // fails, the answer becomes 503 unavailable instead.
 //
+// Long-poll claims: a response carrying `wait` (a claim with {"wait_s": s} that found nothing) is
+// not sent; the session parks on ClaimWaiters — a callback and a timer, no thread — and handles
+// the request again when woken (a task may have appeared) or sends its 204 once s has passed.
+// Every answer it finally sends still waits for its group commit like any claim. Deadlines are
+// not checked here: DeadlineTicker drives the repository's tick().
+//
 // Shutdown: on SIGTERM/SIGINT the acceptor closes, idle connections close, requests in flight
-// finish and their responses are written (with Connection: close), then run() returns; requests
+// finish and their responses are written (with Connection: close; parked claims get their 204 at
+// once), then run() returns; requests
 // still running after shutdown_grace_s are abandoned.
 #pragma once
 
@@ -32,8 +39,8 @@
 #include <vector>
 
 #include "server/api/router.h"
+#include "server/repository/claim_waiters.h"
 #include "server/repository/group_commit.h"
-#include "server/repository/task_repository.h"
 #include "server/util/server_metrics.h"
 
 namespace spdlog {
@@ -51,15 +58,14 @@ struct HttpServerOptions {
   double body_timeout_s = 60;
   std::size_t max_connections = 10000;
   std::vector<std::string> cors_origins;
-  double tick_interval_s = 1;  // how often deadlines are checked without requests
   double shutdown_grace_s = 30;
 };
 
 class HttpServer {
  public:
   // Binds and listens at once (throws fedleaf::Error when it cannot).
-  // The router, repository, group commit and metrics must outlive the server.
-  HttpServer(Router& router, TaskRepository& repository, GroupCommit& group_commit,
+  // The router, waiters, group commit and metrics must outlive the server.
+  HttpServer(Router& router, ClaimWaiters& waiters, GroupCommit& group_commit,
              ServerMetrics& metrics, HttpServerOptions options,
              std::shared_ptr<spdlog::logger> logger);
   ~HttpServer();

@@ -8,6 +8,7 @@
 
 #include "core/aggregation/round_aggregator.h"
 #include "core/safetensors.h"
+#include "core/train/plan.h"
 #include "server/repository/result_summary.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
@@ -43,8 +44,21 @@ std::string plan_with_kind(const std::string& plan_json, const char* kind) {
   return plan.dump();
 }
 
-std::string model_url(const std::string& population, int round) {
-  return "/v1/populations/" + population + "/rounds/" + std::to_string(round) + "/model";
+// The stored form of an accepted result's receipt (the task row's first answer): what the task
+// row does not hold. Rows written before receipts were typed hold the whole JSON answer, whose
+// "reports" reads the same way.
+std::string encode_receipt(const UploadReceipt& receipt) {
+  return receipt.reports ? json{{"reports", *receipt.reports}}.dump() : "{}";
+}
+
+UploadReceipt decode_receipt(const TaskRecord& task) {
+  UploadReceipt receipt{task.id,   task.population_id, task.round,
+                        task.kind, std::nullopt,       task.result_sha256};
+  const json stored = json::parse(task.result_body, nullptr, false);
+  if (stored.is_object() && stored.contains("reports")) {
+    receipt.reports = stored["reports"].get<std::int64_t>();
+  }
+  return receipt;
 }
 
 core::NamedTensors decode_model(const std::string& bytes) {
@@ -119,6 +133,17 @@ void TaskRepository::transact(Durability durability, const std::string& what, Bo
     throw;
   } catch (const std::exception& e) {
     throw Unavailable(what + ": store failure: " + e.what());
+  }
+}
+
+template <class Body>
+void TaskRepository::population_step(const std::string& population_id, const std::string& what,
+                                     Body&& body) {
+  try {
+    transact(Durability::kNormal, what, std::forward<Body>(body));
+  } catch (...) {
+    populations_.erase(population_id);
+    throw;
   }
 }
 
@@ -225,6 +250,9 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
     }
     model_bytes = to_string_bytes(options_.model_initializer(spec.plan_json, *spec.seed));
   }
+  // The whole plan, as every leaf will parse it (both kinds of task carry it).
+  core::parse_plan(plan_with_kind(spec.plan_json, "train"));
+  core::parse_plan(plan_with_kind(spec.plan_json, "evaluate"));
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
   core::RoundAggregator check(spec.plan_json, tensors,
@@ -277,17 +305,19 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
 }
 
 void TaskRepository::advance(PopulationState& st, double now) {
-  while (st.record.state == "running") {
-    const RoundRecord& r = st.round;
-    if (r.number < st.record.rounds) {
-      const bool quorum = r.reports >= st.record.clients_per_round;
-      const bool deadline = now >= r.deadline && r.reports >= st.record.min_reports;
-      if (!quorum && !deadline) return;
-      close_training_round(st, now);
-    } else {
-      if (r.eval_reports < st.record.eval_tasks_per_round && now < r.deadline) return;
-      finish(st, now);
+  for (;;) {
+    switch (next_round_step(st.record, st.round, now)) {
+      case RoundStep::kStay:
+        return;
+      case RoundStep::kCloseTraining:
+        close_training_round(st, now);
+        break;
+      case RoundStep::kFinish:
+        finish(st, now);
+        break;
     }
+    // A new round has new tasks; a finished population answers its waiters "finished".
+    waiters_.notify(st.record.id);
   }
 }
 
@@ -320,21 +350,16 @@ void TaskRepository::close_training_round(PopulationState& st, double now) {
     opened.closed_at = now;
     record.state = "finished";
   }
-  try {
-    // A step of the batch like any other: whoever learns of the new round waits for its commit
-    // (claims) or its sync (uploads, model and status reads; see Router).
-    transact(Durability::kNormal, "close round", [&] {
-      store_.update_round(closed);
-      store_.delete_results(id, closed.number);
-      store_.delete_checkpoint(id, closed.number);
-      store_.insert_round(opened);
-      store_.insert_model({id, opened.number, etag, bytes});
-      store_.update_population(record);
-    });
-  } catch (...) {
-    populations_.erase(id);
-    throw;
-  }
+  // A step of the batch like any other: whoever learns of the new round waits for its commit
+  // (claims) or its sync (uploads, model and status reads; see Router).
+  population_step(id, "close round", [&] {
+    store_.update_round(closed);
+    store_.delete_results(id, closed.number);
+    store_.delete_checkpoint(id, closed.number);
+    store_.insert_round(opened);
+    store_.insert_model({id, opened.number, etag, bytes});
+    store_.update_population(record);
+  });
   metrics_.observe_round_duration(now - closed.started_at);
   if (options_.logger) {
     options_.logger->info(
@@ -363,15 +388,10 @@ void TaskRepository::finish(PopulationState& st, double now) {
   closed.closed_at = now;
   PopulationRecord record = st.record;
   record.state = "finished";
-  try {
-    transact(Durability::kNormal, "finish population", [&] {
-      store_.update_round(closed);
-      store_.update_population(record);
-    });
-  } catch (...) {
-    populations_.erase(id);
-    throw;
-  }
+  population_step(id, "finish population", [&] {
+    store_.update_round(closed);
+    store_.update_population(record);
+  });
   st.round = closed;
   st.record = record;
   if (options_.logger) {
@@ -392,7 +412,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   advance(st, now);
   if (st.record.state == "finished") {
     metrics_.count_claim("finished");
-    return RetryLater{3600, true, 3'600'000};
+    return retry_hint(st.record, st.round, now, std::nullopt);
   }
 
   // Evaluate tasks first: there are few of them and they measure the model just published.
@@ -421,30 +441,25 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     task.lease_token = generate_token();
     task.lease_expires_at = now + st.record.lease_s;
     RoundRecord round = st.round;
-    try {
-      transact(Durability::kNormal, "claim", [&] {
-        TaskRecord record;
-        if (expired) {
-          record = *expired;
-        } else {
-          record.population_id = population_id;
-          record.round = round.number;
-          record.kind = pool.kind;
-          record.id = store_.insert_task(record);
-          (task.kind == "train" ? round.train_tasks : round.eval_tasks) += 1;
-          store_.update_round(round);
-        }
-        record.state = "leased";
-        record.lease_expires_at = task.lease_expires_at;
-        record.lease_id = store_.insert_lease(
-            {0, record.id, hash_token(task.lease_token), task.lease_expires_at});
-        store_.update_task(record);
-        task.task_id = record.id;
-      });
-    } catch (...) {
-      populations_.erase(population_id);
-      throw;
-    }
+    population_step(population_id, "claim", [&] {
+      TaskRecord record;
+      if (expired) {
+        record = *expired;
+      } else {
+        record.population_id = population_id;
+        record.round = round.number;
+        record.kind = pool.kind;
+        record.id = store_.insert_task(record);
+        (task.kind == "train" ? round.train_tasks : round.eval_tasks) += 1;
+        store_.update_round(round);
+      }
+      record.state = "leased";
+      record.lease_expires_at = task.lease_expires_at;
+      record.lease_id =
+          store_.insert_lease({0, record.id, hash_token(task.lease_token), task.lease_expires_at});
+      store_.update_task(record);
+      task.task_id = record.id;
+    });
     st.round = round;
     task.plan_json = task.kind == "train" ? st.train_plan_json : st.eval_plan_json;
     task.model_etag = st.model.etag;
@@ -452,15 +467,11 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     return task;
   }
 
-  // Tasks come back when a lease expires or the round reaches its deadline; a new round (new
-  // tasks) opens whenever the open one reaches quorum, so waiting leaves poll at least that often.
-  double wake = std::min(st.round.deadline, now + round_poll_s(st.record.clients_per_round));
-  if (auto expiry = store_.next_lease_expiry(population_id, st.round.number, now)) {
-    wake = std::min(wake, *expiry);
-  }
   metrics_.count_claim("retry");
-  const double wait_s = std::clamp(wake - now, 0.05, std::max(1.0, st.record.lease_s));
-  return RetryLater{std::max(1.0, std::ceil(wait_s)), false, std::ceil(wait_s * 1000)};
+  RetryLater retry = retry_hint(st.record, st.round, now,
+                                store_.next_lease_expiry(population_id, st.round.number, now));
+  retry.wake_epoch = waiters_.epoch(population_id);
+  return retry;
 }
 
 void TaskRepository::reject(const std::string& population_id, const std::string& reason) {
@@ -500,7 +511,7 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
 
   if (task->state == "done") {
     if (task->completed_lease_id == lease_id) {
-      if (sha == task->result_sha256) return {200, task->result_body};
+      if (sha == task->result_sha256) return {200, decode_receipt(*task)};
       reject(population_id, "conflict");
       throw Conflict(task_name + ": a different result was already accepted for this lease");
     }
@@ -561,31 +572,23 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
   task.completed_lease_id = task.lease_id;
   task.result_sha256 = sha;
   task.result_status = 201;
-  task.result_body = json{{"task_id", task.id},  {"population", id},     {"round", task.round},
-                          {"kind", "train"},     {"status", "accepted"}, {"reports", round.reports},
-                          {"result_sha256", sha}}
-                         .dump();
-  try {
-    // A step of the open batch: committed and synced by GroupCommit before the answer is sent.
-    transact(Durability::kNormal, "accept result", [&] {
-      store_.insert_result({id, round.number, seq, task.id, body});
-      store_.update_task(task);
-      store_.update_round(round);
-      if (checkpoint_due) {
-        store_.put_checkpoint(
-            {id, round.number, seq, to_string_bytes(st.aggregator->checkpoint())});
-      }
-    });
-  } catch (...) {
-    // The in-memory aggregator already holds this result; reload it from the store.
-    populations_.erase(id);
-    throw;
-  }
+  const UploadReceipt receipt{task.id, id, task.round, "train", round.reports, sha};
+  task.result_body = encode_receipt(receipt);
+  // A step of the open batch: committed and synced by GroupCommit before the answer is sent. On
+  // failure the in-memory aggregator, which already holds this result, is reloaded.
+  population_step(id, "accept result", [&] {
+    store_.insert_result({id, round.number, seq, task.id, body});
+    store_.update_task(task);
+    store_.update_round(round);
+    if (checkpoint_due) {
+      store_.put_checkpoint({id, round.number, seq, to_string_bytes(st.aggregator->checkpoint())});
+    }
+  });
   st.round = round;
   st.result_seq = seq;
   if (checkpoint_due) st.checkpoint_seq = seq;
   advance(st, now);
-  return {201, task.result_body};
+  return {201, receipt};
 }
 
 UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord task,
@@ -616,21 +619,15 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord ta
   task.completed_lease_id = task.lease_id;
   task.result_sha256 = sha;
   task.result_status = 201;
-  task.result_body = json{{"task_id", task.id}, {"population", id},     {"round", task.round},
-                          {"kind", "evaluate"}, {"status", "accepted"}, {"result_sha256", sha}}
-                         .dump();
-  try {
-    transact(Durability::kNormal, "accept evaluation", [&] {
-      store_.update_task(task);
-      store_.update_round(round);
-    });
-  } catch (...) {
-    populations_.erase(id);
-    throw;
-  }
+  const UploadReceipt receipt{task.id, id, task.round, "evaluate", std::nullopt, sha};
+  task.result_body = encode_receipt(receipt);
+  population_step(id, "accept evaluation", [&] {
+    store_.update_task(task);
+    store_.update_round(round);
+  });
   if (current) st.round = round;
   advance(st, now);
-  return {201, task.result_body};
+  return {201, receipt};
 }
 
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
@@ -648,78 +645,33 @@ ModelBlob TaskRepository::model(const std::string& population_id, int round) {
   return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
 }
 
-namespace {
-
-json round_json(const RoundRecord& r) {
-  json entry = {{"round", r.number},
-                {"status", r.status},
-                {"reports", r.reports},
-                {"examples", r.examples},
-                {"upload_bytes", r.upload_bytes},
-                {"started_at", r.started_at},
-                {"deadline", r.deadline}};
-  entry["mean_train_loss"] = r.examples > 0 ? json(r.loss_sum / r.examples) : json(nullptr);
-  entry["mean_train_accuracy"] =
-      r.accuracy_examples > 0 ? json(r.accuracy_sum / r.accuracy_examples) : json(nullptr);
-  const bool closed = r.status == "closed";
-  entry["closed_at"] = closed ? json(r.closed_at) : json(nullptr);
-  entry["duration_s"] = closed ? json(r.closed_at - r.started_at) : json(nullptr);
-  json eval = json::object();
-  if (r.eval_reports > 0) {
-    eval["reports"] = r.eval_reports;
-    eval["examples"] = r.eval_examples;
-    const json sums = json::parse(r.eval_sums_json);
-    for (const auto& [name, sum] : sums.items()) {
-      eval[name] = sum.get<double>() / r.eval_examples;
-    }
-  }
-  entry["eval"] = eval;
-  return entry;
-}
-
-}  // namespace
-
-json TaskRepository::status(const std::string& population_id) {
+PopulationStatus TaskRepository::status(const std::string& population_id) {
   std::lock_guard lock(mutex_);
+  PopulationStatus out;
   if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
-    return {{"id", population_id}, {"state", "failed"}, {"failure_reason", failed->second}};
+    out.record.id = population_id;
+    out.record.state = "failed";
+    out.failure_reason = failed->second;
+    return out;
   }
   PopulationState& st = state_of(population_id);
   advance(st, clock_.now());
-  const PopulationRecord& p = st.record;
-  json history = json::array();
-  for (const RoundRecord& r : store_.list_rounds(population_id)) history.push_back(round_json(r));
-  json rejections = json::object();
-  for (const auto& [reason, count] : store_.rejections(population_id)) rejections[reason] = count;
-  return {{"id", p.id},
-          {"state", p.state},
-          {"round", st.round.number},
-          {"rounds", p.rounds},
-          {"reports", st.round.reports},
-          {"clients_per_round", p.clients_per_round},
-          {"min_reports", p.min_reports},
-          {"round_deadline_s", p.round_deadline_s},
-          {"lease_s", p.lease_s},
-          {"train_tasks_per_round", p.train_tasks_per_round},
-          {"eval_tasks_per_round", p.eval_tasks_per_round},
-          {"model_etag", st.model.etag},
-          {"model_url", model_url(p.id, st.round.number)},
-          {"created_at", p.created_at},
-          {"plan", json::parse(st.train_plan_json)},
-          {"rejections", rejections},
-          {"history", history}};
+  out.record = st.record;
+  out.round = st.round;
+  out.model_etag = st.model.etag;
+  out.plan_json = st.train_plan_json;
+  out.history = store_.list_rounds(population_id);
+  out.rejections = store_.rejections(population_id);
+  return out;
 }
 
-json TaskRepository::list_populations() {
+std::vector<PopulationSummary> TaskRepository::list_populations() {
   std::lock_guard lock(mutex_);
-  json out = json::array();
+  std::vector<PopulationSummary> out;
   for (const PopulationRecord& p : store_.list_populations()) {
     const bool failed = quarantined_.count(p.id) > 0;
-    out.push_back({{"id", p.id},
-                   {"state", failed ? std::string("failed") : p.state},
-                   {"round", p.current_round},
-                   {"rounds", p.rounds},
-                   {"clients_per_round", p.clients_per_round}});
+    out.push_back({p.id, failed ? std::string("failed") : p.state, p.current_round, p.rounds,
+                   p.clients_per_round});
   }
   return out;
 }
@@ -733,7 +685,14 @@ void TaskRepository::tick() {
   for (const std::string& id : ids) {
     if (quarantined_.count(id)) continue;
     try {
-      advance(state_of(id), now);
+      PopulationState& st = state_of(id);
+      advance(st, now);
+      // A lease that expired hands its task back: wake the claims waiting for one.
+      if (waiters_.waiting(id) > 0 &&
+          (store_.find_expired_task(id, st.round.number, "train", now) ||
+           store_.find_expired_task(id, st.round.number, "evaluate", now))) {
+        waiters_.notify(id);
+      }
     } catch (const std::exception& e) {
       if (options_.logger) {
         options_.logger->error("event=tick_failed population={} error=\"{}\"", id, e.what());

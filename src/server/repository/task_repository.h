@@ -5,6 +5,7 @@
 //   SystemClock clock;
 //   ServerMetrics metrics;
 //   TaskRepository repo(store, clock, metrics, {});
+//   (results are typed; api/wire_json renders them for the wire)
 //   CreatedPopulation p = repo.create_population(parse_population_spec(body));
 //   ClaimOutcome c = repo.claim(p.id, p.client_token);
 //   if (auto* task = std::get_if<TaskAssignment>(&c)) {
@@ -19,6 +20,10 @@
 // publishes model_{r+1} and opens round r+1. After the last training round, a round of evaluate
 // tasks only (when eval_tasks_per_round > 0) evaluates the final model until all its tasks
 // report or its deadline passes; then the population is finished.
+//
+// The rules of when a round closes and of the retry hint are round_rules.h; claims that wait
+// park on waiters() and are woken when a task may have appeared (a round opened, the population
+// finished, the tick saw a lease expire).
 //
 // Errors (the HTTP status the router maps them to): NotFound (404) unknown population, task or
 // model; Forbidden (403) a token that does not match; Gone (410) expired lease or closed round;
@@ -45,7 +50,6 @@
 // commit of a batch holds it briefly, the sync does not.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -56,9 +60,9 @@
 #include <variant>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "server/repository/claim_waiters.h"
 #include "server/repository/population_spec.h"
+#include "server/repository/round_rules.h"
 #include "server/store/store.h"
 #include "server/util/clock.h"
 #include "server/util/server_metrics.h"
@@ -100,28 +104,44 @@ struct TaskAssignment {
   std::string model_etag;
 };
 
-// Nothing to hand out now: every task of the open round is leased (retry when a lease may
-// expire or the round may close), or the population is finished.
-// Retry hint while a leaf waits for the open round to close: short, because a round can close
-// at any moment and its leaves should start the next one together, but growing with the round
-// size so a population's waiting leaves poll at most ~250 times per second in all.
-inline constexpr double kRoundPollS = 0.5;  // the longest hint
-inline constexpr double kMinRoundPollS = 0.05;
-inline double round_poll_s(int clients_per_round) {
-  return std::clamp(0.004 * clients_per_round, kMinRoundPollS, kRoundPollS);
-}
-
-struct RetryLater {
-  double retry_after_s = 1;  // whole seconds, >= 1 (HTTP Retry-After)
-  bool finished = false;
-  double retry_after_ms = 1000;  // finer hint: until the next lease expiry or deadline, >= 50
-};
-
+// Nothing to hand out now (RetryLater, round_rules.h): every task of the open round is leased
+// (retry when a lease may expire or the round may close), or the population is finished.
 using ClaimOutcome = std::variant<TaskAssignment, RetryLater>;
+
+// What an accepted result produced. Rendered the same way every time, so a repeat of the same
+// bytes gets a byte-identical answer.
+struct UploadReceipt {
+  std::int64_t task_id = 0;
+  std::string population;
+  int round = 0;
+  std::string kind;                     // "train" | "evaluate"
+  std::optional<std::int64_t> reports;  // train: the round's reports counting this one
+  std::string result_sha256;
+};
 
 struct UploadOutcome {
   int status = 201;  // 201 accepted now, 200 the same bytes were accepted before
-  std::string body;  // JSON; byte-identical for every repeat of an accepted upload
+  UploadReceipt receipt;
+};
+
+// A population as GET /v1/populations/{p} shows it.
+struct PopulationStatus {
+  PopulationRecord record;
+  std::optional<std::string> failure_reason;  // set: quarantined (state "failed"), rest empty
+  RoundRecord round;                          // the current round
+  std::string model_etag;                     // of the current round
+  std::string plan_json;                      // the train plan
+  std::vector<RoundRecord> history;
+  std::map<std::string, std::int64_t> rejections;  // reason -> count
+};
+
+// A population as GET /v1/populations lists it.
+struct PopulationSummary {
+  std::string id;
+  std::string state;  // "running" | "finished" | "failed"
+  int round = 0;
+  int rounds = 0;
+  int clients_per_round = 0;
 };
 
 struct ModelBlob {
@@ -139,6 +159,8 @@ class TaskRepository {
   TaskRepository(const TaskRepository&) = delete;
   TaskRepository& operator=(const TaskRepository&) = delete;
 
+  // Validates the whole plan (core parse_plan: a plan no leaf can run is InvalidInput), the
+  // model, and that the plan's updates fit the model.
   CreatedPopulation create_population(const PopulationSpec& spec);
   // min_round: hand out train tasks only of rounds >= min_round (a leaf that already trained on
   // round r asks for r + 1, so one leaf never reports its data twice in a round); evaluate tasks
@@ -155,11 +177,14 @@ class TaskRepository {
   // answer only after commit_batch() and Store::sync().
   ModelBlob model(const std::string& population_id, int round);
   // Status JSON (README "Population status"). May close a round, like model().
-  nlohmann::json status(const std::string& population_id);
-  nlohmann::json list_populations();
-  // Closes rounds whose deadline has passed (the server calls this from a timer); commits and
-  // syncs what it changed.
+  PopulationStatus status(const std::string& population_id);
+  std::vector<PopulationSummary> list_populations();
+  // Closes rounds whose deadline has passed and wakes the claims waiting on a population with an
+  // expired lease (DeadlineTicker calls it periodically); commits and syncs what it changed.
   void tick();
+  // The claims parked until a task may be available (long poll); claim()'s RetryLater carries
+  // the epoch to park with.
+  ClaimWaiters& waiters() { return waiters_; }
   // Writes a checkpoint of every open round with reports since its last one (at shutdown).
   void checkpoint_all();
   std::int64_t open_leases();
@@ -192,6 +217,10 @@ class TaskRepository {
   // the batch and syncs the store.
   template <class Body>
   void transact(Durability durability, const std::string& what, Body&& body);
+  // transact(kNormal) for a step that changes a loaded population: on failure its in-memory
+  // state (which may already hold the change) is dropped, to be reloaded from the store.
+  template <class Body>
+  void population_step(const std::string& population_id, const std::string& what, Body&& body);
   void commit_batch_locked(bool sync);
   void abandon_batch();
 
@@ -203,6 +232,7 @@ class TaskRepository {
   std::map<std::string, std::unique_ptr<PopulationState>> populations_;
   std::map<std::string, std::string> quarantined_;  // population id -> why it failed to load
   bool batch_open_ = false;  // a store transaction holds steps not yet committed
+  ClaimWaiters waiters_;
 };
 
 }  // namespace fedleaf::server

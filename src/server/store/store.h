@@ -89,7 +89,8 @@ struct TaskRecord {
   std::string state = "leased";  // "leased" | "done"
   std::int64_t lease_id = 0;     // current lease
   double lease_expires_at = 0;
-  // Filled when the task is done: the lease that completed it and its first answer.
+  // Filled when the task is done: the lease that completed it and its receipt (what its answer
+  // needs beyond this row; older rows hold the whole first answer).
   std::int64_t completed_lease_id = 0;
   std::string result_sha256;
   int result_status = 0;
