@@ -96,7 +96,7 @@ TEST_CASE("group_commit_releases_an_answer_only_after_its_operation_is_committed
   CHECK(store.commits >= 1);
   CHECK(store.syncs >= 1);
   CHECK(store.commits <= 40);
-  CHECK(metrics.render(0).find("fedleaf_group_commit_answers_total 40") != std::string::npos);
+  CHECK(metrics.render(0, 0).find("fedleaf_group_commit_answers_total 40") != std::string::npos);
 }
 
 TEST_CASE("group_commit_waiters_queued_during_a_sync_share_the_next_commit_and_sync",
@@ -123,7 +123,7 @@ TEST_CASE("group_commit_waiters_queued_during_a_sync_share_the_next_commit_and_s
 
   CHECK(store.commits == 2);
   CHECK(store.syncs == 2);
-  const std::string text = metrics.render(0);
+  const std::string text = metrics.render(0, 0);
   CHECK(text.find("fedleaf_group_commits_total 2") != std::string::npos);
   CHECK(text.find("fedleaf_group_commit_syncs_total 2") != std::string::npos);
   CHECK(text.find("fedleaf_group_commit_answers_total 11") != std::string::npos);
@@ -164,7 +164,7 @@ TEST_CASE("group_commit_a_failed_sync_fails_its_batch_and_every_later_answer", "
 
   CHECK_FALSE(committed.get_future().get());
   CHECK_FALSE(later.get_future().get());
-  CHECK(metrics.render(0).find("fedleaf_group_commits_total 0") != std::string::npos);
+  CHECK(metrics.render(0, 0).find("fedleaf_group_commits_total 0") != std::string::npos);
 }
 
 TEST_CASE("group_commit_a_failed_commit_fails_both_kinds_of_answers", "[group_commit]") {

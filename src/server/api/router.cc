@@ -161,7 +161,8 @@ Response Router::route(const Request& request) const {
     require_method(request, {"GET", "HEAD"});
     Response r;
     r.set_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
-    r.body = std::make_shared<const std::string>(metrics_.render(repository_.open_leases()));
+    r.body = std::make_shared<const std::string>(
+        metrics_.render(repository_.open_leases(), repository_.waiters().waiting()));
     return r;
   }
   if (path != "/v1" && path.rfind("/v1/", 0) != 0) {

@@ -50,7 +50,7 @@ void ServerMetrics::add_bytes_out(std::uint64_t bytes) {
   bytes_out_ += bytes;
 }
 
-std::string ServerMetrics::render(std::int64_t open_leases) const {
+std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_claims) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
   out << "# HELP fedleaf_http_requests_total HTTP responses by status code.\n"
@@ -101,7 +101,10 @@ std::string ServerMetrics::render(std::int64_t open_leases) const {
       << "fedleaf_http_bytes_sent_total " << bytes_out_ << "\n"
       << "# HELP fedleaf_open_leases Leased tasks whose lease has not expired.\n"
          "# TYPE fedleaf_open_leases gauge\n"
-      << "fedleaf_open_leases " << open_leases << "\n";
+      << "fedleaf_open_leases " << open_leases << "\n"
+      << "# HELP fedleaf_waiting_claims Claims held open until a task appears (long poll).\n"
+         "# TYPE fedleaf_waiting_claims gauge\n"
+      << "fedleaf_waiting_claims " << waiting_claims << "\n";
   return out.str();
 }
 

@@ -3,7 +3,7 @@
 //
 //   ServerMetrics m;
 //   m.count_claim("task");  m.count_upload(201);  m.observe_round_duration(12.5);
-//   std::string text = m.render(/*open_leases=*/3);
+//   std::string text = m.render(/*open_leases=*/3, /*waiting_claims=*/0);
 //
 // Thread-safe. Counters start at zero with the process (Prometheus handles resets).
 #pragma once
@@ -36,8 +36,9 @@ class ServerMetrics {
   void add_bytes_in(std::uint64_t bytes);
   void add_bytes_out(std::uint64_t bytes);
 
-  // `open_leases` is read from the store by the caller (a gauge, not a counter).
-  std::string render(std::int64_t open_leases) const;
+  // `open_leases` (read from the store) and `waiting_claims` (parked long-poll claims) are gauges
+  // the caller reads.
+  std::string render(std::int64_t open_leases, std::size_t waiting_claims) const;
 
  private:
   mutable std::mutex mutex_;
