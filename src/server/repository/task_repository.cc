@@ -1,5 +1,8 @@
 #include "server/repository/task_repository.h"
 
+#include "server/repository/population_state.h"
+#include "server/repository/upload_receipt.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -18,69 +21,12 @@ namespace fedleaf::server {
 
 using nlohmann::json;
 
-struct TaskRepository::PopulationState {
-  PopulationRecord record;
-  RoundRecord round;  // the current round
-  std::string train_plan_json;
-  std::string eval_plan_json;
-  ModelBlob model;  // the current round's model
-  // The open training round's accumulator; empty once training rounds are over.
-  std::optional<core::RoundAggregator> aggregator;
-  std::int64_t result_seq = 0;      // last stored result of the current round
-  std::int64_t checkpoint_seq = 0;  // last result folded into the stored checkpoint
-};
-
-namespace {
-
-// Reports a round expects: lets each accumulator size itself up front (results never depend on
-// it; see AccumulatorOptions).
-std::size_t expected_reports(const PopulationRecord& record) {
-  return static_cast<std::size_t>(std::max(1, record.clients_per_round));
-}
-
-std::string plan_with_kind(const std::string& plan_json, const char* kind) {
-  json plan = json::parse(plan_json);
-  plan["kind"] = kind;
-  return plan.dump();
-}
-
-// The stored form of an accepted result's receipt (the task row's first answer): what the task
-// row does not hold. Rows written before receipts were typed hold the whole JSON answer, whose
-// "reports" reads the same way.
-std::string encode_receipt(const UploadReceipt& receipt) {
-  return receipt.reports ? json{{"reports", *receipt.reports}}.dump() : "{}";
-}
-
-UploadReceipt decode_receipt(const TaskRecord& task) {
-  UploadReceipt receipt{task.id,   task.population_id, task.round,
-                        task.kind, std::nullopt,       task.result_sha256};
-  const json stored = json::parse(task.result_body, nullptr, false);
-  if (stored.is_object() && stored.contains("reports")) {
-    receipt.reports = stored["reports"].get<std::int64_t>();
-  }
-  return receipt;
-}
-
-core::NamedTensors decode_model(const std::string& bytes) {
-  core::SafetensorsReadOptions options;
-  options.require_finite = true;
-  return core::read_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
-                                options)
-      .tensors;
-}
-
-std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
-}  // namespace
-
 TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& metrics,
                                TaskRepositoryOptions options)
     : store_(store), clock_(clock), metrics_(metrics), options_(std::move(options)) {
   for (const PopulationRecord& record : store_.list_populations()) {
     try {
-      populations_.emplace(record.id, load(record));
+      populations_.emplace(record.id, load_population_state(store_, record));
     } catch (const std::exception& e) {
       quarantine(record.id, e.what());
     }
@@ -175,49 +121,7 @@ void TaskRepository::abandon_batch() {
   populations_.clear();
 }
 
-std::unique_ptr<TaskRepository::PopulationState> TaskRepository::load(
-    const PopulationRecord& record) {
-  auto st = std::make_unique<PopulationState>();
-  st->record = record;
-  auto round = store_.find_round(record.id, record.current_round);
-  auto model = store_.find_model(record.id, record.current_round);
-  if (!round || !model) {
-    throw Error("population '" + record.id + "': round " + std::to_string(record.current_round) +
-                " or its model is missing from the store");
-  }
-  st->round = *round;
-  st->train_plan_json = plan_with_kind(record.plan_json, "train");
-  st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
-  st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
-  if (record.state == "running" && round->number < record.rounds && round->status == "open") {
-    core::NamedTensors tensors = decode_model(*st->model.bytes);
-    auto checkpoint = store_.find_checkpoint(record.id, round->number);
-    if (checkpoint) {
-      st->aggregator = core::RoundAggregator::restore(
-          record.plan_json, std::move(tensors),
-          reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()),
-          checkpoint->bytes.size());
-      st->checkpoint_seq = st->result_seq = checkpoint->seq;
-    } else {
-      st->aggregator.emplace(record.plan_json, std::move(tensors), expected_reports(record));
-    }
-    for (const ResultRecord& result :
-         store_.list_results(record.id, round->number, st->checkpoint_seq)) {
-      st->aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.bytes.data()),
-                                 result.bytes.size());
-      st->result_seq = result.seq;
-    }
-    if (st->aggregator->num_reports() != static_cast<std::size_t>(round->reports)) {
-      throw Error("population '" + record.id + "' round " + std::to_string(round->number) +
-                  ": the store records " + std::to_string(round->reports) +
-                  " reports but its results and checkpoint hold " +
-                  std::to_string(st->aggregator->num_reports()));
-    }
-  }
-  return st;
-}
-
-TaskRepository::PopulationState& TaskRepository::state_of(const std::string& population_id) {
+PopulationState& TaskRepository::state_of(const std::string& population_id) {
   auto it = populations_.find(population_id);
   if (it != populations_.end()) return *it->second;
   if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
@@ -228,7 +132,7 @@ TaskRepository::PopulationState& TaskRepository::state_of(const std::string& pop
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
   std::unique_ptr<PopulationState> loaded;
   try {
-    loaded = load(*record);
+    loaded = load_population_state(store_, *record);
   } catch (const std::exception& e) {
     quarantine(population_id, e.what());
     throw Unavailable("population '" + population_id +
@@ -289,14 +193,8 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
     store_.insert_round(round0);
     store_.insert_model({record.id, 0, created.model_etag, model_bytes});
   });
-  auto st = std::make_unique<PopulationState>();
-  st->record = record;
-  st->round = round0;
-  st->train_plan_json = plan_with_kind(record.plan_json, "train");
-  st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
-  st->model = {created.model_etag, std::make_shared<const std::string>(std::move(model_bytes))};
-  st->aggregator.emplace(std::move(check));
-  populations_[record.id] = std::move(st);
+  populations_[record.id] = new_population_state(record, round0, created.model_etag,
+                                                 std::move(model_bytes), std::move(check));
   if (options_.logger) {
     options_.logger->info("event=population_created population={} rounds={} clients_per_round={}",
                           record.id, record.rounds, record.clients_per_round);

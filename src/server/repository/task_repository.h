@@ -63,6 +63,7 @@
 #include "server/repository/claim_waiters.h"
 #include "server/repository/population_spec.h"
 #include "server/repository/round_rules.h"
+#include "server/repository/upload_receipt.h"
 #include "server/store/store.h"
 #include "server/util/clock.h"
 #include "server/util/server_metrics.h"
@@ -72,6 +73,8 @@ class logger;
 }
 
 namespace fedleaf::server {
+
+struct PopulationState;
 
 // Makes the round-0 model (safetensors bytes) of a plan from a seed (core initialize_model).
 using ModelInitializer =
@@ -107,17 +110,6 @@ struct TaskAssignment {
 // Nothing to hand out now (RetryLater, round_rules.h): every task of the open round is leased
 // (retry when a lease may expire or the round may close), or the population is finished.
 using ClaimOutcome = std::variant<TaskAssignment, RetryLater>;
-
-// What an accepted result produced. Rendered the same way every time, so a repeat of the same
-// bytes gets a byte-identical answer.
-struct UploadReceipt {
-  std::int64_t task_id = 0;
-  std::string population;
-  int round = 0;
-  std::string kind;                     // "train" | "evaluate"
-  std::optional<std::int64_t> reports;  // train: the round's reports counting this one
-  std::string result_sha256;
-};
 
 struct UploadOutcome {
   int status = 201;  // 201 accepted now, 200 the same bytes were accepted before
@@ -195,7 +187,6 @@ class TaskRepository {
   void commit_batch();
 
  private:
-  struct PopulationState;
   // The population's in-memory state, loaded on first use. Throws NotFound for an unknown id and
   // Unavailable for a quarantined one.
   PopulationState& state_of(const std::string& population_id);
@@ -203,7 +194,6 @@ class TaskRepository {
   // failed: its calls answer 503 with the reason, its status says state "failed", the others
   // serve on.
   void quarantine(const std::string& population_id, const std::string& reason);
-  std::unique_ptr<PopulationState> load(const PopulationRecord& record);
   void advance(PopulationState& state, double now);
   void close_training_round(PopulationState& state, double now);
   void finish(PopulationState& state, double now);
