@@ -86,6 +86,9 @@ class Slots {
  * @param {object} options.executor    {version, runTask(task, modelBytes, dataset, {signal, onProgress}),
  *                                      distinctIds?(dataset, task)} (createExecutor() has both)
  * @param {number} [options.prefetch=1]  tasks claimed and downloaded ahead of the one training
+ * @param {number} [options.waitS=20]  long poll: seconds the server may hold a claim until a task
+ *   appears (it caps the wait; an older server ignores it and answers at once); 0: poll with the
+ *   server's retry hints
  * @param {AbortSignal} [options.signal]
  * @param {(event: object) => void} [options.onEvent]
  * @param {number} [options.maxTasks]  stop after this many uploads (default: until finished)
@@ -100,6 +103,10 @@ export async function runLeaf(options) {
   const prefetch = options.prefetch ?? 1;
   if (!Number.isInteger(prefetch) || prefetch < 0) {
     throw new TypeError(`prefetch must be a non-negative integer, got ${prefetch}`);
+  }
+  const waitS = options.waitS ?? 20;
+  if (!Number.isFinite(waitS) || waitS < 0) {
+    throw new TypeError(`waitS must be a number of seconds >= 0, got ${waitS}`);
   }
   if (!executor || typeof executor.runTask !== 'function') {
     throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
@@ -150,7 +157,7 @@ export async function runLeaf(options) {
         response = await doFetch(claimUrl, {
           method: 'POST',
           headers: { ...headers, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify({ min_round: minRound() }),
+          body: JSON.stringify(waitS > 0 ? { min_round: minRound(), wait_s: waitS } : { min_round: minRound() }),
           signal,
         });
       } catch (error) {

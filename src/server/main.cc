@@ -9,17 +9,19 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/train/executor.h"
 #include "core/version.h"
-#include "server/group_commit.h"
-#include "server/http_server.h"
-#include "server/router.h"
-#include "server/sqlite_store.h"
-#include "server/task_repository.h"
-#include "server/tokens.h"
+#include "server/api/router.h"
+#include "server/http/http_server.h"
+#include "server/repository/deadline_ticker.h"
+#include "server/repository/group_commit.h"
+#include "server/repository/task_repository.h"
+#include "server/store/sqlite_store.h"
+#include "server/util/tokens.h"
 
 namespace {
 
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
   std::string admin_token_file;
   std::string log_level = "info";
   HttpServerOptions http;
+  double tick_interval_s = 1;
   RouterOptions routing;
   TaskRepositoryOptions repo_options;
   app.set_version_flag("--version", std::string(fedleaf::kVersion));
@@ -70,7 +73,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--cors-origin", http.cors_origins,
                  "origin allowed to call the API from a browser (repeatable; '*' for any)");
-  app.add_option("--tick-interval-s", http.tick_interval_s, "deadline check period")
+  app.add_option("--tick-interval-s", tick_interval_s, "deadline check period")
       ->capture_default_str();
   app.add_option("--shutdown-grace-s", http.shutdown_grace_s,
                  "longest wait for requests in flight at shutdown")
@@ -94,18 +97,21 @@ int main(int argc, char** argv) {
     routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
     SqliteStore store(db_path);
     SystemClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepository repository(store, clock, metrics, repo_options);
     // Declared after the store and before the server: destroyed (drained) before the store.
     GroupCommit group_commit([&repository] { repository.commit_batch(); },
                              [&store] { store.sync(); }, metrics, logger);
     Router router(repository, metrics, routing);
-    HttpServer server(router, repository, group_commit, metrics, http, logger);
+    HttpServer server(router, repository.waiters(), group_commit, metrics, http, logger);
+    std::optional<DeadlineTicker> ticker;
+    ticker.emplace(tick_interval_s, [&repository] { repository.tick(); });
     logger->info("event=listening version={} address={} port={} db={} threads={}",
                  fedleaf::kVersion, http.address, server.port(), db_path, http.threads);
     std::cout << "fedleaf-server listening on http://" << http.address << ":" << server.port()
               << std::endl;
     server.run();
+    ticker.reset();
     repository.checkpoint_all();
     logger->info("event=shutdown_complete");
     return 0;

@@ -219,6 +219,33 @@ test('claims ask only for train tasks of rounds after the last one claimed', asy
   assert.deepEqual(server.state.claimBodies.map((b) => b.min_round), [0, 5, 6, 7]);
 });
 
+test('claims wait for a task (wait_s, 20 s by default) unless waitS is 0', async () => {
+  const waiting = fakeServer({ tasks: 1 });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: waiting.fetch, prefetch: 0, backoff: fast,
+  });
+  assert.deepEqual(waiting.state.claimBodies.map((b) => b.wait_s), [20, 20]);
+
+  const custom = fakeServer({ tasks: 1 });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: custom.fetch, prefetch: 0, backoff: fast, waitS: 5,
+  });
+  assert.deepEqual(custom.state.claimBodies.map((b) => b.wait_s), [5, 5]);
+
+  const polling = fakeServer({ tasks: 1 });
+  await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: polling.fetch, prefetch: 0, backoff: fast, waitS: 0,
+  });
+  assert.deepEqual(polling.state.claimBodies, [{ min_round: 0 }, { min_round: 2 }]);
+  await assert.rejects(runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+    fetch: polling.fetch, waitS: -1,
+  }), /waitS must be a number of seconds >= 0/);
+});
+
 test('a dropped task frees its round: the next claim may take that round again', async () => {
   const server = fakeServer({ tasks: 2, roundOf: () => 3, uploadStatus: (id) => (id === 't0' ? 410 : 201) });
   await runLeaf({

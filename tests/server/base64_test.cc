@@ -1,4 +1,4 @@
-#include "server/base64.h"
+#include "server/util/base64.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // GroupCommit: answers are released only after a commit (and sync) that started after they were
 // queued; waiters that queue during a step share the next one; failures are sticky.
-#include "server/group_commit.h"
+#include "server/repository/group_commit.h"
 
 #include <catch2/catch.hpp>
 #include <condition_variable>
@@ -70,7 +70,7 @@ class Gate {
 TEST_CASE("group_commit_releases_an_answer_only_after_its_operation_is_committed_and_synced",
           "[group_commit]") {
   FakeStore store;
-  Metrics metrics;
+  ServerMetrics metrics;
   std::vector<std::future<bool>> released;
   std::vector<std::promise<bool>> promises(40);
   {
@@ -96,13 +96,13 @@ TEST_CASE("group_commit_releases_an_answer_only_after_its_operation_is_committed
   CHECK(store.commits >= 1);
   CHECK(store.syncs >= 1);
   CHECK(store.commits <= 40);
-  CHECK(metrics.render(0).find("fedleaf_group_commit_answers_total 40") != std::string::npos);
+  CHECK(metrics.render(0, 0).find("fedleaf_group_commit_answers_total 40") != std::string::npos);
 }
 
 TEST_CASE("group_commit_waiters_queued_during_a_sync_share_the_next_commit_and_sync",
           "[group_commit]") {
   FakeStore store;
-  Metrics metrics;
+  ServerMetrics metrics;
   Gate gate;
   std::vector<std::promise<bool>> promises(11);
   {
@@ -123,7 +123,7 @@ TEST_CASE("group_commit_waiters_queued_during_a_sync_share_the_next_commit_and_s
 
   CHECK(store.commits == 2);
   CHECK(store.syncs == 2);
-  const std::string text = metrics.render(0);
+  const std::string text = metrics.render(0, 0);
   CHECK(text.find("fedleaf_group_commits_total 2") != std::string::npos);
   CHECK(text.find("fedleaf_group_commit_syncs_total 2") != std::string::npos);
   CHECK(text.find("fedleaf_group_commit_answers_total 11") != std::string::npos);
@@ -131,7 +131,7 @@ TEST_CASE("group_commit_waiters_queued_during_a_sync_share_the_next_commit_and_s
 
 TEST_CASE("group_commit_answers_that_need_only_a_commit_do_not_wait_for_a_sync", "[group_commit]") {
   FakeStore store;
-  Metrics metrics;
+  ServerMetrics metrics;
   std::promise<bool> released;
   {
     GroupCommit group([&] { store.commit(); }, [&] { store.sync(); }, metrics, nullptr);
@@ -145,7 +145,7 @@ TEST_CASE("group_commit_answers_that_need_only_a_commit_do_not_wait_for_a_sync",
 }
 
 TEST_CASE("group_commit_a_failed_sync_fails_its_batch_and_every_later_answer", "[group_commit]") {
-  Metrics metrics;
+  ServerMetrics metrics;
   Gate gate;
   std::promise<bool> committed, durable, later;
   GroupCommit group([] {},
@@ -164,11 +164,11 @@ TEST_CASE("group_commit_a_failed_sync_fails_its_batch_and_every_later_answer", "
 
   CHECK_FALSE(committed.get_future().get());
   CHECK_FALSE(later.get_future().get());
-  CHECK(metrics.render(0).find("fedleaf_group_commits_total 0") != std::string::npos);
+  CHECK(metrics.render(0, 0).find("fedleaf_group_commits_total 0") != std::string::npos);
 }
 
 TEST_CASE("group_commit_a_failed_commit_fails_both_kinds_of_answers", "[group_commit]") {
-  Metrics metrics;
+  ServerMetrics metrics;
   int syncs = 0;
   std::promise<bool> committed, durable;
   GroupCommit group([] { throw std::runtime_error("disk full"); }, [&] { ++syncs; }, metrics,
@@ -184,7 +184,7 @@ TEST_CASE("group_commit_a_failed_commit_fails_both_kinds_of_answers", "[group_co
 TEST_CASE("group_commit_destructor_commits_syncs_and_releases_everything_queued",
           "[group_commit]") {
   FakeStore store;
-  Metrics metrics;
+  ServerMetrics metrics;
   int released = 0;
   {
     GroupCommit group([&] { store.commit(); }, [&] { store.sync(); }, metrics, nullptr);

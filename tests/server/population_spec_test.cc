@@ -1,4 +1,4 @@
-#include "server/population_spec.h"
+#include "server/repository/population_spec.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "server/result_summary.h"
+#include "server/repository/result_summary.h"
 
 #include <catch2/catch.hpp>
 

@@ -9,11 +9,13 @@
 
 #include "core/safetensors.h"
 #include "core/version.h"
-#include "server/router.h"
-#include "server/server_errors.h"
-#include "server/sha256.h"
-#include "server/sqlite_store.h"
-#include "server/tokens.h"
+#include "server/api/router.h"
+
+#include "server/api/claim_body.h"
+#include "server/store/sqlite_store.h"
+#include "server/util/server_errors.h"
+#include "server/util/sha256.h"
+#include "server/util/tokens.h"
 #include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
@@ -62,7 +64,7 @@ std::string create_body(const std::string& id, int clients_per_round) {
 struct RouterHarness {
   SqliteStore store{":memory:"};
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
   Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr}};
 
@@ -211,6 +213,28 @@ TEST_CASE("router_upload_status_codes_follow_the_protocol", "[router]") {
   CHECK(h.router.handle(request("PUT", "/v1/tasks/abc/result", lease, result)).status == 404);
 }
 
+TEST_CASE("router_marks_a_waiting_claim_that_found_nothing_to_be_parked", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p");
+  const std::string claim_url = "/v1/populations/p/tasks:claim";
+  Response task = h.router.handle(request("POST", claim_url, token, R"({"wait_s": 20})"));
+  Response polled = h.router.handle(request("POST", claim_url, token));
+  Response waiting = h.router.handle(request("POST", claim_url, token, R"({"wait_s": 99})"));
+  Response bad = h.router.handle(request("POST", claim_url, token, R"({"wait_s": -1})"));
+
+  CHECK(task.status == 200);
+  CHECK_FALSE(task.wait);
+  CHECK(polled.status == 204);
+  CHECK_FALSE(polled.wait);
+  REQUIRE(waiting.wait);
+  CHECK(waiting.status == 204);
+  CHECK(waiting.send_after == SendAfter::kCommit);
+  CHECK(waiting.wait->population == "p");
+  CHECK(waiting.wait->epoch == h.repo.waiters().epoch("p"));
+  CHECK(waiting.wait->wait_s == kMaxClaimWaitS);
+  CHECK(bad.status == 400);
+}
+
 TEST_CASE("router_marks_claims_to_wait_for_the_commit_and_uploads_and_reads_for_the_sync",
           "[router]") {
   RouterHarness h;
@@ -285,6 +309,7 @@ TEST_CASE("router_status_healthz_metrics_and_unknown_paths", "[router]") {
   CHECK(metrics.header("content-type").find("text/plain") == 0);
   CHECK(metrics.body->find("fedleaf_claims_total{outcome=\"error\"} 1") != std::string::npos);
   CHECK(metrics.body->find("fedleaf_open_leases 0") != std::string::npos);
+  CHECK(metrics.body->find("fedleaf_waiting_claims 0") != std::string::npos);
   CHECK(unknown.status == 404);
   CHECK(error_of(unknown)["code"] == "not_found");
   CHECK(no_static.status == 404);

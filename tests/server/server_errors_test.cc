@@ -1,9 +1,9 @@
-#include "server/server_errors.h"
+#include "server/util/server_errors.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "server/http_message.h"
+#include "server/api/http_message.h"
 
 namespace fedleaf::server {
 

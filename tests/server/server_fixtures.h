@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/safetensors.h"
-#include "server/population_spec.h"
+#include "server/repository/population_spec.h"
 
 namespace fedleaf::test {
 

@@ -1,4 +1,4 @@
-#include "server/static_files.h"
+#include "server/api/static_files.h"
 
 #include <unistd.h>
 

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "server/sqlite_store.h"
+#include "server/store/sqlite_store.h"
 
 namespace fedleaf::server {
 namespace {

@@ -8,9 +8,10 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "server/server_errors.h"
-#include "server/sqlite_store.h"
-#include "server/task_repository.h"
+#include "server/api/wire_json.h"
+#include "server/repository/task_repository.h"
+#include "server/store/sqlite_store.h"
+#include "server/util/server_errors.h"
 #include "tests/core/error_matchers.h"
 #include "tests/server/server_fixtures.h"
 
@@ -25,7 +26,7 @@ using test::train_result;
 struct Harness {
   SqliteStore store{":memory:"};
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
 
   TaskAssignment claim_task(const CreatedPopulation& p) {
@@ -41,7 +42,7 @@ struct Harness {
   UploadOutcome upload(const TaskAssignment& task, const std::string& body) {
     return repo.upload(task.task_id, task.lease_token, body);
   }
-  nlohmann::json status(const CreatedPopulation& p) { return repo.status(p.id); }
+  nlohmann::json status(const CreatedPopulation& p) { return status_json(repo.status(p.id)); }
 };
 
 std::string model_of(TaskRepository& repo, const std::string& id, int round) {
@@ -73,11 +74,65 @@ TEST_CASE("claim_hands_out_train_tasks_up_to_the_pool_then_retry_later", "[repos
   CHECK(h.status(p)["plan"]["updates"].contains("emb/weight"));
 }
 
-TEST_CASE("round_poll_hint_grows_with_the_round_size_within_bounds", "[repository]") {
-  CHECK(round_poll_s(1) == kMinRoundPollS);
-  CHECK(round_poll_s(16) == Approx(0.064));
-  CHECK(round_poll_s(100) == Approx(0.4));
-  CHECK(round_poll_s(5000) == kRoundPollS);
+TEST_CASE("a_parked_claim_is_woken_by_the_upload_that_opens_the_next_round", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+  const TaskAssignment task = h.claim_task(p);
+  const RetryLater retry = h.claim_retry(p);
+  int woken = 0;
+  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+
+  CHECK(woken == 0);
+  h.upload(task, train_result({1}, 1.f, 1.f, 3));  // closes round 0, opens round 1
+
+  CHECK(woken == 1);  // during the upload: no clock needed to see the new round
+  CHECK(h.claim_task(p).round == 1);
+}
+
+TEST_CASE("a_claim_that_found_nothing_before_the_round_opened_wakes_when_parked_late",
+          "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+  const TaskAssignment task = h.claim_task(p);
+  const RetryLater retry = h.claim_retry(p);
+  h.upload(task, train_result({1}, 1.f, 1.f, 3));
+  int woken = 0;
+
+  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+
+  CHECK(woken == 1);
+  CHECK(h.repo.waiters().waiting() == 0);
+}
+
+TEST_CASE("tick_wakes_parked_claims_when_a_lease_expired", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  h.claim_task(p);
+  const RetryLater retry = h.claim_retry(p);
+  int woken = 0;
+  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+
+  h.repo.tick();
+  CHECK(woken == 0);  // the lease holds
+  h.clock.advance(11);
+  h.repo.tick();
+
+  CHECK(woken == 1);
+  CHECK(h.claim_task(p).round == 0);
+}
+
+TEST_CASE("parked_claims_learn_that_the_population_finished", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment task = h.claim_task(p);
+  const RetryLater retry = h.claim_retry(p);
+  int woken = 0;
+  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+
+  h.upload(task, train_result({1}, 1.f, 1.f, 3));
+
+  CHECK(woken == 1);
+  CHECK(h.claim_retry(p).finished);
 }
 
 TEST_CASE("claim_with_min_round_skips_train_tasks_of_earlier_rounds", "[repository]") {
@@ -137,8 +192,25 @@ TEST_CASE("reupload_of_identical_bytes_returns_200_with_first_answer", "[reposit
 
   CHECK(first.status == 201);
   CHECK(again.status == 200);
-  CHECK(again.body == first.body);
+  CHECK(receipt_json(again.receipt) == receipt_json(first.receipt));
   CHECK(h.status(p)["reports"] == 1);
+}
+
+TEST_CASE("reupload_answers_the_same_bytes_from_a_row_that_stored_the_whole_answer",
+          "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 2, 2));
+  const TaskAssignment task = h.claim_task(p);
+  const std::string body = train_result({1}, 0.5f, 0.25f, 3);
+  const std::string first = receipt_json(h.upload(task, body).receipt);
+  h.repo.commit_batch();
+  TaskRecord row = *h.store.find_task(task.task_id);
+  row.result_body = first;  // as rows were written before receipts were typed
+  h.store.begin(Durability::kNormal);
+  h.store.update_task(row);
+  h.store.commit();
+
+  CHECK(receipt_json(h.upload(task, body).receipt) == first);
 }
 
 TEST_CASE("different_bytes_for_a_finished_task_get_409", "[repository]") {
@@ -341,7 +413,7 @@ TEST_CASE("a_restarted_repository_resumes_the_open_round_exactly", "[repository]
   for (int checkpoint_every : {0, 1, 2}) {
     SqliteStore store(":memory:");
     FakeClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepositoryOptions options;
     options.checkpoint_every = checkpoint_every;
     CreatedPopulation p;
@@ -364,8 +436,8 @@ TEST_CASE("a_restarted_repository_resumes_the_open_round_exactly", "[repository]
                      train_result(u.rows, u.row_value, u.dense_value, u.num_examples));
 
     INFO("checkpoint_every " << checkpoint_every);
-    CHECK(restarted.status("p")["round"] == 1);
-    CHECK(restarted.status("p")["history"][0]["reports"] == 3);
+    CHECK(status_json(restarted.status("p"))["round"] == 1);
+    CHECK(status_json(restarted.status("p"))["history"][0]["reports"] == 3);
     CHECK(test::models_close(test::decode_dense(*restarted.model("p", 1).bytes),
                              test::reference_next_model(uploads)));
   }
@@ -380,7 +452,7 @@ TEST_CASE("claims_uploads_and_round_closes_reach_the_store_with_commit_batch", "
     SqliteStore store(path);
     SqliteStore observer(path);  // a second connection sees only committed state
     FakeClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
     const CreatedPopulation p = repo.create_population(test_spec("p", 2, 2, 2));
     const bool population_committed = observer.find_population("p").has_value();
@@ -416,7 +488,7 @@ TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
     SqliteStore store(path);
     SqliteStore observer(path);
     FakeClock clock;
-    Metrics metrics;
+    ServerMetrics metrics;
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
     const CreatedPopulation p = repo.create_population(test_spec("p", 2, 3, 1));
     auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
@@ -435,7 +507,7 @@ TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
 TEST_CASE("a_repository_commits_its_open_batch_when_destroyed", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   std::int64_t task_id = 0;
   {
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
@@ -451,7 +523,7 @@ TEST_CASE("a_repository_commits_its_open_batch_when_destroyed", "[repository]") 
 TEST_CASE("checkpoint_all_lets_a_restart_skip_replaying_results", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepositoryOptions options;
   options.checkpoint_every = 0;
   {
@@ -467,7 +539,7 @@ TEST_CASE("checkpoint_all_lets_a_restart_skip_replaying_results", "[repository]"
   REQUIRE(checkpoint);
   CHECK(checkpoint->seq == 1);
   TaskRepository restarted(store, clock, metrics, options);
-  CHECK(restarted.status("p")["reports"] == 1);
+  CHECK(status_json(restarted.status("p"))["reports"] == 1);
 }
 
 TEST_CASE("create_population_validates_and_rejects_duplicates", "[repository]") {
@@ -479,9 +551,16 @@ TEST_CASE("create_population_validates_and_rejects_duplicates", "[repository]") 
   bad_model.initial_model = "garbage";
   CHECK_THROWS_AS(h.repo.create_population(bad_model), InvalidInput);
   auto bad_plan = test_spec("r", 1, 1, 1);
-  bad_plan.plan_json = R"({"updates": {"missing/tensor": {"encoding": "dense",
-                                                         "aggregator": "sum"}}})";
-  CHECK_THROWS_AS(h.repo.create_population(bad_plan), InvalidInput);
+  bad_plan.plan_json = R"({"updates": {"out/weight": {"encoding": "dense",
+                                                     "aggregator": "sum"}}})";
+  CHECK_THROWS_MATCHES(h.repo.create_population(bad_plan), InvalidInput,
+                       MessageContains("plan.model"));  // no leaf can run it
+  auto model_misses_a_tensor = test_spec("t", 1, 1, 1);
+  core::NamedTensors tensors = test::test_model_tensors();
+  tensors.erase("out/weight");
+  model_misses_a_tensor.initial_model = test::to_string(core::write_safetensors(tensors));
+  CHECK_THROWS_MATCHES(h.repo.create_population(model_misses_a_tensor), InvalidInput,
+                       MessageContains("out/weight"));
   auto seeded = test_spec("s", 1, 1, 1);
   seeded.initial_model.reset();
   seeded.seed = 3;
@@ -492,7 +571,7 @@ TEST_CASE("create_population_validates_and_rejects_duplicates", "[repository]") 
 TEST_CASE("create_population_from_seed_uses_the_model_initializer", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   TaskRepositoryOptions options;
   std::uint64_t seen_seed = 0;
   options.model_initializer = [&](const std::string&, std::uint64_t seed) {
@@ -509,7 +588,7 @@ TEST_CASE("create_population_from_seed_uses_the_model_initializer", "[repository
 
   CHECK(seen_seed == 42);
   CHECK(*repo.model("s", 0).bytes == test::test_model_bytes());
-  CHECK(repo.list_populations()[0]["id"] == "s");
+  CHECK(repo.list_populations()[0].id == "s");
 }
 
 TEST_CASE("open_leases_counts_unexpired_leases", "[repository]") {
@@ -533,7 +612,7 @@ TEST_CASE("huge_finite_uploads_never_publish_a_non_finite_model_and_restart_work
           "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   CreatedPopulation p;
   {
     TaskRepository repo(store, clock, metrics, {});
@@ -550,7 +629,7 @@ TEST_CASE("huge_finite_uploads_never_publish_a_non_finite_model_and_restart_work
     }
   }
   TaskRepository restarted(store, clock, metrics, {});
-  CHECK(restarted.status("p")["state"] == "running");
+  CHECK(status_json(restarted.status("p"))["state"] == "running");
   auto task = std::get<TaskAssignment>(restarted.claim("p", p.client_token));
   CHECK(restarted.upload(task.task_id, task.lease_token, train_result({1}, 1, 1, 1)).status == 201);
 }
@@ -558,7 +637,7 @@ TEST_CASE("huge_finite_uploads_never_publish_a_non_finite_model_and_restart_work
 TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve", "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;
-  Metrics metrics;
+  ServerMetrics metrics;
   CreatedPopulation good;
   {
     TaskRepository repo(store, clock, metrics, {});
@@ -589,13 +668,13 @@ TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve",
   CHECK_THROWS_MATCHES(restarted.claim("bad", "any token"), Unavailable,
                        MessageContains("quarantined"));
   CHECK_THROWS_AS(restarted.model("bad", 1), Unavailable);
-  const auto status = restarted.status("bad");
+  const auto status = status_json(restarted.status("bad"));
   CHECK(status["state"] == "failed");
   CHECK(status["failure_reason"].get<std::string>().find("not finite") != std::string::npos);
   const auto list = restarted.list_populations();
-  CHECK(list[0]["id"] == "bad");
-  CHECK(list[0]["state"] == "failed");
-  CHECK(list[1]["state"] == "running");
+  CHECK(list[0].id == "bad");
+  CHECK(list[0].state == "failed");
+  CHECK(list[1].state == "running");
 }
 
 TEST_CASE("selectable_model_indexes_each_rounds_model_for_client_token_holders", "[repository]") {

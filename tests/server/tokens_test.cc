@@ -1,4 +1,4 @@
-#include "server/tokens.h"
+#include "server/util/tokens.h"
 
 #include <catch2/catch.hpp>
 #include <set>

@@ -1,0 +1,35 @@
+#include "server/api/claim_body.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace fedleaf::server {
+
+ClaimBody parse_claim_body(const std::string& body) {
+  ClaimBody out;
+  if (body.empty()) return out;
+  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    throw InvalidInput("claim body: must be a JSON object such as {\"min_round\": 3}");
+  }
+  if (const auto it = parsed.find("min_round"); it != parsed.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||
+        it->get<std::int64_t>() > 1'000'000'000) {
+      throw InvalidInput("claim body: min_round must be an integer in [0, 1000000000]");
+    }
+    out.min_round = static_cast<int>(it->get<std::int64_t>());
+  }
+  if (const auto it = parsed.find("wait_s"); it != parsed.end()) {
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0) {
+      throw InvalidInput("claim body: wait_s must be a number of seconds >= 0");
+    }
+    out.wait_s = std::min(it->get<double>(), kMaxClaimWaitS);
+  }
+  return out;
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,59 @@
+// Router: the HTTP API of the task repository over transport-independent messages.
+//
+//   Router router(repository, metrics, {hash_token(admin_token), "web_demo"});
+//   Response res = router.handle(request);   // never throws
+//
+// Order of checks for /v1/ requests: protocol version (426), then routing (404/405), then
+// authentication (401/403), then the call. Every error becomes {"error": {"code", "message"}}
+// via error_response(); paths outside /v1/, /healthz and /metrics are static files of web_root.
+// The repository leaves claims, uploads and round closes in its open batch (committed later by
+// GroupCommit), so answers carry send_after: every answer to a claim kCommit (a lease handed out
+// survives a killed process); every answer to an upload (PUT /v1/tasks/{id}/result, any status)
+// kSync — a 2xx then always names a durable result, and a 409/410 never rests on a state a
+// crash could undo; population status, model downloads and model:select kSync, so a new
+// round's model is never seen before it is durable. The transport must honour it.
+// Thread-safe (TaskRepository and ServerMetrics are).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "server/api/http_message.h"
+#include "server/repository/task_repository.h"
+#include "server/util/server_metrics.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace fedleaf::server {
+
+struct RouterOptions {
+  std::string admin_token_hash;  // hash_token() of the admin token
+  std::string web_root;          // static files; empty: none
+  // Debug events of calls (model:select: tensor names and id counts, never ids); null: none.
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+class Router {
+ public:
+  Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options);
+  Response handle(const Request& request) const;
+
+ private:
+  Response route(const Request& request) const;
+  void check_admin(const Request& request) const;
+  Response select_response(const Request& request, const std::string& population, int round) const;
+
+  TaskRepository& repository_;
+  ServerMetrics& metrics_;
+  RouterOptions options_;
+};
+
+// Checks the Fedleaf-Version header of a /v1/ request: a value whose major differs from the
+// server's (or that is not MAJOR.MINOR) is UpgradeRequired, as is a missing header on a request
+// that changes state (POST, PUT). Both versions are named in the message.
+void check_protocol_version(const Request& request);
+
+}  // namespace fedleaf::server

@@ -1,0 +1,128 @@
+#include "server/api/wire_json.h"
+
+#include "core/version.h"
+
+namespace fedleaf::server {
+
+using nlohmann::json;
+
+namespace {
+
+json round_json(const RoundRecord& r) {
+  json entry = {{"round", r.number},
+                {"status", r.status},
+                {"reports", r.reports},
+                {"examples", r.examples},
+                {"upload_bytes", r.upload_bytes},
+                {"started_at", r.started_at},
+                {"deadline", r.deadline}};
+  entry["mean_train_loss"] = r.examples > 0 ? json(r.loss_sum / r.examples) : json(nullptr);
+  entry["mean_train_accuracy"] =
+      r.accuracy_examples > 0 ? json(r.accuracy_sum / r.accuracy_examples) : json(nullptr);
+  const bool closed = r.status == "closed";
+  entry["closed_at"] = closed ? json(r.closed_at) : json(nullptr);
+  entry["duration_s"] = closed ? json(r.closed_at - r.started_at) : json(nullptr);
+  json eval = json::object();
+  if (r.eval_reports > 0) {
+    eval["reports"] = r.eval_reports;
+    eval["examples"] = r.eval_examples;
+    const json sums = json::parse(r.eval_sums_json);
+    for (const auto& [name, sum] : sums.items()) {
+      eval[name] = sum.get<double>() / r.eval_examples;
+    }
+  }
+  entry["eval"] = eval;
+  return entry;
+}
+
+}  // namespace
+
+std::string model_url(const std::string& population, int round) {
+  return population_url(population) + "/rounds/" + std::to_string(round) + "/model";
+}
+
+std::string population_url(const std::string& population) {
+  return "/v1/populations/" + population;
+}
+
+std::string upload_url(std::int64_t task_id) {
+  return "/v1/tasks/" + std::to_string(task_id) + "/result";
+}
+
+json health_json() { return {{"status", "ok"}, {"version", kVersion}}; }
+
+std::string task_json(const TaskAssignment& task) {
+  json body = {{"task_id", task.task_id},
+               {"population", task.population},
+               {"round", task.round},
+               {"kind", task.kind},
+               {"lease_token", task.lease_token},
+               {"lease_expires_at", task.lease_expires_at},
+               {"model_url", model_url(task.population, task.round)},
+               {"model_etag", task.model_etag},
+               {"upload_url", upload_url(task.task_id)}};
+  // The plan is already serialised JSON (the repository dumped it): splice it in rather than
+  // parse and dump it again on every claim. The object is never empty, so it ends in "}".
+  std::string text = body.dump();
+  text.insert(text.size() - 1, ",\"plan\":" + task.plan_json);
+  return text;
+}
+
+json created_population_json(const CreatedPopulation& created) {
+  return {{"id", created.id},
+          {"client_token", created.client_token},
+          {"round", 0},
+          {"model_etag", created.model_etag},
+          {"model_url", model_url(created.id, 0)},
+          {"status_url", population_url(created.id)}};
+}
+
+json status_json(const PopulationStatus& status) {
+  const PopulationRecord& p = status.record;
+  if (status.failure_reason) {
+    return {{"id", p.id}, {"state", "failed"}, {"failure_reason", *status.failure_reason}};
+  }
+  json history = json::array();
+  for (const RoundRecord& r : status.history) history.push_back(round_json(r));
+  json rejections = json::object();
+  for (const auto& [reason, count] : status.rejections) rejections[reason] = count;
+  return {{"id", p.id},
+          {"state", p.state},
+          {"round", status.round.number},
+          {"rounds", p.rounds},
+          {"reports", status.round.reports},
+          {"clients_per_round", p.clients_per_round},
+          {"min_reports", p.min_reports},
+          {"round_deadline_s", p.round_deadline_s},
+          {"lease_s", p.lease_s},
+          {"train_tasks_per_round", p.train_tasks_per_round},
+          {"eval_tasks_per_round", p.eval_tasks_per_round},
+          {"model_etag", status.model_etag},
+          {"model_url", model_url(p.id, status.round.number)},
+          {"created_at", p.created_at},
+          {"plan", json::parse(status.plan_json)},
+          {"rejections", rejections},
+          {"history", history}};
+}
+
+json populations_json(const std::vector<PopulationSummary>& populations) {
+  json list = json::array();
+  for (const PopulationSummary& p : populations) {
+    list.push_back({{"id", p.id},
+                    {"state", p.state},
+                    {"round", p.round},
+                    {"rounds", p.rounds},
+                    {"clients_per_round", p.clients_per_round}});
+  }
+  return {{"populations", list}};
+}
+
+std::string receipt_json(const UploadReceipt& receipt) {
+  json body = {{"task_id", receipt.task_id}, {"population", receipt.population},
+               {"round", receipt.round},     {"kind", receipt.kind},
+               {"status", "accepted"},       {"result_sha256", receipt.result_sha256}};
+  if (receipt.reports) body["reports"] = *receipt.reports;
+  return body.dump();
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,91 @@
+#include "server/repository/group_commit.h"
+
+#include <spdlog/spdlog.h>
+
+#include <exception>
+#include <utility>
+
+namespace fedleaf::server {
+
+GroupCommit::GroupCommit(Step commit, Step sync, ServerMetrics& metrics,
+                         std::shared_ptr<spdlog::logger> logger)
+    : commit_(std::move(commit)),
+      sync_(std::move(sync)),
+      metrics_(metrics),
+      logger_(std::move(logger)),
+      committer_([this] { run(); }) {}
+
+GroupCommit::~GroupCommit() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  committer_.join();
+}
+
+void GroupCommit::after_commit(Release release) { enqueue(std::move(release), false); }
+void GroupCommit::after_durable(Release release) { enqueue(std::move(release), true); }
+
+void GroupCommit::enqueue(Release release, bool durable) {
+  bool failed = false;
+  {
+    std::lock_guard lock(mutex_);
+    failed = failed_;
+    if (!failed) (durable ? durable_queue_ : committed_queue_).push_back(std::move(release));
+  }
+  if (failed) {
+    release(false);
+    return;
+  }
+  wake_.notify_one();
+}
+
+bool GroupCommit::run_step(const Step& step, const char* what, std::size_t waiters) {
+  try {
+    step();
+    return true;
+  } catch (const std::exception& e) {
+    if (logger_) {
+      logger_->critical(
+          "event=group_commit_failed step={} waiters={} error=\"{}\" action=\"answering 503 "
+          "until restarted\"",
+          what, waiters, e.what());
+    }
+    std::lock_guard lock(mutex_);
+    failed_ = true;
+    return false;
+  }
+}
+
+void GroupCommit::run() {
+  std::vector<Release> committed;
+  std::vector<Release> durable;
+  for (;;) {
+    bool ok = true;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [this] {
+        return !committed_queue_.empty() || !durable_queue_.empty() || stopping_;
+      });
+      if (committed_queue_.empty() && durable_queue_.empty()) return;  // stopping, all released
+      // Every waiter taken here was queued after its operation, and before the steps below
+      // start: they cover all of them.
+      committed.swap(committed_queue_);
+      durable.swap(durable_queue_);
+      ok = !failed_;
+    }
+    const std::size_t waiters = committed.size() + durable.size();
+    ok = ok && run_step(commit_, "commit", waiters);
+    for (Release& release : committed) release(ok);
+    if (!durable.empty()) {
+      ok = ok && run_step(sync_, "sync", durable.size());
+      for (Release& release : durable) release(ok);
+    }
+    if (ok) metrics_.count_group_commit(waiters, !durable.empty());
+    committed.clear();
+    durable.clear();
+  }
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,95 @@
+#include "server/repository/population_state.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "core/error.h"
+#include "core/safetensors.h"
+
+namespace fedleaf::server {
+
+// Reports a round expects: lets each accumulator size itself up front (results never depend on
+// it; see AccumulatorOptions).
+std::size_t expected_reports(const PopulationRecord& record) {
+  return static_cast<std::size_t>(std::max(1, record.clients_per_round));
+}
+
+std::string plan_with_kind(const std::string& plan_json, const char* kind) {
+  nlohmann::json plan = nlohmann::json::parse(plan_json);
+  plan["kind"] = kind;
+  return plan.dump();
+}
+
+core::NamedTensors decode_model(const std::string& bytes) {
+  core::SafetensorsReadOptions options;
+  options.require_finite = true;
+  return core::read_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
+                                options)
+      .tensors;
+}
+
+std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+std::unique_ptr<PopulationState> load_population_state(Store& store,
+                                                       const PopulationRecord& record) {
+  auto st = std::make_unique<PopulationState>();
+  st->record = record;
+  auto round = store.find_round(record.id, record.current_round);
+  auto model = store.find_model(record.id, record.current_round);
+  if (!round || !model) {
+    throw Error("population '" + record.id + "': round " + std::to_string(record.current_round) +
+                " or its model is missing from the store");
+  }
+  st->round = *round;
+  st->train_plan_json = plan_with_kind(record.plan_json, "train");
+  st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
+  st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
+  st->update_plan =
+      std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  if (record.state == "running" && round->number < record.rounds && round->status == "open") {
+    core::NamedTensors tensors = decode_model(*st->model.bytes);
+    auto checkpoint = store.find_checkpoint(record.id, round->number);
+    if (checkpoint) {
+      st->aggregator = core::RoundAggregator::restore(
+          *st->update_plan, std::move(tensors),
+          reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()),
+          checkpoint->bytes.size());
+      st->checkpoint_seq = st->result_seq = checkpoint->seq;
+    } else {
+      st->aggregator.emplace(*st->update_plan, std::move(tensors), expected_reports(record));
+    }
+    for (const ResultRecord& result :
+         store.list_results(record.id, round->number, st->checkpoint_seq)) {
+      st->aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.bytes.data()),
+                                 result.bytes.size());
+      st->result_seq = result.seq;
+    }
+    if (st->aggregator->num_reports() != static_cast<std::size_t>(round->reports)) {
+      throw Error("population '" + record.id + "' round " + std::to_string(round->number) +
+                  ": the store records " + std::to_string(round->reports) +
+                  " reports but its results and checkpoint hold " +
+                  std::to_string(st->aggregator->num_reports()));
+    }
+  }
+  return st;
+}
+
+std::unique_ptr<PopulationState> new_population_state(
+    const PopulationRecord& record, const RoundRecord& round0, std::string etag,
+    std::string model_bytes, std::shared_ptr<const core::UpdatePlan> update_plan,
+    core::RoundAggregator aggregator) {
+  auto st = std::make_unique<PopulationState>();
+  st->record = record;
+  st->round = round0;
+  st->train_plan_json = plan_with_kind(record.plan_json, "train");
+  st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
+  st->model = {std::move(etag), std::make_shared<const std::string>(std::move(model_bytes))};
+  st->update_plan = std::move(update_plan);
+  st->aggregator.emplace(std::move(aggregator));
+  return st;
+}
+
+}  // namespace fedleaf::server

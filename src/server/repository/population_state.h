@@ -1,0 +1,65 @@
+// PopulationState: a population's in-memory state — its records, the plan as each kind of task
+// carries it, the current model and the open training round's accumulator — and how it is
+// built: for a new population, or rebuilt exactly from the store (last checkpoint plus the
+// results stored after it).
+//
+//   std::unique_ptr<PopulationState> st = load_population_state(store, record);
+//   st->aggregator->num_reports() == st->round.reports;
+//
+// Owned and guarded by TaskRepository (not thread-safe on its own).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/update_plan.h"
+#include "core/safetensors_index.h"
+#include "core/tensor.h"
+#include "server/repository/task_repository.h"
+#include "server/store/store.h"
+
+namespace fedleaf::server {
+
+struct PopulationState {
+  PopulationRecord record;
+  RoundRecord round;  // the current round
+  std::string train_plan_json;
+  std::string eval_plan_json;
+  ModelBlob model;  // the current round's model
+  // The plan's "updates", parsed once: the aggregators and model:select read it.
+  std::shared_ptr<const core::UpdatePlan> update_plan;
+  // model:select's index of `model` (built on first use; stale when its etag differs).
+  std::shared_ptr<const core::SafetensorsIndex> select_index;
+  std::string select_index_etag;
+  // The open training round's accumulator; empty once training rounds are over.
+  std::optional<core::RoundAggregator> aggregator;
+  std::int64_t result_seq = 0;      // last stored result of the current round
+  std::int64_t checkpoint_seq = 0;  // last result folded into the stored checkpoint
+};
+
+// Rebuilds a stored population's state. Throws fedleaf::Error when its round or model is missing
+// or its stored results do not add up to the round's report count, InvalidInput when its model
+// or checkpoint is invalid (the repository quarantines it).
+std::unique_ptr<PopulationState> load_population_state(Store& store,
+                                                       const PopulationRecord& record);
+
+// The state of a population just created (round 0 open, no reports).
+std::unique_ptr<PopulationState> new_population_state(
+    const PopulationRecord& record, const RoundRecord& round0, std::string etag,
+    std::string model_bytes, std::shared_ptr<const core::UpdatePlan> update_plan,
+    core::RoundAggregator aggregator);
+
+// Reports a round expects: lets each accumulator size itself up front (results never depend on
+// it; see AccumulatorOptions).
+std::size_t expected_reports(const PopulationRecord& record);
+// The plan with "kind" set, as a task of that kind carries it.
+std::string plan_with_kind(const std::string& plan_json, const char* kind);
+// A model's tensors; InvalidInput for bytes that are not safetensors or hold non-finite values.
+core::NamedTensors decode_model(const std::string& bytes);
+std::string to_string_bytes(const std::vector<std::uint8_t>& bytes);
+
+}  // namespace fedleaf::server

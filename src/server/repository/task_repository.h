@@ -1,0 +1,244 @@
+// TaskRepository: populations, rounds, leases and streaming aggregation — the transport-
+// independent core of the task repository. The HTTP router translates requests into these calls.
+//
+//   SqliteStore store("tasks.db");
+//   SystemClock clock;
+//   ServerMetrics metrics;
+//   TaskRepository repo(store, clock, metrics, {});
+//   (results are typed; api/wire_json renders them for the wire)
+//   CreatedPopulation p = repo.create_population(parse_population_spec(body));
+//   ClaimOutcome c = repo.claim(p.id, p.client_token);
+//   if (auto* task = std::get_if<TaskAssignment>(&c)) {
+//     UploadOutcome u = repo.upload(task->task_id, task->lease_token, result_bytes);  // 201
+//   }
+//
+// Round life cycle: round r opens with model_r. Claims lease train tasks (created on demand, at
+// most train_tasks_per_round of them, so over-selection is possible) and evaluate tasks on
+// model_r. Each valid train upload is folded into the round's RoundAggregator as it arrives. The
+// round closes at clients_per_round reports, or once its deadline has passed with at least
+// min_reports reports (the round stays open past its deadline until it has them); closing
+// publishes model_{r+1} and opens round r+1. After the last training round, a round of evaluate
+// tasks only (when eval_tasks_per_round > 0) evaluates the final model until all its tasks
+// report or its deadline passes; then the population is finished.
+//
+// The rules of when a round closes and of the retry hint are round_rules.h; claims that wait
+// park on waiters() and are woken when a task may have appeared (a round opened, the population
+// finished, the tick saw a lease expire).
+//
+// Errors (the HTTP status the router maps them to): NotFound (404) unknown population, task or
+// model; Forbidden (403) a token that does not match; Gone (410) expired lease or closed round;
+// Conflict (409) different bytes for a finished task, or an existing population id;
+// InvalidInput (400) an invalid spec or result; Unavailable (503) a store failure, or a
+// population that failed to load (quarantined: state "failed" in its status).
+//
+// Crash safety (group commit): every state change is one all-or-nothing step (a nested store
+// transaction) of the open *batch* transaction; commit_batch() commits the batch (kNormal: it
+// then survives a killed process) and Store::sync() makes it survive power loss. Accepted train
+// results are stored in the step that accepts them, so the open round's aggregate is rebuilt
+// exactly on restart from its last checkpoint plus the results stored after it. claim() and
+// upload() return with their step still uncommitted: the caller must not answer a claim before
+// a commit_batch(), nor an upload before a commit_batch() and a Store::sync(), that started
+// after the call returned (the router marks the answers, the HTTP layer waits for GroupCommit,
+// which batches both). A round closed (or a population finished) by any call is a step of the
+// batch too: every answer that reveals it waits for its commit (claims) or sync (uploads, model
+// and status reads; the router marks them), and tick() commits and syncs what it changed. Steps
+// that must be durable at once (create_population, checkpoint_all) commit the batch and sync the
+// store before returning. A failed commit rolls the batch back and drops the in-memory state,
+// which is reloaded from the store.
+//
+// Thread-safe: every public method holds one mutex (the store has a single writer anyway); the
+// commit of a batch holds it briefly, the sync does not.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/aggregation/update_plan.h"
+#include "core/safetensors_index.h"
+#include "server/repository/claim_waiters.h"
+#include "server/repository/population_spec.h"
+#include "server/repository/round_rules.h"
+#include "server/repository/upload_receipt.h"
+#include "server/store/store.h"
+#include "server/util/clock.h"
+#include "server/util/server_metrics.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace fedleaf::server {
+
+struct PopulationState;
+
+// Makes the round-0 model (safetensors bytes) of a plan from a seed (core initialize_model).
+using ModelInitializer =
+    std::function<std::vector<std::uint8_t>(const std::string& plan_json, std::uint64_t seed)>;
+
+struct TaskRepositoryOptions {
+  // Checkpoint an open round's accumulator every this many accepted reports (0: only at
+  // shutdown). Between checkpoints the stored results are replayed on restart.
+  int checkpoint_every = 256;
+  // Used for populations created with a seed; empty: such requests are InvalidInput.
+  ModelInitializer model_initializer;
+  // Round life-cycle events (created, closed, finished); null: no logging.
+  std::shared_ptr<spdlog::logger> logger;
+};
+
+struct CreatedPopulation {
+  std::string id;
+  std::string client_token;  // shown once; the store keeps only its hash
+  std::string model_etag;    // of round 0
+};
+
+struct TaskAssignment {
+  std::int64_t task_id = 0;
+  std::string population;
+  int round = 0;
+  std::string kind;  // "train" | "evaluate"
+  std::string lease_token;
+  double lease_expires_at = 0;  // unix seconds
+  std::string plan_json;        // with "kind" set to the task's kind
+  std::string model_etag;
+};
+
+// Nothing to hand out now (RetryLater, round_rules.h): every task of the open round is leased
+// (retry when a lease may expire or the round may close), or the population is finished.
+using ClaimOutcome = std::variant<TaskAssignment, RetryLater>;
+
+struct UploadOutcome {
+  int status = 201;  // 201 accepted now, 200 the same bytes were accepted before
+  UploadReceipt receipt;
+};
+
+// A population as GET /v1/populations/{p} shows it.
+struct PopulationStatus {
+  PopulationRecord record;
+  std::optional<std::string> failure_reason;  // set: quarantined (state "failed"), rest empty
+  RoundRecord round;                          // the current round
+  std::string model_etag;                     // of the current round
+  std::string plan_json;                      // the train plan
+  std::vector<RoundRecord> history;
+  std::map<std::string, std::int64_t> rejections;  // reason -> count
+};
+
+// A population as GET /v1/populations lists it.
+struct PopulationSummary {
+  std::string id;
+  std::string state;  // "running" | "finished" | "failed"
+  int round = 0;
+  int rounds = 0;
+  int clients_per_round = 0;
+};
+
+struct ModelBlob {
+  std::string etag;
+  std::shared_ptr<const std::string> bytes;
+};
+
+// What model:select needs of a round: the model, the index of its bytes (built once per
+// published model of the current round; per call for older rounds), and the plan's updates.
+struct SelectableModel {
+  ModelBlob model;
+  std::shared_ptr<const core::SafetensorsIndex> index;
+  std::shared_ptr<const core::UpdatePlan> plan;
+};
+
+class TaskRepository {
+ public:
+  // Loads every population from the store and resumes its open round. The store, clock and
+  // metrics must outlive the repository.
+  TaskRepository(Store& store, const Clock& clock, ServerMetrics& metrics,
+                 TaskRepositoryOptions options);
+  ~TaskRepository();
+  TaskRepository(const TaskRepository&) = delete;
+  TaskRepository& operator=(const TaskRepository&) = delete;
+
+  // Validates the whole plan (core parse_plan: a plan no leaf can run is InvalidInput), the
+  // model, and that the plan's updates fit the model.
+  CreatedPopulation create_population(const PopulationSpec& spec);
+  // min_round: hand out train tasks only of rounds >= min_round (a leaf that already trained on
+  // round r asks for r + 1, so one leaf never reports its data twice in a round); evaluate tasks
+  // are not limited. When the leaf must wait for the next round, the retry hint is short
+  // (round_poll_s): a round can close at any moment.
+  // In the open batch when it returns: answer only after commit_batch().
+  ClaimOutcome claim(const std::string& population_id, const std::string& client_token,
+                     int min_round = 0);
+  // In the open batch when it returns (see "Crash safety"): answer only after commit_batch()
+  // and Store::sync().
+  UploadOutcome upload(std::int64_t task_id, const std::string& lease_token,
+                       const std::string& body);
+  // The published model of a round (0..current round). May close a round (in the open batch):
+  // answer only after commit_batch() and Store::sync().
+  ModelBlob model(const std::string& population_id, int round);
+  // The model of a round for model:select, for holders of the population's client token
+  // (Forbidden otherwise). Otherwise like model(): NotFound, and it may close a round.
+  SelectableModel selectable_model(const std::string& population_id,
+                                   const std::string& client_token, int round);
+  // Status JSON (README "Population status"). May close a round, like model().
+  PopulationStatus status(const std::string& population_id);
+  std::vector<PopulationSummary> list_populations();
+  // Closes rounds whose deadline has passed and wakes the claims waiting on a population with an
+  // expired lease (DeadlineTicker calls it periodically); commits and syncs what it changed.
+  void tick();
+  // The claims parked until a task may be available (long poll); claim()'s RetryLater carries
+  // the epoch to park with.
+  ClaimWaiters& waiters() { return waiters_; }
+  // Writes a checkpoint of every open round with reports since its last one (at shutdown).
+  void checkpoint_all();
+  std::int64_t open_leases();
+  // Commits the open batch of steps, if any (kNormal: survives a killed process; a
+  // Store::sync() afterwards makes it survive power loss). On a store failure it rolls the batch
+  // back, drops the in-memory state (reloaded from the store on next use) and throws
+  // fedleaf::Error. GroupCommit calls it.
+  void commit_batch();
+
+ private:
+  // The population's in-memory state, loaded on first use. Throws NotFound for an unknown id and
+  // Unavailable for a quarantined one.
+  PopulationState& state_of(const std::string& population_id);
+  // Marks a population that cannot be loaded (e.g. its stored model or checkpoint is invalid) as
+  // failed: its calls answer 503 with the reason, its status says state "failed", the others
+  // serve on.
+  void quarantine(const std::string& population_id, const std::string& reason);
+  // The published model of `round` (NotFound for a round without one).
+  ModelBlob published_model(PopulationState& state, int round);
+  void advance(PopulationState& state, double now);
+  void close_training_round(PopulationState& state, double now);
+  void finish(PopulationState& state, double now);
+  void reject(const std::string& population_id, const std::string& reason);
+  UploadOutcome accept_train(PopulationState& state, TaskRecord task, const std::string& body,
+                             const std::string& sha, double now);
+  UploadOutcome accept_evaluate(PopulationState& state, TaskRecord task, const std::string& body,
+                                const std::string& sha, double now);
+  // Runs `body` as one step of the open batch (opened on demand); a failure rolls back only the
+  // step and surfaces as Unavailable (Conflict and NotFound pass through). kFull also commits
+  // the batch and syncs the store.
+  template <class Body>
+  void transact(Durability durability, const std::string& what, Body&& body);
+  // transact(kNormal) for a step that changes a loaded population: on failure its in-memory
+  // state (which may already hold the change) is dropped, to be reloaded from the store.
+  template <class Body>
+  void population_step(const std::string& population_id, const std::string& what, Body&& body);
+  void commit_batch_locked(bool sync);
+  void abandon_batch();
+
+  Store& store_;
+  const Clock& clock_;
+  ServerMetrics& metrics_;
+  TaskRepositoryOptions options_;
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<PopulationState>> populations_;
+  std::map<std::string, std::string> quarantined_;  // population id -> why it failed to load
+  bool batch_open_ = false;  // a store transaction holds steps not yet committed
+  ClaimWaiters waiters_;
+};
+
+}  // namespace fedleaf::server

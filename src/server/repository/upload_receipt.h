@@ -1,0 +1,33 @@
+// UploadReceipt: what an accepted result produced (the body of its 201, and of the 200 that
+// answers a repeat of the same bytes), and its stored form in the task row.
+//
+//   task.result_body = encode_receipt(receipt);          // in the step that accepts the result
+//   UploadReceipt again = decode_receipt(stored_task);   // a repeat: the same receipt
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "server/store/store.h"
+
+namespace fedleaf::server {
+
+// What an accepted result produced. Rendered the same way every time, so a repeat of the same
+// bytes gets a byte-identical answer.
+struct UploadReceipt {
+  std::int64_t task_id = 0;
+  std::string population;
+  int round = 0;
+  std::string kind;                     // "train" | "evaluate"
+  std::optional<std::int64_t> reports;  // train: the round's reports counting this one
+  std::string result_sha256;
+};
+
+// The stored form: what the task row does not hold already (the train report count).
+std::string encode_receipt(const UploadReceipt& receipt);
+// The receipt of a done task. Rows written before receipts were typed hold the whole JSON
+// answer, whose "reports" reads the same way.
+UploadReceipt decode_receipt(const TaskRecord& task);
+
+}  // namespace fedleaf::server

@@ -1,0 +1,599 @@
+#include "server/store/sqlite_store.h"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "core/error.h"
+#include "server/store/sqlite_schema.h"
+
+namespace fedleaf::server {
+namespace {
+
+[[noreturn]] void fail(sqlite3* db, const std::string& what) {
+  const int code = sqlite3_extended_errcode(db);
+  const std::string message = what + ": " + sqlite3_errmsg(db);
+  if (code == SQLITE_CONSTRAINT_PRIMARYKEY || code == SQLITE_CONSTRAINT_UNIQUE) {
+    throw Conflict(message);
+  }
+  throw Error("sqlite store: " + message);
+}
+
+}  // namespace
+
+// A cached prepared statement: binds by 1-based position, steps, reads columns; resets the
+// statement when it goes out of scope so the cache can hand it out again.
+class SqliteStore::Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  Statement& bind(int i, const std::string& v) {
+    check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
+    return *this;
+  }
+  Statement& bind_blob(int i, const std::string& v) {
+    check(sqlite3_bind_blob64(stmt_, i, v.data(), v.size(), SQLITE_STATIC));
+    return *this;
+  }
+  Statement& bind(int i, std::int64_t v) {
+    check(sqlite3_bind_int64(stmt_, i, v));
+    return *this;
+  }
+  Statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
+  Statement& bind(int i, double v) {
+    check(sqlite3_bind_double(stmt_, i, v));
+    return *this;
+  }
+
+  // True when a row is available, false when done.
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(db_, sqlite3_sql(stmt_));
+  }
+  void run() {
+    if (step()) throw Error("sqlite store: statement returned rows: " + sql());
+  }
+
+  std::string text(int col) const {
+    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  std::string blob(int col) const {
+    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
+  int int32(int col) const { return sqlite3_column_int(stmt_, col); }
+  double real(int col) const { return sqlite3_column_double(stmt_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string sql() const { return sqlite3_sql(stmt_); }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) fail(db_, "bind");
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
+SqliteStore::SqliteStore(const std::string& path) {
+  const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    const std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    throw Error("sqlite store: cannot open '" + path + "': " + message);
+  }
+  try {
+    sqlite3_busy_timeout(db_, 5000);
+    exec("PRAGMA journal_mode=WAL");
+    exec("PRAGMA foreign_keys=ON");
+    set_durability(Durability::kFull);
+    create_schema();
+    open_wal_for_sync();
+  } catch (...) {
+    if (wal_fd_ >= 0) ::close(wal_fd_);
+    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+    sqlite3_close(db_);
+    throw;
+  }
+}
+
+SqliteStore::~SqliteStore() {
+  if (wal_fd_ >= 0) ::close(wal_fd_);
+  for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+  sqlite3_close(db_);
+}
+
+void SqliteStore::open_wal_for_sync() {
+  const char* db_file = sqlite3_db_filename(db_, "main");
+  if (db_file == nullptr || *db_file == '\0') return;  // in memory: nothing to sync
+  // The log exists from the first transaction in WAL mode (create_schema ran one) until this
+  // connection, the last one, closes; checkpoints rewrite or truncate it in place, so the
+  // descriptor keeps naming the live log.
+  const char* wal = sqlite3_filename_wal(db_file);
+  wal_fd_ = ::open(wal, O_RDONLY | O_CLOEXEC);
+  if (wal_fd_ < 0) {
+    throw Error(std::string("sqlite store: cannot open the write-ahead log '") + wal +
+                "' for sync: " + std::strerror(errno));
+  }
+  // SQLite does not sync directories in WAL mode: make the database's and the log's directory
+  // entries durable once, so that a synced log is also found after power loss.
+  const std::string dir = std::filesystem::path(db_file).parent_path().string();
+  const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0 || ::fsync(dir_fd) != 0) {
+    const std::string reason = std::strerror(errno);
+    if (dir_fd >= 0) ::close(dir_fd);
+    throw Error("sqlite store: cannot sync the directory '" + dir + "': " + reason);
+  }
+  ::close(dir_fd);
+}
+
+void SqliteStore::sync() {
+  if (wal_fd_ < 0) return;
+  if (::fdatasync(wal_fd_) != 0) {
+    throw Error(std::string("sqlite store: fdatasync of the write-ahead log failed: ") +
+                std::strerror(errno));
+  }
+}
+
+SqliteStore::Statement SqliteStore::statement(const char* sql) {
+  auto it = cache_.find(sql);
+  if (it == cache_.end()) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+      fail(db_, std::string("prepare ") + sql);
+    }
+    it = cache_.emplace(sql, stmt).first;
+  }
+  return Statement(db_, it->second);
+}
+
+void SqliteStore::exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : "unknown error";
+    sqlite3_free(message);
+    throw Error(std::string("sqlite store: ") + sql + ": " + text);
+  }
+}
+
+void SqliteStore::create_schema() {
+  exec("BEGIN IMMEDIATE");
+  try {
+    for (const char* sql : kSqliteSchema) exec(sql);
+    auto version = statement("SELECT version FROM schema_version");
+    if (version.step()) {
+      const int found = version.int32(0);
+      if (found != kSchemaVersion) {
+        throw Error("sqlite store: schema version " + std::to_string(found) +
+                    " is not the supported version " + std::to_string(kSchemaVersion));
+      }
+    } else {
+      statement("INSERT INTO schema_version (version) VALUES (?)").bind(1, kSchemaVersion).run();
+    }
+    exec("COMMIT");
+  } catch (...) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void SqliteStore::set_durability(Durability durability) {
+  if (durability_ == durability) return;
+  exec(durability == Durability::kFull ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+  durability_ = durability;
+}
+
+void SqliteStore::begin(Durability durability) {
+  set_durability(durability);
+  statement("BEGIN IMMEDIATE").run();
+}
+void SqliteStore::commit() { statement("COMMIT").run(); }
+void SqliteStore::rollback() { statement("ROLLBACK").run(); }
+void SqliteStore::begin_nested() { statement("SAVEPOINT step").run(); }
+void SqliteStore::commit_nested() { statement("RELEASE step").run(); }
+void SqliteStore::rollback_nested() {
+  statement("ROLLBACK TO step").run();
+  statement("RELEASE step").run();
+}
+
+// ---- populations
+
+namespace {
+constexpr const char* kPopulationColumns =
+    "id, plan_json, client_token_hash, rounds, clients_per_round, min_reports, round_deadline_s, "
+    "lease_s, train_tasks_per_round, eval_tasks_per_round, state, current_round, created_at";
+}  // namespace
+
+void SqliteStore::insert_population(const PopulationRecord& p) {
+  static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
+                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  statement(sql.c_str())
+      .bind(1, p.id)
+      .bind(2, p.plan_json)
+      .bind(3, p.client_token_hash)
+      .bind(4, p.rounds)
+      .bind(5, p.clients_per_round)
+      .bind(6, p.min_reports)
+      .bind(7, p.round_deadline_s)
+      .bind(8, p.lease_s)
+      .bind(9, p.train_tasks_per_round)
+      .bind(10, p.eval_tasks_per_round)
+      .bind(11, p.state)
+      .bind(12, p.current_round)
+      .bind(13, p.created_at)
+      .run();
+}
+
+namespace {
+template <class Stmt>
+PopulationRecord read_population(const Stmt& s) {
+  PopulationRecord p;
+  p.id = s.text(0);
+  p.plan_json = s.text(1);
+  p.client_token_hash = s.text(2);
+  p.rounds = s.int32(3);
+  p.clients_per_round = s.int32(4);
+  p.min_reports = s.int32(5);
+  p.round_deadline_s = s.real(6);
+  p.lease_s = s.real(7);
+  p.train_tasks_per_round = s.int32(8);
+  p.eval_tasks_per_round = s.int32(9);
+  p.state = s.text(10);
+  p.current_round = s.int32(11);
+  p.created_at = s.real(12);
+  return p;
+}
+}  // namespace
+
+std::optional<PopulationRecord> SqliteStore::find_population(const std::string& id) {
+  static const std::string sql =
+      std::string("SELECT ") + kPopulationColumns + " FROM populations WHERE id = ?";
+  auto s = statement(sql.c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_population(s);
+}
+
+std::vector<PopulationRecord> SqliteStore::list_populations() {
+  static const std::string sql =
+      std::string("SELECT ") + kPopulationColumns + " FROM populations ORDER BY id";
+  auto s = statement(sql.c_str());
+  std::vector<PopulationRecord> out;
+  while (s.step()) out.push_back(read_population(s));
+  return out;
+}
+
+void SqliteStore::update_population(const PopulationRecord& p) {
+  statement("UPDATE populations SET state = ?, current_round = ? WHERE id = ?")
+      .bind(1, p.state)
+      .bind(2, p.current_round)
+      .bind(3, p.id)
+      .run();
+  if (sqlite3_changes(db_) == 0) throw NotFound("population '" + p.id + "' does not exist");
+}
+
+// ---- rounds
+
+namespace {
+constexpr const char* kRoundColumns =
+    "population_id, number, status, started_at, deadline, closed_at, train_tasks, eval_tasks, "
+    "reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, eval_reports, "
+    "eval_examples, eval_sums_json";
+
+template <class Stmt>
+RoundRecord read_round(const Stmt& s) {
+  RoundRecord r;
+  r.population_id = s.text(0);
+  r.number = s.int32(1);
+  r.status = s.text(2);
+  r.started_at = s.real(3);
+  r.deadline = s.real(4);
+  r.closed_at = s.real(5);
+  r.train_tasks = s.int32(6);
+  r.eval_tasks = s.int32(7);
+  r.reports = s.int32(8);
+  r.examples = s.real(9);
+  r.loss_sum = s.real(10);
+  r.accuracy_sum = s.real(11);
+  r.accuracy_examples = s.real(12);
+  r.upload_bytes = s.int64(13);
+  r.eval_reports = s.int32(14);
+  r.eval_examples = s.real(15);
+  r.eval_sums_json = s.text(16);
+  return r;
+}
+
+// Binds the round's non-key fields at positions first..first+14.
+template <class Stmt>
+void bind_round_fields(Stmt& s, const RoundRecord& r, int first) {
+  s.bind(first, r.status)
+      .bind(first + 1, r.started_at)
+      .bind(first + 2, r.deadline)
+      .bind(first + 3, r.closed_at)
+      .bind(first + 4, r.train_tasks)
+      .bind(first + 5, r.eval_tasks)
+      .bind(first + 6, r.reports)
+      .bind(first + 7, r.examples)
+      .bind(first + 8, r.loss_sum)
+      .bind(first + 9, r.accuracy_sum)
+      .bind(first + 10, r.accuracy_examples)
+      .bind(first + 11, r.upload_bytes)
+      .bind(first + 12, r.eval_reports)
+      .bind(first + 13, r.eval_examples)
+      .bind(first + 14, r.eval_sums_json);
+}
+}  // namespace
+
+void SqliteStore::insert_round(const RoundRecord& r) {
+  static const std::string sql = std::string("INSERT INTO rounds (") + kRoundColumns +
+                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  auto s = statement(sql.c_str());
+  s.bind(1, r.population_id).bind(2, r.number);
+  bind_round_fields(s, r, 3);
+  s.run();
+}
+
+std::optional<RoundRecord> SqliteStore::find_round(const std::string& population_id, int number) {
+  static const std::string sql = std::string("SELECT ") + kRoundColumns +
+                                 " FROM rounds WHERE population_id = ? AND number = ?";
+  auto s = statement(sql.c_str());
+  s.bind(1, population_id).bind(2, number);
+  if (!s.step()) return std::nullopt;
+  return read_round(s);
+}
+
+std::vector<RoundRecord> SqliteStore::list_rounds(const std::string& population_id) {
+  static const std::string sql = std::string("SELECT ") + kRoundColumns +
+                                 " FROM rounds WHERE population_id = ? ORDER BY number";
+  auto s = statement(sql.c_str());
+  s.bind(1, population_id);
+  std::vector<RoundRecord> out;
+  while (s.step()) out.push_back(read_round(s));
+  return out;
+}
+
+void SqliteStore::update_round(const RoundRecord& r) {
+  auto s = statement(
+      "UPDATE rounds SET status = ?, started_at = ?, deadline = ?, closed_at = ?, "
+      "train_tasks = ?, eval_tasks = ?, reports = ?, examples = ?, loss_sum = ?, "
+      "accuracy_sum = ?, accuracy_examples = ?, upload_bytes = ?, eval_reports = ?, "
+      "eval_examples = ?, eval_sums_json = ? WHERE population_id = ? AND number = ?");
+  bind_round_fields(s, r, 1);
+  s.bind(16, r.population_id).bind(17, r.number);
+  s.run();
+  if (sqlite3_changes(db_) == 0) {
+    throw NotFound("round " + std::to_string(r.number) + " of population '" + r.population_id +
+                   "' does not exist");
+  }
+}
+
+// ---- models
+
+void SqliteStore::insert_model(const ModelRecord& m) {
+  statement("INSERT INTO models (population_id, round, etag, bytes) VALUES (?, ?, ?, ?)")
+      .bind(1, m.population_id)
+      .bind(2, m.round)
+      .bind(3, m.etag)
+      .bind_blob(4, m.bytes)
+      .run();
+}
+
+std::optional<ModelRecord> SqliteStore::find_model(const std::string& population_id, int round) {
+  auto s = statement("SELECT etag, bytes FROM models WHERE population_id = ? AND round = ?");
+  s.bind(1, population_id).bind(2, round);
+  if (!s.step()) return std::nullopt;
+  return ModelRecord{population_id, round, s.text(0), s.blob(1)};
+}
+
+// ---- tasks and leases
+
+namespace {
+constexpr const char* kTaskColumns =
+    "id, population_id, round, kind, state, lease_id, lease_expires_at, completed_lease_id, "
+    "result_sha256, result_status, result_body";
+
+template <class Stmt>
+TaskRecord read_task(const Stmt& s) {
+  TaskRecord t;
+  t.id = s.int64(0);
+  t.population_id = s.text(1);
+  t.round = s.int32(2);
+  t.kind = s.text(3);
+  t.state = s.text(4);
+  t.lease_id = s.int64(5);
+  t.lease_expires_at = s.real(6);
+  t.completed_lease_id = s.int64(7);
+  t.result_sha256 = s.text(8);
+  t.result_status = s.int32(9);
+  t.result_body = s.text(10);
+  return t;
+}
+}  // namespace
+
+std::int64_t SqliteStore::insert_task(const TaskRecord& t) {
+  statement(
+      "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
+      "completed_lease_id, result_sha256, result_status, result_body) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, t.population_id)
+      .bind(2, t.round)
+      .bind(3, t.kind)
+      .bind(4, t.state)
+      .bind(5, t.lease_id)
+      .bind(6, t.lease_expires_at)
+      .bind(7, t.completed_lease_id)
+      .bind(8, t.result_sha256)
+      .bind(9, t.result_status)
+      .bind(10, t.result_body)
+      .run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::optional<TaskRecord> SqliteStore::find_task(std::int64_t id) {
+  static const std::string sql = std::string("SELECT ") + kTaskColumns + " FROM tasks WHERE id = ?";
+  auto s = statement(sql.c_str());
+  s.bind(1, id);
+  if (!s.step()) return std::nullopt;
+  return read_task(s);
+}
+
+void SqliteStore::update_task(const TaskRecord& t) {
+  statement(
+      "UPDATE tasks SET state = ?, lease_id = ?, lease_expires_at = ?, completed_lease_id = ?, "
+      "result_sha256 = ?, result_status = ?, result_body = ? WHERE id = ?")
+      .bind(1, t.state)
+      .bind(2, t.lease_id)
+      .bind(3, t.lease_expires_at)
+      .bind(4, t.completed_lease_id)
+      .bind(5, t.result_sha256)
+      .bind(6, t.result_status)
+      .bind(7, t.result_body)
+      .bind(8, t.id)
+      .run();
+  if (sqlite3_changes(db_) == 0) {
+    throw NotFound("task " + std::to_string(t.id) + " does not exist");
+  }
+}
+
+std::optional<TaskRecord> SqliteStore::find_expired_task(const std::string& population_id,
+                                                         int round, const std::string& kind,
+                                                         double now) {
+  static const std::string sql = std::string("SELECT ") + kTaskColumns +
+                                 " FROM tasks WHERE population_id = ? AND round = ? AND kind = ? "
+                                 "AND state = 'leased' AND lease_expires_at <= ? "
+                                 "ORDER BY lease_expires_at, id LIMIT 1";
+  auto s = statement(sql.c_str());
+  s.bind(1, population_id).bind(2, round).bind(3, kind).bind(4, now);
+  if (!s.step()) return std::nullopt;
+  return read_task(s);
+}
+
+std::optional<double> SqliteStore::next_lease_expiry(const std::string& population_id, int round,
+                                                     double now) {
+  auto s = statement(
+      "SELECT min(lease_expires_at) FROM tasks WHERE population_id = ? AND round = ? AND "
+      "kind IN ('train', 'evaluate') AND state = 'leased' AND lease_expires_at > ?");
+  s.bind(1, population_id).bind(2, round).bind(3, now);
+  if (!s.step() || s.is_null(0)) return std::nullopt;
+  return s.real(0);
+}
+
+std::int64_t SqliteStore::count_active_leases(double now) {
+  auto s = statement("SELECT count(*) FROM tasks WHERE state = 'leased' AND lease_expires_at > ?");
+  s.bind(1, now);
+  s.step();
+  return s.int64(0);
+}
+
+std::int64_t SqliteStore::insert_lease(const LeaseRecord& l) {
+  statement("INSERT INTO leases (task_id, token_hash, expires_at) VALUES (?, ?, ?)")
+      .bind(1, l.task_id)
+      .bind(2, l.token_hash)
+      .bind(3, l.expires_at)
+      .run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::vector<LeaseRecord> SqliteStore::list_leases(std::int64_t task_id) {
+  auto s = statement(
+      "SELECT id, task_id, token_hash, expires_at FROM leases WHERE task_id = ? ORDER BY id");
+  s.bind(1, task_id);
+  std::vector<LeaseRecord> out;
+  while (s.step()) out.push_back({s.int64(0), s.int64(1), s.text(2), s.real(3)});
+  return out;
+}
+
+// ---- results and checkpoints
+
+void SqliteStore::insert_result(const ResultRecord& r) {
+  statement(
+      "INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES (?, ?, ?, ?, ?)")
+      .bind(1, r.population_id)
+      .bind(2, r.round)
+      .bind(3, r.seq)
+      .bind(4, r.task_id)
+      .bind_blob(5, r.bytes)
+      .run();
+}
+
+std::vector<ResultRecord> SqliteStore::list_results(const std::string& population_id, int round,
+                                                    std::int64_t after_seq) {
+  auto s = statement(
+      "SELECT seq, task_id, bytes FROM results WHERE population_id = ? AND round = ? AND seq > ? "
+      "ORDER BY seq");
+  s.bind(1, population_id).bind(2, round).bind(3, after_seq);
+  std::vector<ResultRecord> out;
+  while (s.step()) out.push_back({population_id, round, s.int64(0), s.int64(1), s.blob(2)});
+  return out;
+}
+
+void SqliteStore::delete_results(const std::string& population_id, int round) {
+  statement("DELETE FROM results WHERE population_id = ? AND round = ?")
+      .bind(1, population_id)
+      .bind(2, round)
+      .run();
+}
+
+void SqliteStore::put_checkpoint(const CheckpointRecord& c) {
+  statement(
+      "INSERT INTO checkpoints (population_id, round, seq, bytes) VALUES (?, ?, ?, ?) "
+      "ON CONFLICT (population_id, round) DO UPDATE SET seq = excluded.seq, "
+      "bytes = excluded.bytes")
+      .bind(1, c.population_id)
+      .bind(2, c.round)
+      .bind(3, c.seq)
+      .bind_blob(4, c.bytes)
+      .run();
+}
+
+std::optional<CheckpointRecord> SqliteStore::find_checkpoint(const std::string& population_id,
+                                                             int round) {
+  auto s = statement("SELECT seq, bytes FROM checkpoints WHERE population_id = ? AND round = ?");
+  s.bind(1, population_id).bind(2, round);
+  if (!s.step()) return std::nullopt;
+  return CheckpointRecord{population_id, round, s.int64(0), s.blob(1)};
+}
+
+void SqliteStore::delete_checkpoint(const std::string& population_id, int round) {
+  statement("DELETE FROM checkpoints WHERE population_id = ? AND round = ?")
+      .bind(1, population_id)
+      .bind(2, round)
+      .run();
+}
+
+// ---- rejections
+
+void SqliteStore::add_rejection(const std::string& population_id, const std::string& reason) {
+  statement(
+      "INSERT INTO rejections (population_id, reason, count) VALUES (?, ?, 1) "
+      "ON CONFLICT (population_id, reason) DO UPDATE SET count = count + 1")
+      .bind(1, population_id)
+      .bind(2, reason)
+      .run();
+}
+
+std::map<std::string, std::int64_t> SqliteStore::rejections(const std::string& population_id) {
+  auto s = statement("SELECT reason, count FROM rejections WHERE population_id = ?");
+  s.bind(1, population_id);
+  std::map<std::string, std::int64_t> out;
+  while (s.step()) out[s.text(0)] = s.int64(1);
+  return out;
+}
+
+}  // namespace fedleaf::server

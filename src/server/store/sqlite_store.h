@@ -1,0 +1,97 @@
+// SqliteStore: the Store on one SQLite database (a file, or ":memory:" for tests).
+//
+//   SqliteStore store("/var/lib/fedleaf/tasks.db");   // creates the schema on first open
+//
+// The database runs in WAL mode with foreign keys on and a busy timeout; commits are fsynced
+// (synchronous=FULL) for Durability::kFull and synchronous=NORMAL otherwise. A NORMAL commit has
+// written its frames to the write-ahead log (the OS holds them: they survive a killed process);
+// sync() fdatasyncs the log through a descriptor of its own, so every frame written before it
+// survives power loss — what FULL does at each commit, once for many commits. The log's
+// checksummed frame chain makes recovery keep a prefix of the commits. The schema carries a
+// version number (table schema_version); opening a database of another version throws
+// fedleaf::Error. One connection, used by one thread at a time (see Store); sync() from any
+// thread. An in-memory database (":memory:") has nothing to sync.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "server/store/store.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace fedleaf::server {
+
+class SqliteStore : public Store {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  explicit SqliteStore(const std::string& path);
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  void begin(Durability durability) override;
+  void commit() override;
+  void rollback() override;
+  void begin_nested() override;
+  void commit_nested() override;
+  void rollback_nested() override;
+  void sync() override;
+
+  void insert_population(const PopulationRecord& population) override;
+  std::optional<PopulationRecord> find_population(const std::string& id) override;
+  std::vector<PopulationRecord> list_populations() override;
+  void update_population(const PopulationRecord& population) override;
+
+  void insert_round(const RoundRecord& round) override;
+  std::optional<RoundRecord> find_round(const std::string& population_id, int number) override;
+  std::vector<RoundRecord> list_rounds(const std::string& population_id) override;
+  void update_round(const RoundRecord& round) override;
+
+  void insert_model(const ModelRecord& model) override;
+  std::optional<ModelRecord> find_model(const std::string& population_id, int round) override;
+
+  std::int64_t insert_task(const TaskRecord& task) override;
+  std::optional<TaskRecord> find_task(std::int64_t id) override;
+  void update_task(const TaskRecord& task) override;
+  std::optional<TaskRecord> find_expired_task(const std::string& population_id, int round,
+                                              const std::string& kind, double now) override;
+  std::optional<double> next_lease_expiry(const std::string& population_id, int round,
+                                          double now) override;
+  std::int64_t count_active_leases(double now) override;
+
+  std::int64_t insert_lease(const LeaseRecord& lease) override;
+  std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
+
+  void insert_result(const ResultRecord& result) override;
+  std::vector<ResultRecord> list_results(const std::string& population_id, int round,
+                                         std::int64_t after_seq) override;
+  void delete_results(const std::string& population_id, int round) override;
+
+  void put_checkpoint(const CheckpointRecord& checkpoint) override;
+  std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
+                                                  int round) override;
+  void delete_checkpoint(const std::string& population_id, int round) override;
+
+  void add_rejection(const std::string& population_id, const std::string& reason) override;
+  std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
+
+ private:
+  class Statement;
+  // The prepared statement for `sql`, reset and ready for binding (cached per connection).
+  Statement statement(const char* sql);
+  void exec(const char* sql);
+  void create_schema();
+  void set_durability(Durability durability);
+  void open_wal_for_sync();
+
+  sqlite3* db_ = nullptr;
+  std::map<const char*, sqlite3_stmt*> cache_;
+  std::optional<Durability> durability_;
+  int wal_fd_ = -1;  // read-only descriptor of the write-ahead log, for sync(); -1 in memory
+};
+
+}  // namespace fedleaf::server

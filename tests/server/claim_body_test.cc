@@ -1,0 +1,37 @@
+// The claim body: min_round and wait_s, validated, wait capped.
+#include "server/api/claim_body.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "tests/core/error_matchers.h"
+
+namespace fedleaf::server {
+
+using test::MessageContains;
+
+TEST_CASE("claim_body_reads_min_round_and_wait_s_with_defaults", "[claim_body]") {
+  CHECK(parse_claim_body("").min_round == 0);
+  CHECK(parse_claim_body("").wait_s == 0);
+  const ClaimBody body = parse_claim_body(R"({"min_round": 3, "wait_s": 2.5, "other": 1})");
+  CHECK(body.min_round == 3);
+  CHECK(body.wait_s == 2.5);
+}
+
+TEST_CASE("claim_body_caps_wait_s_at_the_server_limit", "[claim_body]") {
+  CHECK(parse_claim_body(R"({"wait_s": 3600})").wait_s == kMaxClaimWaitS);
+}
+
+TEST_CASE("claim_body_rejects_bad_fields_naming_them", "[claim_body]") {
+  CHECK_THROWS_MATCHES(parse_claim_body("[1]"), InvalidInput, MessageContains("JSON object"));
+  CHECK_THROWS_MATCHES(parse_claim_body(R"({"min_round": -1})"), InvalidInput,
+                       MessageContains("min_round"));
+  CHECK_THROWS_MATCHES(parse_claim_body(R"({"min_round": 1.5})"), InvalidInput,
+                       MessageContains("min_round"));
+  CHECK_THROWS_MATCHES(parse_claim_body(R"({"wait_s": -1})"), InvalidInput,
+                       MessageContains("wait_s"));
+  CHECK_THROWS_MATCHES(parse_claim_body(R"({"wait_s": "20"})"), InvalidInput,
+                       MessageContains("wait_s"));
+}
+
+}  // namespace fedleaf::server

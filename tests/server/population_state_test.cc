@@ -1,0 +1,49 @@
+// PopulationState helpers: plans per task kind, model decoding, accumulator sizing, and the state
+// of a new population.
+#include "server/repository/population_state.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/server/server_fixtures.h"
+
+namespace fedleaf::server {
+
+TEST_CASE("plan_with_kind_sets_the_kind_and_keeps_the_rest", "[population_state]") {
+  const auto plan = nlohmann::json::parse(plan_with_kind(test::kTestPlan, "evaluate"));
+  CHECK(plan["kind"] == "evaluate");
+  CHECK(plan["updates"].contains("emb/weight"));
+}
+
+TEST_CASE("decode_model_reads_safetensors_and_rejects_garbage", "[population_state]") {
+  CHECK(decode_model(test::test_model_bytes()).size() == 3);
+  CHECK_THROWS_AS(decode_model("garbage"), InvalidInput);
+}
+
+TEST_CASE("expected_reports_is_the_round_size_at_least_one", "[population_state]") {
+  PopulationRecord record;
+  record.clients_per_round = 0;
+  CHECK(expected_reports(record) == 1);
+  record.clients_per_round = 40;
+  CHECK(expected_reports(record) == 40);
+}
+
+TEST_CASE("new_population_state_opens_round_zero_with_its_model", "[population_state]") {
+  PopulationRecord record;
+  record.id = "p";
+  record.plan_json = test::kTestPlan;
+  RoundRecord round0;
+  core::RoundAggregator aggregator(record.plan_json, test::test_model_tensors(), 1);
+
+  const auto st =
+      new_population_state(record, round0, "etag", test::test_model_bytes(), std::move(aggregator));
+
+  CHECK(st->model.etag == "etag");
+  CHECK(*st->model.bytes == test::test_model_bytes());
+  CHECK(nlohmann::json::parse(st->train_plan_json)["kind"] == "train");
+  CHECK(nlohmann::json::parse(st->eval_plan_json)["kind"] == "evaluate");
+  REQUIRE(st->aggregator);
+  CHECK(st->aggregator->num_reports() == 0);
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,106 @@
+// Long-poll claims ({"wait_s": s}) against the real server: a waiting claim is answered by the
+// event that makes a task available (no timing assertion), and 2,000 waiting claims cost no
+// threads.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { readFileSync } from 'node:fs';
+
+import { startServer, createPopulation, call, trainResult, PROTOCOL } from './server_harness.mjs';
+
+function threadsOf(pid) {
+  return Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Threads:\s+(\d+)/m)[1]);
+}
+
+async function waitingClaims(url) {
+  const text = (await call(`${url}/metrics`)).bytes.toString();
+  return Number(text.match(/^fedleaf_waiting_claims (\d+)/m)[1]);
+}
+
+// Resolves once the server holds `n` waiting claims (polls /metrics; the condition, not a time).
+async function untilWaiting(url, n) {
+  while ((await waitingClaims(url)) !== n) await new Promise((r) => setTimeout(r, 20));
+}
+
+function claim(url, token, body) {
+  return call(`${url}/tasks:claim`, { method: 'POST', token, body: JSON.stringify(body),
+                                      headers: { 'Content-Type': 'application/json' } });
+}
+
+test('a waiting claim is answered with a task when the round it waits for opens', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server.url, { id: 'lp', rounds: 2, clients_per_round: 1 });
+    const base = `${server.url}/v1/populations/lp`;
+    const first = await claim(base, pop.client_token, {});
+    assert.equal(first.status, 200);
+
+    const waiting = claim(base, pop.client_token, { min_round: 1, wait_s: 30 });
+    await untilWaiting(server.url, 1);
+    const upload = await call(`${server.url}${first.json.upload_url}`, {
+      method: 'PUT', token: first.json.lease_token,
+      body: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 2 }) });
+    assert.equal(upload.status, 201);
+
+    const answer = await waiting;  // answered by the round opening, not by the 30 s wait
+    assert.equal(answer.status, 200);
+    assert.equal(answer.json.round, 1);
+    assert.equal(await waitingClaims(server.url), 0);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('a waiting claim gets 204 with the retry headers when its wait ends', async () => {
+  const server = await startServer();
+  try {
+    const pop = await createPopulation(server.url, { id: 'lp', rounds: 1, clients_per_round: 1 });
+    const base = `${server.url}/v1/populations/lp`;
+    assert.equal((await claim(base, pop.client_token, {})).status, 200);
+    const answer = await claim(base, pop.client_token, { wait_s: 0.2 });
+    assert.equal(answer.status, 204);
+    assert.equal(answer.headers.get('fedleaf-population-state'), 'running');
+    assert.ok(Number(answer.headers.get('fedleaf-retry-after-ms')) >= 50);
+  } finally {
+    await server.stop();
+  }
+});
+
+test('2,000 waiting claims hold no thread each and are answered at shutdown', async () => {
+  const server = await startServer({ args: ['--max-connections', '5000'] });
+  const sockets = [];
+  try {
+    const pop = await createPopulation(server.url, { id: 'lp', rounds: 2, clients_per_round: 1 });
+    const base = `${server.url}/v1/populations/lp`;
+    assert.equal((await claim(base, pop.client_token, {})).status, 200);
+    const threadsBefore = threadsOf(server.proc.pid);
+
+    const { port } = new URL(server.url);
+    const body = JSON.stringify({ min_round: 0, wait_s: 30 });
+    const request = `POST /v1/populations/lp/tasks:claim HTTP/1.1\r\nHost: x\r\n` +
+      `Fedleaf-Version: ${PROTOCOL}\r\nAuthorization: Bearer ${pop.client_token}\r\n` +
+      `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+    const answers = [];
+    for (let i = 0; i < 2000; i++) {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let text = '';
+      answers.push(new Promise((resolve) => {
+        socket.on('data', (d) => { text += d; });
+        socket.on('close', () => resolve(text));
+        socket.on('error', () => {});
+      }));
+      socket.write(request);
+      sockets.push(socket);
+    }
+    await untilWaiting(server.url, 2000);
+
+    assert.equal(threadsOf(server.proc.pid), threadsBefore);
+    const { code } = await server.stop();  // parked claims get their 204 at once
+    assert.equal(code, 0);
+    const statuses = (await Promise.all(answers)).map((t) => t.split(' ')[1]);
+    assert.equal(statuses.filter((s) => s === '204').length, 2000);
+  } finally {
+    for (const s of sockets) s.destroy();
+    await server.stop();
+  }
+});

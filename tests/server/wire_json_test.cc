@@ -1,0 +1,85 @@
+// Wire JSON: the bodies of the v1 API rendered from typed results.
+#include "server/api/wire_json.h"
+
+#include <catch2/catch.hpp>
+
+namespace fedleaf::server {
+
+using nlohmann::json;
+
+TEST_CASE("urls_name_the_population_round_and_task", "[wire_json]") {
+  CHECK(model_url("spam", 3) == "/v1/populations/spam/rounds/3/model");
+  CHECK(population_url("spam") == "/v1/populations/spam");
+  CHECK(upload_url(7) == "/v1/tasks/7/result");
+}
+
+TEST_CASE("receipt_json_is_the_accepted_answer_with_reports_only_for_train", "[wire_json]") {
+  CHECK(receipt_json({7, "p", 0, "train", 2, "ab"}) ==
+        R"({"kind":"train","population":"p","reports":2,"result_sha256":"ab","round":0,)"
+        R"("status":"accepted","task_id":7})");
+  CHECK(receipt_json({8, "p", 1, "evaluate", std::nullopt, "cd"}) ==
+        R"({"kind":"evaluate","population":"p","result_sha256":"cd","round":1,)"
+        R"("status":"accepted","task_id":8})");
+}
+
+TEST_CASE("task_json_splices_the_plan_and_names_the_urls", "[wire_json]") {
+  TaskAssignment task;
+  task.task_id = 5;
+  task.population = "p";
+  task.round = 2;
+  task.kind = "train";
+  task.lease_token = "t";
+  task.lease_expires_at = 100;
+  task.plan_json = R"({"kind":"train"})";
+  task.model_etag = "e";
+
+  const json body = json::parse(task_json(task));
+
+  CHECK(body["plan"]["kind"] == "train");
+  CHECK(body["model_url"] == "/v1/populations/p/rounds/2/model");
+  CHECK(body["upload_url"] == "/v1/tasks/5/result");
+  CHECK(body["lease_expires_at"] == 100);
+}
+
+TEST_CASE("status_json_of_a_quarantined_population_says_failed_and_why", "[wire_json]") {
+  PopulationStatus status;
+  status.record.id = "bad";
+  status.failure_reason = "model not finite";
+
+  CHECK(status_json(status) ==
+        json{{"id", "bad"}, {"state", "failed"}, {"failure_reason", "model not finite"}});
+}
+
+TEST_CASE("status_json_averages_train_and_eval_metrics_by_examples", "[wire_json]") {
+  PopulationStatus status;
+  status.record.id = "p";
+  status.plan_json = "{}";
+  RoundRecord r;
+  r.status = "closed";
+  r.examples = 4;
+  r.loss_sum = 2;
+  r.started_at = 10;
+  r.closed_at = 13;
+  r.eval_reports = 1;
+  r.eval_examples = 2;
+  r.eval_sums_json = R"({"loss": 1.0})";
+  status.history.push_back(r);
+  status.rejections["conflict"] = 2;
+
+  const json body = status_json(status);
+
+  CHECK(body["history"][0]["mean_train_loss"] == 0.5);
+  CHECK(body["history"][0]["mean_train_accuracy"].is_null());
+  CHECK(body["history"][0]["duration_s"] == 3);
+  CHECK(body["history"][0]["eval"]["loss"] == 0.5);
+  CHECK(body["rejections"]["conflict"] == 2);
+}
+
+TEST_CASE("populations_json_lists_every_summary", "[wire_json]") {
+  const json body = populations_json({{"a", "running", 1, 3, 2}, {"b", "failed", 0, 1, 1}});
+  CHECK(body["populations"].size() == 2);
+  CHECK(body["populations"][1]["state"] == "failed");
+  CHECK(body["populations"][0]["clients_per_round"] == 2);
+}
+
+}  // namespace fedleaf::server
