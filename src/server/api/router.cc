@@ -212,7 +212,8 @@ Response Router::route(const Request& request) const {
     }
     return r;
   }
-  // /v1/populations/{p}/rounds/{r}/model
+  // /v1/populations/{p}/rounds/{r}/model — the place for every route on a round's published
+  // model: repository_.model(p, r) hands out its ETag and shared, immutable bytes (no copy).
   if (n == 6 && parts[1] == "populations" && parts[3] == "rounds" && parts[5] == "model") {
     require_method(request, {"GET", "HEAD"});
     const std::int64_t round = parse_id(parts[4], "round");
