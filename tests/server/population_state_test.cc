@@ -33,10 +33,11 @@ TEST_CASE("new_population_state_opens_round_zero_with_its_model", "[population_s
   record.id = "p";
   record.plan_json = test::kTestPlan;
   RoundRecord round0;
-  core::RoundAggregator aggregator(record.plan_json, test::test_model_tensors(), 1);
+  auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  core::RoundAggregator aggregator(*plan, test::test_model_tensors(), 1);
 
-  const auto st =
-      new_population_state(record, round0, "etag", test::test_model_bytes(), std::move(aggregator));
+  const auto st = new_population_state(record, round0, "etag", test::test_model_bytes(), plan,
+                                       std::move(aggregator));
 
   CHECK(st->model.etag == "etag");
   CHECK(*st->model.bytes == test::test_model_bytes());

@@ -11,7 +11,10 @@
 // survives a killed process); every answer to an upload (PUT /v1/tasks/{id}/result, any status)
 // kSync — a 2xx then always names a durable result, and a 409/410 never rests on a state a
 // crash could undo; population status, model downloads and model:select kSync, so a new
-// round's model is never seen before it is durable. The transport must honour it.
+// round's model is never seen before it is durable. The transport must honour it. A claim whose
+// body asks to wait ({"wait_s": s}) and found nothing carries Response::wait: the transport may
+// park it and call handle() again with the same request when ClaimWaiters wakes it (see
+// http/http_server.h).
 // Thread-safe (TaskRepository and ServerMetrics are).
 #pragma once
 

@@ -283,8 +283,12 @@ class Session : public std::enable_shared_from_this<Session> {
       if (!self->shared_.waiters.cancel(self->parked_->wait->population, self->ticket_)) return;
       self->send_parked();
     });
+    // A weak reference: the pending timer keeps the session alive, and a waiter left in
+    // ClaimWaiters (which outlives the server) must not own a session.
     ticket_ =
-        shared_.waiters.park(wait.population, wait.epoch, [self = shared_from_this(), generation] {
+        shared_.waiters.park(wait.population, wait.epoch, [weak = weak_from_this(), generation] {
+          const auto self = weak.lock();
+          if (!self) return;
           net::post(self->stream_.get_executor(), [self, generation] {
             if (generation != self->park_generation_ || !self->parked_) return;
             self->parked_.reset();
