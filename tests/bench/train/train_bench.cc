@@ -5,8 +5,9 @@
 //
 //   fedleaf_train_bench serve native|reference DATA.safetensors
 //       reads commands on stdin, one per line, and answers each with one JSON line:
-//       "run"  one whole training run (all epochs): CPU and wall seconds of the step loop,
-//              examples/s (by CPU time), session setup seconds, mean train loss
+//       "run S" whole training runs (all epochs) until their step loops used S seconds of CPU
+//              (at least one): CPU and wall seconds of the step loops, examples/s (by CPU
+//              time), session setup seconds, mean train loss
 //       "digest" one more run: FNV-1a 64 of its result (the update bytes) and its mean loss
 //       "stats" peak RSS and model bytes
 //       "native" is fedleaf's TrainingSession; "reference" is the minimal reference loop below
@@ -151,31 +152,37 @@ int serve(const std::string& engine, const std::string& path) {
   using Clock = std::chrono::steady_clock;
   std::string command;
   while (std::getline(std::cin, command)) {
-    if (command == "run") {
-      double setup = 0.0, loss = 0.0;
-      double start_cpu = 0.0;
-      Clock::time_point start_wall;
-      if (reference) {
-        std::vector<float> weight(w.plan.model.layers.front().vocab, 0.0f);
-        start_cpu = cpu_seconds();
-        start_wall = Clock::now();
-        loss = reference_loop(w, weight);
-      } else {
-        const auto t0 = Clock::now();
-        TrainingSession session(w.plan_json, w.model.data(), w.model.size(), w.data);
-        start_wall = Clock::now();
-        setup = std::chrono::duration<double>(start_wall - t0).count();
-        start_cpu = cpu_seconds();
-        while (session.step()) {
+    if (command.rfind("run", 0) == 0) {
+      // "run MIN_SECONDS": whole training runs until their step loops used MIN_SECONDS of CPU.
+      const double min_seconds = command.size() > 4 ? std::stod(command.substr(4)) : 0.0;
+      double setup = 0.0, loss = 0.0, seconds = 0.0, wall = 0.0;
+      std::size_t runs = 0;
+      do {
+        double start_cpu = 0.0;
+        Clock::time_point start_wall;
+        if (reference) {
+          std::vector<float> weight(w.plan.model.layers.front().vocab, 0.0f);
+          start_cpu = cpu_seconds();
+          start_wall = Clock::now();
+          loss = reference_loop(w, weight);
+        } else {
+          const auto t0 = Clock::now();
+          TrainingSession session(w.plan_json, w.model.data(), w.model.size(), w.data);
+          start_wall = Clock::now();
+          setup = std::chrono::duration<double>(start_wall - t0).count();
+          start_cpu = cpu_seconds();
+          while (session.step()) {
+          }
+          loss = session.mean_loss();
         }
-        loss = session.mean_loss();
-      }
-      const double seconds = cpu_seconds() - start_cpu;
-      const double wall = std::chrono::duration<double>(Clock::now() - start_wall).count();
+        seconds += cpu_seconds() - start_cpu;
+        wall += std::chrono::duration<double>(Clock::now() - start_wall).count();
+        ++runs;
+      } while (seconds < min_seconds);
       std::printf(
-          "{\"seconds\": %.9f, \"wall_seconds\": %.9f, \"examples_per_second\": %.1f, "
-          "\"setup_seconds\": %.6f, \"mean_loss\": %.17g}\n",
-          seconds, wall, static_cast<double>(examples) / seconds, setup, loss);
+          "{\"seconds\": %.9f, \"wall_seconds\": %.9f, \"runs\": %zu, "
+          "\"examples_per_second\": %.1f, \"setup_seconds\": %.6f, \"mean_loss\": %.17g}\n",
+          seconds, wall, runs, static_cast<double>(examples * runs) / seconds, setup, loss);
     } else if (command == "digest" && !reference) {
       TrainingSession session(w.plan_json, w.model.data(), w.model.size(), w.data);
       while (session.step()) {

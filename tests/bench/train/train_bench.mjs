@@ -5,6 +5,7 @@
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
 //        [--rounds 9] [--warmup 2] [--workloads a,b,c] [--tfjs-seconds 1] [--steps-per-call 8]
+//        [--min-seconds 0.25]
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
 // (CSR offsets / ids / labels, the plan in the metadata) and starts every engine as its own
@@ -25,8 +26,10 @@
 // process.cpuUsage), not wall time: on a shared machine a run of a few ms is preempted for whole
 // scheduler slices, which CPU time leaves out (each run's wall time is in the JSON). In Node the
 // count includes V8's helper threads (GC, compiler), which wall time would hide.
-// A run: fedleaf engines and the reference loop train the whole run (all epochs); TF.js is
-// time-boxed, training consecutive batches for about --tfjs-seconds, examples/s extrapolated.
+// A run: fedleaf engines and the reference loop train whole runs (all epochs), repeated until
+// they used --min-seconds of CPU (a single run of workload (a) takes ~15 ms: too short to average
+// over a shared machine's disturbances); TF.js is time-boxed, training consecutive batches for
+// about --tfjs-seconds, examples/s extrapolated.
 // Timed: the per-batch training loop only (no model decode / update encode, no dataset build).
 // The three fedleaf engines must train bit for bit alike: after the rounds each trains once more
 // and the benchmark fails unless the three updates (safetensors bytes) have the same digest.
@@ -218,19 +221,28 @@ async function fedleafWasmEngine(simd, file, stepsPerCall) {
   const model = new Uint8Array(readFileSync(modelFileOf(file)));
   const examples = data.labels.length * plan.train.epochs;
   return {
-    run() {
-      const t0 = performance.now();
-      const session = module.TrainingSession.create(data.plan, model, dataset);
-      const t1 = performance.now();
-      const cpu = process.cpuUsage();
-      while (session.step(stepsPerCall)) { /* one wasm call per stepsPerCall batches */ }
-      const seconds = cpuSecondsSince(cpu);
-      const t2 = performance.now();
-      const loss = session.meanLoss();
-      session.delete();
+    run(minSeconds) {
+      let seconds = 0;
+      let wall = 0;
+      let runs = 0;
+      let setup = 0;
+      let loss = 0;
+      do {
+        const t0 = performance.now();
+        const session = module.TrainingSession.create(data.plan, model, dataset);
+        const t1 = performance.now();
+        const cpu = process.cpuUsage();
+        while (session.step(stepsPerCall)) { /* one wasm call per stepsPerCall batches */ }
+        seconds += cpuSecondsSince(cpu);
+        wall += (performance.now() - t1) / 1000;
+        setup = (t1 - t0) / 1000;
+        loss = session.meanLoss();
+        session.delete();
+        runs++;
+      } while (seconds < minSeconds);
       return {
-        seconds, wall_seconds: (t2 - t1) / 1000, examples_per_second: examples / seconds,
-        setup_seconds: (t1 - t0) / 1000, mean_loss: loss,
+        seconds, wall_seconds: wall, runs, examples_per_second: (examples * runs) / seconds,
+        setup_seconds: setup, mean_loss: loss,
       };
     },
     digest() {
@@ -403,7 +415,7 @@ async function serveChild(engineName, options) {
     ? await fedleafWasmEngine(engineName === 'wasm_simd', options.file, options.stepsPerCall)
     : await tfjsEngine(engineName.replace('tfjs_', ''), options.file, options.tfjsSeconds);
   for await (const command of createInterface({ input: process.stdin })) {
-    if (command === 'run') console.log(JSON.stringify(engine.run()));
+    if (command.startsWith('run')) console.log(JSON.stringify(engine.run(Number(command.slice(4)) || 0)));
     else if (command === 'digest' && engine.digest) console.log(JSON.stringify(engine.digest()));
     else if (command === 'stats') console.log(JSON.stringify(engine.stats()));
     else throw new Error(`unknown command '${command}'`);
@@ -414,7 +426,7 @@ async function serveChild(engineName, options) {
 // Driver
 
 function parseArgs(argv) {
-  const options = { rounds: 9, warmup: 2, workloads: 'a,b,c', tfjsSeconds: 1, stepsPerCall: 8 };
+  const options = { rounds: 9, warmup: 2, workloads: 'a,b,c', tfjsSeconds: 1, stepsPerCall: 8, minSeconds: 0.25 };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     options[key] = argv[i + 1];
@@ -422,7 +434,7 @@ function parseArgs(argv) {
   for (const key of ['native', 'fixture', 'out', 'file']) {
     if (options[key] !== undefined) options[key] = path.resolve(options[key]);
   }
-  for (const key of ['rounds', 'warmup', 'tfjsSeconds', 'stepsPerCall']) options[key] = Number(options[key]);
+  for (const key of ['rounds', 'warmup', 'tfjsSeconds', 'stepsPerCall', 'minSeconds']) options[key] = Number(options[key]);
   return options;
 }
 
@@ -527,12 +539,12 @@ function referenceApplies(plan) {
 async function interleave(engines, options) {
   const runs = Object.fromEntries(engines.map((e) => [e.name, []]));
   for (let w = 0; w < options.warmup; w++) {
-    for (const e of engines) await e.request('run');
+    for (const e of engines) await e.request(`run ${options.minSeconds}`);
   }
   for (let r = 0; r < options.rounds; r++) {
     for (let turn = 0; turn < engines.length; turn++) {
       const e = engines[(turn + r) % engines.length];
-      runs[e.name].push(await e.request('run'));
+      runs[e.name].push(await e.request(`run ${options.minSeconds}`));
     }
     process.stderr.write('.');
   }
@@ -656,8 +668,8 @@ engine once in turn (each round starting with the next engine), so engines alter
 after another; a ratio is computed per round from that round's runs and reported as the median over rounds with
 its min–max; "x native" / "x best TF.js" are such medians, examples/s the median of an engine's rounds,
 by the engine process's CPU time (wall time of each run in the JSON).
-Timed: the per-batch training loop (fedleaf: TrainingSession steps of a whole run, ${options.stepsPerCall} batches per wasm
-call; reference_loop: the same SGD logistic regression in ~30 lines of plain C++, train_bench.cc; TF.js:
+Timed: the per-batch training loop (fedleaf: TrainingSession steps of whole runs, repeated to ${options.minSeconds} s of CPU,
+${options.stepsPerCall} batches per wasm call; reference_loop: the same SGD logistic regression in ~30 lines of plain C++, train_bench.cc; TF.js:
 optimizer.minimize per batch incl. building the batch tensors). Not timed: model decode / update encode, dataset
 construction. TF.js is time-boxed (~${options.tfjsSeconds} s of consecutive batches per run) and its examples/s extrapolated;
 its wasm backend (SIMD, single thread) has no UnsortedSegmentSum kernel (gradient of tf.gather) and the cpu
