@@ -4,6 +4,7 @@
 //                  --admin-token-file var/admin.token
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <algorithm>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -73,6 +74,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--cors-origin", http.cors_origins,
                  "origin allowed to call the API from a browser (repeatable; '*' for any)");
+  double client_burst = 0;
+  app.add_option("--client-rate-limit", routing.client_rate_limit.rate_per_s,
+                 "requests/s each client token may make (claims, model:select); 0: no limit")
+      ->capture_default_str();
+  app.add_option("--client-rate-burst", client_burst,
+                 "requests a client token may make at once (default: 2 s of its rate, >= 1)");
   app.add_option("--tick-interval-s", tick_interval_s, "deadline check period")
       ->capture_default_str();
   app.add_option("--shutdown-grace-s", http.shutdown_grace_s,
@@ -84,6 +91,8 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
+  routing.client_rate_limit.burst =
+      client_burst > 0 ? client_burst : std::max(1.0, 2 * routing.client_rate_limit.rate_per_s);
 
   auto logger = spdlog::stderr_color_mt("fedleaf");
   logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");

@@ -66,7 +66,7 @@ struct RouterHarness {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
-  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr}};
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}}};
 
   // Creates population `id` through the API and returns its client token.
   std::string create(const std::string& id, int clients_per_round = 1) {
@@ -323,7 +323,7 @@ TEST_CASE("router_model_select_answers_rows_uncached_and_logs_no_ids", "[router]
       "select-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
   logger->set_pattern("%v");
   logger->set_level(spdlog::level::debug);
-  Router router{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", logger}};
+  Router router{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", logger, {}}};
   Request select = request("POST", "/v1/populations/p/rounds/0/model:select", token,
                            R"({"tensors": {"emb/weight": [3, 7]}})");
   select.headers["content-type"] = "application/json";
@@ -345,6 +345,34 @@ TEST_CASE("router_model_select_answers_rows_uncached_and_logs_no_ids", "[router]
         std::string::npos);
   CHECK(std::regex_match(log.str(), std::regex("event=model_select population=p round=0 "
                                                "rows='emb/weight:2' bytes_out=[0-9]+\\n")));
+}
+
+}  // namespace fedleaf::server
+
+namespace fedleaf::server {
+
+TEST_CASE("router_answers_429_with_retry_after_to_a_client_token_over_its_rate_only", "[router]") {
+  RouterHarness h;
+  const std::string noisy = h.create("noisy", 5);
+  const std::string quiet = h.create("quiet", 5);
+  // A burst of 2 that refills one request per 1000 s: the third call within the test is refused.
+  Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}}};
+  const auto claim = [&](const std::string& population, const std::string& token) {
+    return limited.handle(request("POST", "/v1/populations/" + population + "/tasks:claim", token));
+  };
+
+  CHECK(claim("noisy", noisy).status == 200);
+  CHECK(claim("noisy", noisy).status == 200);
+  const Response refused = claim("noisy", noisy);
+
+  CHECK(refused.status == 429);
+  CHECK(refused.body->find("over its rate limit") != std::string::npos);
+  CHECK(std::stoll(refused.header("retry-after")) >= 1);
+  CHECK(std::stoll(refused.header("fedleaf-retry-after-ms")) > 0);
+  CHECK(claim("quiet", quiet).status == 200);  // another token is not affected
+  const Response select = limited.handle(
+      request("POST", "/v1/populations/noisy/rounds/0/model:select", noisy, R"({"tensors": {}})"));
+  CHECK(select.status == 429);  // model:select counts against the same token
 }
 
 }  // namespace fedleaf::server

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -137,7 +140,24 @@ void check_protocol_version(const Request& request) {
 }
 
 Router::Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options)
-    : repository_(repository), metrics_(metrics), options_(std::move(options)) {}
+    : repository_(repository),
+      metrics_(metrics),
+      options_(std::move(options)),
+      client_limiter_(options_.client_rate_limit) {}
+
+void Router::admit_client(const std::string& token) const {
+  if (!client_limiter_.enabled()) return;
+  const double now_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (const auto wait_s = client_limiter_.admit(token, now_s)) {
+    throw TooManyRequests("this client token is over its rate limit of " +
+                              core::format_decimal(options_.client_rate_limit.rate_per_s) +
+                              " requests/s (burst " +
+                              core::format_decimal(options_.client_rate_limit.burst) +
+                              "); retry in " + std::to_string(std::lround(*wait_s * 1000)) + " ms",
+                          *wait_s);
+  }
+}
 
 void Router::check_admin(const Request& request) const {
   if (!token_matches(bearer(request), options_.admin_token_hash)) {
@@ -154,6 +174,12 @@ Response Router::handle(const Request& request) const {
     response = route(request);
   } catch (const std::exception& e) {
     response = error_response(e);
+    if (const auto* busy = dynamic_cast<const TooManyRequests*>(&e)) {
+      const double wait_s = std::max(0.001, busy->retry_after_s());
+      response.set_header("Retry-After", std::to_string(static_cast<long long>(std::ceil(wait_s))));
+      response.set_header("Fedleaf-Retry-After-Ms",
+                          std::to_string(static_cast<long long>(std::ceil(wait_s * 1000))));
+    }
     if (is_claim) metrics_.count_claim("error");
   }
   if (is_upload) {
@@ -175,6 +201,7 @@ Response Router::handle(const Request& request) const {
 Response Router::select_response(const Request& request, const std::string& population,
                                  int round) const {
   const std::string token = bearer(request);
+  admit_client(token);
   const SelectableModel model = repository_.selectable_model(population, token, round);
   const core::SelectRequest select = core::parse_select_request(
       request.body, core::select_body_format(request.header("content-type")));
@@ -242,6 +269,7 @@ Response Router::route(const Request& request) const {
   if (n == 4 && parts[1] == "populations" && parts[3] == "tasks:claim") {
     require_method(request, {"POST"});
     const std::string token = bearer(request);
+    admit_client(token);
     const ClaimBody claim = parse_claim_body(request.body);
     const ClaimOutcome outcome = repository_.claim(parts[2], token, claim.min_round);
     if (const auto* task = std::get_if<TaskAssignment>(&outcome)) {

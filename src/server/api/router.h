@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 
+#include "server/api/client_rate_limiter.h"
 #include "server/api/http_message.h"
 #include "server/repository/task_repository.h"
 #include "server/util/server_metrics.h"
@@ -37,6 +38,9 @@ struct RouterOptions {
   std::string web_root;          // static files; empty: none
   // Debug events of calls (model:select: tensor names and id counts, never ids); null: none.
   std::shared_ptr<spdlog::logger> logger;
+  // Requests per client token (claims, model:select): 429 with Retry-After past it; off when
+  // its rate is 0.
+  RateLimit client_rate_limit;
 };
 
 class Router {
@@ -48,10 +52,13 @@ class Router {
   Response route(const Request& request) const;
   void check_admin(const Request& request) const;
   Response select_response(const Request& request, const std::string& population, int round) const;
+  // Throws TooManyRequests (with the time to wait) when `token` is over its rate limit.
+  void admit_client(const std::string& token) const;
 
   TaskRepository& repository_;
   ServerMetrics& metrics_;
   RouterOptions options_;
+  mutable ClientRateLimiter client_limiter_;
 };
 
 // Checks the Fedleaf-Version header of a /v1/ request: a value whose major differs from the

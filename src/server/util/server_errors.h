@@ -38,10 +38,17 @@ class RequestTimeout : public Error {
  public:
   using Error::Error;
 };
-// The server is at its connection limit (HTTP 429).
+// The server is at its connection limit, or a client token is over its rate limit (HTTP 429).
+// retry_after_s: when the client may try again (sent as Retry-After, whole seconds >= 1, and
+// Fedleaf-Retry-After-Ms).
 class TooManyRequests : public Error {
  public:
-  using Error::Error;
+  explicit TooManyRequests(const std::string& message, double retry_after_s = 1)
+      : Error(message), retry_after_s_(retry_after_s) {}
+  double retry_after_s() const { return retry_after_s_; }
+
+ private:
+  double retry_after_s_;
 };
 // The client speaks another major protocol version (HTTP 426).
 class UpgradeRequired : public Error {
