@@ -9,7 +9,8 @@ TEST_CASE("generate_token_gives_distinct_url_safe_tokens", "[tokens]") {
   std::set<std::string> seen;
   for (int i = 0; i < 100; ++i) {
     const std::string t = generate_token();
-    CHECK(t.size() == 43);
+    CHECK(t.size() == 46);
+    CHECK(t.rfind("fl_", 0) == 0);  // never starts with '-', which command lines misread
     CHECK(t.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") ==
           std::string::npos);
     seen.insert(t);

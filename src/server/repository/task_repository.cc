@@ -166,7 +166,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
 
   const double now = clock_.now();
   CreatedPopulation created;
-  created.id = spec.id ? *spec.id : "pop-" + generate_token().substr(0, 12);
+  created.id = spec.id ? *spec.id : "pop-" + generate_token().substr(3, 12);
   created.client_token = generate_token();
   created.model_etag = sha256_hex(model_bytes);
 

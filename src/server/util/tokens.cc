@@ -28,14 +28,16 @@ std::string generate_token() {
     }
     filled += static_cast<std::size_t>(n);
   }
-  // 33 bytes = 264 bits = 44 base64 characters; the first 43 carry 258 bits.
-  std::string out;
+  // 33 bytes = 264 bits = 44 base64 characters; the first 43 carry 258 bits. The "fl_" prefix
+  // keeps a token from starting with '-' (command lines read "--token -x…" as a missing value)
+  // and lets secret scanners recognise a leaked one.
+  std::string out = "fl_";
   for (std::size_t i = 0; i < sizeof bytes; i += 3) {
     const std::uint32_t v = (std::uint32_t{bytes[i]} << 16) | (std::uint32_t{bytes[i + 1]} << 8) |
                             std::uint32_t{bytes[i + 2]};
     for (int k = 3; k >= 0; --k) out.push_back(kAlphabet[(v >> (6 * k)) & 63]);
   }
-  out.resize(43);
+  out.resize(3 + 43);
   return out;
 }
 

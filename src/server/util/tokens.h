@@ -1,8 +1,8 @@
 // Bearer tokens: generation, hashing for storage, constant-time comparison, header parsing.
 //
-//   std::string token = generate_token();            // 43 url-safe characters, 256 bits
-//   std::string stored = hash_token(token);          // what the store keeps
-//   if (token_matches(presented, stored)) { ... }     // constant time in the token contents
+//   std::string token = generate_token();            // "fl_" + 43 url-safe characters (258 random
+//   bits) std::string stored = hash_token(token);          // what the store keeps if
+//   (token_matches(presented, stored)) { ... }     // constant time in the token contents
 //
 // Only token hashes are stored, so a copy of the database does not let anyone claim or upload.
 #pragma once
