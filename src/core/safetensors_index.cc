@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -142,9 +143,27 @@ SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size,
                        " exceeds the " + std::to_string(size - 8) + " bytes after it (truncated)");
   }
   const char* header_begin = reinterpret_cast<const char*>(data + 8);
-  const json header = json::parse(header_begin, header_begin + header_size, nullptr, false);
+  // As the reference implementation: the header is a JSON object from its first byte (no
+  // leading whitespace), and a name given twice is an error, not "the last one wins".
+  if (header_size == 0 || header_begin[0] != '{') {
+    throw InvalidInput("safetensors: the header must start with '{' (a JSON object)");
+  }
+  std::set<std::string> names;
+  std::string duplicate;
+  const json::parser_callback_t find_duplicate = [&](int depth, json::parse_event_t event,
+                                                     json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1 && duplicate.empty() &&
+        !names.insert(parsed.get_ref<const std::string&>()).second) {
+      duplicate = parsed.get_ref<const std::string&>();
+    }
+    return true;
+  };
+  const json header = json::parse(header_begin, header_begin + header_size, find_duplicate, false);
   if (header.is_discarded() || !header.is_object()) {
     throw InvalidInput("safetensors: header is not a valid JSON object");
+  }
+  if (!duplicate.empty()) {
+    throw InvalidInput("safetensors: the header names " + in_quotes(duplicate) + " twice");
   }
   SafetensorsIndex index;
   index.file_size = file_size;

@@ -56,8 +56,20 @@ TEST_CASE("decode_rejects_headers_over_100_mb", "[safetensors][reject]") {
 
 TEST_CASE("decode_rejects_invalid_json", "[safetensors][reject]") {
   require_header_rejected(raw("{\"w\": {", 0), "header is not a valid JSON object");
-  require_header_rejected(raw("[1, 2]  ", 0), "header is not a valid JSON object");
   require_header_rejected(raw("{\"\xff\": 1}", 0), "header is not a valid JSON object");
+}
+
+TEST_CASE("decode_rejects_a_header_that_does_not_start_with_a_brace", "[safetensors][reject]") {
+  require_header_rejected(raw("[1, 2]  ", 0), "the header must start with '{'");
+  require_header_rejected(raw(" {}", 0), "the header must start with '{'");
+  require_header_rejected(raw("", 0), "the header must start with '{'");
+}
+
+TEST_CASE("decode_rejects_a_tensor_named_twice", "[safetensors][reject]") {
+  const std::string w = R"("w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]})";
+  require_header_rejected(raw("{" + w + ", " + w + "}", 4), "the header names 'w' twice");
+  require_header_rejected(raw(R"({"__metadata__": {}, "__metadata__": {}})", 0),
+                          "the header names '__metadata__' twice");
 }
 
 TEST_CASE("decode_rejects_unknown_dtype", "[safetensors][reject]") {
