@@ -2,6 +2,7 @@
 // would upload them, and a dense reference of the aggregate.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -109,11 +110,14 @@ inline std::map<std::string, std::vector<float>> reference_next_model(
   double total = 0;
   double dense_sum = 0;
   std::vector<double> row_sum(10, 0), row_weight(10, 0);
+  // The plan's default robust clip ({"rms": 1}, core/aggregation/update_plan.h): an update
+  // whose sent values all equal v has RMS |v|, so clipping clamps v to [-1, 1].
+  const auto clip = [](float v) { return std::max(-1.0, std::min(1.0, double(v))); };
   for (const TrainUpload& u : uploads) {
     total += u.num_examples;
-    dense_sum += u.num_examples * double(u.dense_value);
+    dense_sum += u.num_examples * clip(u.dense_value);
     for (std::int64_t r : u.rows) {
-      row_sum[r] += u.num_examples * double(u.row_value);
+      row_sum[r] += u.num_examples * clip(u.row_value);
       row_weight[r] += u.num_examples;
     }
   }

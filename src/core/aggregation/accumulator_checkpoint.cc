@@ -73,6 +73,12 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
   metadata[prefix + "@dtype"] = std::string(dtype_name(dtype_));
   metadata[prefix + "@dense_shape"] = format_shape(dense_shape_);
   metadata[prefix + "@num_updates"] = std::to_string(num_updates_);
+  metadata[prefix + "@num_clipped"] = std::to_string(num_clipped_);
+  if (spec_.clip.kind != ClipKind::kOff) {
+    metadata[prefix + "@clip"] =
+        std::string(spec_.clip.kind == ClipKind::kNorm ? "norm:" : "rms:") +
+        format_double_exact(spec_.clip.bound);
+  }
   metadata[prefix + "@total_weight"] = format_double_exact(total_weight_);
   if (encoding_ == UpdateEncoding::kDense) {
     if (tracks_values(spec_.op)) {
@@ -122,11 +128,30 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
   if (metadata.count(prefix + "@clip_norm")) {
     clip = parse_double(meta("clip_norm"), where + ": clip_norm");
   }
-  const OperatorSpec spec = parse_operator_spec(meta("operator"), clip, where);
+  OperatorSpec spec = parse_operator_spec(meta("operator"), clip, where);
+  if (metadata.count(prefix + "@clip")) {
+    const std::string& text = meta("clip");
+    const std::size_t colon = text.find(':');
+    const std::string kind = text.substr(0, colon);
+    if (colon == std::string::npos || (kind != "norm" && kind != "rms")) {
+      throw InvalidInput(where + ": clip " + in_quotes(text) +
+                         " is not norm:<bound> or rms:<bound>");
+    }
+    spec.clip.kind = kind == "norm" ? ClipKind::kNorm : ClipKind::kRms;
+    spec.clip.bound = parse_double(text.substr(colon + 1), where + ": clip bound");
+  }
   const UpdateEncoding encoding = parse_update_encoding(meta("encoding"), where);
   const DType dtype = parse_dtype(meta("dtype"), where + ": dtype");
   DenseShape shape = parse_shape(meta("dense_shape"), where + ": dense_shape");
   const std::uint64_t num_updates = parse_count(meta("num_updates"), where + ": num_updates");
+  // Checkpoints written before robust clipping carry no @num_clipped: none was clipped.
+  const std::uint64_t num_clipped = metadata.count(prefix + "@num_clipped")
+                                        ? parse_count(meta("num_clipped"), where + ": num_clipped")
+                                        : 0;
+  if (num_clipped > num_updates) {
+    throw InvalidInput(where + ": num_clipped " + std::to_string(num_clipped) +
+                       " exceeds num_updates " + std::to_string(num_updates));
+  }
   const double total_weight = parse_double(meta("total_weight"), where + ": total_weight");
   if (total_weight < 0.0 || (num_updates == 0) != (total_weight == 0.0)) {
     throw InvalidInput(where + ": total_weight " + format_double_exact(total_weight) +
@@ -213,6 +238,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
     }
   }
   acc.num_updates_ = num_updates;
+  acc.num_clipped_ = num_clipped;
   acc.total_weight_ = total_weight;
   acc.note_bytes();
   return acc;

@@ -103,15 +103,19 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
     out.key_data =
         reinterpret_cast<const std::uint64_t*>(std::get<RowSparseTensor>(update).indices().data());
   }
+  // A robust clip needs the norm of the tensor the update means, so it coalesces too.
+  const bool robust_clip = spec_.clip.kind != ClipKind::kOff;
+  const bool coalesce = needs_coalesced_input(spec_.op) || robust_clip;
   // Only operators that coalesce need to know; branch-free, so the scan vectorizes.
   bool canonical = true;
-  if (needs_coalesced_input(spec_.op)) {
+  if (coalesce) {
     for (std::size_t i = 1; i < out.key_count; ++i) {
       canonical &= out.key_data[i] > out.key_data[i - 1];
     }
   }
   // Finite values and the update's L2 norm (needed by clipping only).
-  const bool clipping = visit_operator(spec_.op, [](auto o) { return decltype(o)::kNeedsNorm; });
+  const bool clipping =
+      robust_clip || visit_operator(spec_.op, [](auto o) { return decltype(o)::kNeedsNorm; });
   double norm = 0.0;
   visit_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
@@ -127,7 +131,7 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
         throw InvalidInput(where() + ": value " + std::to_string(i) +
                            " is not finite (NaN or infinity)");
       }
-      if (!canonical && needs_coalesced_input(spec_.op)) {
+      if (!canonical && coalesce) {
         // Sum duplicates in f64, in input order, so a client counts once per key.
         std::vector<std::size_t> order(entries);
         std::iota(order.begin(), order.end(), std::size_t{0});
@@ -161,6 +165,19 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
       spec_.op, [&](auto o) { return decltype(o)::scale(weight, norm, spec_.clip_norm); });
   out.value_scale = scale.values;
   out.contributor_weight = scale.contributors;
+  out.clipped = spec_.op == SparseSumOperator::kClippedWeightedMean && norm > spec_.clip_norm;
+  if (robust_clip) {
+    // Values the update sent, after duplicates were summed: every element when dense.
+    const double sent = encoding_ == UpdateEncoding::kDense
+                            ? static_cast<double>(num_keys_)
+                            : static_cast<double>(out.key_count) * static_cast<double>(width_);
+    const double bound =
+        spec_.clip.kind == ClipKind::kNorm ? spec_.clip.bound : spec_.clip.bound * std::sqrt(sent);
+    if (norm > bound) {
+      out.value_scale *= bound / norm;
+      out.clipped = true;
+    }
+  }
 }
 
 }  // namespace fedleaf::core

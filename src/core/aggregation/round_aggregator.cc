@@ -118,6 +118,8 @@ class RoundAggregator::State {
   std::vector<SparseSumAccumulator> accumulators;  // one per tensor in "updates", by name
   std::size_t num_reports = 0;
   double total_weight = 0.0;
+  std::uint64_t max_examples_per_report = 0;  // 0: no cap
+  std::uint64_t num_capped = 0;
 };
 
 RoundAggregator::RoundAggregator(const UpdatePlan& plan, NamedTensors model,
@@ -126,6 +128,7 @@ RoundAggregator::RoundAggregator(const UpdatePlan& plan, NamedTensors model,
   AccumulatorOptions options;
   options.expected_updates = expected_reports;
   state_->accumulators = accumulators_from_plan(plan, model, options);
+  state_->max_examples_per_report = plan.max_examples_per_report;
   state_->model = std::move(model);
 }
 
@@ -149,8 +152,11 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
       kind != file.metadata.end() && kind->second != "train") {
     throw InvalidInput(where + ": metadata 'kind' is " + in_quotes(kind->second) + ", not 'train'");
   }
-  const double weight = static_cast<double>(parse_positive_integer(
-      metadata_value(file.metadata, "num_examples", where), where + ": metadata 'num_examples'"));
+  const std::uint64_t claimed = parse_positive_integer(
+      metadata_value(file.metadata, "num_examples", where), where + ": metadata 'num_examples'");
+  const std::uint64_t cap = state_->max_examples_per_report;
+  const bool capped = cap != 0 && claimed > cap;
+  const double weight = static_cast<double>(capped ? cap : claimed);
   for (const auto& [name, tensor] : file.tensors) {
     const bool planned = std::any_of(
         state_->accumulators.begin(), state_->accumulators.end(),
@@ -173,6 +179,7 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
   }
   ++state_->num_reports;
   state_->total_weight += weight;
+  if (capped) ++state_->num_capped;
 }
 
 void RoundAggregator::merge(const RoundAggregator& other) {
@@ -191,7 +198,7 @@ void RoundAggregator::merge(const RoundAggregator& other) {
                           a.encoding() == b.encoding() && a.dtype() == b.dtype() &&
                           a.dense_shape() == b.dense_shape();
                  });
-  if (!same_plan) {
+  if (!same_plan || theirs.max_examples_per_report != ours.max_examples_per_report) {
     throw InvalidInput("merge of round aggregators: the plans' updates differ");
   }
   if (!(theirs.model == ours.model)) {
@@ -202,9 +209,20 @@ void RoundAggregator::merge(const RoundAggregator& other) {
   }
   ours.num_reports += theirs.num_reports;
   ours.total_weight += theirs.total_weight;
+  ours.num_capped += theirs.num_capped;
 }
 
 std::size_t RoundAggregator::num_reports() const { return state_->num_reports; }
+
+RoundStats RoundAggregator::stats() const {
+  RoundStats stats;
+  stats.num_reports = state_->num_reports;
+  stats.num_capped = state_->num_capped;
+  for (const SparseSumAccumulator& acc : state_->accumulators) {
+    stats.clipped_per_tensor.emplace_back(acc.name(), acc.num_clipped());
+  }
+  return stats;
+}
 double RoundAggregator::total_weight() const { return state_->total_weight; }
 
 NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) const {
@@ -238,7 +256,8 @@ std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
   NamedTensors tensors;
   Metadata metadata{{"format", kCheckpointFormat},
                     {"num_reports", std::to_string(state_->num_reports)},
-                    {"total_weight", format_double_exact(state_->total_weight)}};
+                    {"total_weight", format_double_exact(state_->total_weight)},
+                    {"num_capped", std::to_string(state_->num_capped)}};
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     acc.save(acc.name(), tensors, metadata);
   }
@@ -296,6 +315,16 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
     }
     planned = std::move(loaded);
   }
+  // Checkpoints written before the weight cap carry no num_capped: none was capped.
+  const auto capped = file.metadata.find("num_capped");
+  const std::uint64_t num_capped = capped == file.metadata.end()
+                                       ? 0
+                                       : parse_report_count(capped->second, where + ": num_capped");
+  if (num_capped > reports) {
+    throw InvalidInput(where + ": num_capped " + std::to_string(num_capped) +
+                       " exceeds num_reports " + std::to_string(reports));
+  }
+  round.state_->num_capped = num_capped;
   round.state_->num_reports = static_cast<std::size_t>(reports);
   round.state_->total_weight = total;
   return round;

@@ -17,12 +17,27 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
 #include "core/tensor.h"
 
 namespace fedleaf::core {
+
+// What the robust rules did in a round so far (status JSON, dashboard).
+struct RoundStats {
+  std::uint64_t num_reports = 0;
+  // Reports whose claimed num_examples exceeded the plan's max_examples_per_report and were
+  // weighted with the cap instead.
+  std::uint64_t num_capped = 0;
+  // Per tensor of the plan's updates (by name, sorted): reports whose update was scaled down
+  // by clipping (the tensor's "clip", or clipped_weighted_mean's clip_norm).
+  std::vector<std::pair<std::string, std::uint64_t>> clipped_per_tensor;
+  // Elements next_model() kept at their old value because the new one was not finite in their
+  // dtype; filled only by next_model(&stats) (it costs a pass over the model).
+  std::uint64_t withheld_nonfinite = 0;
+};
 
 class RoundAggregator {
  public:
@@ -42,13 +57,16 @@ class RoundAggregator {
 
   // Validates the whole train result (safetensors bytes) before folding any of it: all or
   // nothing. Throws InvalidInput naming the tensor and rule; the aggregator is then unchanged.
-  // The weight is metadata "num_examples".
+  // The weight is metadata "num_examples" (an integer in [1, 2^53]), capped at the plan's
+  // max_examples_per_report.
   void add_result(const std::uint8_t* data, std::size_t size);
   // Folds another aggregator of the same plan and model (hierarchical aggregation). Throws
   // InvalidInput, leaving this aggregator unchanged, when the plans or models differ.
   void merge(const RoundAggregator& other);
   std::size_t num_reports() const;
-  double total_weight() const;  // sum of num_examples
+  // Counts of the robust rules (capped, clipped); withheld_nonfinite stays 0 here.
+  RoundStats stats() const;
+  double total_weight() const;  // sum of num_examples, each capped at max_examples_per_report
   // Global model + aggregated delta for every tensor in "updates"; other tensors carried over.
   // With no reports the deltas are zero. Does not change the aggregator. Always finite: an
   // element whose new value would overflow its dtype (finite but huge updates can make the f64

@@ -36,6 +36,19 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
     throw InvalidInput(where + ": clipped_weighted_mean needs a finite clip_norm > 0");
   }
   if (spec_.op != SparseSumOperator::kClippedWeightedMean) spec_.clip_norm = 0.0;
+  if (spec_.clip.kind != ClipKind::kOff) {
+    if (!tracks_values(spec_.op) || spec_.op == SparseSumOperator::kClippedWeightedMean) {
+      throw InvalidInput(where + ": " + std::string(operator_name(spec_.op)) +
+                         " takes no robust clip (count has no values; clipped_weighted_mean "
+                         "clips by its clip_norm)");
+    }
+    if (!(std::isfinite(spec_.clip.bound) && spec_.clip.bound > 0.0)) {
+      throw InvalidInput(where + ": the clip bound " + format_double_exact(spec_.clip.bound) +
+                         " must be finite and > 0");
+    }
+  } else {
+    spec_.clip.bound = 0.0;
+  }
   if (encoding_ == UpdateEncoding::kRowSparse && dense_shape_.empty()) {
     throw InvalidInput(where + ": a row_sparse tensor needs a dense_shape of rank >= 1");
   }
@@ -117,6 +130,7 @@ void SparseSumAccumulator::add(const Tensor& update, double weight) {
 
 void SparseSumAccumulator::fold(const Tensor& update, const Prepared& p) {
   ++num_updates_;
+  if (p.clipped) ++num_clipped_;
   total_weight_ += p.weight;
   if (encoding_ == UpdateEncoding::kDense) {
     if (!tracks_values(spec_.op)) return;
@@ -255,6 +269,7 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
     for (std::size_t i = 0; i < sums_.size(); ++i) sums_[i] += other.sums_[i];
   }
   num_updates_ += other.num_updates_;
+  num_clipped_ += other.num_clipped_;
   total_weight_ += other.total_weight_;
 }
 

@@ -12,6 +12,9 @@
 //   its dense_shape equals the accumulator's; indices are in range (SparseTensor and
 //   RowSparseTensor enforce this on construction, and the values count must match them);
 //   every value is finite; the weight is finite and > 0.
+// - Robust clipping (OperatorSpec::clip, see sparse_sum_operator.h) scales an update before it
+//   is folded; the constructor rejects it for count (no values) and clipped_weighted_mean
+//   (which clips by its own clip_norm).
 // - Duplicates in one update are summed first for operators that need it
 //   (needs_coalesced_input), so a client counts once per index; for sum and weighted_mean the
 //   fold is linear and duplicates are folded as they come.
@@ -108,6 +111,8 @@ class SparseSumAccumulator {
   DType dtype() const { return dtype_; }
   const DenseShape& dense_shape() const { return dense_shape_; }
   std::uint64_t num_updates() const { return num_updates_; }
+  // Updates scaled down by spec().clip or by clipped_weighted_mean's clip_norm.
+  std::uint64_t num_clipped() const { return num_clipped_; }
   double total_weight() const { return total_weight_; }
   Representation representation() const { return representation_; }
   // Distinct keys touched so far (all keys for a dense encoding). O(keys) when dense.
@@ -119,8 +124,9 @@ class SparseSumAccumulator {
   std::size_t peak_state_bytes() const { return peak_bytes_; }
 
   // Checkpoint: the state as arrays named `<prefix>@keys` (I64), `<prefix>@sums` (F64),
-  // `<prefix>@contributors` (F64) and metadata `<prefix>@operator`, `@clip_norm`, `@encoding`,
-  // `@dtype`, `@dense_shape`, `@num_updates`, `@total_weight`. Keys are stored sorted, so the
+  // `<prefix>@contributors` (F64) and metadata `<prefix>@operator`, `@clip_norm`, `@clip`
+  // ("norm:<bound>" | "rms:<bound>", absent when off), `@encoding`, `@dtype`, `@dense_shape`,
+  // `@num_updates`, `@num_clipped`, `@total_weight`. Keys are stored sorted, so the
   // checkpoint does not depend on the representation.
   void save(const std::string& prefix, NamedTensors& tensors, Metadata& metadata) const;
   // Inverse of save(). Validates everything (the data comes from disk); throws InvalidInput.
@@ -141,6 +147,7 @@ class SparseSumAccumulator {
     std::vector<std::uint64_t> keys;
     std::vector<double> coalesced;  // values, when duplicates had to be summed first
     bool use_coalesced = false;
+    bool clipped = false;             // value_scale includes a clipping factor < 1
     double weight = 0.0;              // n_c
     double value_scale = 1.0;         // multiplies every value: 1, n_c or n_c·s_c
     double contributor_weight = 0.0;  // added per touched key: n_c or 1
@@ -186,6 +193,7 @@ class SparseSumAccumulator {
   Representation representation_ = Representation::kSparse;
 
   std::uint64_t num_updates_ = 0;
+  std::uint64_t num_clipped_ = 0;
   double total_weight_ = 0.0;
   // Both representations: indexed by slot (sparse) or by key (dense).
   std::vector<double> sums_;          // × width_; empty for count

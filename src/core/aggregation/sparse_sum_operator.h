@@ -36,12 +36,31 @@ enum class SparseSumOperator {
   kClippedWeightedMean,
 };
 
+// Robust clipping of each update before any operator with values folds it (sum, weighted_mean,
+// mean_over_contributors): an update u_c whose L2 norm exceeds the bound B_c is scaled by
+// B_c / ‖u_c‖₂ (its direction is kept). kNorm: B_c = bound. kRms: B_c = bound · sqrt(m_c), m_c
+// the number of values the update sent (after summing duplicates), i.e. a bound on the root
+// mean square of the values it sent, so one setting fits tensors of any size. The norm is that
+// of the update as the tensor it means (duplicates summed), in f64. Weights and contributor
+// weights are not changed by clipping.
+enum class ClipKind { kOff, kNorm, kRms };
+struct UpdateClip {
+  ClipKind kind = ClipKind::kOff;
+  double bound = 0.0;  // > 0 and finite unless kOff
+
+  friend bool operator==(const UpdateClip& a, const UpdateClip& b) {
+    return a.kind == b.kind && a.bound == b.bound;
+  }
+  friend bool operator!=(const UpdateClip& a, const UpdateClip& b) { return !(a == b); }
+};
+
 struct OperatorSpec {
   SparseSumOperator op = SparseSumOperator::kWeightedMean;
   double clip_norm = 0.0;  // L2 bound of clipped_weighted_mean (> 0); 0 for the others
+  UpdateClip clip;         // robust clipping; kOff for count and clipped_weighted_mean
 
   friend bool operator==(const OperatorSpec& a, const OperatorSpec& b) {
-    return a.op == b.op && a.clip_norm == b.clip_norm;
+    return a.op == b.op && a.clip_norm == b.clip_norm && a.clip == b.clip;
   }
   friend bool operator!=(const OperatorSpec& a, const OperatorSpec& b) { return !(a == b); }
 };

@@ -89,6 +89,53 @@ SelectPadding parse_select_padding(const json& v, const std::string& where) {
   return padding;
 }
 
+// "clip": "off" | {"norm": F} | {"rms": F}; default {"rms": kDefaultClipRms} for the operators
+// with values that do not clip by themselves.
+UpdateClip parse_clip(const json& spec, const std::string& path, SparseSumOperator op) {
+  const bool clippable = tracks_values(op) && op != SparseSumOperator::kClippedWeightedMean;
+  const json* v = find_field(spec, "clip");
+  if (v == nullptr) {
+    return clippable ? UpdateClip{ClipKind::kRms, kDefaultClipRms} : UpdateClip{};
+  }
+  const std::string where = path + ".clip";
+  if (v->is_string() && v->get<std::string>() == "off") return UpdateClip{};
+  if (!clippable) {
+    fail(where, std::string(operator_name(op)) + " takes no clip other than \"off\" (" +
+                    (tracks_values(op) ? "it clips by its clip_norm" : "it has no values") + ")");
+  }
+  constexpr const char* kShape = "expected \"off\", {\"norm\": F} or {\"rms\": F} with F > 0";
+  if (!v->is_object() || v->size() != 1) fail(where, kShape);
+  UpdateClip clip;
+  const auto bound = [&](const char* key) {
+    const std::optional<double> b = optional_positive_number(*v, where, key);
+    return *b;
+  };
+  if (find_field(*v, "norm") != nullptr) {
+    clip = {ClipKind::kNorm, bound("norm")};
+  } else if (find_field(*v, "rms") != nullptr) {
+    clip = {ClipKind::kRms, bound("rms")};
+  } else {
+    fail(where, kShape);
+  }
+  return clip;
+}
+
+std::uint64_t parse_max_examples(const json& plan) {
+  const json* v = find_field(plan, "max_examples_per_report");
+  if (v == nullptr) return kDefaultMaxExamplesPerReport;
+  if (v->is_string() && v->get<std::string>() == "off") return 0;
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 53;
+  const bool in_range = v->is_number_unsigned()
+                            ? v->get<std::uint64_t>() >= 1 && v->get<std::uint64_t>() <= kMax
+                        : v->is_number_integer() ? v->get<std::int64_t>() >= 1
+                                                 : false;
+  if (!in_range) {
+    fail("plan.max_examples_per_report", "expected an integer in [1, 2^53] or \"off\"");
+  }
+  return v->is_number_unsigned() ? v->get<std::uint64_t>()
+                                 : static_cast<std::uint64_t>(v->get<std::int64_t>());
+}
+
 TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   TensorUpdatePlan out;
   out.name = name;
@@ -103,6 +150,7 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   }
   // The operator list lives with the operators: one list for every reader of a plan.
   out.op = parse_operator_spec(aggregator, clip_norm, path + ".aggregator");
+  out.op.clip = parse_clip(spec, path, out.op.op);
   out.download = parse_download(spec, path, out.encoding);
   const bool select = out.download == DownloadMode::kSelect;
   if (const json* cap = find_field(spec, "max_select_rows")) {
@@ -129,6 +177,7 @@ const TensorUpdatePlan* UpdatePlan::find(std::string_view name) const {
 UpdatePlan parse_update_plan(const json& plan) {
   if (!plan.is_object()) fail("plan", "expected a JSON object");
   UpdatePlan out;
+  out.max_examples_per_report = parse_max_examples(plan);
   const json* updates = find_field(plan, "updates");
   if (updates == nullptr) return out;
   if (!updates->is_object()) fail("plan.updates", "expected an object");

@@ -17,6 +17,26 @@
 //   "max_select_rows": N in [1, 2^53] only with "select"; absent = no cap
 //   "select_padding": {"multiple": N} | {"count": N}, N in [1, 2^31]    only with "select"
 //
+//   "clip": "off" | {"norm": F} | {"rms": F}, F > 0, finite
+//                                     robust clipping of each report's update (UpdateClip in
+//                                     sparse_sum_operator.h); default {"rms": 1} for sum,
+//                                     weighted_mean and mean_over_contributors; only "off" for
+//                                     count (no values) and clipped_weighted_mean (clip_norm)
+//
+// Plan level: "max_examples_per_report": N in [1, 2^53] | "off", default 10000. A report
+// claiming more examples than N is weighted as N (and counted as capped).
+//
+// Robust defaults, and why they do not hurt honest training. {"rms": 1} bounds the root mean
+// square of the values a report sent by 1: parameters here start at O(0.05..1) and an honest
+// local round moves each by a few optimizer steps (Adam moves an element by at most about the
+// learning rate per step: 0.03 × ~10 steps in the demo), so honest updates stay well below it,
+// while a report scaled ×1e6 or holding ±1e30 moves the aggregate by at most its weight share
+// × 1 per element. It is a fixed bound rather than a quantile of the round's norms because the
+// accumulators fold each report as it arrives (streaming, checkpointed) and cannot rescale a
+// report already folded; plans whose honest updates are larger (SGD with a large learning rate,
+// many local steps) set a larger bound. 10000 examples bounds the weight one report can claim (2^53
+// otherwise dominates any weighted mean) and is far above a browser leaf's data (~300 in the demo).
+//
 // Download policy. "full": the leaf downloads the whole tensor with the model. "select": the leaf
 // POSTs the row ids its data touch to model:select and receives only those rows. When its data
 // touch more than max_select_rows rows it downloads the full tensor instead (a request that large
@@ -58,15 +78,19 @@ struct SelectPadding {
 struct TensorUpdatePlan {
   std::string name;
   UpdateEncoding encoding = UpdateEncoding::kDense;
-  OperatorSpec op;
+  OperatorSpec op;  // operator, its clip_norm, and the robust clip
   DownloadMode download = DownloadMode::kFull;
   std::uint64_t max_select_rows = 0;  // 0: no cap
   SelectPadding select_padding;
   std::string path;  // "plan.updates['<name>']", for error messages
 };
 
+inline constexpr double kDefaultClipRms = 1.0;
+inline constexpr std::uint64_t kDefaultMaxExamplesPerReport = 10000;
+
 struct UpdatePlan {
   std::vector<TensorUpdatePlan> tensors;  // sorted by name, names unique
+  std::uint64_t max_examples_per_report = kDefaultMaxExamplesPerReport;  // 0: off
 
   const TensorUpdatePlan* find(std::string_view name) const;
 };

@@ -182,6 +182,18 @@ inline Reference reference_result(const Scenario& s, const core::OperatorSpec& s
       const double norm = std::sqrt(sq);
       if (norm > spec.clip_norm) scale = spec.clip_norm / norm;
     }
+    if (spec.clip.kind != core::ClipKind::kOff) {  // robust clip of the update's sent values
+      double sq = 0.0, sent = 0.0;
+      for (std::size_t i = 0; i < n; ++i) {
+        sq += u.values[i] * u.values[i];
+        sent += u.sent[i] ? 1.0 : 0.0;
+      }
+      const double norm = std::sqrt(sq);
+      const double bound = spec.clip.kind == core::ClipKind::kNorm
+                               ? spec.clip.bound
+                               : spec.clip.bound * std::sqrt(sent);
+      if (norm > bound) scale = bound / norm;
+    }
     const double w = spec.op == SparseSumOperator::kSum ? 1.0 : c.weight;
     for (std::size_t i = 0; i < n; ++i) {
       numerator[i] += w * scale * u.values[i];

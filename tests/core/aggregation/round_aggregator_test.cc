@@ -65,6 +65,9 @@ void add(core::RoundAggregator& round, const std::vector<std::uint8_t>& bytes) {
   round.add_result(bytes.data(), bytes.size());
 }
 
+// The clip every value operator but clipped_weighted_mean gets by default.
+const core::UpdateClip kDefaultClip{core::ClipKind::kRms, core::kDefaultClipRms};
+
 // Asserts next_model() = model + the reference aggregate of `clients`, per planned tensor, and
 // that the unplanned tensor is carried over unchanged.
 void check_next_model(const core::NamedTensors& next, const std::vector<Client>& clients) {
@@ -72,8 +75,12 @@ void check_next_model(const core::NamedTensors& next, const std::vector<Client>&
   CHECK(std::get<core::DenseTensor>(next.at("out/bias")) ==
         std::get<core::DenseTensor>(m.at("out/bias")));
   const std::vector<std::tuple<std::string, UpdateEncoding, core::OperatorSpec>> planned{
-      {"emb/weight", UpdateEncoding::kRowSparse, {core::SparseSumOperator::kMeanOverContributors}},
-      {"out/weight", UpdateEncoding::kDense, {core::SparseSumOperator::kWeightedMean}},
+      {"emb/weight",
+       UpdateEncoding::kRowSparse,
+       {core::SparseSumOperator::kMeanOverContributors, 0.0, kDefaultClip}},
+      {"out/weight",
+       UpdateEncoding::kDense,
+       {core::SparseSumOperator::kWeightedMean, 0.0, kDefaultClip}},
       {"h/weight", UpdateEncoding::kCoo, {core::SparseSumOperator::kClippedWeightedMean, 1.0}}};
   for (const auto& [name, encoding, spec] : planned) {
     const auto& base = std::get<core::DenseTensor>(m.at(name));
@@ -310,8 +317,8 @@ namespace fedleaf {
 // used to publish +Infinity, after which every upload and every restart failed.
 TEST_CASE("next_model_stays_finite_when_huge_finite_updates_overflow_f32") {
   const std::string plan = R"({"updates": {
-      "w": {"encoding": "dense", "aggregator": "weighted_mean"},
-      "s": {"encoding": "dense", "aggregator": "sum"}}})";
+      "w": {"encoding": "dense", "aggregator": "weighted_mean", "clip": "off"},
+      "s": {"encoding": "dense", "aggregator": "sum", "clip": "off"}}})";
   core::NamedTensors m;
   m.emplace("w", core::DenseTensor(xt::xarray<float>{0.0f, 1.0f}));
   m.emplace("s", core::DenseTensor(xt::xarray<float>{0.0f, 1.0f}));

@@ -155,3 +155,73 @@ TEST_CASE("download_mode_names_and_update_plan_paths") {
 
 }  // namespace
 }  // namespace fedleaf
+
+namespace fedleaf {
+namespace {
+
+using core::ClipKind;
+using core::UpdateClip;
+
+UpdateClip clip_of(const std::string& entry) {
+  return core::parse_update_plan(plan_with(entry)).tensors.at(0).op.clip;
+}
+
+TEST_CASE("update_plan_robust_defaults_clip_value_operators_and_cap_report_weight") {
+  for (const char* op : {"sum", "weighted_mean", "mean_over_contributors"}) {
+    INFO(op);
+    CHECK(clip_of(R"({"encoding": "coo", "aggregator": ")" + std::string(op) + R"("})") ==
+          UpdateClip{ClipKind::kRms, core::kDefaultClipRms});
+  }
+  CHECK(clip_of(R"({"encoding": "coo", "aggregator": "count"})") == UpdateClip{});
+  CHECK(clip_of(R"({"encoding": "coo", "aggregator": "clipped_weighted_mean", "clip_norm": 2})") ==
+        UpdateClip{});
+  CHECK(core::parse_update_plan(plan_with(R"({"encoding": "dense", "aggregator": "sum"})"))
+            .max_examples_per_report == core::kDefaultMaxExamplesPerReport);
+  CHECK(core::kDefaultMaxExamplesPerReport == 10000);
+}
+
+TEST_CASE("update_plan_robust_rules_can_be_set_or_turned_off_explicitly") {
+  CHECK(clip_of(R"({"encoding": "dense", "aggregator": "sum", "clip": "off"})") == UpdateClip{});
+  CHECK(clip_of(R"({"encoding": "dense", "aggregator": "sum", "clip": {"norm": 2.5}})") ==
+        UpdateClip{ClipKind::kNorm, 2.5});
+  CHECK(clip_of(R"({"encoding": "dense", "aggregator": "weighted_mean", "clip": {"rms": 0.1}})") ==
+        UpdateClip{ClipKind::kRms, 0.1});
+  CHECK(clip_of(R"({"encoding": "dense", "aggregator": "count", "clip": "off"})") == UpdateClip{});
+  const auto cap = [](const std::string& value) {
+    return core::parse_update_plan(std::string(R"({"max_examples_per_report": )") + value + "}")
+        .max_examples_per_report;
+  };
+  CHECK(cap(R"("off")") == 0);
+  CHECK(cap("1") == 1);
+  CHECK(cap("9007199254740992") == 9007199254740992ull);
+}
+
+TEST_CASE("update_plan_rejects_bad_robust_settings_naming_the_path_and_rule") {
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "clip": "on"})",
+                R"(plan.updates['emb/weight'].clip: expected "off", {"norm": F} or {"rms": F})");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "clip": {"norm": 1, "rms": 1}})",
+                R"(plan.updates['emb/weight'].clip: expected "off")");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "clip": {"median": 1}})",
+                R"(plan.updates['emb/weight'].clip: expected "off")");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "clip": {"norm": 0}})",
+                "plan.updates['emb/weight'].clip.norm: expected a finite number > 0");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "clip": {"rms": "1"}})",
+                "plan.updates['emb/weight'].clip.rms: expected a finite number > 0");
+  check_rejects(
+      R"({"encoding": "dense", "aggregator": "count", "clip": {"rms": 1}})",
+      R"(plan.updates['emb/weight'].clip: count takes no clip other than "off" (it has no values))");
+  check_rejects(
+      R"({"encoding": "dense", "aggregator": "clipped_weighted_mean", "clip_norm": 1, "clip": {"rms": 1}})",
+      "clip: clipped_weighted_mean takes no clip other than \"off\" (it clips by its clip_norm)");
+  for (const char* bad : {"0", "-1", "1.5", R"("on")", "9007199254740993", "null"}) {
+    INFO(bad);
+    CHECK_THROWS_MATCHES(
+        core::parse_update_plan(std::string(R"({"max_examples_per_report": )") + bad + "}"),
+        InvalidInput,
+        MessageContains("plan.max_examples_per_report: expected an integer in "
+                        "[1, 2^53] or \"off\""));
+  }
+}
+
+}  // namespace
+}  // namespace fedleaf

@@ -1,0 +1,246 @@
+// Robust clipping in the accumulator (OperatorSpec::clip) and the weight cap and stats of the
+// round aggregator, against dense references with the robust rules applied.
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "core/aggregation/round_aggregator.h"
+#include "core/safetensors.h"
+#include "tests/core/aggregation/aggregation_test_util.h"
+#include "tests/core/error_matchers.h"
+
+namespace fedleaf {
+namespace {
+
+using core::ClipKind;
+using core::DType;
+using core::OperatorSpec;
+using core::SparseSumOperator;
+using core::UpdateClip;
+using core::UpdateEncoding;
+using test::MessageContains;
+
+TEST_CASE("robust_clip_matches_the_clipped_dense_reference_for_every_value_operator") {
+  std::uint64_t seed = 700;
+  for (SparseSumOperator op : {SparseSumOperator::kSum, SparseSumOperator::kWeightedMean,
+                               SparseSumOperator::kMeanOverContributors}) {
+    // Updates hold values in [-1, 1] (RMS about 0.58): these bounds clip most of them, and
+    // some not.
+    for (UpdateClip clip : {UpdateClip{ClipKind::kNorm, 0.7}, UpdateClip{ClipKind::kRms, 0.5}}) {
+      INFO(core::operator_name(op) << (clip.kind == ClipKind::kNorm ? " norm" : " rms"));
+      test::check_operator_properties(OperatorSpec{op, 0.0, clip}, ++seed);
+    }
+  }
+}
+
+core::SparseTensor coo(xt::xarray<float> values, core::CooIndices indices) {
+  return core::SparseTensor(std::move(indices), core::DenseTensor(std::move(values)), {10});
+}
+
+TEST_CASE("robust_clip_scales_only_updates_above_the_bound_and_counts_them") {
+  // norm bound 1: {3, 4} has norm 5 and becomes {0.6, 0.8}; {0.3, 0.4} stays.
+  core::SparseSumAccumulator acc("h", {SparseSumOperator::kSum, 0.0, {ClipKind::kNorm, 1.0}},
+                                 UpdateEncoding::kCoo, DType::F64, {10});
+  acc.add(core::SparseTensor(core::CooIndices{{1}, {2}},
+                             core::DenseTensor(xt::xarray<double>{3.0, 4.0}), {10}),
+          1.0);
+  acc.add(core::SparseTensor(core::CooIndices{{2}, {5}},
+                             core::DenseTensor(xt::xarray<double>{0.3, 0.4}), {10}),
+          1.0);
+  CHECK(acc.num_clipped() == 1);
+  const auto result = std::get<core::SparseTensor>(acc.finalize());
+  CHECK(result.indices() == core::CooIndices{{1}, {2}, {5}});
+  const double* v = result.values().data<double>();
+  CHECK(v[0] == Approx(0.6));
+  CHECK(v[1] == Approx(0.8 + 0.3));
+  CHECK(v[2] == Approx(0.4));
+}
+
+TEST_CASE("robust_rms_clip_bounds_the_root_mean_square_of_the_values_sent") {
+  // rms bound 1 over 4 sent values: norm bound 2. Duplicates are summed first: key 3 sends 6.
+  core::SparseSumAccumulator acc("h", {SparseSumOperator::kSum, 0.0, {ClipKind::kRms, 1.0}},
+                                 UpdateEncoding::kCoo, DType::F32, {10});
+  acc.add(coo(xt::xarray<float>{1.f, 1.f, 1.f, 1.f}, core::CooIndices{{0}, {1}, {2}, {4}}), 1.0);
+  CHECK(acc.num_clipped() == 0);  // norm 2 is not above 2
+  acc.add(coo(xt::xarray<float>{3.f, 3.f}, core::CooIndices{{3}, {3}}), 1.0);
+  CHECK(acc.num_clipped() == 1);  // one value 6 > 1 · sqrt(1)
+  const auto result = std::get<core::SparseTensor>(acc.finalize());
+  CHECK(result.values().data<float>()[3] == 1.0f);  // key 3: 6 scaled to norm 1
+}
+
+TEST_CASE("robust_clip_is_rejected_for_count_clipped_weighted_mean_and_bad_bounds") {
+  const auto rejects = [](OperatorSpec spec, const std::string& fragment) {
+    CHECK_THROWS_MATCHES(
+        core::SparseSumAccumulator("t", spec, UpdateEncoding::kCoo, DType::F32, {10}), InvalidInput,
+        MessageContains(fragment));
+  };
+  rejects({SparseSumOperator::kCount, 0.0, {ClipKind::kRms, 1.0}}, "count takes no robust clip");
+  rejects({SparseSumOperator::kClippedWeightedMean, 1.0, {ClipKind::kNorm, 1.0}},
+          "clipped_weighted_mean takes no robust clip");
+  rejects({SparseSumOperator::kSum, 0.0, {ClipKind::kNorm, 0.0}}, "the clip bound 0 must be");
+  rejects({SparseSumOperator::kSum, 0.0, {ClipKind::kRms, NAN}}, "must be finite and > 0");
+}
+
+TEST_CASE("robust_clip_and_clipped_count_survive_checkpoint_and_merge") {
+  std::mt19937_64 rng(71);
+  const OperatorSpec spec{SparseSumOperator::kWeightedMean, 0.0, {ClipKind::kRms, 0.4}};
+  const test::Scenario s = test::random_scenario(rng, UpdateEncoding::kRowSparse, DType::F32, 12);
+  core::SparseSumAccumulator whole = test::accumulate(s, spec);
+  REQUIRE(whole.num_clipped() > 0);
+  REQUIRE(whole.num_clipped() < 12);
+
+  const auto bytes = whole.to_safetensors();
+  const core::SparseSumAccumulator loaded =
+      core::SparseSumAccumulator::from_safetensors(bytes.data(), bytes.size());
+  CHECK(loaded.spec() == spec);
+  CHECK(loaded.num_clipped() == whole.num_clipped());
+  CHECK(loaded.finalize() == whole.finalize());
+
+  core::SparseSumAccumulator a("t", spec, s.encoding, s.dtype, s.dense_shape);
+  core::SparseSumAccumulator b("t", spec, s.encoding, s.dtype, s.dense_shape);
+  for (std::size_t c = 0; c < s.clients.size(); ++c) {
+    (c % 2 ? a : b).add(s.clients[c].tensor, s.clients[c].weight);
+  }
+  a.merge(b);
+  CHECK(a.num_clipped() == whole.num_clipped());
+
+  core::SparseSumAccumulator other("t", {SparseSumOperator::kWeightedMean}, s.encoding, s.dtype,
+                                   s.dense_shape);
+  CHECK_THROWS_MATCHES(a.merge(other), InvalidInput, MessageContains("differs"));
+
+  auto file = core::read_safetensors(bytes);
+  file.metadata["t@num_clipped"] = "13";
+  const auto bad = core::write_safetensors(file.tensors, file.metadata);
+  CHECK_THROWS_MATCHES(core::SparseSumAccumulator::from_safetensors(bad.data(), bad.size()),
+                       InvalidInput, MessageContains("num_clipped 13 exceeds num_updates 12"));
+  file.metadata["t@num_clipped"] = "0";
+  file.metadata["t@clip"] = "median:1";
+  const auto bad_clip = core::write_safetensors(file.tensors, file.metadata);
+  CHECK_THROWS_MATCHES(
+      core::SparseSumAccumulator::from_safetensors(bad_clip.data(), bad_clip.size()), InvalidInput,
+      MessageContains("is not norm:<bound> or rms:<bound>"));
+}
+
+// --- RoundAggregator: weight cap, stats, poisoning ---------------------------------------
+
+core::NamedTensors small_model() {
+  core::NamedTensors m;
+  m.emplace("w", core::DenseTensor::zeros(DType::F32, {64}));
+  return m;
+}
+
+std::vector<std::uint8_t> report(const xt::xarray<float>& w, const std::string& num_examples) {
+  core::NamedTensors t;
+  t.emplace("w", core::DenseTensor(w));
+  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", num_examples}});
+}
+
+void add(core::RoundAggregator& round, const std::vector<std::uint8_t>& bytes) {
+  round.add_result(bytes.data(), bytes.size());
+}
+
+xt::xarray<float> honest_update(std::mt19937_64& rng) {
+  std::normal_distribution<float> step(0.0f, 0.01f);
+  xt::xarray<float> u = xt::xarray<float>::from_shape({64});
+  for (float& v : u) v = step(rng);
+  return u;
+}
+
+double rms_distance(const core::NamedTensors& a, const core::NamedTensors& b) {
+  const float* x = std::get<core::DenseTensor>(a.at("w")).data<float>();
+  const float* y = std::get<core::DenseTensor>(b.at("w")).data<float>();
+  double sq = 0.0;
+  for (std::size_t i = 0; i < 64; ++i) sq += (double(x[i]) - y[i]) * (double(x[i]) - y[i]);
+  return std::sqrt(sq / 64.0);
+}
+
+const std::string kWeightedMeanPlan = R"({"updates": {
+    "w": {"encoding": "dense", "aggregator": "weighted_mean"}}})";
+
+TEST_CASE("round_caps_claimed_weight_at_max_examples_per_report_and_counts_capped_reports") {
+  core::RoundAggregator round(
+      core::parse_update_plan(std::string(R"({"max_examples_per_report": 100, "updates": {
+          "w": {"encoding": "dense", "aggregator": "weighted_mean", "clip": "off"}}})")),
+      small_model());
+  add(round, report(xt::ones<float>({64}), "100"));
+  add(round, report(xt::ones<float>({64}) * 3.0f, "9007199254740992"));  // 2^53, capped at 100
+  CHECK(round.total_weight() == 200.0);
+  const core::RoundStats stats = round.stats();
+  CHECK(stats.num_reports == 2);
+  CHECK(stats.num_capped == 1);
+  CHECK(std::get<core::DenseTensor>(round.next_model().at("w")).data<float>()[0] == 2.0f);
+
+  const auto ckpt = round.checkpoint();
+  const core::RoundAggregator resumed = core::RoundAggregator::restore(
+      core::parse_update_plan(std::string(R"({"max_examples_per_report": 100, "updates": {
+          "w": {"encoding": "dense", "aggregator": "weighted_mean", "clip": "off"}}})")),
+      small_model(), ckpt.data(), ckpt.size());
+  CHECK(resumed.stats().num_capped == 1);
+  CHECK(resumed.next_model() == round.next_model());
+
+  auto file = core::read_safetensors(ckpt);
+  file.metadata["num_capped"] = "3";
+  const auto bad = core::write_safetensors(file.tensors, file.metadata);
+  CHECK_THROWS_MATCHES(
+      core::RoundAggregator::restore(core::parse_update_plan(std::string(
+                                         R"({"max_examples_per_report": 100, "updates": {
+          "w": {"encoding": "dense", "aggregator": "weighted_mean", "clip": "off"}}})")),
+                                     small_model(), bad.data(), bad.size()),
+      InvalidInput, MessageContains("num_capped 3 exceeds num_reports 2"));
+}
+
+TEST_CASE("round_with_the_weight_cap_off_counts_the_claimed_weight") {
+  core::RoundAggregator round(
+      core::parse_update_plan(std::string(R"({"max_examples_per_report": "off", "updates": {
+          "w": {"encoding": "dense", "aggregator": "weighted_mean"}}})")),
+      small_model());
+  add(round, report(xt::zeros<float>({64}), "9007199254740992"));
+  CHECK(round.total_weight() == 9007199254740992.0);
+  CHECK(round.stats().num_capped == 0);
+}
+
+TEST_CASE("round_merge_needs_the_same_weight_cap_and_adds_capped_counts") {
+  const auto plan = [](const char* cap) {
+    return core::parse_update_plan(std::string(R"({"max_examples_per_report": )") + cap +
+                                   R"(, "updates": {
+          "w": {"encoding": "dense", "aggregator": "weighted_mean"}}})");
+  };
+  core::RoundAggregator a(plan("10"), small_model()), b(plan("10"), small_model());
+  add(a, report(xt::zeros<float>({64}), "11"));
+  add(b, report(xt::zeros<float>({64}), "12"));
+  a.merge(b);
+  CHECK(a.stats().num_capped == 2);
+  CHECK_THROWS_MATCHES(a.merge(core::RoundAggregator(plan("20"), small_model())), InvalidInput,
+                       MessageContains("plans' updates differ"));
+}
+
+TEST_CASE("round_defaults_bound_a_scaled_and_overweighted_poisoning_report") {
+  std::mt19937_64 rng(90);
+  std::vector<xt::xarray<float>> honest;
+  for (int c = 0; c < 10; ++c) honest.push_back(honest_update(rng));
+  const auto run = [&](const std::string& plan_json, bool attack) {
+    core::RoundAggregator round(core::parse_update_plan(plan_json), small_model());
+    for (const auto& u : honest) add(round, report(u, "300"));
+    if (attack) {
+      add(round, report(honest[0] * 1e6f, "300"));                            // scaled ×1e6
+      add(round, report(xt::ones<float>({64}) * 1e30f, "9007199254740992"));  // ±1e30, 2^53
+    }
+    return std::make_pair(round.next_model(), round.stats());
+  };
+  const auto [honest_model, honest_stats] = run(kWeightedMeanPlan, false);
+  CHECK(honest_stats.clipped_per_tensor.at(0).second == 0);  // defaults leave honest ones alone
+  const auto [defended, stats] = run(kWeightedMeanPlan, true);
+  CHECK(stats.num_capped == 1);
+  CHECK(stats.clipped_per_tensor.at(0) == std::make_pair(std::string("w"), std::uint64_t{2}));
+  // The attackers move the model by at most their weight share × the RMS bound 1 (norm ≤ 8
+  // over 64 values), (300 + 10000) / 13300, plus the dilution of the honest mean (RMS ≈ 0.003).
+  const double share = (300.0 + 10000.0) / (3000.0 + 300.0 + 10000.0);
+  CHECK(rms_distance(defended, honest_model) <= share + 0.01);
+  const auto [undefended, off_stats] = run(R"({"max_examples_per_report": "off", "updates": {
+      "w": {"encoding": "dense", "aggregator": "weighted_mean", "clip": "off"}}})",
+                                           true);
+  CHECK(off_stats.num_capped == 0);
+  CHECK(rms_distance(undefended, honest_model) > 1e20);
+}
+
+}  // namespace
+}  // namespace fedleaf
