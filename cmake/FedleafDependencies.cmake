@@ -6,8 +6,6 @@
 # it into a staging include directory in the build tree; natively the same staging directory
 # works just as well, so both builds see one include layout.
 
-find_path(FEDLEAF_EIGEN_DIR NAMES Eigen/Core PATHS /usr/include/eigen3 NO_CMAKE_FIND_ROOT_PATH
-          REQUIRED)
 find_path(FEDLEAF_NLOHMANN_DIR NAMES nlohmann/json.hpp PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH
           REQUIRED)
 find_path(FEDLEAF_XTENSOR_DIR NAMES xtensor/xarray.hpp PATHS /usr/include NO_CMAKE_FIND_ROOT_PATH
@@ -18,7 +16,7 @@ find_path(FEDLEAF_XTL_DIR NAMES xtl/xtl_config.hpp PATHS /usr/include NO_CMAKE_F
 set(FEDLEAF_STAGED_INCLUDE ${CMAKE_BINARY_DIR}/staged-include)
 file(MAKE_DIRECTORY ${FEDLEAF_STAGED_INCLUDE})
 foreach(pair "nlohmann;${FEDLEAF_NLOHMANN_DIR}" "xtensor;${FEDLEAF_XTENSOR_DIR}"
-             "xtl;${FEDLEAF_XTL_DIR}" "Eigen;${FEDLEAF_EIGEN_DIR}")
+             "xtl;${FEDLEAF_XTL_DIR}")
   list(GET pair 0 name)
   list(GET pair 1 dir)
   if(NOT EXISTS ${FEDLEAF_STAGED_INCLUDE}/${name})
@@ -29,5 +27,3 @@ endforeach()
 add_library(fedleaf_third_party INTERFACE)
 add_library(fedleaf::third_party ALIAS fedleaf_third_party)
 target_include_directories(fedleaf_third_party SYSTEM INTERFACE ${FEDLEAF_STAGED_INCLUDE})
-# Eigen must not try to vectorize through host intrinsics headers we do not stage.
-target_compile_definitions(fedleaf_third_party INTERFACE EIGEN_MPL2_ONLY)

@@ -8,7 +8,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 apt_packages=(
   cmake make g++ clang clang-format libclang-rt-14-dev ccache pkg-config
   emscripten binaryen
-  libeigen3-dev xtensor-dev xtl-dev nlohmann-json3-dev catch2
+  xtensor-dev xtl-dev nlohmann-json3-dev catch2
   libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev
   chromium
 )

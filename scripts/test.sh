@@ -3,8 +3,7 @@
 #   1. the Catch2 tests natively (ctest in build/)
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
-#   4. the fuzzers (safetensors decoder, model:select body) for FEDLEAF_FUZZ_SECONDS each
-#      (default 30) with ASan+UBSan
+#   4. every fuzz target (scripts/fuzz.sh) for FEDLEAF_FUZZ_SECONDS (default 20) each, ASan+UBSan
 #   5. clang-format of every tracked C++ file, ESLint of every JS file
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
@@ -84,33 +83,19 @@ if ((${#node_tests[@]})); then
   record "node:test" "$np" "$nf"
 fi
 
-fuzz_seconds="${FEDLEAF_FUZZ_SECONDS:-30}"
-# run_fuzzer NAME CORPUS_DIR DICT: runs build-fuzz/tests/fuzz/NAME_fuzz on CORPUS_DIR (libFuzzer
-# adds what it finds there) for fuzz_seconds and records the executed input count.
-run_fuzzer() {
-  local name="$1" corpus="$2" dict="$3" log="$log_dir/fuzz-$1.log"
-  if "build-fuzz/tests/fuzz/${name}_fuzz" -max_total_time="$fuzz_seconds" -max_len=4096 \
-      -dict="$dict" -print_final_stats=1 "$corpus" >"$log" 2>&1; then
-    record "fuzz $name (${fuzz_seconds}s, $(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | awk '{print $2}') inputs)" 1 0
-  else
-    tail -40 "$log"
-    record "fuzz $name" 0 1
-  fi
-}
-if bash scripts/build.sh --fuzz >"$log_dir/fuzz-build.log" 2>&1; then
-  corpus="$root/build-fuzz/corpus"
-  mkdir -p "$corpus"
-  # Seed with a valid file holding every dtype and both sparse encodings.
-  build/tests/tools/safetensors_tool fixture "$corpus/seed-fixture.safetensors"
-  run_fuzzer safetensors "$corpus" tests/fuzz/safetensors.dict
-  # The committed seeds, copied: libFuzzer writes its finds into the first corpus directory.
-  select_corpus="$root/build-fuzz/select_request_corpus"
-  mkdir -p "$select_corpus"
-  cp tests/fuzz/select_request_corpus/* "$select_corpus/"
-  run_fuzzer select_request "$select_corpus" tests/fuzz/select_request.dict
-else
-  tail -30 "$log_dir/fuzz-build.log"
-  record "fuzz build" 0 1
+# Fuzzing: every decoder and parser an outsider can reach, FEDLEAF_FUZZ_SECONDS (20) each.
+bash scripts/fuzz.sh "${FEDLEAF_FUZZ_SECONDS:-20}" >"$log_dir/fuzz-all.log" 2>&1
+fuzz_lines=0
+while IFS= read -r line; do
+  fuzz_lines=$((fuzz_lines + 1))
+  case "$line" in
+    *": ok, "*) record "${line#fuzz }" 1 0 ;;
+    *) tail -30 "$log_dir/fuzz-all.log"; record "${line#fuzz }" 0 1 ;;
+  esac
+done < <(grep -E '^fuzz [a-z_]+: ' "$log_dir/fuzz-all.log")
+if ((fuzz_lines == 0)); then
+  tail -30 "$log_dir/fuzz-all.log"
+  record "fuzz (no target ran)" 0 1
 fi
 
 echo "test: wall time $(( $(date +%s) - start )) s"

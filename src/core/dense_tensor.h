@@ -3,7 +3,6 @@
 //   DenseTensor t = DenseTensor::zeros(DType::F32, {3, 4});
 //   xt::xarray<float>& a = t.array<float>();   // throws InvalidInput if t is not F32
 //   a(1, 2) = 5.f;
-//   auto m = eigen_matrix<float>(t);            // Eigen view for arithmetic, see eigen_view.h
 //
 // The storage is row-major and contiguous, so raw_data() is the little-endian safetensors
 // payload on every platform fedleaf targets (x86-64, aarch64, wasm32).

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "core/coalesce.h"
-#include "core/to_dense.h"
 #include "tests/core/test_util.h"
+#include "tests/core/to_dense.h"
 
 using namespace fedleaf::core;
 using fedleaf::test::random_coo;
@@ -95,8 +95,8 @@ TEMPLATE_TEST_CASE("coalesce_row_sparse_matches_dense_reference", "[coalesce]", 
   RowSparseTensor c = coalesce(r);
 
   REQUIRE(is_canonical(c));
-  DenseTensor expected = to_dense(r);
-  DenseTensor got = to_dense(c);
+  DenseTensor expected = fedleaf::test::to_dense(r);
+  DenseTensor got = fedleaf::test::to_dense(c);
   for (std::size_t i = 0; i < expected.size(); ++i) {
     CHECK(got.data<TestType>()[i] == Approx(expected.data<TestType>()[i]).margin(1e-5));
   }

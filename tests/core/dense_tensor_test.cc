@@ -3,7 +3,6 @@
 #include <limits>
 
 #include "core/dense_tensor.h"
-#include "core/eigen_view.h"
 
 using namespace fedleaf::core;
 
@@ -48,18 +47,4 @@ TEST_CASE("shape_element_count_rejects_overflow", "[dense]") {
   CHECK(shape_element_count({}, "t") == 1);
   const std::size_t half = std::numeric_limits<std::size_t>::max() / 2;
   CHECK_THROWS_AS(shape_element_count({half, 3}, "t"), fedleaf::InvalidInput);
-}
-
-TEST_CASE("eigen_views_alias_the_tensor_storage", "[dense]") {
-  DenseTensor t(xt::xarray<float>{{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
-  auto m = eigen_matrix<float>(t);
-  CHECK(m.rows() == 2);
-  CHECK(m.cols() == 3);
-  CHECK(m(1, 0) == 4.f);
-  m(0, 2) = 9.f;
-  CHECK(t.array<float>()(0, 2) == 9.f);
-  eigen_vector<float>(t) *= 2.f;
-  CHECK(t.array<float>()(1, 2) == 12.f);
-  DenseTensor v(xt::xarray<float>{1.f, 2.f});
-  CHECK_THROWS_AS(eigen_matrix<float>(v), fedleaf::InvalidInput);
 }

@@ -29,7 +29,7 @@ test('fedleaf-leaf.js trains its shard and stops when the population finishes', 
   try {
     const pop = await population(server, 1);
     const { stdout } = await run('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
-      '--population', pop.id, '--token', pop.client_token, '--shard', '3/16', '--non-iid']);
+      '--population', pop.id, `--token=${pop.client_token}`, '--shard', '3/16', '--non-iid']);
     assert.match(stdout, /shard 3\/16 \(non-IID\): \d+ train emails/);
     assert.match(stdout, /uploaded .* → 201/);
     assert.match(stdout, /fedleaf-leaf: 1 uploaded, 0 dropped \(finished\)/);
@@ -43,7 +43,7 @@ test('fedleaf-simulate.js runs N leaves in worker threads until the population f
   try {
     const pop = await population(server, 3);
     const { stdout } = await run('node', [path.join(bin, 'fedleaf-simulate.js'), '--server', server.url,
-      '--population', pop.id, '--token', pop.client_token, '--clients', '3']);
+      '--population', pop.id, `--token=${pop.client_token}`, '--clients', '3']);
     assert.match(stdout, /fedleaf-simulate: 3 leaves stopped: 3 uploads, 0 dropped/);
     const status = (await call(`${server.url}/v1/populations/${pop.id}`)).json;
     assert.equal(status.state, 'finished');

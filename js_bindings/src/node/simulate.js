@@ -7,12 +7,13 @@
 //
 // Shards: the train split cut into `clients` shards (IID, or non-IID as documented in
 // datasets/spamassassin.js); each leaf also holds an IID shard of the eval split, which it uses
-// for evaluate tasks.
+// for evaluate tasks. `attacks` makes some of them poisoning leaves (see attacks.js): leaf i
+// runs attacks[i] ('scale:1e6', 'claim_examples:9007199254740992', 'flip_labels') when set.
 import { Worker } from 'node:worker_threads';
 
 import { loadSpamAssassin, shardRecords } from '../datasets/spamassassin.js';
 
-const workerUrl = new URL('./leaf_worker.js', import.meta.url);
+const workerUrl = new URL('./simulated_leaf_worker.js', import.meta.url);
 
 function part(records) {
   return { texts: records.map((r) => r.text), labels: records.map((r) => r.label) };
@@ -29,18 +30,25 @@ export function spamAssassinClientData(records, index, count, { nonIid = false }
 }
 
 /**
- * @param {{server: string, population: string, token: string, clients: number, nonIid?: boolean,
+ * @param {{server: string, population: string, token: string, clients: number, leaves?: number,
+ *          nonIid?: boolean,
  *          prefetch?: number, maxTasks?: number, simd?: 'auto'|boolean, records?: object[],
+ *          attacks?: Record<number, string>, shardOf?: (index: number) => number,
  *          onEvent?: (index: number, event: object) => void}} options
+ * clients: how many shards the data is cut into; leaves: how many leaves run (default clients).
+ * shardOf: which of the `clients` shards leaf i holds (default i) — e.g. extra attacking leaves
+ * holding copies of honest shards.
  * @returns {{done: Promise<object[]>, stop: () => void}}
  */
 export function simulateLeaves(options) {
   const workers = [];
   const done = (async () => {
     const records = options.records ?? await loadSpamAssassin();
-    const results = await Promise.all(Array.from({ length: options.clients }, (_, index) =>
+    const leaves = options.leaves ?? options.clients;
+    const results = await Promise.all(Array.from({ length: leaves }, (_, index) =>
       new Promise((resolve, reject) => {
-        const data = spamAssassinClientData(records, index, options.clients, { nonIid: options.nonIid });
+        const shard = options.shardOf ? options.shardOf(index) : index;
+        const data = spamAssassinClientData(records, shard, options.clients, { nonIid: options.nonIid });
         const worker = new Worker(workerUrl, {
           workerData: {
             index,
@@ -50,6 +58,7 @@ export function simulateLeaves(options) {
             prefetch: options.prefetch,
             maxTasks: options.maxTasks,
             simd: options.simd,
+            attack: options.attacks?.[index],
             ...data,
           },
         });

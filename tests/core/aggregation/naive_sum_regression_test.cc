@@ -2,8 +2,8 @@
 // component-wise — concatenating indices, adding values, adding dense_shapes — is wrong.
 #include <catch2/catch.hpp>
 
-#include "core/to_dense.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
+#include "tests/core/to_dense.h"
 
 namespace fedleaf {
 namespace {
@@ -50,8 +50,8 @@ TEST_CASE("naive_component_sum_of_sparse_tuples_is_wrong_and_sum_operator_is_rig
   CHECK(result.indices() == core::CooIndices{{1}, {3}, {4}});
   // Matches the sum of the dense tensors.
   const xt::xarray<float> dense_sum =
-      core::to_dense(a).array<float>() + core::to_dense(b).array<float>();
-  CHECK(core::to_dense(result) == core::DenseTensor(dense_sum));
+      fedleaf::test::to_dense(a).array<float>() + fedleaf::test::to_dense(b).array<float>();
+  CHECK(fedleaf::test::to_dense(result) == core::DenseTensor(dense_sum));
   // The naive component-wise sum differs: doubled shape, duplicate index 3.
   const core::SparseTensor naive = naive_component_sum(a, b);
   CHECK(naive.dense_shape() != result.dense_shape());

@@ -5,12 +5,12 @@
 #include <set>
 
 #include "core/safetensors.h"
-#include "core/to_dense.h"
 #include "core/train/executor.h"
 #include "core/train/metrics.h"
 #include "core/train/optimizer.h"
 #include "core/train/training_session.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/to_dense.h"
 #include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;
@@ -53,8 +53,8 @@ SafetensorsFile run(const std::string& plan, const std::vector<std::uint8_t>& mo
 std::vector<float> dense_values(const Tensor& t) {
   DenseTensor d;
   if (const auto* dense = std::get_if<DenseTensor>(&t)) d = *dense;
-  if (const auto* rows = std::get_if<RowSparseTensor>(&t)) d = to_dense(*rows);
-  if (const auto* coo = std::get_if<SparseTensor>(&t)) d = to_dense(*coo);
+  if (const auto* rows = std::get_if<RowSparseTensor>(&t)) d = fedleaf::test::to_dense(*rows);
+  if (const auto* coo = std::get_if<SparseTensor>(&t)) d = fedleaf::test::to_dense(*coo);
   return std::vector<float>(d.data<float>(), d.data<float>() + d.size());
 }
 

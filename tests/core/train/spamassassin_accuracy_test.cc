@@ -8,10 +8,10 @@
 #include <iostream>
 
 #include "core/safetensors.h"
-#include "core/to_dense.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
 #include "core/train/text_features.h"
+#include "tests/core/to_dense.h"
 #include "tests/fixtures/spamassassin_fixture.h"
 
 using namespace fedleaf::core;
@@ -53,7 +53,7 @@ std::vector<std::uint8_t> apply_update(const std::vector<std::uint8_t>& model,
   NamedTensors tensors = read_safetensors(model).tensors;
   for (const auto& [name, delta] : read_safetensors(update).tensors) {
     DenseTensor d = std::holds_alternative<RowSparseTensor>(delta)
-                        ? to_dense(std::get<RowSparseTensor>(delta))
+                        ? fedleaf::test::to_dense(std::get<RowSparseTensor>(delta))
                         : std::get<DenseTensor>(delta);
     DenseTensor& target = std::get<DenseTensor>(tensors.at(name));
     for (std::size_t i = 0; i < d.size(); ++i) target.data<float>()[i] += d.data<float>()[i];

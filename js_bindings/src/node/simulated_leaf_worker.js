@@ -1,6 +1,7 @@
 // One simulated leaf in a worker_threads Worker: its own wasm instance, its own data shard.
 // workerData: {index, server, population, token, prefetch, maxTasks, simd,
-//              train: {texts, labels}, eval?: {texts, labels}}
+//              train: {texts, labels}, eval?: {texts, labels}, attack?: 'scale:1e6' | … }
+// (attack: this leaf poisons its train updates, see attacks.js)
 // Posts {type: 'event', index, event} for every leaf event (errors as messages), then
 // {type: 'done', index, summary} or {type: 'failed', index, message}. A 'stop' message aborts.
 import { parentPort, workerData } from 'node:worker_threads';
@@ -8,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createExecutor } from '../index.js';
 import { runLeaf } from '../run_leaf.js';
 import { TextLeafData } from '../text_leaf_data.js';
+import { attackedLabels, attackingExecutor, parseAttack } from './attacks.js';
 
 const { index } = workerData;
 const controller = new AbortController();
@@ -28,8 +30,11 @@ function plain(event) {
 
 let data;
 try {
-  const executor = await createExecutor({ simd: workerData.simd ?? 'auto' });
-  data = new TextLeafData(executor, { train: workerData.train, eval: workerData.eval });
+  const attack = workerData.attack ? parseAttack(workerData.attack) : null;
+  const honest = await createExecutor({ simd: workerData.simd ?? 'auto' });
+  const executor = attackingExecutor(honest, attack);
+  const train = { texts: workerData.train.texts, labels: attackedLabels(workerData.train.labels, attack) };
+  data = new TextLeafData(honest, { train, eval: workerData.eval });
   const summary = await runLeaf({
     server: workerData.server,
     population: workerData.population,

@@ -1,0 +1,95 @@
+// Chaos: leaf processes SIGKILLed at random points of a multi-round run (right after a claim,
+// while training, while uploading: a kill lands wherever the process is) and replaced by fresh
+// processes. Every round must still complete through lease expiry, and every accepted report must
+// be counted exactly once: the server's 201 answers add up to the reports of its rounds.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { startServer, call, ADMIN_TOKEN } from '../server/server_harness.mjs';
+import { textPlan } from '../e2e/browser/executor_cases.mjs';
+
+const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
+const ROUNDS = 4;
+const CLIENTS_PER_ROUND = 3;
+const LEAVES = 5;
+const MAX_KILLS = 6;
+
+// A small deterministic generator, so a failing run can be replayed with its seed.
+function random(seed) {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+test('leaves killed at random points cost only leases: every round closes, every 201 counted once', async () => {
+  const seed = Number(process.env.FEDLEAF_CHAOS_SEED ?? Date.now() % 100000);
+  const next = random(seed);
+  const server = await startServer();
+  const processes = new Set();
+  try {
+    const created = await call(`${server.url}/v1/populations`, {
+      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        plan: textPlan({ vocab: 4096, dim: 4, batchSize: 32 }), seed: 3, rounds: ROUNDS,
+        clients_per_round: CLIENTS_PER_ROUND, over_selection: 2, lease_s: 2, round_deadline_s: 600,
+      }),
+    });
+    assert.equal(created.status, 201);
+    const pop = created.json;
+
+    let kills = 0;
+    let finished = false;
+    const spawnLeaf = (shard) => {
+      const child = spawn('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
+        '--population', pop.id, `--token=${pop.client_token}`, '--shard', `${shard}/${LEAVES}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] });
+      processes.add(child);
+      let buffered = '';
+      child.stdout.on('data', (chunk) => {
+        buffered += chunk;
+        let newline;
+        while ((newline = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, newline);
+          buffered = buffered.slice(newline + 1);
+          // Kill some leaves right after a claim (a lease held, nothing uploaded) and others a
+          // random moment later (training, uploading, or claiming ahead).
+          if (/claimed task \d+ \(round \d+, train\)/.test(line) && kills < MAX_KILLS && next() < 0.5) {
+            kills += 1;
+            const delayMs = next() < 0.5 ? 0 : Math.floor(next() * 400);
+            setTimeout(() => child.kill('SIGKILL'), delayMs);
+          }
+        }
+      });
+      child.on('exit', () => {
+        processes.delete(child);
+        if (!finished) spawnLeaf(shard);  // a new device with the same data takes its place
+      });
+    };
+    for (let shard = 0; shard < LEAVES; shard++) spawnLeaf(shard);
+
+    const deadline = Date.now() + 150_000;
+    let status;
+    do {
+      await new Promise((r) => setTimeout(r, 250));
+      status = (await call(`${server.url}/v1/populations/${pop.id}`)).json;
+    } while (status.state !== 'finished' && Date.now() < deadline);
+    finished = true;
+
+    assert.equal(status.state, 'finished', `seed ${seed}: population did not finish (round ${status.round})`);
+    assert.ok(kills >= 1, `seed ${seed}: no leaf was killed`);
+    const trainRounds = status.history.filter((h) => h.round < ROUNDS);
+    assert.equal(trainRounds.length, ROUNDS);
+    for (const h of trainRounds) assert.equal(h.reports, CLIENTS_PER_ROUND, `seed ${seed}: round ${h.round}`);
+    const metrics = (await call(`${server.url}/metrics`)).bytes.toString();
+    const accepted = Number(/fedleaf_uploads_total\{status="201"\} (\d+)/.exec(metrics)?.[1] ?? 0);
+    assert.equal(accepted, ROUNDS * CLIENTS_PER_ROUND, `seed ${seed}: 201 answers vs reports counted`);
+  } finally {
+    for (const child of processes) child.kill('SIGKILL');
+    await server.stop();
+  }
+});
