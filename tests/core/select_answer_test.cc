@@ -47,6 +47,7 @@ RowSparseTensor slice_rows(const DenseTensor& dense, const std::vector<std::uint
   RowIndices indices = RowIndices::from_shape({ids.size()});
   for (std::size_t i = 0; i < ids.size(); ++i) {
     indices(i) = ids[i];
+    if (row_size == 0) continue;  // a dimension of 0: no bytes, and memcpy wants real pointers
     std::memcpy(values.raw_data() + i * row_size, dense.raw_data() + ids[i] * row_size, row_size);
   }
   return RowSparseTensor(std::move(indices), std::move(values),
