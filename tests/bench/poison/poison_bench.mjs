@@ -1,0 +1,107 @@
+// scripts/bench.sh poison — what three poisoning leaves do to the demo job, with the robust
+// aggregation defaults and with them turned off, in one run.
+//
+// The demo job: scripts/demo/spam_plan.json, 16 honest Node leaves on the non-IID SpamAssassin
+// shards, 20 rounds. Under attack, 3 more leaves join (holding copies of honest shards 0, 5 and
+// 10, so each has real data): one scales its update ×1e6, one claims 2^53 examples, one trains on
+// flipped labels (js_bindings/src/node/attacks.js). Every round waits for all 19 reports, so
+// every attacker reaches every round. Final model evaluated here on the 1,205 held-out emails.
+//
+//   node tests/bench/poison/poison_bench.mjs [--rounds 20] [--out build/bench/poison.json]
+//
+// Ratios: robust_under_attack_over_clean = accuracy with attackers and the defaults ÷ clean
+// accuracy (target ≥ 0.97); plain_under_attack_over_clean, the same with robust aggregation off.
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+
+import { createExecutor } from '../../../js_bindings/src/index.js';
+import { loadSpamAssassin } from '../../../js_bindings/src/datasets/spamassassin.js';
+import { simulateLeaves } from '../../../js_bindings/src/node/simulate.js';
+import { startServer, call, ADMIN_TOKEN } from '../../server/server_harness.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+const { values: args } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '20' },
+    out: { type: 'string', default: path.join(root, 'build/bench/poison.json') },
+  },
+});
+const rounds = Number(args.rounds);
+const honest = 16;
+const ATTACKS = ['scale:1e6', 'claim_examples:9007199254740992', 'flip_labels'];
+const demoPlan = JSON.parse(readFileSync(path.join(root, 'scripts/demo/spam_plan.json'), 'utf8'));
+
+// The demo plan with every robust-aggregation default turned off explicitly (the schema is in
+// src/core/aggregation/update_plan.h): no clip of any report, no cap on claimed examples.
+function plainPlan(plan) {
+  const updates = Object.fromEntries(Object.entries(plan.updates)
+    .map(([name, spec]) => [name, { ...spec, clip: 'off' }]));
+  return { ...plan, updates, max_examples_per_report: 'off' };
+}
+
+const records = await loadSpamAssassin();
+const executor = await createExecutor();
+const evalRecords = records.filter((r) => r.split === 'eval');
+const evalData = executor.datasetFromTexts(evalRecords.map((r) => r.text), evalRecords.map((r) => r.label), demoPlan);
+
+async function runJob({ name, plan, attacked }) {
+  const leaves = honest + (attacked ? ATTACKS.length : 0);
+  const server = await startServer();
+  const started = Date.now();
+  try {
+    const created = (await call(`${server.url}/v1/populations`, {
+      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plan, seed: 1, rounds, clients_per_round: leaves, lease_s: 120, round_deadline_s: 600 }),
+    })).json;
+    if (!created?.id) throw new Error(`${name}: population not created`);
+    const attacks = attacked ? Object.fromEntries(ATTACKS.map((a, i) => [honest + i, a])) : {};
+    const rejected = { count: 0 };
+    const run = simulateLeaves({
+      server: server.url, population: created.id, token: created.client_token, clients: honest, leaves,
+      nonIid: true, prefetch: 1, records, attacks, shardOf: (i) => (i < honest ? i : (i - honest) * 5),
+      onEvent: (index, event) => { if (event.type === 'dropped') rejected.count += 1; },
+    });
+    await run.done;
+    const status = (await call(`${server.url}/v1/populations/${created.id}`)).json;
+    const model = (await call(`${server.url}/v1/populations/${created.id}/rounds/${rounds}/model`)).bytes;
+    const ev = executor.evaluate(plan, new Uint8Array(model), evalData);
+    return { name, attacked, leaves, eval_accuracy: ev.accuracy, eval_loss: ev.loss,
+      dropped_uploads: rejected.count, rejections: status.rejections,
+      seconds: (Date.now() - started) / 1000 };
+  } finally {
+    await server.stop();
+  }
+}
+
+const jobs = [
+  { name: 'clean, robust defaults', plan: demoPlan, attacked: false },
+  { name: 'attacked, robust defaults', plan: demoPlan, attacked: true },
+  { name: 'attacked, robust off', plan: plainPlan(demoPlan), attacked: true },
+  { name: 'clean, robust off', plan: plainPlan(demoPlan), attacked: false },
+];
+const results = [];
+for (const job of jobs) {
+  process.stderr.write(`poison bench: ${job.name} (${rounds} rounds)…\n`);
+  results.push(await runJob(job));
+}
+evalData.delete();
+
+const widths = [28, 7, 9, 10, 8, 9];
+const line = (cells) => cells.map((c, i) => String(c)[i ? 'padStart' : 'padEnd'](widths[i])).join('  ');
+console.log(line(['job', 'leaves', 'eval acc', 'eval loss', 'dropped', 'wall s']));
+for (const r of results) {
+  console.log(line([r.name, r.leaves, `${(100 * r.eval_accuracy).toFixed(2)}%`, r.eval_loss.toFixed(4),
+    r.dropped_uploads, r.seconds.toFixed(1)]));
+}
+const clean = results[0].eval_accuracy;
+const ratios = {
+  robust_under_attack_over_clean: results[1].eval_accuracy / clean,
+  plain_under_attack_over_clean: results[2].eval_accuracy / clean,
+  plain_clean_over_robust_clean: results[3].eval_accuracy / clean,
+};
+for (const [k, v] of Object.entries(ratios)) console.log(`${k} = ${v.toFixed(4)}`);
+mkdirSync(path.dirname(args.out), { recursive: true });
+writeFileSync(args.out, JSON.stringify({ rounds, honest, attacks: ATTACKS, results, ratios }, null, 2));
+console.log(`wrote ${path.relative(root, args.out)}`);
