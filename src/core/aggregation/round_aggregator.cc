@@ -184,7 +184,7 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
 
 void RoundAggregator::merge(const RoundAggregator& other) {
   if (&other == this) {
-    const RoundAggregator copy = other;
+    const RoundAggregator copy = other;  // NOLINT(performance-unnecessary-copy-initialization)
     merge(copy);
     return;
   }

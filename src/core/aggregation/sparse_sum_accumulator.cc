@@ -218,7 +218,8 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
 
 void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
   if (&other == this) {
-    const SparseSumAccumulator copy = other;
+    // `other` is *this, which merge() changes: fold a snapshot of it.
+    const SparseSumAccumulator copy = other;  // NOLINT(performance-unnecessary-copy-initialization)
     merge(copy);
     return;
   }

@@ -266,7 +266,7 @@ class Session : public std::enable_shared_from_this<Session> {
     if (response.send_after != SendAfter::kNothing) {
       return write_after_group_commit(std::move(response), keep_alive_, head_);
     }
-    write(std::move(response), keep_alive_ && !shared_.stopping, head_);
+    write(response, keep_alive_ && !shared_.stopping, head_);
   }
 
   // Parks a claim that found nothing until ClaimWaiters wakes it (then it is handled again) or
@@ -322,7 +322,7 @@ class Session : public std::enable_shared_from_this<Session> {
                         "the store could not commit this request's changes; they may or may "
                         "not be kept: retry the same request after the server restarts"));
                   }
-                  self->write(std::move(response), keep_alive && !self->shared_.stopping, head);
+                  self->write(response, keep_alive && !self->shared_.stopping, head);
                 });
     };
     if (after == SendAfter::kSync) {
@@ -353,10 +353,10 @@ class Session : public std::enable_shared_from_this<Session> {
     if (shared_.logger) {
       shared_.logger->info("event=request_rejected status={} message=\"{}\"", status, error.what());
     }
-    write(std::move(response), false, false);
+    write(response, false, false);
   }
 
-  void write(Response response, bool keep_alive, bool head) {
+  void write(const Response& response, bool keep_alive, bool head) {
     auto message = std::make_shared<http::response<http::span_body<const char>>>();
     message->version(11);
     message->result(static_cast<unsigned>(response.status));

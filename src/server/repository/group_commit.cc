@@ -28,16 +28,14 @@ void GroupCommit::after_commit(Release release) { enqueue(std::move(release), fa
 void GroupCommit::after_durable(Release release) { enqueue(std::move(release), true); }
 
 void GroupCommit::enqueue(Release release, bool durable) {
-  bool failed = false;
-  {
-    std::lock_guard lock(mutex_);
-    failed = failed_;
-    if (!failed) (durable ? durable_queue_ : committed_queue_).push_back(std::move(release));
-  }
-  if (failed) {
+  std::unique_lock lock(mutex_);
+  if (failed_) {
+    lock.unlock();
     release(false);
     return;
   }
+  (durable ? durable_queue_ : committed_queue_).push_back(std::move(release));
+  lock.unlock();
   wake_.notify_one();
 }
 
