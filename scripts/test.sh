@@ -4,7 +4,7 @@
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
 #   4. every fuzz target (scripts/fuzz.sh) for FEDLEAF_FUZZ_SECONDS (default 20) each, ASan+UBSan
-#   5. clang-format of every tracked C++ file, ESLint of every JS file
+#   5. clang-format of every tracked C++ file, clang-tidy of src/, ESLint of every JS file
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -63,6 +63,18 @@ if js_bindings/node_modules/.bin/eslint -c js_bindings/eslint.config.js . >"$log
 else
   head -40 "$log_dir/eslint.log"
   record "eslint" 0 1
+fi
+
+# Lint: every C++ source under src/ with clang-tidy (.clang-tidy; bug finders and performance).
+mapfile -t tidy_files < <(git ls-files 'src/*.cc')
+if ((${#tidy_files[@]})) && [[ -f build/compile_commands.json ]]; then
+  if printf '%s\n' "${tidy_files[@]}" | xargs -P"$(nproc)" -n4 clang-tidy -p build --quiet \
+      >"$log_dir/clang-tidy.log" 2>&1; then
+    record "clang-tidy (${#tidy_files[@]} files)" 1 0
+  else
+    grep -E 'error:|warning:' "$log_dir/clang-tidy.log" | head -20
+    record "clang-tidy" 0 1
+  fi
 fi
 
 run_ctest "ctest-native" build

@@ -32,7 +32,7 @@ void SparseSumAccumulator::plan_for(std::uint64_t expected_entries) {
   // on demand as keys arrive.
   // The reservation adds four standard deviations (the variance of the distinct count is
   // below its mean), so that chance alone rarely makes the arrays grow again.
-  const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max() / 4);
+  const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max()) / 4;
   const double reserved = std::min({touched + std::ceil(4.0 * std::sqrt(touched)), entries, keys});
   if (sparse < limit) reserve_keys(static_cast<std::size_t>(reserved));
 }
@@ -53,7 +53,7 @@ std::size_t SparseSumAccumulator::dense_bytes() const {
   double bytes = keys * ((tracks_values(spec_.op) ? 8.0 * static_cast<double>(width_) : 0.0) +
                          (tracks_contributors(spec_.op) ? 8.0 : 0.0));
   if (!tracks_contributors(spec_.op)) bytes += std::ceil(keys / 64.0) * 8.0;
-  const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max() / 2);
+  const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max()) / 2;
   return bytes >= limit ? std::numeric_limits<std::size_t>::max() / 2
                         : static_cast<std::size_t>(bytes);
 }
