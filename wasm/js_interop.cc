@@ -23,7 +23,7 @@ std::uint64_t byte_length_of_js(const val& typed_array) {
   if (typed_array.isUndefined() || typed_array.isNull() || !typed_array["buffer"].as<bool>()) {
     throw InvalidInput("expected a TypedArray or DataView");
   }
-  return typed_array["byteLength"].as<std::uint64_t>();
+  return static_cast<std::uint64_t>(typed_array["byteLength"].as<double>());
 }
 
 void copy_bytes_from_js(const val& typed_array, std::uint64_t begin, std::size_t size,

@@ -209,3 +209,47 @@ test('4 leaves x 3 rounds finish and the eval loss of the global model decreases
     await server.stop();
   }
 });
+
+test('a leaf downloading by select uploads the same update as with the full model and downloads fewer bytes', async () => {
+  const server = await startServer();
+  try {
+    const runOne = async (download) => {
+      const plan = structuredClone(PLAN);
+      plan.updates['emb/weight'].download = download;
+      const r = await call(`${server.url}/v1/populations`, {
+        method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ plan, seed: 1, rounds: 1, clients_per_round: 1 }),
+      });
+      assert.equal(r.status, 201, r.bytes.toString());
+      const data = leafData(0, 4);
+      const seen = { uploads: [], selects: 0, downloaded: 0 };
+      const recording = async (url, init = {}) => {
+        if (init.method === 'PUT') seen.uploads.push(new Uint8Array(init.body));
+        if (String(url).endsWith('/model:select')) seen.selects += 1;
+        return fetch(url, init);
+      };
+      await runLeaf({
+        server: server.url, population: r.json.id, token: r.json.client_token, executor, dataset: data,
+        backoff: fast, maxTasks: 1, fetch: recording,
+        onEvent: (e) => { if (e.type === 'downloaded') seen.downloaded += e.bytes; },
+      });
+      data.delete();
+      return seen;
+    };
+    const full = await runOne('full');
+    const selected = await runOne('select');
+    assert.equal(full.selects, 0);
+    assert.equal(selected.selects, 1);
+    assert.equal(selected.uploads.length, 1);
+    // The same bytes once the task ids (which differ between the two populations) are equal.
+    const withoutTaskId = (bytes) => {
+      const { tensors, metadata } = executor.decodeSafetensors(bytes);
+      return executor.encodeSafetensors(tensors, { ...metadata, task_id: '' });
+    };
+    assert.deepEqual(withoutTaskId(selected.uploads[0]), withoutTaskId(full.uploads[0]));
+    assert.ok(selected.downloaded < full.downloaded,
+      `select downloaded ${selected.downloaded} bytes, full ${full.downloaded}`);
+  } finally {
+    await server.stop();
+  }
+});
