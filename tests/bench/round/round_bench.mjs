@@ -6,9 +6,10 @@
 // training time (executor.runTask) in that round; orchestration overhead = wall − slowest
 // training; and the slowest leaf's phases: claim wait (round opened → its task claimed),
 // download, decode (reading the model into the training session), train (the rest of runTask),
-// upload (PUT → answer; the server folds the update before answering), and for the server
-// `close_publish` (the round's last upload answered → the next round opened: closing the round and
-// publishing its model). Round 1 is reported but left out of the medians: it includes every
+// upload (PUT → answer; the server folds the update before answering). The server's own phases
+// (fold, close, publish) are not measured: the server opens the next round inside the last upload's
+// request, before answering it, so no client-side span isolates them, and neither the status JSON
+// nor /metrics times them. Round 1 is reported but left out of the medians: it includes every
 // leaf's one-off start (wasm instantiation, featurizing its shard).
 //
 //   node tests/bench/round/round_bench.mjs [--clients 16] [--rounds 8] [--out build/bench/round.json]
@@ -67,14 +68,11 @@ async function runJob(config, prefetch, jobPlan) {
     });
     await run.done;
     const status = (await call(`${server.url}/v1/populations/${created.id}`)).json;
-    const history = new Map(status.history.map((h) => [h.round, h]));
     return status.history.filter((h) => h.round < rounds).map((h) => {
       const wall = (h.closed_at - h.started_at) * 1000;
       const inRound = [...tasks.values()].filter((t) => t.round === h.round && t.training_ms !== undefined);
       const slowest = inRound.reduce((a, b) => (b.training_ms > (a?.training_ms ?? -1) ? b : a), undefined);
       const training = slowest?.training_ms ?? NaN;
-      const lastUpload = Math.max(...inRound.map((t) => t.uploadedAt ?? -Infinity));
-      const next = history.get(h.round + 1);
       return {
         config, prefetch, round: h.round + 1, wall_ms: wall, slowest_training_ms: training,
         overhead_ms: wall - training, overhead_share: (wall - training) / wall,
@@ -86,7 +84,6 @@ async function runJob(config, prefetch, jobPlan) {
           train_ms: slowest.training_ms - slowest.decode_ms,
           upload_ms: slowest.uploadedAt - slowest.trainedAt,
         },
-        server: { close_publish_ms: next ? next.started_at * 1000 - lastUpload : NaN },
       };
     });
   } finally {
@@ -107,15 +104,14 @@ for (const { config, prefetch, plan: jobPlan } of configs) {
 
 const line = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ');
 const fixed = (x) => (Number.isFinite(x) ? x.toFixed(0) : '-');
-const widths = [13, 5, 8, 12, 9, 10, 9, 8, 8, 8, 8, 10];
+const widths = [13, 5, 8, 12, 9, 10, 9, 8, 8, 8, 8];
 console.log(line(['config', 'round', 'wall ms', 'slowest ms', 'overhead', 'downloaded', 'claim', 'download',
-  'decode', 'train', 'upload', 'close+pub'], widths));
+  'decode', 'train', 'upload'], widths));
 for (const r of results) {
   const p = r.slowest_leaf ?? {};
   console.log(line([r.config, r.round, fixed(r.wall_ms), fixed(r.slowest_training_ms),
     `${(100 * r.overhead_share).toFixed(1)}%`, formatBytes(r.downloaded_bytes), fixed(p.claim_wait_ms),
-    fixed(p.download_ms), fixed(p.decode_ms), fixed(p.train_ms), fixed(p.upload_ms),
-    fixed(r.server.close_publish_ms)], widths));
+    fixed(p.download_ms), fixed(p.decode_ms), fixed(p.train_ms), fixed(p.upload_ms)], widths));
 }
 const summary = {};
 for (const { config } of configs) {
@@ -128,17 +124,15 @@ for (const { config } of configs) {
     downloaded_bytes: median(steady.map((r) => r.downloaded_bytes)),
     slowest_leaf_phases_ms: Object.fromEntries(['claim_wait_ms', 'download_ms', 'decode_ms', 'train_ms', 'upload_ms']
       .map((k) => [k, phase(k)])),
-    server_phases_ms: { close_publish_ms: median(steady.map((r) => r.server.close_publish_ms).filter(Number.isFinite)) },
   };
   const s = summary[config];
   console.log(`${config}: median of rounds 2..${rounds}: wall ${s.wall_ms.toFixed(0)} ms, slowest training ` +
     `${s.slowest_training_ms.toFixed(0)} ms, overhead ${(100 * s.overhead_share).toFixed(1)}% of round time, ` +
     `downloaded ${formatBytes(s.downloaded_bytes)} per round; slowest leaf ${JSON.stringify(s.slowest_leaf_phases_ms,
-      (k, v) => (typeof v === 'number' ? Math.round(v) : v))}, server ${JSON.stringify(s.server_phases_ms,
       (k, v) => (typeof v === 'number' ? Math.round(v) : v))}`);
 }
-console.log('Not measured separately: the server\'s fold of an update (inside upload: it answers after folding) and ' +
-  'its close vs publish (one close_publish span); the status JSON and /metrics have no per-phase timings.');
+console.log('Not measured: the server\'s fold of an update (inside upload: it answers after folding), and its ' +
+  'close and publish of a round (inside the last upload); the status JSON and /metrics have no per-phase timings.');
 const ratios = {
   'default.training_share': 1 - summary.default.overhead_share,
   'prefetch0.training_share': 1 - summary.prefetch0.overhead_share,
