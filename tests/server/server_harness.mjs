@@ -135,6 +135,11 @@ export function trainResult({ rows, rowValue, denseValue, numExamples, loss = 0.
 }
 
 // Dense reference of the next model after the uploads (same rules as the C++ fixtures).
+// The plan's default robust clip ({"rms": 1}, src/core/aggregation/update_plan.h) bounds the root
+// mean square of each report's values per tensor by 1; a scripted report fills each tensor with
+// one value, so the clip is a clamp of that value to [-1, 1].
+const clipped = (v) => Math.max(-1, Math.min(1, Math.fround(v)));
+
 export function referenceNextModel(uploads) {
   const model = decodeSafetensors(initialModel()).tensors;
   const emb = Array.from(model['emb/weight'].data);
@@ -143,8 +148,8 @@ export function referenceNextModel(uploads) {
   const rowSum = new Array(10).fill(0), rowWeight = new Array(10).fill(0);
   for (const u of uploads) {
     total += u.numExamples;
-    denseSum += u.numExamples * Math.fround(u.denseValue);
-    for (const r of u.rows) { rowSum[r] += u.numExamples * Math.fround(u.rowValue); rowWeight[r] += u.numExamples; }
+    denseSum += u.numExamples * clipped(u.denseValue);
+    for (const r of u.rows) { rowSum[r] += u.numExamples * clipped(u.rowValue); rowWeight[r] += u.numExamples; }
   }
   return {
     'emb/weight': emb.map((v, i) => (rowWeight[i >> 1] ? v + rowSum[i >> 1] / rowWeight[i >> 1] : v)),
