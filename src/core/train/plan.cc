@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,23 @@ std::string get_string(const json& object, const std::string& path, const char* 
   }
   if (!v->is_string()) fail(path + "." + key, "expected a string");
   return v->get<std::string>();
+}
+
+// The value named by string field `key` (`fallback` when absent). An unknown name fails naming
+// what the field is (`what`) and every accepted name.
+template <class Value>
+Value get_choice(const json& object, const std::string& path, const char* key, const char* fallback,
+                 const char* what, std::initializer_list<std::pair<const char*, Value>> choices) {
+  const std::string name = get_string(object, path, key, fallback);
+  std::string expected;
+  std::size_t k = 0;
+  for (const auto& [text, value] : choices) {
+    if (name == text) return value;
+    expected += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(text);
+    ++k;
+  }
+  fail(path + "." + key,
+       "unknown " + std::string(what) + " '" + name + "' (expected " + expected + ")");
 }
 
 std::uint64_t get_integer(const json& object, const std::string& path, const char* key,
@@ -168,24 +186,12 @@ void parse_layers(const json& model, ModelSpec& spec) {
       }
       layer.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
       layer.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
-      const std::string combiner = get_string(l, path, "combiner", "mean");
-      if (combiner == "sum")
-        layer.combiner = Combiner::kSum;
-      else if (combiner == "mean")
-        layer.combiner = Combiner::kMean;
-      else if (combiner == "sqrtn")
-        layer.combiner = Combiner::kSqrtn;
-      else
-        fail(path + ".combiner",
-             "unknown combiner '" + combiner + "' (expected sum, mean or sqrtn)");
-      const std::string init = get_string(l, path, "initializer", "uniform");
-      if (init == "uniform")
-        layer.initializer = Initializer::kUniform;
-      else if (init == "zeros")
-        layer.initializer = Initializer::kZeros;
-      else
-        fail(path + ".initializer",
-             "unknown initializer '" + init + "' (expected uniform or zeros)");
+      layer.combiner = get_choice<Combiner>(
+          l, path, "combiner", "mean", "combiner",
+          {{"sum", Combiner::kSum}, {"mean", Combiner::kMean}, {"sqrtn", Combiner::kSqrtn}});
+      layer.initializer = get_choice<Initializer>(
+          l, path, "initializer", "uniform", "initializer",
+          {{"uniform", Initializer::kUniform}, {"zeros", Initializer::kZeros}});
       layer.init_scale =
           get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
       layer.input_width = 0;
@@ -197,14 +203,9 @@ void parse_layers(const json& model, ModelSpec& spec) {
       }
       layer.units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
       layer.use_bias = get_bool(l, path, "use_bias", true);
-      const std::string init = get_string(l, path, "initializer", "glorot_uniform");
-      if (init == "glorot_uniform")
-        layer.initializer = Initializer::kGlorotUniform;
-      else if (init == "zeros")
-        layer.initializer = Initializer::kZeros;
-      else
-        fail(path + ".initializer",
-             "unknown initializer '" + init + "' (expected glorot_uniform or zeros)");
+      layer.initializer = get_choice<Initializer>(
+          l, path, "initializer", "glorot_uniform", "initializer",
+          {{"glorot_uniform", Initializer::kGlorotUniform}, {"zeros", Initializer::kZeros}});
       layer.input_width = width;
       layer.output_width = layer.units;
       if (const json* act = find(l, "activation")) {
@@ -273,15 +274,10 @@ TrainSpec parse_train(const json& train) {
   TrainSpec spec;
   const json& opt = require_object(train, path, "optimizer");
   const std::string opath = path + ".optimizer";
-  const std::string type = get_string(opt, opath, "type");
-  if (type == "sgd")
-    spec.optimizer.type = OptimizerType::kSgd;
-  else if (type == "momentum")
-    spec.optimizer.type = OptimizerType::kMomentum;
-  else if (type == "adam")
-    spec.optimizer.type = OptimizerType::kAdam;
-  else
-    fail(opath + ".type", "unknown optimizer '" + type + "' (expected sgd, momentum or adam)");
+  spec.optimizer.type = get_choice<OptimizerType>(opt, opath, "type", nullptr, "optimizer",
+                                                  {{"sgd", OptimizerType::kSgd},
+                                                   {"momentum", OptimizerType::kMomentum},
+                                                   {"adam", OptimizerType::kAdam}});
   const auto positive = [](double d) { return d > 0; };
   const auto unit = [](double d) { return d >= 0 && d < 1; };
   spec.optimizer.learning_rate =

@@ -15,6 +15,19 @@ using fedleaf::test::MessageContains;
 
 namespace {
 
+// n values uniform in [-1, 1).
+std::vector<float> uniform_values(SeededRandom& rng, std::size_t n) {
+  std::vector<float> values(n);
+  for (float& v : values) v = 2.0f * rng.uniform() - 1.0f;
+  return values;
+}
+
+// All n examples of the gatherer's dataset as one batch, in the shuffled order of `seed`.
+Batch shuffled_batch(BatchGatherer& gather, std::size_t n, std::uint64_t seed) {
+  const auto order = shuffled_order(n, seed);
+  return gather.gather(order.data(), order.size());
+}
+
 std::vector<double> dense_inputs(const Batch& b, std::size_t vocab, Combiner combiner) {
   std::vector<double> x(b.size * vocab, 0.0);
   for (std::size_t e = 0; e < b.size; ++e) {
@@ -43,13 +56,10 @@ TEST_CASE("embedding_bag_sparse_path_equals_dense_reference", "[embedding_bag]")
       const bool weighted = seed % 2 == 0;
       const Dataset data = fedleaf::test::random_sparse_dataset(seed, 9, vocab, 7, weighted, 2);
       SeededRandom rng(seed + 100);
-      std::vector<float> table(vocab * dim);
-      for (float& v : table) v = 2.0f * rng.uniform() - 1.0f;
-      std::vector<float> grad_out(data.size() * dim);
-      for (float& v : grad_out) v = 2.0f * rng.uniform() - 1.0f;
+      std::vector<float> table = uniform_values(rng, vocab * dim);
+      std::vector<float> grad_out = uniform_values(rng, data.size() * dim);
       BatchGatherer gather(data);
-      const auto order = shuffled_order(data.size(), seed);
-      const Batch batch = gather.gather(order.data(), order.size());
+      const Batch batch = shuffled_batch(gather, data.size(), seed);
       EmbeddingBag emb("emb", table.data(), vocab, dim, combiner);
 
       std::vector<float> out(data.size() * dim);
@@ -154,13 +164,10 @@ TEST_CASE("embedding_bag_backward_sgd_equals_backward_then_an_sgd_step", "[embed
       const Combiner combiner = seed % 2 ? Combiner::kSqrtn : Combiner::kSum;
       const Dataset data = fedleaf::test::random_sparse_dataset(seed, 12, vocab, 9, seed > 2, 2);
       SeededRandom rng(seed + 50);
-      std::vector<float> table(vocab * dim);
-      for (float& v : table) v = 2.0f * rng.uniform() - 1.0f;
-      std::vector<float> grad_out(data.size() * dim);
-      for (float& v : grad_out) v = 2.0f * rng.uniform() - 1.0f;
+      std::vector<float> table = uniform_values(rng, vocab * dim);
+      std::vector<float> grad_out = uniform_values(rng, data.size() * dim);
       BatchGatherer gather(data);
-      const auto order = shuffled_order(data.size(), seed);
-      const Batch batch = gather.gather(order.data(), order.size());
+      const Batch batch = shuffled_batch(gather, data.size(), seed);
       std::vector<float> stepped = table;
       EmbeddingBag reference("emb", table.data(), vocab, dim, combiner);
       EmbeddingBag fused("emb", stepped.data(), vocab, dim, combiner);
