@@ -143,31 +143,24 @@ TEST_CASE("plan_errors_name_the_json_path", "[plan]") {
       plan_with_model(
           R"({"inputs": {"t": "dense"}, "layers": [{"type": "dense", "name": "d", "units": 2}], "loss": "softmax_cross_entropy"})"),
       "plan.model.inputs.t.dim: missing");
-  check_rejects(
-      plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
-                          R"(], "loss": "softmax_cross_entropy"})",
-                      R"({"nope/weight": {"encoding": "dense", "aggregator": "sum"}})"),
-      "plan.updates['nope/weight']: not a parameter of the model (parameters: emb/weight)");
-  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
-                                    R"(], "loss": "softmax_cross_entropy"})",
-                                R"({"emb/weight": {"encoding": "csr", "aggregator": "sum"}})"),
-                "plan.updates['emb/weight'].encoding: unknown encoding 'csr'");
-  check_rejects(
-      plan_with_model(
-          R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
-              R"(], "loss": "softmax_cross_entropy"})",
-          R"({"emb/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean"}})"),
-      "plan.updates['emb/weight'].clip_norm: missing");
-  check_rejects(plan_with_model(R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
-                                    R"(], "loss": "softmax_cross_entropy"})",
-                                R"({"emb/weight": {"encoding": "coo", "aggregator": "median"}})"),
-                "plan.updates['emb/weight'].aggregator: unknown aggregator 'median'");
-  check_rejects(
-      plan_with_model(
-          R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
-              R"(], "loss": "softmax_cross_entropy"})",
-          R"({"emb/weight": {"encoding": "dense", "aggregator": "sum", "download": "select"}})"),
-      R"(plan.updates['emb/weight'].download: "select" needs encoding "row_sparse")");
+  // The updates section of a plan whose model is the embedding alone (parameter emb/weight).
+  const std::string emb_model = R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                                R"(], "loss": "softmax_cross_entropy"})";
+  const std::pair<const char*, const char*> update_rules[] = {
+      {R"({"nope/weight": {"encoding": "dense", "aggregator": "sum"}})",
+       "plan.updates['nope/weight']: not a parameter of the model (parameters: emb/weight)"},
+      {R"({"emb/weight": {"encoding": "csr", "aggregator": "sum"}})",
+       "plan.updates['emb/weight'].encoding: unknown encoding 'csr'"},
+      {R"({"emb/weight": {"encoding": "coo", "aggregator": "clipped_weighted_mean"}})",
+       "plan.updates['emb/weight'].clip_norm: missing"},
+      {R"({"emb/weight": {"encoding": "coo", "aggregator": "median"}})",
+       "plan.updates['emb/weight'].aggregator: unknown aggregator 'median'"},
+      {R"({"emb/weight": {"encoding": "dense", "aggregator": "sum", "download": "select"}})",
+       R"(plan.updates['emb/weight'].download: "select" needs encoding "row_sparse")"},
+  };
+  for (const auto& [updates, message] : update_rules) {
+    check_rejects(plan_with_model(emb_model, updates), message);
+  }
   check_rejects(kDesignPlan + std::string("x"), "plan: not valid JSON");
   check_rejects(
       R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 2}], "loss": "softmax_cross_entropy"},
