@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/train/forward_over_dataset.h"
 #include "core/train/metrics.h"
 #include "core/train/model.h"
-#include "core/train/model_parameters.h"
 #include "core/train/murmur3.h"
 #include "core/train/plan.h"
 #include "core/train/seeded_random.h"
@@ -20,30 +20,22 @@ namespace {
 std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_bytes,
                                    std::size_t model_size, const Dataset& dataset,
                                    const ExecuteOptions& options) {
-  check_dataset_fits(plan.model, dataset);
-  Parameters params = declared_parameters(
-      plan.model, read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors);
-  const std::size_t batch_size = std::min(plan.eval_batch_size, dataset.size());
-  Model model(plan.model, params, batch_size);
-  BatchGatherer gatherer(dataset);
   const bool binary =
       plan.model.loss == LossType::kSigmoidCrossEntropy || plan.model.output_width == 2;
   std::vector<float> scores;
-  std::vector<std::uint32_t> order(dataset.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
   double loss = 0.0;
   std::size_t correct = 0;
-  for (std::size_t begin = 0; begin < dataset.size(); begin += batch_size) {
-    const std::size_t count = std::min(batch_size, dataset.size() - begin);
-    const LossSums sums = model.forward(gatherer.gather(order.data() + begin, count));
-    loss += sums.loss;
-    correct += sums.correct;
-    if (binary) {
-      for (std::size_t b = 0; b < count; ++b) {
-        scores.push_back(binary_score(plan.model.loss, model.outputs() + b * model.output_width()));
-      }
-    }
-  }
+  forward_over_dataset(
+      plan, model_bytes, model_size, dataset,
+      [&](const Model& model, std::size_t, std::size_t count, const LossSums& sums) {
+        loss += sums.loss;
+        correct += sums.correct;
+        if (!binary) return;
+        for (std::size_t b = 0; b < count; ++b) {
+          scores.push_back(
+              binary_score(plan.model.loss, model.outputs() + b * model.output_width()));
+        }
+      });
   const double n = static_cast<double>(dataset.size());
   Metadata metadata{{"kind", "evaluate"},
                     {"num_examples", std::to_string(dataset.size())},

@@ -7,6 +7,7 @@ set(FEDLEAF_TRAIN_SOURCES
   distinct_ids.cc
   embedding_bag.cc
   executor.cc
+  forward_over_dataset.cc
   loss.cc
   metrics.cc
   model.cc

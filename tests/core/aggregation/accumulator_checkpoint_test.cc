@@ -7,12 +7,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::RepresentationPolicy;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-using test::MessageContains;
-
 TEST_CASE("accumulator_checkpoint_round_trips_every_operator_encoding_and_representation") {
   std::mt19937_64 rng(909);
   for (const core::OperatorSpec& spec : test::all_operator_specs()) {

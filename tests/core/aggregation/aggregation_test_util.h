@@ -10,6 +10,7 @@
 
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/coalesce.h"
+#include "tests/core/error_matchers.h"
 
 namespace fedleaf::test {
 
@@ -308,3 +309,17 @@ inline void check_operator_properties(const core::OperatorSpec& spec, std::uint6
 }
 
 }  // namespace fedleaf::test
+
+namespace fedleaf {
+
+// The names the aggregation tests share, declared once for all of them.
+using core::ClipKind;
+using core::DType;
+using core::Representation;
+using core::RepresentationPolicy;
+using core::SparseSumOperator;
+using core::UpdateClip;
+using core::UpdateEncoding;
+using test::MessageContains;
+
+}  // namespace fedleaf

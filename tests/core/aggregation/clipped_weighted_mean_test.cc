@@ -5,10 +5,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-
 TEST_CASE("clipped_weighted_mean_matches_dense_reference_for_every_encoding_and_dtype") {
   test::check_operator_properties({SparseSumOperator::kClippedWeightedMean, 0.7}, 505);
   test::check_operator_properties({SparseSumOperator::kClippedWeightedMean, 3.0}, 506);

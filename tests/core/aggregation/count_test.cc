@@ -5,10 +5,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-
 TEST_CASE("count_matches_dense_reference_for_every_encoding_and_dtype") {
   test::check_operator_properties({SparseSumOperator::kCount, 0.0}, 404);
 }

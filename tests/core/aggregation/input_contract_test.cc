@@ -8,11 +8,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-using test::MessageContains;
-
 core::SparseTensor coo(xt::xarray<float> values, core::CooIndices idx, core::DenseShape shape) {
   return core::SparseTensor(std::move(idx), core::DenseTensor(std::move(values)), std::move(shape));
 }

@@ -9,13 +9,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::Representation;
-using core::RepresentationPolicy;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-using test::MessageContains;
-
 constexpr std::int64_t k2To20 = std::int64_t{1} << 20;
 constexpr std::int64_t k2To62 = std::int64_t{1} << 62;
 

@@ -6,11 +6,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::RepresentationPolicy;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-
 TEST_CASE("merge_of_random_groups_in_random_order_matches_the_dense_reference") {
   std::mt19937_64 rng(707);
   for (const core::OperatorSpec& spec : test::all_operator_specs()) {
@@ -81,7 +76,6 @@ TEST_CASE("merge_rejects_a_different_operator_encoding_dtype_or_shape_and_change
   acc.add(core::SparseTensor(core::CooIndices{{3}}, core::DenseTensor(xt::xarray<float>{1.f}), {8}),
           2.0);
   const auto before = acc.to_safetensors();
-  using test::MessageContains;
   CHECK_THROWS_MATCHES(acc.merge(core::SparseSumAccumulator("h", {SparseSumOperator::kSum},
                                                             UpdateEncoding::kCoo, DType::F32, {8})),
                        InvalidInput, MessageContains("operator sum"));

@@ -31,10 +31,6 @@ core::SparseTensor naive_component_sum(const core::SparseTensor& a, const core::
                             {a.dense_shape()[0] + b.dense_shape()[0]});
 }
 
-using core::DType;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-
 TEST_CASE("naive_component_sum_of_sparse_tuples_is_wrong_and_sum_operator_is_right") {
   const core::SparseTensor a(core::CooIndices{{1}, {3}},
                              core::DenseTensor(xt::xarray<float>{1.f, 2.f}), {5});

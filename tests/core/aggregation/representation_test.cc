@@ -9,12 +9,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::Representation;
-using core::RepresentationPolicy;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-
 // `clients` updates of `k` distinct random keys each, canonical, over a flat [d] tensor.
 std::vector<core::SparseTensor> random_clients(std::mt19937_64& rng, std::int64_t d,
                                                std::size_t clients, std::size_t k) {

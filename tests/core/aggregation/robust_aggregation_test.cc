@@ -11,13 +11,7 @@
 namespace fedleaf {
 namespace {
 
-using core::ClipKind;
-using core::DType;
 using core::OperatorSpec;
-using core::SparseSumOperator;
-using core::UpdateClip;
-using core::UpdateEncoding;
-using test::MessageContains;
 
 TEST_CASE("robust_clip_matches_the_clipped_dense_reference_for_every_value_operator") {
   std::uint64_t seed = 700;

@@ -11,10 +11,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::UpdateEncoding;
-using test::MessageContains;
-
 const std::string kPlanJson = R"({
   "model": {"layers": []},
   "train": {"epochs": 1},

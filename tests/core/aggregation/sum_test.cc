@@ -5,10 +5,6 @@
 namespace fedleaf {
 namespace {
 
-using core::DType;
-using core::SparseSumOperator;
-using core::UpdateEncoding;
-
 TEST_CASE("sum_matches_dense_reference_for_every_encoding_and_dtype") {
   test::check_operator_properties({SparseSumOperator::kSum, 0.0}, 101);
 }

@@ -1,0 +1,31 @@
+// Inference over a whole dataset: what evaluation and prediction share.
+//
+//   forward_over_dataset(plan, bytes, size, dataset,
+//                        [&](const Model& m, std::size_t first, std::size_t count,
+//                            const LossSums& sums) { /* m.outputs(): count rows of logits */ });
+//
+// The model's parameters are read from safetensors bytes and checked against the plan
+// (declared_parameters: InvalidInput naming a missing or mis-shaped tensor; non-finite values are
+// rejected too), the dataset against the model (check_dataset_fits). The examples are visited in
+// order, in batches of min(plan.eval_batch_size, dataset.size()); `visit` sees each batch's
+// logits (model.outputs(), [count, model.output_width()]) before the next batch overwrites them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+#include "core/train/dataset.h"
+#include "core/train/loss.h"
+#include "core/train/model.h"
+#include "core/train/plan.h"
+
+namespace fedleaf::core {
+
+using ForwardVisitor =
+    std::function<void(const Model& model, std::size_t first, std::size_t count, const LossSums&)>;
+
+void forward_over_dataset(const Plan& plan, const std::uint8_t* model_bytes, std::size_t model_size,
+                          const Dataset& dataset, const ForwardVisitor& visit);
+
+}  // namespace fedleaf::core
