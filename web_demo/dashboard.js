@@ -14,6 +14,14 @@ let selected = null;
 let timer = null;
 const charts = {};
 
+// "3 / 1": reports the robust clip scaled down (over all tensors) / reports whose example count
+// was capped; "–" while the round is open (the counts are recorded when it closes).
+function robustCounts(robust) {
+  if (!robust || robust.capped === undefined) return '–';
+  const clipped = Object.values(robust.clipped ?? {}).reduce((n, c) => n + c, 0);
+  return `${formatCount(clipped)} / ${formatCount(robust.capped)}`;
+}
+
 function cell(text, { num = false, className = '' } = {}) {
   const td = document.createElement('td');
   if (num) td.className = 'num';
@@ -102,6 +110,7 @@ function renderDetail(status) {
       cell(r.mean_train_loss == null ? '–' : r.mean_train_loss.toFixed(4), { num: true }),
       cell(r.mean_train_accuracy == null ? '–' : formatPercent(r.mean_train_accuracy), { num: true }),
       cell(r.eval?.accuracy == null ? '–' : formatPercent(r.eval.accuracy), { num: true }),
+      cell(robustCounts(r.robust), { num: true }),
       cell(r.duration_s == null ? 'open' : formatDuration(r.duration_s), { num: true }));
     rounds.append(tr);
   }

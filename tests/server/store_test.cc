@@ -171,6 +171,7 @@ TEMPLATE_TEST_CASE("store_rounds_round_trip_and_list_in_order", "[store]", Sqlit
   r1.eval_reports = 1;
   r1.eval_examples = 7;
   r1.eval_sums_json = R"({"loss":3.5})";
+  r1.robust_json = R"({"capped":1})";
 
   StoreTransaction tx(*store, Durability::kFull);
   store->insert_round(r1);
@@ -194,6 +195,8 @@ TEMPLATE_TEST_CASE("store_rounds_round_trip_and_list_in_order", "[store]", Sqlit
   CHECK(found->eval_reports == 1);
   CHECK(found->eval_examples == 7);
   CHECK(found->eval_sums_json == R"({"loss":3.5})");
+  CHECK(found->robust_json == R"({"capped":1})");
+  CHECK(all[0].robust_json == "{}");
   REQUIRE(all.size() == 2);
   CHECK(all[0].number == 0);
   CHECK(all[1].number == 1);
@@ -531,6 +534,43 @@ TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") 
   sqlite3_close(raw);
 
   CHECK_THROWS_WITH(SqliteStore(backend.path), Catch::Contains("schema version 99"));
+}
+
+// A database written by a version 1 server (no robust_json column) opens: migrated to version
+// 2 in one transaction, its rounds read with "{}" for the new field, and stays writable.
+TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[store]") {
+  SqliteFileBackend backend;
+  {
+    SqliteStore store(backend.path);
+    seed(store);
+  }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw,
+                       "ALTER TABLE rounds DROP COLUMN robust_json; "
+                       "UPDATE schema_version SET version = 1",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+
+  SqliteStore migrated(backend.path);
+
+  const auto round = migrated.find_round("p", 0);
+  REQUIRE(round);
+  CHECK(round->robust_json == "{}");
+  RoundRecord closed = *round;
+  closed.robust_json = R"({"capped":2})";
+  StoreTransaction tx(migrated, Durability::kFull);
+  migrated.update_round(closed);
+  tx.commit();
+  CHECK(migrated.find_round("p", 0)->robust_json == R"({"capped":2})");
+  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
+  sqlite3_stmt* version = nullptr;
+  REQUIRE(sqlite3_prepare_v2(raw, "SELECT version FROM schema_version", -1, &version, nullptr) ==
+          SQLITE_OK);
+  REQUIRE(sqlite3_step(version) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(version, 0) == SqliteStore::kSchemaVersion);
+  sqlite3_finalize(version);
+  sqlite3_close(raw);
 }
 
 }  // namespace fedleaf::server

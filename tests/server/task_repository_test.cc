@@ -707,3 +707,30 @@ TEST_CASE("selectable_model_indexes_each_rounds_model_for_client_token_holders",
 }
 
 }  // namespace fedleaf::server
+
+namespace fedleaf::server {
+
+TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepository repo(store, clock, metrics, {});
+  const CreatedPopulation p = repo.create_population(test_spec("p", 2, 2, 2));
+  const auto a = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+  const auto b = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+  // Rows of 5 exceed the default clip (RMS 1); 20,000 examples exceed the default cap (10,000).
+  repo.upload(a.task_id, a.lease_token, train_result({1, 2}, 5.0f, 0.5f, 20000));
+  repo.upload(b.task_id, b.lease_token, train_result({3}, 0.5f, 0.5f, 3));
+
+  const PopulationStatus status = repo.status("p");
+
+  REQUIRE(status.history.size() == 2);
+  const auto robust = nlohmann::json::parse(status.history[0].robust_json);
+  CHECK(robust["clipped"]["emb/weight"] == 1);
+  CHECK(robust["clipped"]["out/weight"] == 0);
+  CHECK(robust["capped"] == 1);
+  CHECK(robust["withheld_nonfinite"] == 0);
+  CHECK(status.history[1].robust_json == "{}");  // the open round
+}
+
+}  // namespace fedleaf::server

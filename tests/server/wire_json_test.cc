@@ -63,6 +63,7 @@ TEST_CASE("status_json_averages_train_and_eval_metrics_by_examples", "[wire_json
   r.eval_reports = 1;
   r.eval_examples = 2;
   r.eval_sums_json = R"({"loss": 1.0})";
+  r.robust_json = R"({"clipped": {"emb/weight": 2}, "capped": 1, "withheld_nonfinite": 0})";
   status.history.push_back(r);
   status.rejections["conflict"] = 2;
 
@@ -72,6 +73,8 @@ TEST_CASE("status_json_averages_train_and_eval_metrics_by_examples", "[wire_json
   CHECK(body["history"][0]["mean_train_accuracy"].is_null());
   CHECK(body["history"][0]["duration_s"] == 3);
   CHECK(body["history"][0]["eval"]["loss"] == 0.5);
+  CHECK(body["history"][0]["robust"]["clipped"]["emb/weight"] == 2);
+  CHECK(body["history"][0]["robust"]["capped"] == 1);
   CHECK(body["rejections"]["conflict"] == 2);
 }
 

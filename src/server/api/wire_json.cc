@@ -32,6 +32,7 @@ json round_json(const RoundRecord& r) {
     }
   }
   entry["eval"] = eval;
+  entry["robust"] = json::parse(r.robust_json);
   return entry;
 }
 

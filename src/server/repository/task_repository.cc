@@ -222,6 +222,20 @@ void TaskRepository::advance(PopulationState& st, double now) {
   }
 }
 
+namespace {
+
+// What robust aggregation did in a round, as the status JSON shows it.
+std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite) {
+  nlohmann::json clipped = nlohmann::json::object();
+  for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
+  return nlohmann::json{{"clipped", clipped},
+                        {"capped", stats.num_capped},
+                        {"withheld_nonfinite", withheld_nonfinite}}
+      .dump();
+}
+
+}  // namespace
+
 void TaskRepository::close_training_round(PopulationState& st, double now) {
   const std::string id = st.record.id;
   std::uint64_t withheld_nonfinite = 0;
@@ -238,6 +252,7 @@ void TaskRepository::close_training_round(PopulationState& st, double now) {
   RoundRecord closed = st.round;
   closed.status = "closed";
   closed.closed_at = now;
+  closed.robust_json = robust_json(st.aggregator->stats(), withheld_nonfinite);
   RoundRecord opened;
   opened.population_id = id;
   opened.number = closed.number + 1;

@@ -40,6 +40,7 @@ inline constexpr const char* kSqliteSchema[] = {
          eval_reports INTEGER NOT NULL,
          eval_examples REAL NOT NULL,
          eval_sums_json TEXT NOT NULL,
+         robust_json TEXT NOT NULL DEFAULT '{}',
          PRIMARY KEY (population_id, number)))sql",
     R"sql(CREATE TABLE IF NOT EXISTS models (
          population_id TEXT NOT NULL,
@@ -90,6 +91,13 @@ inline constexpr const char* kSqliteSchema[] = {
          reason TEXT NOT NULL,
          count INTEGER NOT NULL,
          PRIMARY KEY (population_id, reason)))sql",
+};
+
+// Migrations: kSqliteMigrations[v - 1] turns a version v database into version v + 1, in the
+// same transaction as the version bump (a database is never left half migrated).
+inline constexpr const char* kSqliteMigrations[] = {
+    // 1 → 2: robust aggregation counts per round (clipped, capped, withheld), as JSON.
+    "ALTER TABLE rounds ADD COLUMN robust_json TEXT NOT NULL DEFAULT '{}'",
 };
 
 }  // namespace fedleaf::server

@@ -176,13 +176,20 @@ void SqliteStore::create_schema() {
   exec("BEGIN IMMEDIATE");
   try {
     for (const char* sql : kSqliteSchema) exec(sql);
-    auto version = statement("SELECT version FROM schema_version");
-    if (version.step()) {
-      const int found = version.int32(0);
-      if (found != kSchemaVersion) {
+    int found = 0;
+    bool has_version = false;
+    {
+      auto version = statement("SELECT version FROM schema_version");
+      has_version = version.step();
+      if (has_version) found = version.int32(0);
+    }
+    if (has_version) {
+      if (found < 1 || found > kSchemaVersion) {
         throw Error("sqlite store: schema version " + std::to_string(found) +
-                    " is not the supported version " + std::to_string(kSchemaVersion));
+                    " is not one this server reads (1 to " + std::to_string(kSchemaVersion) + ")");
       }
+      for (; found < kSchemaVersion; ++found) exec(kSqliteMigrations[found - 1]);
+      statement("UPDATE schema_version SET version = ?").bind(1, kSchemaVersion).run();
     } else {
       statement("INSERT INTO schema_version (version) VALUES (?)").bind(1, kSchemaVersion).run();
     }
@@ -294,7 +301,7 @@ namespace {
 constexpr const char* kRoundColumns =
     "population_id, number, status, started_at, deadline, closed_at, train_tasks, eval_tasks, "
     "reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, eval_reports, "
-    "eval_examples, eval_sums_json";
+    "eval_examples, eval_sums_json, robust_json";
 
 template <class Stmt>
 RoundRecord read_round(const Stmt& s) {
@@ -316,10 +323,11 @@ RoundRecord read_round(const Stmt& s) {
   r.eval_reports = s.int32(14);
   r.eval_examples = s.real(15);
   r.eval_sums_json = s.text(16);
+  r.robust_json = s.text(17);
   return r;
 }
 
-// Binds the round's non-key fields at positions first..first+14.
+// Binds the round's non-key fields at positions first..first+15.
 template <class Stmt>
 void bind_round_fields(Stmt& s, const RoundRecord& r, int first) {
   s.bind(first, r.status)
@@ -336,13 +344,14 @@ void bind_round_fields(Stmt& s, const RoundRecord& r, int first) {
       .bind(first + 11, r.upload_bytes)
       .bind(first + 12, r.eval_reports)
       .bind(first + 13, r.eval_examples)
-      .bind(first + 14, r.eval_sums_json);
+      .bind(first + 14, r.eval_sums_json)
+      .bind(first + 15, r.robust_json);
 }
 }  // namespace
 
 void SqliteStore::insert_round(const RoundRecord& r) {
   static const std::string sql = std::string("INSERT INTO rounds (") + kRoundColumns +
-                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   auto s = statement(sql.c_str());
   s.bind(1, r.population_id).bind(2, r.number);
   bind_round_fields(s, r, 3);
@@ -373,9 +382,10 @@ void SqliteStore::update_round(const RoundRecord& r) {
       "UPDATE rounds SET status = ?, started_at = ?, deadline = ?, closed_at = ?, "
       "train_tasks = ?, eval_tasks = ?, reports = ?, examples = ?, loss_sum = ?, "
       "accuracy_sum = ?, accuracy_examples = ?, upload_bytes = ?, eval_reports = ?, "
-      "eval_examples = ?, eval_sums_json = ? WHERE population_id = ? AND number = ?");
+      "eval_examples = ?, eval_sums_json = ?, robust_json = ? WHERE population_id = ? AND "
+      "number = ?");
   bind_round_fields(s, r, 1);
-  s.bind(16, r.population_id).bind(17, r.number);
+  s.bind(17, r.population_id).bind(18, r.number);
   s.run();
   if (sqlite3_changes(db_) == 0) {
     throw NotFound("round " + std::to_string(r.number) + " of population '" + r.population_id +

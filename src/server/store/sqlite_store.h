@@ -26,7 +26,7 @@ namespace fedleaf::server {
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;

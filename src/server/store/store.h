@@ -72,6 +72,9 @@ struct RoundRecord {
   int eval_reports = 0;
   double eval_examples = 0;
   std::string eval_sums_json = "{}";
+  // Robust aggregation at the round's close: {"clipped": {tensor: reports}, "capped": reports,
+  // "withheld_nonfinite": elements}; "{}" while open.
+  std::string robust_json = "{}";
 };
 
 struct ModelRecord {
