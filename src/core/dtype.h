@@ -2,6 +2,10 @@
 //
 //   DType t = parse_dtype("F32");      // throws InvalidInput for unknown names
 //   dtype_size(t) == 4; dtype_name(t) == "F32";
+//
+// F16 and BF16 are storage dtypes: a safetensors file may hold them (models arrive in them),
+// and reading widens them to F32 (half_float.h); no tensor holds them, so visit_dtype and the
+// tensor constructors reject them.
 #pragma once
 
 #include <cstddef>
@@ -9,15 +13,18 @@
 #include <string>
 #include <string_view>
 
+#include "core/error.h"
+
 namespace fedleaf::core {
 
-enum class DType { F32, F64, I32, I64, U8 };
+enum class DType { F32, F64, I32, I64, U8, F16, BF16 };
 
 std::size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);
 // `context` names the field being parsed, for the error message.
 DType parse_dtype(std::string_view name, std::string_view context = "dtype");
-bool is_floating(DType dtype);
+bool is_floating(DType dtype);     // F32 or F64: the floating-point dtypes a tensor may hold
+bool is_half_float(DType dtype);   // F16 or BF16: stored only, widened to F32 when read
 bool is_index_dtype(DType dtype);  // I32 or I64
 
 template <class T>
@@ -57,8 +64,13 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
       return fn(std::int64_t{});
     case DType::U8:
       return fn(std::uint8_t{});
+    case DType::F16:
+    case DType::BF16:
+      break;
   }
-  return fn(float{});
+  throw InvalidInput("dtype " + std::string(dtype_name(dtype)) +
+                     " is a storage dtype: it is widened to F32 when a file is read, and no "
+                     "tensor holds it");
 }
 
 }  // namespace fedleaf::core

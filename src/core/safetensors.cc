@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/coalesce.h"
+#include "core/half_float.h"
 #include "core/safetensors_index.h"
 #include "core/safetensors_layout.h"
 #include "core/text_format.h"
@@ -227,6 +228,12 @@ SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
   file.metadata = std::move(index.metadata);
   std::map<std::string, DenseTensor> dense;
   for (const auto& [name, a] : index.arrays) {
+    if (is_half_float(a.dtype)) {
+      DenseTensor widened = DenseTensor::zeros(DType::F32, a.shape);
+      widen_to_f32(a.dtype, data + a.begin, widened.size(), widened.data<float>());
+      dense.emplace(name, std::move(widened));
+      continue;
+    }
     dense.emplace(name, DenseTensor::from_bytes(a.dtype, a.shape, data + a.begin,
                                                 static_cast<std::size_t>(a.end - a.begin),
                                                 "tensor " + in_quotes(name)));

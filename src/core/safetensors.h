@@ -17,6 +17,9 @@
 // The header is parsed by index_safetensors() (safetensors_index.h) and laid out by
 // layout_safetensors() (safetensors_layout.h); both are shared with the model:select answer.
 //
+// F16 and BF16 arrays (dtype.h) are widened to F32 tensors on read, exactly (half_float.h);
+// the writer writes the dtypes tensors hold, so a file read and written again holds F32.
+//
 // The reader is a security boundary: any byte string either decodes or throws InvalidInput
 // naming the tensor and the rule; it never reads outside the buffer.
 #pragma once
@@ -36,7 +39,7 @@ struct SafetensorsFile {
 };
 
 struct SafetensorsReadOptions {
-  // Reject NaN and infinities in floating-point tensors (update uploads).
+  // Reject NaN and infinities in floating-point tensors (update uploads, models), after widening.
   bool require_finite = false;
   // Reject sparse tuples whose indices are not sorted and unique.
   bool require_canonical = false;

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/dense_tensor.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "tests/core/error_matchers.h"
@@ -8,7 +9,8 @@ using namespace fedleaf::core;
 using fedleaf::test::MessageContains;
 
 TEST_CASE("dtype_names_round_trip_through_parse", "[dtype]") {
-  for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8}) {
+  for (DType d :
+       {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::F16, DType::BF16}) {
     CHECK(parse_dtype(dtype_name(d)) == d);
   }
   CHECK(dtype_size(DType::F32) == 4);
@@ -16,11 +18,13 @@ TEST_CASE("dtype_names_round_trip_through_parse", "[dtype]") {
   CHECK(dtype_size(DType::I32) == 4);
   CHECK(dtype_size(DType::I64) == 8);
   CHECK(dtype_size(DType::U8) == 1);
+  CHECK(dtype_size(DType::F16) == 2);
+  CHECK(dtype_size(DType::BF16) == 2);
 }
 
 TEST_CASE("parse_dtype_rejects_unknown_names_naming_the_field", "[dtype]") {
-  CHECK_THROWS_MATCHES(parse_dtype("BF16", "tensor 'w'"), fedleaf::InvalidInput,
-                       MessageContains("tensor 'w': unknown dtype 'BF16'"));
+  CHECK_THROWS_MATCHES(parse_dtype("F8_E4M3", "tensor 'w'"), fedleaf::InvalidInput,
+                       MessageContains("tensor 'w': unknown dtype 'F8_E4M3'"));
   CHECK_THROWS_AS(parse_dtype("f32"), fedleaf::InvalidInput);
 }
 
@@ -28,6 +32,10 @@ TEST_CASE("dtype_predicates_classify_float_and_index_types", "[dtype]") {
   CHECK(is_floating(DType::F32));
   CHECK(is_floating(DType::F64));
   CHECK_FALSE(is_floating(DType::I64));
+  CHECK_FALSE(is_floating(DType::F16));
+  CHECK(is_half_float(DType::F16));
+  CHECK(is_half_float(DType::BF16));
+  CHECK_FALSE(is_half_float(DType::F32));
   CHECK(is_index_dtype(DType::I32));
   CHECK(is_index_dtype(DType::I64));
   CHECK_FALSE(is_index_dtype(DType::U8));
@@ -37,4 +45,11 @@ TEST_CASE("dtype_predicates_classify_float_and_index_types", "[dtype]") {
 TEST_CASE("visit_dtype_calls_with_the_matching_cpp_type", "[dtype]") {
   CHECK(visit_dtype(DType::F64, [](auto tag) { return sizeof(tag); }) == 8);
   CHECK(visit_dtype(DType::U8, [](auto tag) { return sizeof(tag); }) == 1);
+}
+
+TEST_CASE("visit_dtype_rejects_the_storage_dtypes_no_tensor_holds", "[dtype]") {
+  CHECK_THROWS_MATCHES(visit_dtype(DType::BF16, [](auto tag) { return sizeof(tag); }),
+                       fedleaf::InvalidInput, MessageContains("dtype BF16 is a storage dtype"));
+  CHECK_THROWS_MATCHES(DenseTensor::zeros(DType::F16, {2}), fedleaf::InvalidInput,
+                       MessageContains("dtype F16 is a storage dtype"));
 }

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/safetensors.h"
+#include "tests/core/error_matchers.h"
+#include "tests/core/raw_safetensors.h"
 #include "tests/core/test_util.h"
 
 using namespace fedleaf::core;
@@ -142,4 +144,62 @@ TEST_CASE("a_large_tensor_round_trips", "[safetensors]") {
   in.emplace("big", DenseTensor(big));
   SafetensorsFile out = read_safetensors(write_safetensors(in));
   CHECK(std::get<DenseTensor>(out.tensors.at("big")) == DenseTensor(big));
+}
+
+TEST_CASE("f16_and_bf16_arrays_are_read_as_f32_tensors_and_written_back_as_f32", "[safetensors]") {
+  using fedleaf::test::half_bytes;
+  const std::vector<std::uint8_t> bytes = fedleaf::test::raw_safetensors(
+      {{"a", DType::F16, {2, 2}, half_bytes({0x3c00, 0xc000, 0x0001, 0x8000})},
+       {"b", DType::BF16, {3}, half_bytes({0x3f80, 0x4040, 0xbe80})},
+       {"e:indices", DType::I64, {1}, std::vector<std::uint8_t>{1, 0, 0, 0, 0, 0, 0, 0}},
+       {"e:values", DType::F16, {1, 2}, half_bytes({0x4200, 0x3800})},
+       {"e:dense_shape",
+        DType::I64,
+        {2},
+        std::vector<std::uint8_t>{4, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0}}},
+      {{"e:encoding", "row_sparse"}, {"note", "kept"}});
+
+  const SafetensorsFile file = read_safetensors(bytes, {/*require_finite=*/true});
+
+  const auto& a = std::get<DenseTensor>(file.tensors.at("a"));
+  REQUIRE(a.dtype() == DType::F32);
+  CHECK(a.shape() == Shape{2, 2});
+  CHECK(std::vector<float>(a.data<float>(), a.data<float>() + 4) ==
+        std::vector<float>{1.0f, -2.0f, std::ldexp(1.0f, -24), -0.0f});
+  CHECK(std::signbit(a.data<float>()[3]));
+  const auto& b = std::get<DenseTensor>(file.tensors.at("b"));
+  CHECK(std::vector<float>(b.data<float>(), b.data<float>() + 3) ==
+        std::vector<float>{1.0f, 3.0f, -0.25f});
+  const auto& e = std::get<RowSparseTensor>(file.tensors.at("e"));
+  CHECK(e.values().dtype() == DType::F32);
+  CHECK(e.values().data<float>()[0] == 3.0f);
+  CHECK(e.values().data<float>()[1] == 0.5f);
+  CHECK(file.metadata.at("note") == "kept");
+  const SafetensorsFile again = read_safetensors(write_safetensors(file.tensors, file.metadata));
+  CHECK(header_of(write_safetensors(file.tensors))["a"]["dtype"] == "F32");
+  CHECK(std::get<DenseTensor>(again.tensors.at("b")) == b);
+}
+
+TEST_CASE("non_finite_f16_and_bf16_values_are_rejected_when_finite_values_are_required",
+          "[safetensors]") {
+  using fedleaf::test::half_bytes;
+  using fedleaf::test::MessageContains;
+  const auto inf_f16 =
+      fedleaf::test::raw_safetensors({{"w", DType::F16, {2}, half_bytes({0x3c00, 0x7c00})}});
+  const auto nan_bf16 =
+      fedleaf::test::raw_safetensors({{"v", DType::BF16, {1}, half_bytes({0x7fc0})}});
+
+  CHECK_THROWS_MATCHES(read_safetensors(inf_f16, {/*require_finite=*/true}), fedleaf::InvalidInput,
+                       MessageContains("tensor 'w': element 1 is not finite"));
+  CHECK_THROWS_MATCHES(read_safetensors(nan_bf16, {/*require_finite=*/true}), fedleaf::InvalidInput,
+                       MessageContains("tensor 'v': element 0 is not finite"));
+  CHECK(std::isinf(
+      std::get<DenseTensor>(read_safetensors(inf_f16).tensors.at("w")).data<float>()[1]));
+}
+
+TEST_CASE("an_f16_array_whose_bytes_do_not_match_its_shape_is_rejected", "[safetensors]") {
+  auto bytes = fedleaf::test::raw_safetensors(
+      {{"w", DType::F16, {3}, fedleaf::test::half_bytes({0x3c00, 0x3c00, 0x3c00})}});
+  bytes.pop_back();
+  CHECK_THROWS_AS(read_safetensors(bytes), fedleaf::InvalidInput);
 }

@@ -4,15 +4,19 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
 #include "server/api/wire_json.h"
+#include "server/repository/population_state.h"
 #include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"
 #include "server/util/server_errors.h"
+#include "server/util/sha256.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/raw_safetensors.h"
 #include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
@@ -731,6 +735,64 @@ TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "
   CHECK(robust["capped"] == 1);
   CHECK(robust["withheld_nonfinite"] == 0);
   CHECK(status.history[1].robust_json == "{}");  // the open round
+}
+
+}  // namespace fedleaf::server
+
+namespace fedleaf::server {
+namespace {
+
+// The test model with out/bias stored as F16 and out/weight as BF16.
+std::string half_float_test_model(std::uint16_t first_bias_bits) {
+  const core::NamedTensors f32 = test::test_model_tensors();
+  const auto& emb = std::get<core::DenseTensor>(f32.at("emb/weight"));
+  std::vector<std::uint8_t> emb_bytes(emb.nbytes());
+  std::memcpy(emb_bytes.data(), emb.raw_data(), emb.nbytes());
+  return test::to_string(test::raw_safetensors(
+      {{"emb/weight", core::DType::F32, {10, 2}, emb_bytes},
+       {"out/bias", core::DType::F16, {2}, test::half_bytes({first_bias_bits, 0x3800})},
+       {"out/weight",
+        core::DType::BF16,
+        {3, 2},
+        test::half_bytes({0x0000, 0x3f80, 0x4000, 0xbf80, 0x3e80, 0xc040})}},
+      {{"origin", "keras"}}));
+}
+
+}  // namespace
+
+TEST_CASE("create_population_publishes_an_f16_or_bf16_initial_model_widened_to_f32",
+          "[repository]") {
+  Harness h;
+  auto spec = test_spec("half", 1, 1, 1);
+  spec.initial_model = half_float_test_model(0x3c00);
+
+  const CreatedPopulation created = h.repo.create_population(spec);
+
+  const std::string published = model_of(h.repo, "half", 0);
+  CHECK(created.model_etag == sha256_hex(published));
+  const core::SafetensorsIndex index = core::index_safetensors(
+      reinterpret_cast<const std::uint8_t*>(published.data()), published.size());
+  for (const auto& [name, array] : index.arrays) CHECK(array.dtype == core::DType::F32);
+  CHECK(index.metadata.at("origin") == "keras");
+  const core::NamedTensors tensors = decode_model(published);
+  const auto& bias = std::get<core::DenseTensor>(tensors.at("out/bias"));
+  CHECK(std::vector<float>(bias.data<float>(), bias.data<float>() + 2) ==
+        std::vector<float>{1.0f, 0.5f});
+  const auto& weight = std::get<core::DenseTensor>(tensors.at("out/weight"));
+  CHECK(std::vector<float>(weight.data<float>(), weight.data<float>() + 6) ==
+        std::vector<float>{0.0f, 1.0f, 2.0f, -1.0f, 0.25f, -3.0f});
+  CHECK(std::get<core::DenseTensor>(tensors.at("emb/weight")) ==
+        std::get<core::DenseTensor>(test::test_model_tensors().at("emb/weight")));
+}
+
+TEST_CASE("create_population_rejects_an_f16_initial_model_holding_an_infinity", "[repository]") {
+  Harness h;
+  auto spec = test_spec("half", 1, 1, 1);
+  spec.initial_model = half_float_test_model(0x7c00);
+
+  CHECK_THROWS_MATCHES(h.repo.create_population(spec), InvalidInput,
+                       MessageContains("tensor 'out/bias': element 0 is not finite"));
+  CHECK(h.repo.list_populations().empty());
 }
 
 }  // namespace fedleaf::server

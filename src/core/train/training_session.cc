@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/half_float.h"
 #include "core/safetensors.h"
 #include "core/train/distinct_ids.h"
 #include "core/train/seeded_random.h"
@@ -52,6 +53,17 @@ class ModelView {
     if (size != 0) read_(begin, size, static_cast<std::uint8_t*>(out));
   }
 
+  // `count` floats of dtype `stored` (F32, F16 or BF16) from byte `begin` into out, as F32.
+  void read_floats(DType stored, std::uint64_t begin, std::size_t count, float* out) const {
+    if (stored == DType::F32) {
+      read(begin, count * 4, out);
+      return;
+    }
+    std::vector<std::uint8_t> halves(count * 2);
+    read(begin, halves.size(), halves.data());
+    widen_to_f32(stored, halves.data(), count, out);
+  }
+
  private:
   const SafetensorsIndex& index_;
   const ModelByteReader& read_;
@@ -75,13 +87,16 @@ void check_missing_or_sparse(const ModelView& model, const ParameterSpec& p) {
   }
 }
 
-// A dense F32 array of the declared shape.
+// Parameters are F32; a model may store them as F16 or BF16, widened when read.
+bool is_parameter_dtype(DType dtype) { return dtype == DType::F32 || is_half_float(dtype); }
+
+// A dense F32 (or F16, BF16) array of the declared shape.
 const SafetensorsArray& dense_array(const ModelView& model, const ParameterSpec& p) {
   check_missing_or_sparse(model, p);
   const SafetensorsArray& a = model.array(p.name);
-  if (a.dtype != DType::F32) {
+  if (!is_parameter_dtype(a.dtype)) {
     throw InvalidInput("model tensor '" + p.name + "': dtype " + std::string(dtype_name(a.dtype)) +
-                       ", expected F32");
+                       ", expected F32 (or F16, BF16)");
   }
   if (a.shape != p.shape) {
     throw InvalidInput("model tensor '" + p.name + "': shape " + shape_to_string(a.shape) +
@@ -94,20 +109,22 @@ const SafetensorsArray& dense_array(const ModelView& model, const ParameterSpec&
 DenseTensor take_parameter(const ModelView& model, const ParameterSpec& p) {
   const SafetensorsArray& a = dense_array(model, p);
   DenseTensor value = DenseTensor::zeros(DType::F32, p.shape);
-  model.read(a.begin, static_cast<std::size_t>(a.end - a.begin), value.data<float>());
+  model.read_floats(a.dtype, a.begin, value.size(), value.data<float>());
   check_finite(p.name, value.data<float>(), value.size());
   return value;
 }
 
-// Copies rows source_row(0..count) of an F32 [*, dim] array stored at `begin` into dst, one read
-// per run of consecutive source rows (a reader outside wasm memory pays per call).
+// Copies rows source_row(0..count) of a [*, dim] array (F32, F16 or BF16) into dst as F32, one
+// read per run of consecutive source rows (a reader outside wasm memory pays per call).
 template <class SourceRow>
-void copy_row_runs(const ModelView& model, std::uint64_t begin, std::size_t dim, std::size_t count,
-                   SourceRow source_row, float* dst) {
+void copy_row_runs(const ModelView& model, const SafetensorsArray& array, std::size_t dim,
+                   std::size_t count, SourceRow source_row, float* dst) {
+  const std::uint64_t row_size = std::uint64_t{dim} * dtype_size(array.dtype);
   for (std::size_t r = 0; r < count;) {
     std::size_t end = r + 1;
     while (end < count && source_row(end) == source_row(r) + (end - r)) ++end;
-    model.read(begin + std::uint64_t{source_row(r)} * dim * 4, (end - r) * dim * 4, dst + r * dim);
+    model.read_floats(array.dtype, array.begin + std::uint64_t{source_row(r)} * row_size,
+                      (end - r) * dim, dst + r * dim);
     r = end;
   }
 }
@@ -150,7 +167,7 @@ DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
   if (model.encoding(p.name) != "row_sparse") {
     const SafetensorsArray& table = dense_array(model, p);
     copy_row_runs(
-        model, table.begin, dim, rows.size(), [&](std::size_t r) { return rows[r]; }, dst);
+        model, table, dim, rows.size(), [&](std::size_t r) { return rows[r]; }, dst);
     check_finite(p.name, dst, compact.size());
     return compact;
   }
@@ -170,8 +187,8 @@ DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
                        p.declared_by);
   }
   const std::vector<std::int64_t> selected = selected_rows(model, p);
-  if (values.dtype != DType::F32 || values.shape != Shape{selected.size(), dim}) {
-    throw InvalidInput("model tensor '" + p.name + "': values must be F32 " +
+  if (!is_parameter_dtype(values.dtype) || values.shape != Shape{selected.size(), dim}) {
+    throw InvalidInput("model tensor '" + p.name + "': values must be F32 (or F16, BF16) " +
                        shape_to_string(Shape{selected.size(), dim}));
   }
   std::vector<std::size_t> position(rows.size());  // compact row → row of the selection
@@ -186,7 +203,7 @@ DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
     position[r] = k;
   }
   copy_row_runs(
-      model, values.begin, dim, rows.size(), [&](std::size_t r) { return position[r]; }, dst);
+      model, values, dim, rows.size(), [&](std::size_t r) { return position[r]; }, dst);
   check_finite(p.name, dst, compact.size());
   return compact;
 }

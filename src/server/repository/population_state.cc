@@ -29,6 +29,17 @@ core::NamedTensors decode_model(const std::string& bytes) {
       .tensors;
 }
 
+std::string widen_half_floats(std::string bytes) {
+  const auto* data = reinterpret_cast<const std::uint8_t*>(bytes.data());
+  const core::SafetensorsIndex index = core::index_safetensors(data, bytes.size());
+  const bool holds_half = std::any_of(index.arrays.begin(), index.arrays.end(), [](const auto& a) {
+    return core::is_half_float(a.second.dtype);
+  });
+  if (!holds_half) return bytes;
+  const core::SafetensorsFile file = core::read_safetensors(data, bytes.size());
+  return to_string_bytes(core::write_safetensors(file.tensors, file.metadata));
+}
+
 std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }

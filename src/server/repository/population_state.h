@@ -60,6 +60,11 @@ std::size_t expected_reports(const PopulationRecord& record);
 std::string plan_with_kind(const std::string& plan_json, const char* kind);
 // A model's tensors; InvalidInput for bytes that are not safetensors or hold non-finite values.
 core::NamedTensors decode_model(const std::string& bytes);
+// The initial model as the server publishes it: a model holding F16 or BF16 arrays is written
+// again with them widened to F32 (leaves train and the aggregator folds in F32; the metadata is
+// kept); any other model is returned byte for byte. InvalidInput for bytes that are not
+// safetensors.
+std::string widen_half_floats(std::string bytes);
 std::string to_string_bytes(const std::vector<std::uint8_t>& bytes);
 
 }  // namespace fedleaf::server

@@ -145,7 +145,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   std::lock_guard lock(mutex_);
   std::string model_bytes;
   if (spec.initial_model) {
-    model_bytes = *spec.initial_model;
+    model_bytes = widen_half_floats(*spec.initial_model);
   } else {
     if (!options_.model_initializer) {
       throw InvalidInput(

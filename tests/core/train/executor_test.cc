@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "core/safetensors.h"
@@ -10,6 +11,7 @@
 #include "core/train/optimizer.h"
 #include "core/train/training_session.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/raw_safetensors.h"
 #include "tests/core/to_dense.h"
 #include "tests/core/train/train_test_util.h"
 
@@ -419,4 +421,61 @@ TEST_CASE("execute_rejects_models_and_data_that_do_not_fit_the_plan", "[executor
   eval_plan.replace(0, 1, R"({"kind": "evaluate", )");
   CHECK_THROWS_MATCHES(TrainingSession(eval_plan, model.data(), model.size(), data),
                        fedleaf::InvalidInput, MessageContains("plan.kind"));
+}
+
+// The model of `plan` (seed 1) with every float truncated to a 16-bit float of `half` (F16:
+// the top 10 mantissa bits, values below 2^-14 flushed to zero; BF16: the top 16 bits), as raw
+// safetensors bytes.
+std::vector<std::uint8_t> half_float_model(const std::string& plan, DType half) {
+  const SafetensorsFile f32 = read_safetensors(initialize_model(plan, 1));
+  std::vector<fedleaf::test::RawArray> arrays;
+  for (const auto& [name, tensor] : f32.tensors) {
+    const auto& t = std::get<DenseTensor>(tensor);
+    std::vector<std::uint16_t> bits(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      std::uint32_t b;
+      std::memcpy(&b, &t.data<float>()[i], 4);
+      // F16 from the F32 fields (initial values lie below 2 in magnitude): sign, exponent
+      // rebiased from 127 to 15, mantissa truncated to 10 bits.
+      const std::uint32_t exponent = (b >> 23) & 0xff;
+      const auto sign = static_cast<std::uint16_t>((b >> 16) & 0x8000);
+      bits[i] =
+          half == DType::BF16 ? static_cast<std::uint16_t>(b >> 16)
+          : exponent <= 112
+              ? sign
+              : static_cast<std::uint16_t>(sign | ((exponent - 112) << 10) | ((b >> 13) & 0x3ff));
+    }
+    arrays.push_back({name, half, t.shape(), fedleaf::test::half_bytes(bits)});
+  }
+  return fedleaf::test::raw_safetensors(arrays);
+}
+
+TEST_CASE("training_from_an_f16_or_bf16_model_equals_training_from_its_f32_widening",
+          "[executor]") {
+  const std::string plan = small_plan(kAdam, "row_sparse");
+  const Dataset data = fedleaf::test::random_sparse_dataset(4, 40, 30, 6, true, 3);
+  for (DType half : {DType::F16, DType::BF16}) {
+    const std::vector<std::uint8_t> stored = half_float_model(plan, half);
+    const SafetensorsFile widened = read_safetensors(stored);
+    const std::vector<std::uint8_t> f32 = write_safetensors(widened.tensors);
+
+    CHECK(execute(plan, stored.data(), stored.size(), data, {}) ==
+          execute(plan, f32.data(), f32.size(), data, {}));
+    const std::string evaluate_plan = R"({"kind": "evaluate", )" + plan.substr(1);
+    CHECK(execute(evaluate_plan, stored.data(), stored.size(), data, {}) ==
+          execute(evaluate_plan, f32.data(), f32.size(), data, {}));
+  }
+}
+
+TEST_CASE("training_rejects_an_f16_model_holding_an_infinity_naming_the_tensor", "[executor]") {
+  const std::string plan = small_plan(kSgd, "row_sparse");
+  std::vector<std::uint8_t> stored = half_float_model(plan, DType::F16);
+  // The last array in the layout (2-byte arrays sorted by name) is out/weight; its last element
+  // becomes +infinity.
+  stored[stored.size() - 2] = 0x00;
+  stored[stored.size() - 1] = 0x7c;
+  const Dataset data = fedleaf::test::random_sparse_dataset(4, 8, 30, 6, false, 3);
+
+  CHECK_THROWS_MATCHES(execute(plan, stored.data(), stored.size(), data, {}), fedleaf::InvalidInput,
+                       MessageContains("'out/weight': a value is not finite"));
 }
