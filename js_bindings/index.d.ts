@@ -92,3 +92,31 @@ export function createExecutor(options?: ExecutorOptions): Promise<Executor>;
 export function wasmSimdSupported(): boolean;
 /** A byte count for people: "512 B", "1.5 kB", "18.2 MB", "1.07 GB"; "–" when not finite. */
 export function formatBytes(bytes: number): string;
+
+/** What importTfjsLayersModel returns: a fedleaf plan, its safetensors model, and the id shift. */
+export interface ImportedTfjsModel {
+  plan: object;
+  model: Uint8Array;
+  /** 1 when the Embedding has mask_zero (fedleaf id i is Keras token i + 1), else 0. */
+  tokenOffset: number;
+}
+
+/**
+ * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts) → a fedleaf plan and
+ * model. Supports InputLayer, Embedding + GlobalAveragePooling1D, Dense, Activation in a chain;
+ * throws an Error naming any other layer's class and name.
+ */
+export function importTfjsLayersModel(
+  executor: Pick<Executor, 'encodeSafetensors'> & { validatePlan(plan: object | string): void },
+  modelJson: object,
+  weightData?: ArrayBuffer | ArrayBufferView | Array<ArrayBuffer | ArrayBufferView>,
+  options?: { features?: object; train?: object; updates?: object },
+): ImportedTfjsModel;
+
+/** A fedleaf plan + model → a TF.js Layers model.json object and its one weight shard. */
+export function exportTfjsLayersModel(
+  executor: Pick<Executor, 'decodeSafetensors' | 'version'>,
+  plan: object | string,
+  modelBytes: Uint8Array | ArrayBuffer,
+  options?: { weightsPath?: string; name?: string },
+): { modelJson: object; weightData: ArrayBuffer };

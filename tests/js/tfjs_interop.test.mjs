@@ -1,0 +1,204 @@
+// TF.js / Keras interop: a model built and saved with @tensorflow/tfjs is imported into a fedleaf
+// plan and model, trained federated for one round by two leaves against a real fedleaf-server,
+// exported back to the TF.js Layers format, and loaded with tf.loadLayersModel; TF.js's
+// predictions on the eval emails equal fedleaf's predict within 1e-5. Unsupported layers and
+// combiners are Errors naming them.
+//
+// Input mapping (js_bindings/src/tfjs_layers_import.js): an email's TF.js input is the sorted
+// distinct ids fedleaf's featurizer gives it (binary features), as one unpadded sequence, so
+// GlobalAveragePooling1D's mean is embedding_bag's mean.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+import { createExecutor, exportTfjsLayersModel, importTfjsLayersModel, runLeaf, TextLeafData }
+  from '../../js_bindings/src/index.js';
+import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
+import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
+import { ADMIN_TOKEN, REPO_ROOT, call, startServer } from '../server/server_harness.mjs';
+import { textPlan } from '../e2e/browser/executor_cases.mjs';
+
+const requireFromBindings = createRequire(path.join(REPO_ROOT, 'js_bindings', 'package.json'));
+const tf = await import(pathToFileURL(requireFromBindings.resolve('@tensorflow/tfjs')).href);
+
+const VOCAB = 4096;
+const DIM = 8;
+const FEATURES = { hash: 'murmur3_32', ngrams: 1, binary: true };
+const LEAVES = 2;
+
+let executor;
+let records;
+before(async () => {
+  await tf.setBackend('cpu');
+  executor = await createExecutor();
+  const all = await loadSpamAssassin();
+  records = all.filter((_, i) => i % 10 === 0);  // a fixed slice keeps the round short
+});
+
+// Embedding(VOCAB, DIM) → GlobalAveragePooling1D → Dense(1, sigmoid), compiled as Keras users do.
+function spamModel({ maskZero = false } = {}) {
+  const model = tf.sequential({ name: 'spam' });
+  model.add(tf.layers.embedding({ name: 'emb', inputDim: VOCAB + (maskZero ? 1 : 0), outputDim: DIM, maskZero,
+    embeddingsInitializer: tf.initializers.randomUniform({ minval: -0.5, maxval: 0.5, seed: 1 }) }));
+  model.add(tf.layers.globalAveragePooling1d({ name: 'pool' }));
+  model.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid',
+    kernelInitializer: tf.initializers.glorotUniform({ seed: 2 }) }));
+  model.compile({ optimizer: tf.train.adam(0.05), loss: 'binaryCrossentropy' });
+  return model;
+}
+
+// What model.save() writes, kept in memory: {modelTopology, weightSpecs, weightData} and, with
+// includeOptimizer, the trainingConfig and the optimizer's weights.
+async function saved(model, { includeOptimizer = true } = {}) {
+  let artifacts;
+  await model.save(tf.io.withSaveHandler(async (a) => {
+    artifacts = a;
+    return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
+  }), { includeOptimizer });
+  return artifacts;
+}
+
+// TF.js's spam probability of each email: its fedleaf ids (+ offset) as one unpadded sequence.
+function tfjsPredictions(model, plan, emails, tokenOffset = 0) {
+  return emails.map(({ text, label }) => {
+    const dataset = executor.datasetFromTexts([text], [label], plan);
+    const ids = Array.from(dataset.distinctIds(), (id) => id + tokenOffset);
+    dataset.delete();
+    assert.ok(ids.length > 0, 'every eval email has tokens');
+    return tf.tidy(() => model.predict(tf.tensor2d([ids], [1, ids.length], 'int32')).dataSync()[0]);
+  });
+}
+
+function fedleafPredictions(plan, modelBytes, emails) {
+  const dataset = executor.datasetFromTexts(emails.map((e) => e.text), emails.map((e) => e.label), plan);
+  const probabilities = executor.predict(plan, modelBytes, dataset);
+  dataset.delete();
+  return emails.map((_, i) => probabilities[2 * i + 1]);
+}
+
+function maxDifference(a, b) {
+  assert.equal(a.length, b.length);
+  return a.reduce((worst, v, i) => Math.max(worst, Math.abs(v - b[i])), 0);
+}
+
+test('a TF.js model imports, trains federated for a round, exports, and predicts as fedleaf does', { timeout: 170_000 }, async () => {
+  const original = spamModel();
+  const { plan, model, tokenOffset } = importTfjsLayersModel(executor, await saved(original), undefined,
+    { features: FEATURES });
+  assert.equal(tokenOffset, 0);
+  assert.deepEqual(plan.model, {
+    inputs: { tokens: 'sparse_ids' },
+    layers: [{ type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: VOCAB, dim: DIM, combiner: 'mean' },
+      { type: 'dense', name: 'out', units: 1 }],
+    loss: 'sigmoid_cross_entropy',
+  });
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.05, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 });
+  assert.deepEqual(plan.features, { ...FEATURES, num_buckets: VOCAB });
+  const evalEmails = records.filter((r) => r.split === 'eval');
+  assert.ok(maxDifference(tfjsPredictions(original, plan, evalEmails), fedleafPredictions(plan, model, evalEmails)) < 1e-5,
+    'the imported model predicts as the TF.js model');
+
+  const server = await startServer();
+  let trained;
+  try {
+    const created = await call(`${server.url}/v1/populations`, {
+      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ plan, initial_model_b64: Buffer.from(model).toString('base64'), rounds: 1,
+        clients_per_round: LEAVES }),
+    });
+    assert.equal(created.status, 201, created.bytes.toString());
+    const { id, client_token: token } = created.json;
+    const data = Array.from({ length: LEAVES }, (_, i) => new TextLeafData(executor, spamAssassinClientData(records, i, LEAVES)));
+    const summaries = await Promise.all(data.map((dataset) => runLeaf({
+      server: server.url, population: id, token, executor, dataset, backoff: { baseMs: 20, maxMs: 200 },
+    })));
+    data.forEach((d) => d.delete());
+    assert.deepEqual(summaries.map((s) => s.uploaded), [1, 1], 'each leaf trained the round');
+    const round1 = await call(`${server.url}/v1/populations/${id}/rounds/1/model`);
+    assert.equal(round1.status, 200);
+    trained = new Uint8Array(round1.bytes);
+  } finally {
+    await server.stop();
+  }
+  assert.notDeepEqual(trained, model, 'the round changed the model');
+
+  const { modelJson, weightData } = exportTfjsLayersModel(executor, plan, trained);
+  assert.deepEqual(modelJson.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'GlobalAveragePooling1D', 'Dense']);
+  assert.deepEqual(modelJson.weightsManifest[0].paths, ['weights.bin']);
+  assert.equal(weightData.byteLength, (VOCAB * DIM + DIM + 1) * 4);
+  const { weightsManifest, ...artifacts } = modelJson;
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory({ ...artifacts, weightSpecs: weightsManifest[0].weights, weightData }));
+  assert.equal(loaded.getLayer('out').getConfig().activation, 'sigmoid');
+  const fromTfjs = tfjsPredictions(loaded, plan, evalEmails);
+  const fromFedleaf = fedleafPredictions(plan, trained, evalEmails);
+  assert.ok(maxDifference(fromTfjs, fromFedleaf) < 1e-5,
+    `TF.js and fedleaf predictions on ${evalEmails.length} eval emails differ by ${maxDifference(fromTfjs, fromFedleaf)}`);
+
+  // The exported model imports again to the same plan and model.
+  const again = importTfjsLayersModel(executor, modelJson, weightData, { features: FEATURES });
+  assert.deepEqual(again.plan.model, plan.model);
+  assert.deepEqual(executor.decodeSafetensors(again.model).tensors, executor.decodeSafetensors(trained).tensors);
+});
+
+test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i is token i + 1', async () => {
+  const original = spamModel({ maskZero: true });
+  const { plan, model, tokenOffset } = importTfjsLayersModel(executor, await saved(original, { includeOptimizer: false }),
+    undefined, { features: FEATURES });
+  assert.equal(tokenOffset, 1);
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.001 }, 'without a training config: Keras\'s default');
+  assert.equal(plan.model.layers[0].vocab, VOCAB);
+  const table = original.getLayer('emb').getWeights()[0].dataSync();
+  assert.deepEqual(executor.decodeSafetensors(model).tensors['emb/weight'].data, table.slice(DIM));
+  const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
+  assert.ok(maxDifference(tfjsPredictions(original, plan, emails, 1), fedleafPredictions(plan, model, emails)) < 1e-5);
+});
+
+test('importing a model with a layer fedleaf does not support names its class and name', async () => {
+  const model = tf.sequential();
+  model.add(tf.layers.embedding({ name: 'emb', inputDim: 50, outputDim: 4, inputLength: 6 }));
+  model.add(tf.layers.lstm({ name: 'memory', units: 3 }));
+  model.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
+  const artifacts = await saved(model);
+  assert.throws(() => importTfjsLayersModel(executor, artifacts), /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D/);
+
+  const dense = tf.sequential();
+  dense.add(tf.layers.dense({ name: 'hidden', units: 4, inputShape: [3], activation: 'relu' }));
+  dense.add(tf.layers.dropout({ name: 'drop', rate: 0.5 }));
+  dense.add(tf.layers.dense({ name: 'out', units: 2, activation: 'softmax' }));
+  const denseArtifacts = await saved(dense);
+  assert.throws(() => importTfjsLayersModel(executor, denseArtifacts),
+    /layer Dropout 'drop' is not supported \(supported: InputLayer, Embedding \+ GlobalAveragePooling1D, Dense, Activation\)/);
+
+  const recurrent = tf.sequential();
+  recurrent.add(tf.layers.lstm({ name: 'memory', units: 3, inputShape: [5, 2] }));
+  recurrent.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
+  const recurrentArtifacts = await saved(recurrent);
+  assert.throws(() => importTfjsLayersModel(executor, recurrentArtifacts), /layer LSTM 'memory' is not supported/);
+});
+
+test('a dense TF.js model with a hidden relu layer and softmax output imports and predicts as TF.js', async () => {
+  const model = tf.sequential();
+  model.add(tf.layers.dense({ name: 'hidden', units: 5, inputShape: [3], activation: 'relu',
+    kernelInitializer: tf.initializers.glorotUniform({ seed: 3 }), biasInitializer: tf.initializers.constant({ value: 0.1 }) }));
+  model.add(tf.layers.dense({ name: 'out', units: 3, activation: 'softmax', kernelInitializer: tf.initializers.glorotUniform({ seed: 4 }) }));
+  model.compile({ optimizer: tf.train.sgd(0.1), loss: 'sparseCategoricalCrossentropy' });
+  const { plan, model: bytes } = importTfjsLayersModel(executor, await saved(model));
+  assert.deepEqual(plan.model.layers, [{ type: 'dense', name: 'hidden', units: 5, activation: 'relu' },
+    { type: 'dense', name: 'out', units: 3 }]);
+  assert.equal(plan.model.loss, 'softmax_cross_entropy');
+  assert.deepEqual(plan.train.optimizer, { type: 'sgd', learning_rate: 0.1 });
+  const rows = [[0.5, -1, 2], [0, 0.25, -0.75], [3, 1, -2]];
+  const expected = model.predict(tf.tensor2d(rows)).dataSync();
+  const dataset = executor.datasetFromDense(rows.flat(), 3, [0, 1, 2]);
+  const actual = executor.predict(plan, bytes, dataset);
+  dataset.delete();
+  assert.ok(maxDifference(Array.from(actual), Array.from(expected)) < 1e-5);
+});
+
+test('exporting a plan whose embedding sums its rows is an Error naming the layer', () => {
+  const plan = textPlan({ vocab: 10, dim: 2, combiner: 'sum' });
+  const model = executor.initializeModel(plan, 1);
+  assert.throws(() => exportTfjsLayersModel(executor, plan, model), /embedding_bag 'emb': combiner sum has no TF.js equivalent/);
+});
