@@ -202,3 +202,32 @@ test('exporting a plan whose embedding sums its rows is an Error naming the laye
   const model = executor.initializeModel(plan, 1);
   assert.throws(() => exportTfjsLayersModel(executor, plan, model), /embedding_bag 'emb': combiner sum has no TF.js equivalent/);
 });
+
+// F16 bits of a value that binary16 holds exactly (normal or zero).
+function f16Bits(v) {
+  if (v === 0) return Object.is(v, -0) ? 0x8000 : 0;
+  const exponent = Math.floor(Math.log2(Math.abs(v)));
+  const mantissa = (Math.abs(v) / 2 ** exponent - 1) * 1024;
+  assert.ok(Number.isInteger(mantissa) && exponent >= -14 && exponent <= 15, `${v} is an exact F16`);
+  return (v < 0 ? 0x8000 : 0) | ((exponent + 15) << 10) | mantissa;
+}
+
+test('weights the converter quantized to float16 import widened exactly', async () => {
+  const model = tf.sequential();
+  model.add(tf.layers.dense({ name: 'out', units: 2, inputShape: [3], activation: 'softmax' }));
+  const kernel = [0.5, -1.25, 0.125, 2, 0, -0.75];
+  const bias = [1.5, -0.0009765625];
+  model.setWeights([tf.tensor2d(kernel, [3, 2]), tf.tensor1d(bias)]);
+  const artifacts = await saved(model, { includeOptimizer: false });
+  const halves = new Uint16Array([...kernel, ...bias].map(f16Bits));
+  const quantized = { ...artifacts, weightData: halves.buffer,
+    weightSpecs: artifacts.weightSpecs.map((w) => ({ ...w, quantization: { dtype: 'float16', original_dtype: 'float32' } })) };
+
+  const { model: bytes } = importTfjsLayersModel(executor, quantized);
+
+  const { tensors } = executor.decodeSafetensors(bytes);
+  assert.deepEqual(Array.from(tensors['out/weight'].data), kernel);
+  assert.deepEqual(Array.from(tensors['out/bias'].data), bias);
+  const uint8 = { ...quantized, weightSpecs: quantized.weightSpecs.map((w) => ({ ...w, quantization: { dtype: 'uint8', scale: 1, min: 0 } })) };
+  assert.throws(() => importTfjsLayersModel(executor, uint8), /weight 'out\/kernel': quantization uint8 is not supported/);
+});
