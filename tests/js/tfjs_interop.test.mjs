@@ -231,3 +231,35 @@ test('weights the converter quantized to float16 import widened exactly', async 
   const uint8 = { ...quantized, weightSpecs: quantized.weightSpecs.map((w) => ({ ...w, quantization: { dtype: 'uint8', scale: 1, min: 0 } })) };
   assert.throws(() => importTfjsLayersModel(executor, uint8), /weight 'out\/kernel': quantization uint8 is not supported/);
 });
+
+test('a model.json as tensorflowjs_converter writes it from Keras imports from two shards', async () => {
+  const original = spamModel();
+  const artifacts = await saved(original, { includeOptimizer: false });
+  const { layers } = artifacts.modelTopology.config;
+  // Keras's layout: model_config and training_config inside modelTopology, an InputLayer first,
+  // snake_case optimizer fields, weights under the model's scope, shards split anywhere.
+  const modelJson = {
+    format: 'layers-model', generatedBy: 'keras v2.15.0', convertedBy: 'TensorFlow.js Converter v4.22.0',
+    modelTopology: {
+      keras_version: '2.15.0', backend: 'tensorflow',
+      model_config: { class_name: 'Sequential', config: { name: 'spam', layers: [
+        { class_name: 'InputLayer', config: { batch_input_shape: [null, null], dtype: 'int32', name: 'tokens' } },
+        ...layers] } },
+      training_config: { loss: { class_name: 'BinaryCrossentropy', config: { from_logits: false } },
+        optimizer_config: { class_name: 'Adam', config: { learning_rate: 0.01, beta_1: 0.8, beta_2: 0.99, epsilon: 1e-6 } } },
+    },
+    weightsManifest: [{ paths: ['group1-shard1of2.bin', 'group1-shard2of2.bin'],
+      weights: artifacts.weightSpecs.map((w) => ({ ...w, name: `spam/${w.name}` })) }],
+  };
+  const bytes = new Uint8Array(artifacts.weightData);
+  const shards = [bytes.slice(0, 1000).buffer, bytes.slice(1000)];
+
+  const { plan, model } = importTfjsLayersModel(executor, modelJson, shards, { features: FEATURES });
+
+  assert.equal(plan.model.loss, 'sigmoid_cross_entropy');
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.8, beta2: 0.99, epsilon: 1e-6 });
+  const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
+  assert.ok(maxDifference(tfjsPredictions(original, plan, emails), fedleafPredictions(plan, model, emails)) < 1e-5);
+  assert.throws(() => importTfjsLayersModel(executor, modelJson, shards.slice(0, 1)),
+    /the shards hold 1000 bytes, fewer than the manifest needs/);
+});
