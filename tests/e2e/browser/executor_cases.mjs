@@ -122,6 +122,30 @@ const TEXTS = [
 ];
 const LABELS = [1, 1, 1, 1, 0, 0, 0, 0];
 
+// Safetensors bytes of raw arrays [{name, dtype, shape, bytes: Uint8Array}]: how the cases build
+// F16 and BF16 files, which encodeSafetensors (F32, F64, I32, I64, U8) does not write.
+function rawSafetensors(arrays) {
+  const header = {};
+  let offset = 0;
+  for (const { name, dtype, shape, bytes } of arrays) {
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes.length] };
+    offset += bytes.length;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const out = new Uint8Array(8 + json.length + offset);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(new TextEncoder().encode(json), 8);
+  let at = 8 + json.length;
+  for (const { bytes } of arrays) {
+    out.set(bytes, at);
+    at += bytes.length;
+  }
+  return out;
+}
+
+const halfBytes = (bits) => new Uint8Array(Uint16Array.from(bits).buffer);
+
 /**
  * @param {{createExecutor: Function, wasmSimdSupported: Function, version: string}} env
  * @returns {Array<{name: string, run: () => Promise<void>}>}
@@ -183,6 +207,33 @@ export function executorCases({ createExecutor, wasmSimdSupported, version }) {
           deepEqual(tensors[name].shape, t.shape, `${name} shape`);
           deepEqual(tensors[name].data, t.data, `${name} data`);
         }
+      }
+    });
+
+    add(`${variant} build reads F16 and BF16 tensors as F32 and trains from a BF16 model`, async () => {
+      const executor = await executorFor(simd);
+      const { tensors } = executor.decodeSafetensors(rawSafetensors([
+        { name: 'a', dtype: 'F16', shape: [3], bytes: halfBytes([0x3c00, 0x0001, 0xfc00]) },
+        { name: 'b', dtype: 'BF16', shape: [2], bytes: halfBytes([0x3f80, 0xc040]) },
+      ]));
+      equal(tensors.a.dtype, 'F32', 'F16 is read as');
+      deepEqual(tensors.a.data, new Float32Array([1, 2 ** -24, -Infinity]), 'F16 values');
+      deepEqual(tensors.b.data, new Float32Array([1, -3]), 'BF16 values');
+
+      // The initial model truncated to BF16 (the top 16 bits of each F32) trains to the same
+      // update as its F32 widening.
+      const initial = executor.decodeSafetensors(executor.initializeModel(SMALL_TEXT_PLAN, 1)).tensors;
+      const stored = rawSafetensors(Object.entries(initial).map(([name, t]) => ({
+        name, dtype: 'BF16', shape: t.shape,
+        bytes: halfBytes(Array.from(new Uint32Array(t.data.buffer, t.data.byteOffset, t.data.length), (b) => b >>> 16)),
+      })));
+      const widened = executor.encodeSafetensors(executor.decodeSafetensors(stored).tensors);
+      const data = executor.datasetFromTexts(TEXTS, LABELS, SMALL_TEXT_PLAN);
+      try {
+        deepEqual((await executor.train(SMALL_TEXT_PLAN, stored, data)).bytes,
+          (await executor.train(SMALL_TEXT_PLAN, widened, data)).bytes, 'updates from BF16 and from F32');
+      } finally {
+        data.delete();
       }
     });
 
