@@ -125,13 +125,18 @@ test('three tabs train a population for two rounds and the executor cases pass i
     assert.equal(status.json.state, 'finished');
     assert.deepEqual(status.json.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);
 
+    // Input goes to the tab in front (the others are background tabs to Firefox).
     const first = pages[0];
+    await first.bringToFront();
+    await first.waitForSelector('#try-button:not([disabled])');
     await first.type('#try-text', 'Subject: URGENT winner! Claim your FREE prize money now, click here!!!');
     await first.click('#try-button');
-    await first.waitForSelector('#verdict:not([hidden])');
+    await first.waitForSelector('#verdict:not([hidden])', { timeout: 90_000 }).catch(async (error) => {
+      const note = await first.$eval('#try-note', (e) => e.textContent).catch(() => '');
+      throw new Error(`${error.message}; try-note: ${note}; errors: ${errors.join('\n')}`);
+    });
     assert.match(await first.$eval('#verdict-round', (e) => e.textContent), new RegExp(`model after round ${ROUNDS}`));
     mkdirSync(screenshotDir, { recursive: true });
-    await first.bringToFront();
     await first.evaluate(() => window.scrollTo(0, 0));
     await first.screenshot({ path: path.join(screenshotDir, 'firefox_web_demo.png'), fullPage: true });
 
