@@ -58,7 +58,7 @@ if ((${#cxx_files[@]})); then
 fi
 
 # Lint: every JS file (js_bindings/eslint.config.js).
-if js_bindings/node_modules/.bin/eslint -c js_bindings/eslint.config.js . >"$log_dir/eslint.log" 2>&1; then
+if node_modules/.bin/eslint -c js_bindings/eslint.config.js . >"$log_dir/eslint.log" 2>&1; then
   record "eslint" 1 0
 else
   head -40 "$log_dir/eslint.log"

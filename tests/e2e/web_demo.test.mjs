@@ -3,7 +3,7 @@
 // the shared executor cases pass in the browser, with SIMD and with the baseline fallback.
 //
 // Needs FEDLEAF_BUILD_DIR/fedleaf-server (default build/), the wasm module in js_bindings/dist,
-// /usr/bin/chromium and js_bindings/node_modules/playwright-core. Screenshots go to
+// /usr/bin/chromium and node_modules/playwright-core (the repository's tools manifest, package.json). Screenshots go to
 // FEDLEAF_BUILD_DIR/e2e/. Every step has a time limit; the server, the browser and the temporary
 // folders are removed whatever happens.
 import { test } from 'node:test';
@@ -23,7 +23,7 @@ const buildDir = path.resolve(root, process.env.FEDLEAF_BUILD_DIR ?? 'build');
 const serverBin = path.join(buildDir, 'fedleaf-server');
 const screenshotDir = path.join(buildDir, 'e2e');
 const chromiumPath = '/usr/bin/chromium';
-const { chromium } = createRequire(path.join(root, 'js_bindings', 'package.json'))('playwright-core');
+const { chromium } = createRequire(path.join(root, 'package.json'))('playwright-core');
 const { version } = JSON.parse(readFileSync(path.join(root, 'js_bindings', 'package.json'), 'utf8'));
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
