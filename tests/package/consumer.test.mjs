@@ -111,6 +111,34 @@ test('Node: the bin entries are installed and answer --help with their usage', a
   }
 });
 
+test('TypeScript: the installed package\'s types resolve through its package.json (nodenext)', async () => {
+  writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'nodenext', moduleResolution: 'nodenext',
+      lib: ['ES2022', 'DOM'], types: [] },
+    files: ['typed.ts'],
+  }));
+  writeFileSync(path.join(app, 'typed.ts'), `
+import { createExecutor, ProtocolClient, type ClaimOutcome, type TrainResult } from 'fedleaf';
+const executor = await createExecutor();
+const plan = { model: { inputs: { tokens: 'sparse_ids' as const },
+  layers: [{ type: 'embedding_bag' as const, name: 'emb', vocab: 16, dim: 2 }, { type: 'dense' as const, name: 'out', units: 2 }],
+  loss: 'softmax_cross_entropy' as const }, train: { optimizer: { type: 'sgd' as const, learning_rate: 0.1 } } };
+const dataset = executor.datasetFromCsr({ offsets: [0, 1], ids: [3], labels: [1] });
+const trained: TrainResult = await executor.train(plan, executor.initializeModel(plan), dataset);
+const claim: ClaimOutcome = await new ProtocolClient({ server: 'http://127.0.0.1:1' }).claim('p');
+export const shapes = [trained.loss, claim.kind];
+`);
+  await run(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', app], { cwd: app });
+  // and a mistyped call is an error: train() takes a Dataset, not a number
+  writeFileSync(path.join(app, 'typed.ts'), `
+import { createExecutor } from 'fedleaf';
+const executor = await createExecutor();
+await executor.train('{}', new Uint8Array(0), 42);
+`);
+  await assert.rejects(run(path.join(REPO_ROOT, 'node_modules', '.bin', 'tsc'), ['-p', app], { cwd: app }),
+    (error) => /TS2345/.test(error.stdout));
+});
+
 // ---- browsers
 
 // The page and its worker, written as a consumer would. `fedleafUrl` is what the worker imports:
