@@ -4,7 +4,7 @@
 //     package's bin entries;
 //   - headless Chromium: a plain page importing the installed module without a bundler (an import
 //     map; the module Worker imports the path), and the same page bundled with esbuild; both train
-//     in a module Worker.
+//     in a module Worker with the SIMD and the baseline build, to the same update bytes.
 // Needs build/fedleaf-server, js_bindings/dist (scripts/build.sh), /usr/bin/chromium and the
 // repository's tools (esbuild, playwright-core: package.json at the root).
 import { test, before, after } from 'node:test';
@@ -160,13 +160,17 @@ worker.postMessage({ plan: ${JSON.stringify(PLAN)}, texts: ${JSON.stringify(TEXT
 import { createExecutor } from '${fedleafUrl}';
 self.onmessage = async ({ data: { plan, texts, labels } }) => {
   try {
-    const executor = await createExecutor();
-    const dataset = executor.datasetFromTexts(texts, labels, plan);
-    const model = executor.initializeModel(plan, 1);
-    const trained = await executor.train(plan, model, dataset);
-    const probabilities = executor.predict(plan, model, dataset);
-    self.postMessage({ version: executor.version, simd: executor.simd, loss: trained.loss,
-      updateBytes: trained.bytes.length, predictions: probabilities.length });
+    const builds = [];
+    for (const simd of ['auto', false]) {  // the SIMD build where the engine has SIMD, then the baseline
+      const executor = await createExecutor({ simd });
+      const dataset = executor.datasetFromTexts(texts, labels, plan);
+      const model = executor.initializeModel(plan, 1);
+      const trained = await executor.train(plan, model, dataset);
+      const probabilities = executor.predict(plan, model, dataset);
+      builds.push({ version: executor.version, simd: executor.simd, loss: trained.loss,
+        update: Array.from(trained.bytes), predictions: probabilities.length });
+    }
+    self.postMessage({ builds });
   } catch (error) {
     self.postMessage({ error: String(error?.message ?? error) });
   }
@@ -211,10 +215,15 @@ function checkTrained({ result, errors }, label) {
   assert.deepEqual(errors, [], `${label}: console errors`);
   assert.equal(result.error, undefined, `${label}: ${result.error}`);
   assert.equal(result.page.VERSION, version);
-  assert.equal(result.version, version);
-  assert.equal(result.simd, result.page.simd, `${label}: the SIMD build where the engine has SIMD`);
-  assert.ok(Number.isFinite(result.loss) && result.updateBytes > 0, `${label}: ${JSON.stringify(result)}`);
-  assert.equal(result.predictions, TEXTS.length * 2);
+  const [auto, baseline] = result.builds;
+  assert.equal(auto.simd, result.page.simd, `${label}: the SIMD build where the engine has SIMD`);
+  assert.equal(baseline.simd, false);
+  for (const build of result.builds) {
+    assert.equal(build.version, version);
+    assert.ok(Number.isFinite(build.loss) && build.update.length > 0, `${label}: loss ${build.loss}`);
+    assert.equal(build.predictions, TEXTS.length * 2);
+  }
+  assert.deepEqual(auto.update, baseline.update, `${label}: both builds train to the same update bytes`);
 }
 
 test('Chromium: a plain page imports the installed module without a bundler and trains in a module Worker', async () => {
@@ -226,8 +235,10 @@ test('Chromium: a plain page imports the installed module without a bundler and 
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
   try {
     checkTrained(await resultOf(browser, `${site.url}/plain.html`), 'no bundler');
-    assert.ok(site.requested.some((p) => /^\/node_modules\/fedleaf\/dist\/fedleaf_core(_simd)?\.wasm$/.test(p)),
-      `the wasm comes from the installed package: ${site.requested.join(' ')}`);
+    for (const wasm of ['fedleaf_core.wasm', 'fedleaf_core_simd.wasm']) {
+      assert.ok(site.requested.includes(`/node_modules/fedleaf/dist/${wasm}`),
+        `${wasm} comes from the installed package: ${site.requested.join(' ')}`);
+    }
   } finally {
     await browser.close();
     site.close();
@@ -253,8 +264,9 @@ test('Chromium: the same page bundled with esbuild trains in a module Worker, lo
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
   try {
     checkTrained(await resultOf(browser, `${server.url}/app/index.html`), 'esbuild');
-    assert.ok(server.requested.every((p) => /^\/(app\/(index\.html|page\.js|worker\.js)|dist\/fedleaf_core(_simd)?\.wasm)$/.test(p)),
-      `only the bundle and the wasm are loaded: ${server.requested.join(' ')}`);
+    assert.deepEqual([...new Set(server.requested)].sort(),
+      ['/app/index.html', '/app/page.js', '/app/worker.js', '/dist/fedleaf_core.wasm', '/dist/fedleaf_core_simd.wasm'],
+      'only the bundle and both wasm builds are loaded');
   } finally {
     await browser.close();
     server.close();
