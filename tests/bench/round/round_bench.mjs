@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 
 import { loadSpamAssassin } from '../../../js_bindings/src/datasets/spamassassin.js';
 import { simulateLeaves } from '../../../js_bindings/src/node/simulate.js';
-import { startServer, call, ADMIN_TOKEN } from '../../server/server_harness.mjs';
+import { startServer, adminClient } from '../../server/server_harness.mjs';
 import { formatBytes } from '../../../js_bindings/src/format_bytes.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -49,10 +49,8 @@ function planWithDownload(download) {
 async function runJob(config, prefetch, jobPlan) {
   const server = await startServer();
   try {
-    const created = (await call(`${server.url}/v1/populations`, {
-      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ plan: jobPlan, seed: 1, rounds, clients_per_round: clients, lease_s: 120 }),
-    })).json;
+    const client = adminClient(server.url);
+    const created = await client.createPopulation({ plan: jobPlan, seed: 1, rounds, clients_per_round: clients, lease_s: 120 });
     const tasks = new Map();  // task id → {round, claimedAt, download_ms, downloaded_bytes, ...}
     const run = simulateLeaves({
       server: server.url, population: created.id, token: created.client_token, clients,
@@ -67,7 +65,7 @@ async function runJob(config, prefetch, jobPlan) {
       },
     });
     await run.done;
-    const status = (await call(`${server.url}/v1/populations/${created.id}`)).json;
+    const status = await client.status(created.id);
     return status.history.filter((h) => h.round < rounds).map((h) => {
       const wall = (h.closed_at - h.started_at) * 1000;
       const inRound = [...tasks.values()].filter((t) => t.round === h.round && t.training_ms !== undefined);

@@ -136,18 +136,15 @@ const spread = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.ma
 const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 async function main(args) {
-  const { startServer, call, ADMIN_TOKEN } = await import(path.join(root, 'tests/server/server_harness.mjs'));
+  const { startServer, adminClient } = await import(path.join(root, 'tests/server/server_harness.mjs'));
   const rounds = Number(args.rounds);
   const warmup = Number(args.warmup);
   const server = await startServer();
   const variants = {};
   try {
     for (const download of ['full', 'select']) {
-      const created = (await call(`${server.url}/v1/populations`, {
-        method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ plan: planFor(download), seed: 1, rounds: rounds + warmup + 1, clients_per_round: 1, lease_s: 600 }),
-      })).json;
-      if (!created?.client_token) throw new Error(`population (${download}) not created`);
+      const created = await adminClient(server.url).createPopulation(
+        { plan: planFor(download), seed: 1, rounds: rounds + warmup + 1, clients_per_round: 1, lease_s: 600 });
       variants[download] = new Variant(download, {
         FEDLEAF_SELECT_BENCH: JSON.stringify({ server: server.url, population: created.id, token: created.client_token }),
       });
