@@ -5,7 +5,7 @@
 // does the same in Chromium (and checks the dashboard and the requests' origins).
 //
 // Needs FEDLEAF_BUILD_DIR/fedleaf-server (default build/), the wasm module in js_bindings/dist,
-// /usr/bin/firefox-esr (scripts/setup.sh) and js_bindings/node_modules/puppeteer-core.
+// /usr/bin/firefox-esr and node_modules/puppeteer-core (both installed by scripts/setup.sh).
 // Screenshots go to FEDLEAF_BUILD_DIR/e2e/firefox_*.png. Every step has a time limit; the server,
 // the browser and the temporary folders are removed whatever happens.
 import { test } from 'node:test';
@@ -17,11 +17,11 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { executorCases, textPlan } from './browser/executor_cases.mjs';
-import { ADMIN_TOKEN, REPO_ROOT, SERVER_BIN, call, startServer, tempDir } from '../server/server_harness.mjs';
+import { REPO_ROOT, SERVER_BIN, adminClient, startServer, tempDir } from '../server/server_harness.mjs';
 
 const firefoxPath = '/usr/bin/firefox-esr';
 const screenshotDir = path.join(path.dirname(SERVER_BIN), 'e2e');
-const puppeteer = createRequire(path.join(REPO_ROOT, 'js_bindings', 'package.json'))('puppeteer-core');
+const puppeteer = createRequire(path.join(REPO_ROOT, 'package.json'))('puppeteer-core');
 const { version } = JSON.parse(readFileSync(path.join(REPO_ROOT, 'js_bindings', 'package.json'), 'utf8'));
 
 const TABS = 3;
@@ -57,13 +57,9 @@ test('three tabs train a population for two rounds and the executor cases pass i
       '--clients', String(SHARDS)], { timeout: 60_000 });
     server = await startServer({ dir, args: ['--web-root', webRoot] });
     const origin = server.url;
-    const created = await call(`${origin}/v1/populations`, {
-      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ id: 'spam-firefox', plan: PLAN, seed: 1, rounds: ROUNDS, clients_per_round: TABS,
-        min_reports: TABS, round_deadline_s: 120, lease_s: 20 }),
-    });
-    assert.equal(created.status, 201, `create population: ${created.bytes}`);
-    const { id, client_token: clientToken } = created.json;
+    const admin = adminClient(origin);
+    const { id, client_token: clientToken } = await admin.createPopulation({ id: 'spam-firefox', plan: PLAN, seed: 1,
+      rounds: ROUNDS, clients_per_round: TABS, min_reports: TABS, round_deadline_s: 120, lease_s: 20 });
 
     browser = await puppeteer.launch({ browser: 'firefox', executablePath: firefoxPath, headless: true,
       defaultViewport: { width: 1440, height: 1000 }, protocolTimeout: 120_000 });
@@ -121,9 +117,9 @@ test('three tabs train a population for two rounds and the executor cases pass i
           new RegExp(`my-emails\\.txt: ${shard2.length} emails in this tab`));
       }
     }
-    const status = await call(`${origin}/v1/populations/${id}`);
-    assert.equal(status.json.state, 'finished');
-    assert.deepEqual(status.json.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);
+    const status = await admin.status(id);
+    assert.equal(status.state, 'finished');
+    assert.deepEqual(status.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);
 
     // Input goes to the tab in front (the others are background tabs to Firefox).
     const first = pages[0];

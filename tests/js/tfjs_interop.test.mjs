@@ -17,11 +17,11 @@ import { createExecutor, exportTfjsLayersModel, importTfjsLayersModel, runLeaf, 
   from '../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
-import { ADMIN_TOKEN, REPO_ROOT, call, startServer } from '../server/server_harness.mjs';
+import { REPO_ROOT, adminClient, startServer } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
-const requireFromBindings = createRequire(path.join(REPO_ROOT, 'js_bindings', 'package.json'));
-const tf = await import(pathToFileURL(requireFromBindings.resolve('@tensorflow/tfjs')).href);
+const requireFromRoot = createRequire(path.join(REPO_ROOT, 'package.json'));
+const tf = await import(pathToFileURL(requireFromRoot.resolve('@tensorflow/tfjs')).href);
 
 const VOCAB = 4096;
 const DIM = 8;
@@ -103,22 +103,18 @@ test('a TF.js model imports, trains federated for a round, exports, and predicts
   const server = await startServer();
   let trained;
   try {
-    const created = await call(`${server.url}/v1/populations`, {
-      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ plan, initial_model_b64: Buffer.from(model).toString('base64'), rounds: 1,
-        clients_per_round: LEAVES }),
-    });
-    assert.equal(created.status, 201, created.bytes.toString());
-    const { id, client_token: token } = created.json;
+    const admin = adminClient(server.url);
+    const { id, client_token: token } = await admin.createPopulation({ plan,
+      initial_model_b64: Buffer.from(model).toString('base64'), rounds: 1, clients_per_round: LEAVES });
     const data = Array.from({ length: LEAVES }, (_, i) => new TextLeafData(executor, spamAssassinClientData(records, i, LEAVES)));
     const summaries = await Promise.all(data.map((dataset) => runLeaf({
       server: server.url, population: id, token, executor, dataset, backoff: { baseMs: 20, maxMs: 200 },
     })));
     data.forEach((d) => d.delete());
     assert.deepEqual(summaries.map((s) => s.uploaded), [1, 1], 'each leaf trained the round');
-    const round1 = await call(`${server.url}/v1/populations/${id}/rounds/1/model`);
-    assert.equal(round1.status, 200);
-    trained = new Uint8Array(round1.bytes);
+    const round1 = await admin.downloadModel(admin.modelUrl(id, 1), { token: false });
+    assert.equal(round1.kind, 'model');
+    trained = round1.bytes;
   } finally {
     await server.stop();
   }

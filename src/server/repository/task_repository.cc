@@ -1,11 +1,13 @@
 #include "server/repository/task_repository.h"
 
 #include "server/repository/population_state.h"
+#include "server/repository/round_close.h"
 #include "server/repository/upload_receipt.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -23,7 +25,12 @@ using nlohmann::json;
 
 TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& metrics,
                                TaskRepositoryOptions options)
-    : store_(store), clock_(clock), metrics_(metrics), options_(std::move(options)) {
+    : store_(store),
+      clock_(clock),
+      metrics_(metrics),
+      options_(std::move(options)),
+      // The in-memory state holds steps the store no longer has: reload on next use.
+      batch_(store, [this] { populations_.clear(); }) {
   for (const PopulationRecord& record : store_.list_populations()) {
     try {
       populations_.emplace(record.id, load_population_state(store_, record));
@@ -44,7 +51,7 @@ void TaskRepository::quarantine(const std::string& population_id, const std::str
 TaskRepository::~TaskRepository() {
   std::lock_guard lock(mutex_);
   try {
-    commit_batch_locked(false);
+    batch_.commit(false);
   } catch (const std::exception& e) {
     // Nothing of the open batch was answered (answers wait for its commit): losing it is safe.
     if (options_.logger) {
@@ -54,39 +61,10 @@ TaskRepository::~TaskRepository() {
 }
 
 template <class Body>
-void TaskRepository::transact(Durability durability, const std::string& what, Body&& body) {
-  try {
-    if (!batch_open_) {
-      store_.begin(Durability::kNormal);
-      batch_open_ = true;
-    }
-    store_.begin_nested();
-    try {
-      body();
-    } catch (...) {
-      try {
-        store_.rollback_nested();
-      } catch (...) {  // the batch is in an unknown state: give all of it up
-        abandon_batch();
-      }
-      throw;
-    }
-    store_.commit_nested();
-    if (durability == Durability::kFull) commit_batch_locked(true);
-  } catch (const Conflict&) {
-    throw;
-  } catch (const NotFound&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Unavailable(what + ": store failure: " + e.what());
-  }
-}
-
-template <class Body>
 void TaskRepository::population_step(const std::string& population_id, const std::string& what,
                                      Body&& body) {
   try {
-    transact(Durability::kNormal, what, std::forward<Body>(body));
+    batch_.step(what, std::forward<Body>(body));
   } catch (...) {
     populations_.erase(population_id);
     throw;
@@ -95,30 +73,7 @@ void TaskRepository::population_step(const std::string& population_id, const std
 
 void TaskRepository::commit_batch() {
   std::lock_guard lock(mutex_);
-  commit_batch_locked(false);
-}
-
-void TaskRepository::commit_batch_locked(bool sync) {
-  if (batch_open_) {
-    try {
-      store_.commit();
-    } catch (...) {
-      abandon_batch();
-      throw;
-    }
-    batch_open_ = false;
-  }
-  if (sync) store_.sync();
-}
-
-void TaskRepository::abandon_batch() {
-  try {
-    store_.rollback();
-  } catch (...) {  // SQLite may have rolled back already; the next begin starts clean
-  }
-  batch_open_ = false;
-  // The in-memory state holds operations the store no longer has: reload on next use.
-  populations_.clear();
+  batch_.commit(false);
 }
 
 PopulationState& TaskRepository::state_of(const std::string& population_id) {
@@ -187,14 +142,17 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   round0.started_at = now;
   round0.deadline = now + record.round_deadline_s;
 
-  transact(Durability::kFull, "create population", [&] {
-    if (populations_.count(record.id) || store_.find_population(record.id)) {
-      throw Conflict("population '" + record.id + "' already exists");
-    }
-    store_.insert_population(record);
-    store_.insert_round(round0);
-    store_.insert_model({record.id, 0, created.model_etag, model_bytes});
-  });
+  batch_.step(
+      "create population",
+      [&] {
+        if (populations_.count(record.id) || store_.find_population(record.id)) {
+          throw Conflict("population '" + record.id + "' already exists");
+        }
+        store_.insert_population(record);
+        store_.insert_round(round0);
+        store_.insert_model({record.id, 0, created.model_etag, model_bytes});
+      },
+      Durability::kFull);
   populations_[record.id] =
       new_population_state(record, round0, created.model_etag, std::move(model_bytes),
                            std::move(update_plan), std::move(check));
@@ -211,7 +169,7 @@ void TaskRepository::advance(PopulationState& st, double now) {
       case RoundStep::kStay:
         return;
       case RoundStep::kCloseTraining:
-        close_training_round(st, now);
+        publish_next_model(st, now);
         break;
       case RoundStep::kFinish:
         finish(st, now);
@@ -222,78 +180,56 @@ void TaskRepository::advance(PopulationState& st, double now) {
   }
 }
 
-namespace {
-
-// What robust aggregation did in a round, as the status JSON shows it.
-std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite) {
-  nlohmann::json clipped = nlohmann::json::object();
-  for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
-  return nlohmann::json{{"clipped", clipped},
-                        {"capped", stats.num_capped},
-                        {"withheld_nonfinite", withheld_nonfinite}}
-      .dump();
-}
-
-}  // namespace
-
-void TaskRepository::close_training_round(PopulationState& st, double now) {
+void TaskRepository::publish_next_model(PopulationState& st, double now) {
   const std::string id = st.record.id;
-  std::uint64_t withheld_nonfinite = 0;
-  core::NamedTensors next = st.aggregator->next_model(&withheld_nonfinite);
-  if (withheld_nonfinite > 0 && options_.logger) {
+  RoundClose close = close_training_round(st, now);
+  if (close.withheld_nonfinite > 0 && options_.logger) {
     options_.logger->warn(
         "event=round_overflow_withheld population={} round={} elements={} (each kept its old "
         "value: the aggregate would not have been finite)",
-        id, st.round.number, withheld_nonfinite);
-  }
-  std::string bytes = to_string_bytes(core::write_safetensors(next));
-  const std::string etag = sha256_hex(bytes);
-
-  RoundRecord closed = st.round;
-  closed.status = "closed";
-  closed.closed_at = now;
-  closed.robust_json = robust_json(st.aggregator->stats(), withheld_nonfinite);
-  RoundRecord opened;
-  opened.population_id = id;
-  opened.number = closed.number + 1;
-  opened.started_at = now;
-  opened.deadline = now + st.record.round_deadline_s;
-  PopulationRecord record = st.record;
-  record.current_round = opened.number;
-  const bool training_over = opened.number >= record.rounds;
-  if (training_over && record.eval_tasks_per_round == 0) {
-    opened.status = "closed";
-    opened.closed_at = now;
-    record.state = "finished";
+        id, st.round.number, close.withheld_nonfinite);
   }
   // A step of the batch like any other: whoever learns of the new round waits for its commit
   // (claims) or its sync (uploads, model and status reads; see Router).
+  const auto store_start = std::chrono::steady_clock::now();
   population_step(id, "close round", [&] {
-    store_.update_round(closed);
-    store_.delete_results(id, closed.number);
-    store_.delete_checkpoint(id, closed.number);
-    store_.insert_round(opened);
-    store_.insert_model({id, opened.number, etag, bytes});
-    store_.update_population(record);
+    store_.update_round(close.closed);
+    store_.delete_results(id, close.closed.number);
+    store_.delete_checkpoint(id, close.closed.number);
+    store_.insert_round(close.opened);
+    store_.insert_model({id, close.opened.number, close.model_etag, close.model_bytes});
+    store_.update_population(close.record);
   });
+  const double store_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
+  const RoundRecord& closed = close.closed;
+  const RoundCloseTimings& t = close.timings;
   metrics_.observe_round_duration(now - closed.started_at);
+  metrics_.observe_phase("close_finalize", t.finalize_s);
+  metrics_.observe_phase("close_encode", t.encode_s);
+  metrics_.observe_phase("close_hash", t.hash_s);
+  metrics_.observe_phase("close_store", store_s);
   if (options_.logger) {
     options_.logger->info(
         "event=round_closed population={} round={} reports={} examples={} duration_s={:.3f} "
-        "model_etag={}",
-        id, closed.number, closed.reports, closed.examples, now - closed.started_at, etag);
+        "model_etag={} model_bytes={} finalize_ms={:.1f} encode_ms={:.1f} hash_ms={:.1f} "
+        "store_ms={:.1f}",
+        id, closed.number, closed.reports, closed.examples, now - closed.started_at,
+        close.model_etag, close.model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
+        1e3 * t.hash_s, 1e3 * store_s);
   }
-  st.record = record;
-  st.round = opened;
-  st.model = {etag, std::make_shared<const std::string>(std::move(bytes))};
+  st.record = close.record;
+  st.round = close.opened;
+  st.model = {close.model_etag, std::make_shared<const std::string>(std::move(close.model_bytes))};
   st.result_seq = st.checkpoint_seq = 0;
-  if (training_over) {
+  if (close.training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(*st.update_plan, std::move(next), expected_reports(record));
+    st.aggregator.emplace(*st.update_plan, std::move(close.next), expected_reports(st.record));
   }
-  if (options_.logger && record.state == "finished") {
-    options_.logger->info("event=population_finished population={} rounds={}", id, record.rounds);
+  if (options_.logger && st.record.state == "finished") {
+    options_.logger->info("event=population_finished population={} rounds={}", id,
+                          st.record.rounds);
   }
 }
 
@@ -393,8 +329,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
 void TaskRepository::reject(const std::string& population_id, const std::string& reason) {
   metrics_.count_rejection(reason);
   try {
-    transact(Durability::kNormal, "count rejection",
-             [&] { store_.add_rejection(population_id, reason); });
+    batch_.step("count rejection", [&] { store_.add_rejection(population_id, reason); });
   } catch (const std::exception& e) {
     // The rejection itself stands; only its statistic is lost.
     if (options_.logger)
@@ -465,7 +400,11 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
                          "' is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
+    const auto fold_start = std::chrono::steady_clock::now();
     st.aggregator->add_result(data, body.size());
+    metrics_.observe_phase(
+        "fold",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
   } catch (const InvalidInput&) {
     reject(id, "invalid_result");
     throw;
@@ -625,7 +564,7 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
 
 void TaskRepository::tick() {
   std::lock_guard lock(mutex_);
-  const bool batch_was_open = batch_open_;
+  const bool batch_was_open = batch_.is_open();
   const double now = clock_.now();
   std::vector<std::string> ids;
   for (const auto& entry : populations_) ids.push_back(entry.first);
@@ -648,9 +587,9 @@ void TaskRepository::tick() {
   }
   // Nobody waits for what the tick did (a batch that was already open has waiters, whose
   // group commit will include it): commit and sync it here.
-  if (batch_was_open || !batch_open_) return;
+  if (batch_was_open || !batch_.is_open()) return;
   try {
-    commit_batch_locked(true);
+    batch_.commit(true);
   } catch (const std::exception& e) {
     if (options_.logger) options_.logger->error("event=tick_commit_failed error=\"{}\"", e.what());
   }
@@ -662,7 +601,8 @@ void TaskRepository::checkpoint_all() {
     if (!st->aggregator || st->result_seq <= st->checkpoint_seq) continue;
     const CheckpointRecord checkpoint{id, st->round.number, st->result_seq,
                                       to_string_bytes(st->aggregator->checkpoint())};
-    transact(Durability::kFull, "checkpoint", [&] { store_.put_checkpoint(checkpoint); });
+    batch_.step(
+        "checkpoint", [&] { store_.put_checkpoint(checkpoint); }, Durability::kFull);
     st->checkpoint_seq = st->result_seq;
   }
 }

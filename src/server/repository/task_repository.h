@@ -65,6 +65,7 @@
 #include "server/repository/claim_waiters.h"
 #include "server/repository/population_spec.h"
 #include "server/repository/round_rules.h"
+#include "server/repository/store_batch.h"
 #include "server/repository/upload_receipt.h"
 #include "server/store/store.h"
 #include "server/util/clock.h"
@@ -211,24 +212,18 @@ class TaskRepository {
   // The published model of `round` (NotFound for a round without one).
   ModelBlob published_model(PopulationState& state, int round);
   void advance(PopulationState& state, double now);
-  void close_training_round(PopulationState& state, double now);
+  // Closes the open training round (RoundClose) and opens the next with the published model.
+  void publish_next_model(PopulationState& state, double now);
   void finish(PopulationState& state, double now);
   void reject(const std::string& population_id, const std::string& reason);
   UploadOutcome accept_train(PopulationState& state, TaskRecord task, const std::string& body,
                              const std::string& sha, double now);
   UploadOutcome accept_evaluate(PopulationState& state, TaskRecord task, const std::string& body,
                                 const std::string& sha, double now);
-  // Runs `body` as one step of the open batch (opened on demand); a failure rolls back only the
-  // step and surfaces as Unavailable (Conflict and NotFound pass through). kFull also commits
-  // the batch and syncs the store.
-  template <class Body>
-  void transact(Durability durability, const std::string& what, Body&& body);
-  // transact(kNormal) for a step that changes a loaded population: on failure its in-memory
-  // state (which may already hold the change) is dropped, to be reloaded from the store.
+  // A step of the open batch that changes a loaded population: on failure its in-memory state
+  // (which may already hold the change) is dropped, to be reloaded from the store.
   template <class Body>
   void population_step(const std::string& population_id, const std::string& what, Body&& body);
-  void commit_batch_locked(bool sync);
-  void abandon_batch();
 
   Store& store_;
   const Clock& clock_;
@@ -237,7 +232,7 @@ class TaskRepository {
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<PopulationState>> populations_;
   std::map<std::string, std::string> quarantined_;  // population id -> why it failed to load
-  bool batch_open_ = false;  // a store transaction holds steps not yet committed
+  StoreBatch batch_;  // after populations_: its abandon handler clears them
   ClaimWaiters waiters_;
 };
 

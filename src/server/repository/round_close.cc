@@ -1,0 +1,55 @@
+#include "server/repository/round_close.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "core/safetensors.h"
+#include "server/util/sha256.h"
+
+namespace fedleaf::server {
+
+std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite) {
+  nlohmann::json clipped = nlohmann::json::object();
+  for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
+  return nlohmann::json{{"clipped", clipped},
+                        {"capped", stats.num_capped},
+                        {"withheld_nonfinite", withheld_nonfinite}}
+      .dump();
+}
+
+RoundClose close_training_round(const PopulationState& state, double now) {
+  using Clock = std::chrono::steady_clock;
+  const auto seconds_since = [](Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  RoundClose out;
+  auto start = Clock::now();
+  out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+  out.timings.finalize_s = seconds_since(start);
+  start = Clock::now();
+  out.model_bytes = to_string_bytes(core::write_safetensors(out.next));
+  out.timings.encode_s = seconds_since(start);
+  start = Clock::now();
+  out.model_etag = sha256_hex(out.model_bytes);
+  out.timings.hash_s = seconds_since(start);
+
+  out.closed = state.round;
+  out.closed.status = "closed";
+  out.closed.closed_at = now;
+  out.closed.robust_json = robust_json(state.aggregator->stats(), out.withheld_nonfinite);
+  out.opened.population_id = state.record.id;
+  out.opened.number = out.closed.number + 1;
+  out.opened.started_at = now;
+  out.opened.deadline = now + state.record.round_deadline_s;
+  out.record = state.record;
+  out.record.current_round = out.opened.number;
+  out.training_over = out.opened.number >= out.record.rounds;
+  if (out.training_over && out.record.eval_tasks_per_round == 0) {
+    out.opened.status = "closed";
+    out.opened.closed_at = now;
+    out.record.state = "finished";
+  }
+  return out;
+}
+
+}  // namespace fedleaf::server

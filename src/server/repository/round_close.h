@@ -1,0 +1,46 @@
+// RoundClose: what closing a training round writes — the closed round's record (with what robust
+// aggregation did), the next round's record, the population's record and the published model —
+// computed from the in-memory state alone (no store, no clock), so the rules are tested without
+// either and the repository only stores the result.
+//
+//   RoundClose close = close_training_round(state, now);
+//   store.update_round(close.closed); store.insert_round(close.opened); ...
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/aggregation/round_aggregator.h"
+#include "core/tensor.h"
+#include "server/repository/population_state.h"
+#include "server/store/store.h"
+
+namespace fedleaf::server {
+
+// Seconds each step of close_training_round took (a steady clock: durations, not state).
+struct RoundCloseTimings {
+  double finalize_s = 0;  // the next model from the aggregate
+  double encode_s = 0;    // its safetensors
+  double hash_s = 0;      // sha256 of the bytes
+};
+
+struct RoundClose {
+  RoundRecord closed;       // status "closed", closed_at, robust_json
+  RoundRecord opened;       // the next round; already closed when training ends without eval
+  PopulationRecord record;  // current_round advanced; "finished" when nothing is left to do
+  core::NamedTensors next;  // the published model's tensors
+  std::string model_bytes;  // safetensors of `next`
+  std::string model_etag;   // sha256 of model_bytes
+  std::uint64_t withheld_nonfinite = 0;  // elements kept at their old value (not finite)
+  bool training_over = false;            // no training round follows
+  RoundCloseTimings timings;
+};
+
+// Requires an open training round with its aggregator (state.aggregator).
+RoundClose close_training_round(const PopulationState& state, double now);
+
+// What robust aggregation did in a round, as the status JSON shows it:
+// {"clipped": {tensor: reports}, "capped": n, "withheld_nonfinite": n}.
+std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite);
+
+}  // namespace fedleaf::server

@@ -1,0 +1,89 @@
+// close_training_round: the records and model that closing a round writes, from the state alone.
+#include "server/repository/round_close.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "core/safetensors.h"
+#include "server/util/sha256.h"
+#include "tests/server/server_fixtures.h"
+
+namespace fedleaf::server {
+namespace {
+
+std::unique_ptr<PopulationState> state_at_round(int round, int rounds, int eval_tasks) {
+  PopulationRecord record;
+  record.id = "p";
+  record.plan_json = test::kTestPlan;
+  record.rounds = rounds;
+  record.current_round = round;
+  record.round_deadline_s = 30;
+  record.eval_tasks_per_round = eval_tasks;
+  RoundRecord current;
+  current.population_id = "p";
+  current.number = round;
+  current.started_at = 100;
+  auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  core::RoundAggregator aggregator(*plan, test::test_model_tensors(), 1);
+  auto st = new_population_state(record, current, "etag", test::test_model_bytes(), plan,
+                                 std::move(aggregator));
+  const std::string result = test::train_result({1, 4}, 0.5F, 0.25F, 10);
+  st->aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.data()), result.size());
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new_model",
+          "[round_close]") {
+  const auto st = state_at_round(2, 5, 1);
+  const RoundClose close = close_training_round(*st, 160);
+
+  CHECK(close.closed.number == 2);
+  CHECK(close.closed.status == "closed");
+  CHECK(close.closed.closed_at == 160);
+  CHECK(close.opened.number == 3);
+  CHECK(close.opened.status == "open");
+  CHECK(close.opened.started_at == 160);
+  CHECK(close.opened.deadline == 190);
+  CHECK(close.record.current_round == 3);
+  CHECK(close.record.state == st->record.state);
+  CHECK_FALSE(close.training_over);
+  CHECK(close.model_etag == sha256_hex(close.model_bytes));
+  CHECK(close.model_bytes == test::to_string(core::write_safetensors(close.next)));
+  // Row 1 was updated by the report, row 2 was not.
+  const auto& next_emb = std::get<core::DenseTensor>(close.next.at("emb/weight"));
+  const auto& old_emb = std::get<core::DenseTensor>(test::test_model_tensors().at("emb/weight"));
+  CHECK(next_emb.data<float>()[2] != old_emb.data<float>()[2]);
+  CHECK(next_emb.data<float>()[4] == old_emb.data<float>()[4]);
+  const auto robust = nlohmann::json::parse(close.closed.robust_json);
+  CHECK(robust["capped"] == 0);
+  CHECK(robust["withheld_nonfinite"] == 0);
+}
+
+TEST_CASE("close_training_round_of_the_last_round_finishes_a_population_without_evaluation",
+          "[round_close]") {
+  const RoundClose with_eval = close_training_round(*state_at_round(4, 5, 1), 160);
+  CHECK(with_eval.training_over);
+  CHECK(with_eval.opened.status == "open");
+  CHECK(with_eval.record.state != "finished");
+
+  const RoundClose without_eval = close_training_round(*state_at_round(4, 5, 0), 160);
+  CHECK(without_eval.training_over);
+  CHECK(without_eval.opened.status == "closed");
+  CHECK(without_eval.opened.closed_at == 160);
+  CHECK(without_eval.record.state == "finished");
+}
+
+TEST_CASE("robust_json_lists_clipped_reports_per_tensor_and_the_counts", "[round_close]") {
+  core::RoundStats stats;
+  stats.num_capped = 2;
+  stats.clipped_per_tensor.emplace_back("emb/weight", 3);
+  const auto json = nlohmann::json::parse(robust_json(stats, 7));
+  CHECK(json["clipped"]["emb/weight"] == 3);
+  CHECK(json["capped"] == 2);
+  CHECK(json["withheld_nonfinite"] == 7);
+  CHECK(nlohmann::json::parse(robust_json({}, 0))["clipped"].empty());
+}
+
+}  // namespace fedleaf::server
