@@ -255,9 +255,49 @@ void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t 
   if (!stored.compact || (stored.from_selection && stored.positions.empty())) {
     read_rows(begin, end - begin, out);
   } else if (!stored.from_selection) {
+    // A reader outside wasm memory pays per call: up to kMaxRuns runs of rows at most
+    // kMaxGapBytes apart are read as one window of at most kWindowBytes (over-reading the gaps)
+    // and copied out.
+    constexpr std::size_t kWindowBytes = 64 * 1024;
+    constexpr std::size_t kMaxGapBytes = 256;
+    constexpr std::size_t kMaxRuns = 1024;
+    const std::size_t row_bytes = row_size * 4;
+    const std::size_t window_rows = std::max<std::size_t>(1, kWindowBytes / row_bytes);
+    struct Run {
+      std::size_t r;
+      std::uint64_t global;
+      std::size_t n;
+    };
+    std::vector<Run> pending;
+    std::vector<float> window;
+    const auto flush = [&] {
+      if (pending.size() == 1) {
+        read_rows(pending[0].global, pending[0].n, out + (pending[0].r - begin) * row_size);
+      } else if (!pending.empty()) {
+        const std::uint64_t first = pending.front().global;
+        const auto rows =
+            static_cast<std::size_t>(pending.back().global + pending.back().n - first);
+        window.resize(rows * row_size);
+        read_rows(first, rows, window.data());
+        for (const Run& run : pending) {
+          std::memcpy(out + (run.r - begin) * row_size,
+                      window.data() + (run.global - first) * row_size, run.n * row_bytes);
+        }
+      }
+      pending.clear();
+    };
     rows_->for_each_run(begin, end, [&](std::size_t r, std::uint32_t global, std::size_t n) {
-      read_rows(global, n, out + (r - begin) * row_size);
+      if (!pending.empty()) {
+        const std::uint64_t first = pending.front().global;
+        const std::uint64_t last_end = pending.back().global + pending.back().n;
+        if ((global - last_end) * row_bytes > kMaxGapBytes || global + n - first > window_rows ||
+            pending.size() == kMaxRuns) {
+          flush();
+        }
+      }
+      pending.push_back({r, global, n});
     });
+    flush();
   } else {
     // One read per run of consecutive selection rows (a reader outside wasm memory pays per call).
     const std::vector<std::uint32_t>& position = stored.positions;

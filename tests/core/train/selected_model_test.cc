@@ -141,8 +141,13 @@ TEST_CASE("a_session_copies_only_the_dense_parameters_and_the_rows_it_trains", "
   while (session.step()) {
   }
 
+  // The touched rows, out/weight and out/bias; rows at most 256 bytes apart are read as one
+  // window, so at most 256 bytes more per row.
   const std::size_t rows = distinct_ids(data.ids(), 5000).size();
-  CHECK(copied == (rows * 8 + 8 * 2 + 2) * 4);  // touched rows, out/weight, out/bias
+  const std::size_t trained = (rows * 8 + 8 * 2 + 2) * 4;
+  CHECK(copied >= trained);
+  CHECK(copied <= trained + rows * 256);
+  CHECK(copied < model.size() / 2);
   CHECK(session.result("task-1") == execute(plan, model.data(), model.size(), data, {"task-1"}));
 }
 
