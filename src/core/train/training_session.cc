@@ -255,14 +255,12 @@ void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t 
   if (!stored.compact || (stored.from_selection && stored.positions.empty())) {
     read_rows(begin, end - begin, out);
   } else if (!stored.from_selection) {
-    // A reader outside wasm memory pays per call: up to kMaxRuns runs of rows at most
-    // kMaxGapBytes apart are read as one window of at most kWindowBytes (over-reading the gaps)
-    // and copied out.
-    constexpr std::size_t kWindowBytes = 64 * 1024;
-    constexpr std::size_t kMaxGapBytes = 256;
+    // A reader outside wasm memory pays per call: up to kMaxRuns runs of rows within one span of
+    // kModelRowBlockBytes are read as one block (over-reading the gaps) and copied out; a run
+    // longer than that is read straight into place.
     constexpr std::size_t kMaxRuns = 1024;
     const std::size_t row_bytes = row_size * 4;
-    const std::size_t window_rows = std::max<std::size_t>(1, kWindowBytes / row_bytes);
+    const std::size_t window_rows = std::max<std::size_t>(1, kModelRowBlockBytes / row_bytes);
     struct Run {
       std::size_t r;
       std::uint64_t global;
@@ -289,9 +287,7 @@ void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t 
     rows_->for_each_run(begin, end, [&](std::size_t r, std::uint32_t global, std::size_t n) {
       if (!pending.empty()) {
         const std::uint64_t first = pending.front().global;
-        const std::uint64_t last_end = pending.back().global + pending.back().n;
-        if ((global - last_end) * row_bytes > kMaxGapBytes || global + n - first > window_rows ||
-            pending.size() == kMaxRuns) {
+        if (global + n - first > window_rows || pending.size() == kMaxRuns) {
           flush();
         }
       }

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -190,6 +191,7 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
   }
   // A step of the batch like any other: whoever learns of the new round waits for its commit
   // (claims) or its sync (uploads, model and status reads; see Router).
+  const auto store_start = std::chrono::steady_clock::now();
   population_step(id, "close round", [&] {
     store_.update_round(close.closed);
     store_.delete_results(id, close.closed.number);
@@ -198,14 +200,23 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
     store_.insert_model({id, close.opened.number, close.model_etag, close.model_bytes});
     store_.update_population(close.record);
   });
+  const double store_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
   const RoundRecord& closed = close.closed;
+  const RoundCloseTimings& t = close.timings;
   metrics_.observe_round_duration(now - closed.started_at);
+  metrics_.observe_phase("close_finalize", t.finalize_s);
+  metrics_.observe_phase("close_encode", t.encode_s);
+  metrics_.observe_phase("close_hash", t.hash_s);
+  metrics_.observe_phase("close_store", store_s);
   if (options_.logger) {
     options_.logger->info(
         "event=round_closed population={} round={} reports={} examples={} duration_s={:.3f} "
-        "model_etag={}",
+        "model_etag={} model_bytes={} finalize_ms={:.1f} encode_ms={:.1f} hash_ms={:.1f} "
+        "store_ms={:.1f}",
         id, closed.number, closed.reports, closed.examples, now - closed.started_at,
-        close.model_etag);
+        close.model_etag, close.model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
+        1e3 * t.hash_s, 1e3 * store_s);
   }
   st.record = close.record;
   st.round = close.opened;
@@ -389,7 +400,11 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
                          "' is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
+    const auto fold_start = std::chrono::steady_clock::now();
     st.aggregator->add_result(data, body.size());
+    metrics_.observe_phase(
+        "fold",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
   } catch (const InvalidInput&) {
     reject(id, "invalid_result");
     throw;
