@@ -29,8 +29,9 @@ namespace {
 class TrainingSessionHandle {
  public:
   // Keeps the dataset alive as long as the session: the session borrows it. The model stays in
-  // JS: only its header and the byte ranges the session trains (dense parameters, the embedding
-  // rows the data touch) are copied into wasm memory.
+  // JS (the session holds a reference: model_bytes must not change until result()): only its
+  // header and the byte ranges the session trains (dense parameters, the embedding rows the data
+  // touch) are copied into wasm memory, and read again to compute the update.
   static TrainingSessionHandle* create(const std::string& plan_json, val model_bytes,
                                        const DatasetHandle& dataset) {
     return call_from_js([&] {
@@ -48,12 +49,12 @@ class TrainingSessionHandle {
       copy_bytes_from_js(model_bytes, 0, head_size, head.data());
       const core::SafetensorsIndex index = core::index_safetensors(head.data(), head.size(), size);
       head = {};
-      const core::ModelByteReader read = [&](std::uint64_t begin, std::size_t count,
-                                             std::uint8_t* out) {
+      core::ModelByteReader read = [model_bytes](std::uint64_t begin, std::size_t count,
+                                                 std::uint8_t* out) {
         copy_bytes_from_js(model_bytes, begin, count, out);
       };
-      return new TrainingSessionHandle(
-          std::make_unique<core::TrainingSession>(plan_json, index, read, dataset.dataset()));
+      return new TrainingSessionHandle(std::make_unique<core::TrainingSession>(
+          plan_json, index, std::move(read), dataset.dataset()));
     });
   }
 
@@ -71,8 +72,24 @@ class TrainingSessionHandle {
   double total_steps() const { return static_cast<double>(session_->total_steps()); }
   double mean_loss() const { return session_->mean_loss(); }
   double accuracy() const { return session_->accuracy(); }
+  // A Uint8Array the update is written into piece by piece: wasm memory never holds it whole.
   val result(const std::string& task_id) const {
-    return call_from_js([&] { return bytes_to_js(session_->result(task_id)); });
+    return call_from_js([&] {
+      val out = val::undefined();
+      double offset = 0;
+      session_->write_result(
+          task_id,
+          core::ResultSink{[&](std::uint64_t size) {
+                             out = val::global("Uint8Array").new_(static_cast<double>(size));
+                           },
+                           [&](const std::uint8_t* data, std::size_t size) {
+                             // Nothing allocates between making the view and copying it.
+                             out.call<void>("set", val(emscripten::typed_memory_view(size, data)),
+                                            offset);
+                             offset += static_cast<double>(size);
+                           }});
+      return out;
+    });
   }
 
  private:

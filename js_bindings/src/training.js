@@ -118,7 +118,8 @@ export function trainingApi(module) {
      * Trains locally; resolves to {bytes (the update, safetensors), numExamples, loss, accuracy,
      * steps, setupMs (reading the model: header, dense parameters, the rows trained)}. Byte-identical to execute() of the same inputs. Yields to the event loop every
      * sliceMs; onProgress(step, meanLoss, totalSteps) after every slice; signal aborts between
-     * slices.
+     * slices. modelBytes stay in JS and are read again for the update: they must not change
+     * until the promise settles.
      */
     async train(plan, modelBytes, dataset, { taskId = '', signal, onProgress, sliceMs = 25 } = {}) {
       const t0 = performance.now();

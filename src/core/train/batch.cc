@@ -4,8 +4,8 @@
 
 namespace fedleaf::core {
 
-BatchGatherer::BatchGatherer(const Dataset& dataset, const std::uint32_t* ids)
-    : dataset_(dataset), ids_(ids ? ids : dataset.ids().data()) {}
+BatchGatherer::BatchGatherer(const Dataset& dataset, const CompactRows* rows)
+    : dataset_(dataset), rows_(rows) {}
 
 Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   labels_.resize(count);
@@ -28,6 +28,7 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   }
   const std::vector<std::uint32_t>& offsets = dataset_.offsets();
   const std::vector<float>& weights = dataset_.weights();
+  const std::uint32_t* ids = dataset_.ids().data();
   offsets_.resize(count + 1);
   offsets_[0] = 0;
   std::size_t nnz = 0;
@@ -40,11 +41,14 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   for (std::size_t b = 0; b < count; ++b) {
     const std::uint32_t begin = offsets[examples[b]];
     const std::uint32_t end = offsets[examples[b] + 1];
-    std::copy(ids_ + begin, ids_ + end, batch_ids_.data() + offsets_[b]);
+    std::copy(ids + begin, ids + end, batch_ids_.data() + offsets_[b]);
     if (!weights.empty()) {
       std::copy(weights.data() + begin, weights.data() + end, weights_.data() + offsets_[b]);
     }
   }
+  // One pass over the whole batch: its lookups overlap in the CPU (one call, no per-example
+  // dependency chain).
+  if (rows_ != nullptr) rows_->compact_all(batch_ids_.data(), nnz, batch_ids_.data());
   batch.offsets = offsets_.data();
   batch.ids = batch_ids_.data();
   batch.weights = weights.empty() ? nullptr : weights_.data();

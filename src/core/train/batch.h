@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/train/compact_rows.h"
 #include "core/train/dataset.h"
 
 namespace fedleaf::core {
@@ -31,16 +32,18 @@ struct Batch {
 
 class BatchGatherer {
  public:
-  // `dataset` (and `ids`, if given) must outlive the gatherer. `ids`, when not null, replaces the
-  // dataset's ids (same length): the executor trains on ids remapped to a compact table.
-  explicit BatchGatherer(const Dataset& dataset, const std::uint32_t* ids = nullptr);
+  // `dataset` (and `rows`, if given) must outlive the gatherer. With `rows` (built from the
+  // dataset's ids), batches hold compact rows (rows->compact(id)) instead of the dataset's ids:
+  // a session trains a compact table and remaps each batch as it copies it, never the whole
+  // dataset at once.
+  explicit BatchGatherer(const Dataset& dataset, const CompactRows* rows = nullptr);
 
   // Copies examples[0..count) into the gatherer's buffers; indices must be < dataset.size().
   Batch gather(const std::uint32_t* examples, std::size_t count);
 
  private:
   const Dataset& dataset_;
-  const std::uint32_t* ids_;
+  const CompactRows* rows_;
   std::vector<std::uint32_t> offsets_;
   std::vector<std::uint32_t> batch_ids_;
   std::vector<float> weights_;

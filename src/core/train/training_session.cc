@@ -5,25 +5,53 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <vector>
 
 #include "core/error.h"
 #include "core/half_float.h"
 #include "core/safetensors.h"
-#include "core/train/distinct_ids.h"
+#include "core/safetensors_layout.h"
+#include "core/train/compact_rows.h"
 #include "core/train/seeded_random.h"
 
 namespace fedleaf::core {
 
-// What the session needs to turn a trained parameter back into an update.
+namespace {
+
+// Where a trained parameter's initial values are in the model: the session reads them again
+// when it writes the update (value now - value read), instead of keeping a copy.
+struct StoredValues {
+  std::uint64_t begin = 0;  // model byte offset of stored row 0 (a dense array or selection values)
+  DType dtype = DType::F32;     // as stored: F32, F16 or BF16 (widened when read)
+  bool compact = false;         // local rows are the session's compact rows (an embedding table)
+  bool from_selection = false;  // stored rows are a model:select answer's rows, not global rows
+  // The selection row of each compact row when the selection holds rows the data do not touch;
+  // empty when it holds exactly the compact rows (compact row r is selection row r).
+  std::vector<std::uint32_t> positions;
+};
+
+}  // namespace
+
 struct TrainingSession::TrainedParameter {
   ParameterSpec spec;
-  // Global row of each local row; empty when local rows are the global rows.
-  std::vector<std::uint32_t> global_rows;
-  std::vector<float> initial;  // local values before training
+  StoredValues stored;
+
+  std::size_t row_size() const { return spec.shape.size() == 1 ? 1 : spec.shape[1]; }
 };
 
 namespace {
+
+// `count` floats of dtype `stored` at model byte `begin`, widened to F32 into out.
+void read_floats_from(const ModelByteReader& read, DType stored, std::uint64_t begin,
+                      std::size_t count, float* out) {
+  if (count == 0) return;
+  if (stored == DType::F32) {
+    read(begin, count * 4, reinterpret_cast<std::uint8_t*>(out));
+    return;
+  }
+  std::vector<std::uint8_t> halves(count * 2);
+  read(begin, halves.size(), halves.data());
+  widen_to_f32(stored, halves.data(), count, out);
+}
 
 // The model as the session reads it: the index of its header and a reader of byte ranges. Only
 // the arrays (and, for embedding tables, the rows) the session trains are ever copied.
@@ -56,13 +84,7 @@ class ModelView {
 
   // `count` floats of dtype `stored` (F32, F16 or BF16) from byte `begin` into out, as F32.
   void read_floats(DType stored, std::uint64_t begin, std::size_t count, float* out) const {
-    if (stored == DType::F32) {
-      read(begin, count * 4, out);
-      return;
-    }
-    std::vector<std::uint8_t> halves(count * 2);
-    read(begin, halves.size(), halves.data());
-    widen_to_f32(stored, halves.data(), count, out);
+    read_floats_from(read_, stored, begin, count, out);
   }
 
  private:
@@ -115,47 +137,6 @@ DenseTensor take_parameter(const ModelView& model, const ParameterSpec& p) {
   return value;
 }
 
-// Copies rows source_row(0..count) (ascending) of a [*, dim] array (F32, F16 or BF16) into dst
-// as F32 with few reads (a reader outside wasm memory pays per call): a run of consecutive source
-// rows is read straight into place; rows with gaps between them are read as one span of at most
-// kModelRowBlockBytes (stored bytes) into a scratch block and copied out.
-template <class SourceRow>
-void copy_row_runs(const ModelView& model, const SafetensorsArray& array, std::size_t dim,
-                   std::size_t count, SourceRow source_row, float* dst) {
-  const std::uint64_t row_bytes = std::uint64_t{dim} * dtype_size(array.dtype);
-  std::vector<float> scratch;
-  for (std::size_t r = 0; r < count;) {
-    const std::uint64_t first = source_row(r);
-    std::size_t end = r + 1;
-    bool consecutive = true;
-    while (end < count) {
-      const std::uint64_t next = source_row(end);
-      if (consecutive && next == first + (end - r)) {
-        ++end;
-      } else if ((next + 1 - first) * row_bytes <= kModelRowBlockBytes) {
-        consecutive = false;
-        ++end;
-      } else {
-        break;
-      }
-    }
-    if (consecutive) {
-      model.read_floats(array.dtype, array.begin + first * row_bytes, (end - r) * dim,
-                        dst + r * dim);
-    } else {
-      const std::uint64_t span_rows = source_row(end - 1) + 1 - first;
-      scratch.resize(span_rows * dim);
-      model.read_floats(array.dtype, array.begin + first * row_bytes, span_rows * dim,
-                        scratch.data());
-      for (std::size_t k = r; k < end; ++k) {
-        const float* row = scratch.data() + (source_row(k) - first) * dim;
-        std::copy(row, row + dim, dst + k * dim);
-      }
-    }
-    r = end;
-  }
-}
-
 // Row ids of a selection (T:indices, I64 or I32), checked sorted, unique and below `vocab`.
 std::vector<std::int64_t> selected_rows(const ModelView& model, const ParameterSpec& p) {
   const SafetensorsArray& a = model.array(p.name + ":indices");
@@ -182,21 +163,19 @@ std::vector<std::int64_t> selected_rows(const ModelView& model, const ParameterS
   return rows;
 }
 
-// The rows `rows` (sorted, unique) of an embedding table, copied straight from the model's bytes:
-// from the whole table (a dense array) or from the rows the server selected (a row-sparse tuple).
-// Every row the dataset touches must be in a selection; other selected rows (padding) are
-// ignored, so training on a selection gives the same bytes as training on the whole table.
-DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
-                      const std::vector<std::uint32_t>& rows) {
+// Where the compact rows `rows` of an embedding table are stored: in the whole table (a dense
+// array) or in the rows the server selected (a row-sparse tuple). Every row the dataset touches
+// must be in a selection; other selected rows (padding) are ignored, so training on a selection
+// gives the same bytes as training on the whole table.
+void locate_rows(const ModelView& model, const ParameterSpec& p, const CompactRows& rows,
+                 StoredValues& source) {
   const std::size_t dim = p.shape[1];
-  DenseTensor compact = DenseTensor::zeros(DType::F32, {rows.size(), dim});
-  float* dst = compact.data<float>();
   if (model.encoding(p.name) != "row_sparse") {
     const SafetensorsArray& table = dense_array(model, p);
-    copy_row_runs(
-        model, table, dim, rows.size(), [&](std::size_t r) { return rows[r]; }, dst);
-    check_finite(p.name, dst, compact.size());
-    return compact;
+    source.begin = table.begin;
+    source.dtype = table.dtype;
+    source.compact = true;
+    return;
   }
   const SafetensorsArray& values = model.array(p.name + ":values");
   const SafetensorsArray& dense_shape = model.array(p.name + ":dense_shape");
@@ -218,21 +197,25 @@ DenseTensor take_rows(const ModelView& model, const ParameterSpec& p,
     throw InvalidInput("model tensor '" + p.name + "': values must be F32 (or F16, BF16) " +
                        shape_to_string(Shape{selected.size(), dim}));
   }
-  std::vector<std::size_t> position(rows.size());  // compact row → row of the selection
+  source.begin = values.begin;
+  source.dtype = values.dtype;
+  source.compact = true;
+  source.from_selection = true;
+  std::vector<std::uint32_t> positions(rows.size());  // compact row → row of the selection
   std::size_t k = 0;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    const auto row = static_cast<std::int64_t>(rows[r]);
-    while (k < selected.size() && selected[k] < row) ++k;
-    if (k == selected.size() || selected[k] != row) {
-      throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
-                         std::to_string(row) + ", which the selected rows do not hold");
+  rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::int64_t row = std::int64_t{global} + static_cast<std::int64_t>(i);
+      while (k < selected.size() && selected[k] < row) ++k;
+      if (k == selected.size() || selected[k] != row) {
+        throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
+                           std::to_string(row) + ", which the selected rows do not hold");
+      }
+      positions[r + i] = static_cast<std::uint32_t>(k);
     }
-    position[r] = k;
-  }
-  copy_row_runs(
-      model, values, dim, rows.size(), [&](std::size_t r) { return position[r]; }, dst);
-  check_finite(p.name, dst, compact.size());
-  return compact;
+  });
+  // Every compact row found in a selection of as many rows: the selection is the compact rows.
+  if (selected.size() != rows.size()) source.positions = std::move(positions);
 }
 
 }  // namespace
@@ -247,36 +230,37 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
           dataset) {}
 
 TrainingSession::TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
-                                 const ModelByteReader& read, const Dataset& dataset)
-    : plan_(parse_plan(plan_json)), dataset_(dataset) {
+                                 ModelByteReader read, const Dataset& dataset)
+    : plan_(parse_plan(plan_json)), dataset_(dataset), read_(std::move(read)) {
   if (plan_.kind != PlanKind::kTrain) {
     throw InvalidInput("plan.kind: a training session needs kind \"train\"");
   }
   check_dataset_fits(plan_.model, dataset_);
-  const ModelView view(index, read);
+  const ModelView view(index, read_);
 
-  std::vector<std::uint32_t> touched;
   if (plan_.model.input_kind == InputKind::kSparseIds) {
-    RowCompaction compaction = compact_rows(dataset_.ids(), plan_.model.layers.front().vocab);
-    touched = std::move(compaction.rows);
-    compact_ids_ = std::move(compaction.compact_ids);
+    rows_ = std::make_unique<CompactRows>(dataset_.ids(), plan_.model.layers.front().vocab);
   }
   for (const ParameterSpec& p : parameter_specs(plan_.model)) {
     auto trained = std::make_unique<TrainedParameter>();
     trained->spec = p;
-    DenseTensor value =
-        p.row_sparse_gradient ? take_rows(view, p, touched) : take_parameter(view, p);
-    if (p.row_sparse_gradient) trained->global_rows = touched;
-    const float* v = value.data<float>();
-    trained->initial.assign(v, v + value.size());
-    parameters_.emplace(p.name, std::move(value));
+    if (p.row_sparse_gradient) {
+      locate_rows(view, p, *rows_, trained->stored);
+      DenseTensor value = DenseTensor::zeros(DType::F32, {rows_->size(), p.shape[1]});
+      read_initial(*trained, 0, rows_->size(), value.data<float>());
+      check_finite(p.name, value.data<float>(), value.size());
+      parameters_.emplace(p.name, std::move(value));
+    } else {
+      parameters_.emplace(p.name, take_parameter(view, p));
+      trained->stored.begin = view.array(p.name).begin;
+      trained->stored.dtype = view.array(p.name).dtype;
+    }
     trained_.push_back(std::move(trained));
   }
 
   const TrainSpec& train = *plan_.train;
   const std::size_t batch_size = std::min(train.batch_size, dataset_.size());
-  gatherer_ = std::make_unique<BatchGatherer>(dataset_,
-                                              compact_ids_.empty() ? nullptr : compact_ids_.data());
+  gatherer_ = std::make_unique<BatchGatherer>(dataset_, rows_.get());
   model_ = std::make_unique<Model>(plan_.model, parameters_, batch_size);
   if (train.optimizer.type == OptimizerType::kSgd && train.clip_norm == 0.0f) {
     model_->fuse_sparse_sgd(train.optimizer.learning_rate);
@@ -284,6 +268,71 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
   optimizer_ = std::make_unique<Optimizer>(train.optimizer, model_->gradients(), train.clip_norm);
   steps_per_epoch_ = (dataset_.size() + batch_size - 1) / batch_size;
   total_steps_ = steps_per_epoch_ * train.epochs;
+}
+
+void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t begin,
+                                   std::size_t end, float* out) const {
+  const StoredValues& stored = trained.stored;
+  const std::size_t row_size = trained.row_size();
+  const std::uint64_t stored_row_bytes = std::uint64_t{row_size} * dtype_size(stored.dtype);
+  const auto read_rows = [&](std::uint64_t source_row, std::size_t count, float* dst) {
+    if (count == 0) return;
+    read_floats_from(read_, stored.dtype, stored.begin + source_row * stored_row_bytes,
+                     count * row_size, dst);
+  };
+  if (!stored.compact || (stored.from_selection && stored.positions.empty())) {
+    read_rows(begin, end - begin, out);
+  } else if (!stored.from_selection) {
+    // A reader outside wasm memory pays per call: up to kMaxRuns runs of rows within one span of
+    // kModelRowBlockBytes are read as one block (over-reading the gaps) and copied out; a run
+    // longer than that is read straight into place.
+    constexpr std::size_t kMaxRuns = 1024;
+    const std::size_t row_bytes = row_size * 4;  // as read (F32)
+    const std::size_t window_rows =
+        std::max<std::size_t>(1, kModelRowBlockBytes / stored_row_bytes);
+    struct Run {
+      std::size_t r;
+      std::uint64_t global;
+      std::size_t n;
+    };
+    std::vector<Run> pending;
+    std::vector<float> window;
+    const auto flush = [&] {
+      if (pending.size() == 1) {
+        read_rows(pending[0].global, pending[0].n, out + (pending[0].r - begin) * row_size);
+      } else if (!pending.empty()) {
+        const std::uint64_t first = pending.front().global;
+        const auto rows =
+            static_cast<std::size_t>(pending.back().global + pending.back().n - first);
+        window.resize(rows * row_size);
+        read_rows(first, rows, window.data());
+        for (const Run& run : pending) {
+          std::memcpy(out + (run.r - begin) * row_size,
+                      window.data() + (run.global - first) * row_size, run.n * row_bytes);
+        }
+      }
+      pending.clear();
+    };
+    rows_->for_each_run(begin, end, [&](std::size_t r, std::uint32_t global, std::size_t n) {
+      if (!pending.empty()) {
+        const std::uint64_t first = pending.front().global;
+        if (global + n - first > window_rows || pending.size() == kMaxRuns) {
+          flush();
+        }
+      }
+      pending.push_back({r, global, n});
+    });
+    flush();
+  } else {
+    // One read per run of consecutive selection rows (a reader outside wasm memory pays per call).
+    const std::vector<std::uint32_t>& position = stored.positions;
+    for (std::size_t r = begin; r < end;) {
+      std::size_t run_end = r + 1;
+      while (run_end < end && position[run_end] == position[r] + (run_end - r)) ++run_end;
+      read_rows(position[r], run_end - r, out + (r - begin) * row_size);
+      r = run_end;
+    }
+  }
 }
 
 TrainingSession::~TrainingSession() = default;
@@ -322,82 +371,204 @@ double TrainingSession::accuracy() const {
   return examples_seen_ ? static_cast<double>(correct_) / static_cast<double>(examples_seen_) : 0.0;
 }
 
-std::vector<std::uint8_t> TrainingSession::result(const std::string& task_id) const {
+namespace {
+
+// Buffers a result's bytes into chunks for the sink: the update is never held whole.
+class ChunkWriter {
+ public:
+  explicit ChunkWriter(const ResultSink& sink) : sink_(sink), buffer_(kChunkBytes) {}
+
+  void put(const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const std::uint8_t*>(data);
+    while (size > 0) {
+      const std::size_t n = std::min(size, kChunkBytes - used_);
+      std::memcpy(buffer_.data() + used_, bytes, n);
+      used_ += n;
+      bytes += n;
+      size -= n;
+      if (used_ == kChunkBytes) flush();
+    }
+  }
+  void put_i64(std::int64_t value) { put(&value, sizeof value); }
+  void put_zeros(std::size_t size) {
+    while (size > 0) {
+      const std::size_t n = std::min(size, kChunkBytes - used_);
+      std::memset(buffer_.data() + used_, 0, n);
+      used_ += n;
+      size -= n;
+      if (used_ == kChunkBytes) flush();
+    }
+  }
+  void flush() {
+    if (used_ != 0) sink_.write(buffer_.data(), used_);
+    used_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kChunkBytes = 64 * 1024;
+  const ResultSink& sink_;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t used_ = 0;
+};
+
+// Rows per block when a parameter's update is computed block by block.
+std::size_t block_rows(std::size_t row_size) { return std::max<std::size_t>(1, 4096 / row_size); }
+
+}  // namespace
+
+template <class Block>
+void TrainingSession::for_each_delta_block(const TrainedParameter& trained, Block block) const {
+  const std::size_t row_size = trained.row_size();
+  const float* now = parameters_.at(trained.spec.name).data<float>();
+  const std::size_t local_rows = parameters_.at(trained.spec.name).size() / row_size;
+  const std::size_t rows_per_block = block_rows(row_size);
+  std::vector<float> delta(rows_per_block * row_size);
+  std::vector<std::uint32_t> global(rows_per_block);
+  for (std::size_t begin = 0; begin < local_rows; begin += rows_per_block) {
+    const std::size_t end = std::min(local_rows, begin + rows_per_block);
+    read_initial(trained, begin, end, delta.data());
+    for (std::size_t i = 0; i < (end - begin) * row_size; ++i) {
+      delta[i] = now[begin * row_size + i] - delta[i];
+    }
+    if (trained.stored.compact) {
+      rows_->for_each_run(begin, end, [&](std::size_t r, std::uint32_t g, std::size_t n) {
+        for (std::size_t k = 0; k < n; ++k)
+          global[r - begin + k] = g + static_cast<std::uint32_t>(k);
+      });
+    } else {
+      for (std::size_t r = begin; r < end; ++r) global[r - begin] = static_cast<std::uint32_t>(r);
+    }
+    block(end - begin, global.data(), delta.data());
+  }
+}
+
+void TrainingSession::write_result(const std::string& task_id, const ResultSink& sink) const {
   if (!done()) {
     throw InvalidInput("training session: result requested after " +
                        std::to_string(completed_steps_) + " of " + std::to_string(total_steps_) +
                        " steps");
-  }
-  NamedTensors out;
-  for (const auto& trained : trained_) {
-    const ParameterSpec& p = trained->spec;
-    const TensorUpdatePlan* update = plan_.updates.find(p.name);
-    if (update == nullptr) continue;
-    const DenseTensor& value = parameters_.at(p.name);
-    const float* now = value.data<float>();
-    const float* before = trained->initial.data();
-    const std::size_t row_size = p.shape.size() == 1 ? 1 : p.shape[1];
-    const std::size_t local_rows = value.size() / row_size;
-    const auto global_row = [&](std::size_t r) -> std::int64_t {
-      return trained->global_rows.empty() ? static_cast<std::int64_t>(r)
-                                          : static_cast<std::int64_t>(trained->global_rows[r]);
-    };
-    DenseShape dense_shape(p.shape.begin(), p.shape.end());
-    switch (update->encoding) {
-      case UpdateEncoding::kDense: {
-        DenseTensor delta = DenseTensor::zeros(DType::F32, p.shape);
-        float* d = delta.data<float>();
-        for (std::size_t r = 0; r < local_rows; ++r) {
-          float* row = d + static_cast<std::size_t>(global_row(r)) * row_size;
-          for (std::size_t k = 0; k < row_size; ++k) {
-            row[k] = now[r * row_size + k] - before[r * row_size + k];
-          }
-        }
-        out.emplace(p.name, std::move(delta));
-        break;
-      }
-      case UpdateEncoding::kRowSparse: {
-        RowIndices rows = RowIndices::from_shape({local_rows});
-        Shape values_shape{local_rows};
-        if (p.shape.size() == 2) values_shape.push_back(row_size);
-        DenseTensor values = DenseTensor::zeros(DType::F32, values_shape);
-        float* d = values.data<float>();
-        for (std::size_t r = 0; r < local_rows; ++r) rows(r) = global_row(r);
-        for (std::size_t i = 0; i < local_rows * row_size; ++i) d[i] = now[i] - before[i];
-        out.emplace(p.name, RowSparseTensor(std::move(rows), std::move(values),
-                                            std::move(dense_shape), p.name));
-        break;
-      }
-      case UpdateEncoding::kCoo: {
-        std::vector<std::size_t> changed;
-        for (std::size_t i = 0; i < local_rows * row_size; ++i) {
-          if (now[i] != before[i]) changed.push_back(i);
-        }
-        CooIndices indices = CooIndices::from_shape({changed.size(), p.shape.size()});
-        DenseTensor values = DenseTensor::zeros(DType::F32, {changed.size()});
-        float* d = values.data<float>();
-        for (std::size_t e = 0; e < changed.size(); ++e) {
-          const std::size_t i = changed[e];
-          if (p.shape.size() == 2) {
-            indices(e, 0) = global_row(i / row_size);
-            indices(e, 1) = static_cast<std::int64_t>(i % row_size);
-          } else {
-            indices(e, 0) = static_cast<std::int64_t>(i);
-          }
-          d[e] = now[i] - before[i];
-        }
-        out.emplace(p.name, SparseTensor(std::move(indices), std::move(values),
-                                         std::move(dense_shape), p.name));
-        break;
-      }
-    }
   }
   Metadata metadata{{"kind", "train"},
                     {"num_examples", std::to_string(dataset_.size())},
                     {"loss", format_decimal(mean_loss())},
                     {"accuracy", format_decimal(accuracy())}};
   if (!task_id.empty()) metadata["task_id"] = task_id;
-  return write_safetensors(out, metadata);
+  // The arrays of the update (write_safetensors' layout of the same tensors), each with the
+  // function that writes its bytes.
+  std::vector<SafetensorsArraySpec> arrays;
+  std::vector<std::function<void(ChunkWriter&)>> writers;
+  const auto add = [&](std::string name, DType dtype, Shape shape,
+                       std::function<void(ChunkWriter&)> write) {
+    arrays.push_back({std::move(name), dtype, std::move(shape)});
+    writers.push_back(std::move(write));
+  };
+  for (const auto& owned : trained_) {
+    const TrainedParameter& trained = *owned;
+    const ParameterSpec& p = trained.spec;
+    const TensorUpdatePlan* update = plan_.updates.find(p.name);
+    if (update == nullptr) continue;
+    const std::size_t row_size = trained.row_size();
+    const std::size_t local_rows = parameters_.at(p.name).size() / row_size;
+    const auto dense_shape = [p](ChunkWriter& w) {
+      for (const std::size_t d : p.shape) w.put_i64(static_cast<std::int64_t>(d));
+    };
+    switch (update->encoding) {
+      case UpdateEncoding::kDense:
+        // Rows the session did not train are zero.
+        add(p.name, DType::F32, p.shape, [this, &trained, row_size, p](ChunkWriter& w) {
+          std::size_t next_row = 0;
+          for_each_delta_block(
+              trained, [&](std::size_t count, const std::uint32_t* global, const float* delta) {
+                for (std::size_t r = 0; r < count; ++r) {
+                  w.put_zeros((global[r] - next_row) * row_size * 4);
+                  w.put(delta + r * row_size, row_size * 4);
+                  next_row = std::size_t{global[r]} + 1;
+                }
+              });
+          w.put_zeros((p.shape[0] - next_row) * row_size * 4);
+        });
+        break;
+      case UpdateEncoding::kRowSparse: {
+        metadata[p.name + ":encoding"] = "row_sparse";
+        add(p.name + ":indices", DType::I64, {local_rows}, [this, &trained](ChunkWriter& w) {
+          if (!trained.stored.compact) {
+            const std::size_t rows = parameters_.at(trained.spec.name).size() / trained.row_size();
+            for (std::size_t r = 0; r < rows; ++r) w.put_i64(static_cast<std::int64_t>(r));
+            return;
+          }
+          rows_->for_each_run(0, rows_->size(), [&](std::size_t, std::uint32_t g, std::size_t n) {
+            for (std::size_t k = 0; k < n; ++k)
+              w.put_i64(std::int64_t{g} + static_cast<std::int64_t>(k));
+          });
+        });
+        Shape values_shape{local_rows};
+        if (p.shape.size() == 2) values_shape.push_back(row_size);
+        add(p.name + ":values", DType::F32, values_shape,
+            [this, &trained, row_size](ChunkWriter& w) {
+              for_each_delta_block(
+                  trained, [&](std::size_t count, const std::uint32_t*, const float* delta) {
+                    w.put(delta, count * row_size * 4);
+                  });
+            });
+        add(p.name + ":dense_shape", DType::I64, {p.shape.size()}, dense_shape);
+        break;
+      }
+      case UpdateEncoding::kCoo: {
+        metadata[p.name + ":encoding"] = "coo";
+        std::size_t changed = 0;
+        for_each_delta_block(trained,
+                             [&](std::size_t count, const std::uint32_t*, const float* delta) {
+                               for (std::size_t i = 0; i < count * row_size; ++i)
+                                 changed += delta[i] != 0.0f;
+                             });
+        const std::size_t rank = p.shape.size();
+        add(p.name + ":indices", DType::I64, {changed, rank},
+            [this, &trained, row_size, rank](ChunkWriter& w) {
+              for_each_delta_block(
+                  trained, [&](std::size_t count, const std::uint32_t* global, const float* delta) {
+                    for (std::size_t i = 0; i < count * row_size; ++i) {
+                      if (delta[i] == 0.0f) continue;
+                      if (rank == 2) {
+                        w.put_i64(std::int64_t{global[i / row_size]});
+                        w.put_i64(static_cast<std::int64_t>(i % row_size));
+                      } else {
+                        w.put_i64(std::int64_t{global[i]});
+                      }
+                    }
+                  });
+            });
+        add(p.name + ":values", DType::F32, {changed}, [this, &trained, row_size](ChunkWriter& w) {
+          for_each_delta_block(trained,
+                               [&](std::size_t count, const std::uint32_t*, const float* delta) {
+                                 for (std::size_t i = 0; i < count * row_size; ++i) {
+                                   if (delta[i] != 0.0f) w.put(delta + i, 4);
+                                 }
+                               });
+        });
+        add(p.name + ":dense_shape", DType::I64, {rank}, dense_shape);
+        break;
+      }
+    }
+  }
+  const SafetensorsLayout layout = layout_safetensors(arrays, metadata);
+  std::vector<std::size_t> order(arrays.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return layout.offsets[a] < layout.offsets[b]; });
+  sink.begin(layout.file_size);
+  ChunkWriter writer(sink);
+  writer.put(layout.header.data(), layout.header.size());
+  for (const std::size_t i : order) writers[i](writer);
+  writer.flush();
+}
+
+std::vector<std::uint8_t> TrainingSession::result(const std::string& task_id) const {
+  std::vector<std::uint8_t> out;
+  write_result(task_id, ResultSink{[&](std::uint64_t size) { out.reserve(size); },
+                                   [&](const std::uint8_t* data, std::size_t size) {
+                                     out.insert(out.end(), data, data + size);
+                                   }});
+  return out;
 }
 
 }  // namespace fedleaf::core

@@ -9,9 +9,12 @@
 // byte-identical results. Embedding tables are trained as compact copies of the rows the
 // dataset touches (sorted unique ids), copied straight from the model's bytes, with optimizer
 // state for those rows only: the model is never decoded whole and nothing of size vocab × dim
-// is allocated (the constructor briefly holds one bit per vocab row, and a uint32 per 64 rows,
-// to build the compact ids).
-// The dataset is borrowed and must outlive the session.
+// is allocated. Its memory is the trained values, the optimizer state and small buffers: ids are
+// remapped batch by batch through CompactRows (~0.19 bytes per vocab row), the update is
+// computed at result time from values read again from the model (no copy of the initial
+// values), and written in 64 kB pieces (write_result) rather than built whole.
+// The dataset and the model bytes (or the reader) are borrowed and must outlive the session,
+// unchanged.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +26,7 @@
 
 #include "core/safetensors_index.h"
 #include "core/train/batch.h"
+#include "core/train/compact_rows.h"
 #include "core/train/dataset.h"
 #include "core/train/model.h"
 #include "core/train/optimizer.h"
@@ -40,6 +44,13 @@ using ModelByteReader =
 // A run of consecutive rows is read straight into place, whatever its length.
 inline constexpr std::size_t kModelRowBlockBytes = 64 * 1024;
 
+// Receives a result as it is written: begin(file size) once, then write(bytes) for consecutive
+// pieces of the file, in order.
+struct ResultSink {
+  std::function<void(std::uint64_t size)> begin;
+  std::function<void(const std::uint8_t* data, std::size_t size)> write;
+};
+
 class TrainingSession {
  public:
   // An embedding table may arrive whole (dense) or as the rows the server selected for this
@@ -54,10 +65,11 @@ class TrainingSession {
   // The same from the model's header index and a reader of its byte ranges: the session copies
   // out only the dense parameters and the embedding rows the dataset touches (with the rows
   // between them inside one kModelRowBlockBytes block), so a model held elsewhere (a leaf's
-  // download, in JS) is never copied or decoded whole. `read` is called only
-  // during construction, with ranges inside index.file_size.
-  TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
-                  const ModelByteReader& read, const Dataset& dataset);
+  // download, in JS) is never copied or decoded whole. `read` is called
+  // during construction and again by result() / write_result() (the initial values of what was
+  // trained), with ranges inside index.file_size; it must return the same bytes every time.
+  TrainingSession(const std::string& plan_json, const SafetensorsIndex& index, ModelByteReader read,
+                  const Dataset& dataset);
   ~TrainingSession();
   TrainingSession(const TrainingSession&) = delete;
   TrainingSession& operator=(const TrainingSession&) = delete;
@@ -74,15 +86,27 @@ class TrainingSession {
 
   // The train result (safetensors, see executor.h). Throws InvalidInput before done().
   std::vector<std::uint8_t> result(const std::string& task_id = "") const;
+  // The same bytes, handed to `sink` in pieces as they are computed (an update for a wasm leaf
+  // goes straight to a JS buffer). Throws InvalidInput before done(), before calling the sink.
+  void write_result(const std::string& task_id, const ResultSink& sink) const;
 
  private:
   struct TrainedParameter;
 
+  // Initial values of local rows [begin, end) of a parameter, read from the model into out.
+  void read_initial(const TrainedParameter& trained, std::size_t begin, std::size_t end,
+                    float* out) const;
+  // Calls block(count, global_rows, delta) for consecutive blocks of a parameter's local rows:
+  // their global rows and (value now - initial value), row-major.
+  template <class Block>
+  void for_each_delta_block(const TrainedParameter& trained, Block block) const;
+
   Plan plan_;
   const Dataset& dataset_;
+  ModelByteReader read_;
   std::vector<std::unique_ptr<TrainedParameter>> trained_;
   Parameters parameters_;
-  std::vector<std::uint32_t> compact_ids_;
+  std::unique_ptr<CompactRows> rows_;  // sparse input only: the embedding rows the data touch
   std::unique_ptr<BatchGatherer> gatherer_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;

@@ -158,19 +158,31 @@ function synthetic({ seed, examples, vocab, meanIds, classes }) {
 
 async function fedleafModule(simd) {
   const { loadModule } = await import(path.join(bindings, 'src/load_module.js'));
-  const { publicTensors } = await import(path.join(bindings, 'src/tensors.js'));
   const { module } = await loadModule({ simd });
-  return {
-    module,
-    decode(bytes) {
-      const { tensors, metadata } = module.decodeSafetensors(bytes);
-      return { tensors: publicTensors(tensors), metadata };
-    },
-  };
+  return { module };
 }
 
-function readWorkload(fedleaf, file) {
-  const { tensors, metadata } = fedleaf.decode(new Uint8Array(readFileSync(file)));
+// A workload file read in plain JS (dtypes I32 / F32 only), never through a fedleaf module: a
+// wasm engine's linear memory then holds what training needs, not the decoding of the
+// benchmark's own input file.
+function readSafetensors(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerSize = Number(view.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerSize)));
+  const tensors = {};
+  for (const [name, spec] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const [begin, end] = spec.data_offsets;
+    const data = bytes.slice(8 + headerSize + begin, 8 + headerSize + end);
+    const Type = { I32: Int32Array, F32: Float32Array }[spec.dtype];
+    if (!Type) throw new Error(`workload file: tensor ${name} has dtype ${spec.dtype}`);
+    tensors[name] = { data: new Type(data.buffer, 0, (end - begin) / Type.BYTES_PER_ELEMENT), shape: spec.shape };
+  }
+  return { tensors, metadata: header.__metadata__ ?? {} };
+}
+
+function readWorkload(file) {
+  const { tensors, metadata } = readSafetensors(new Uint8Array(readFileSync(file)));
   return {
     plan: metadata.plan,
     numFeatures: Number(metadata.num_features),
@@ -210,12 +222,15 @@ function peakRss() {
 // each), see serveChild.
 
 async function fedleafWasmEngine(simd, file, stepsPerCall) {
-  const fedleaf = await fedleafModule(simd);
-  const { module } = fedleaf;
-  const data = readWorkload(fedleaf, file);
+  const { module } = await fedleafModule(simd);
+  const wasmMemory = () => module.HEAP8.buffer.byteLength;
+  // Linear memory as the engine goes (it only grows): the breakdown of "wasm memory".
+  const memory = { at_start: wasmMemory() };
+  const data = readWorkload(file);
   const plan = JSON.parse(data.plan);
-  const dataset = module.Dataset.fromCsr(Uint32Array.from(data.offsets), Uint32Array.from(data.ids),
+  const dataset = module.Dataset.fromCsr(new Uint32Array(data.offsets.buffer), new Uint32Array(data.ids.buffer),
     data.weights, data.labels, data.numFeatures);
+  memory.after_dataset = wasmMemory();
   // The model is read from the driver's file, as a leaf holds its download: in JS, outside the
   // module's linear memory, which then holds only what training needs (its "wasm memory" column).
   const model = new Uint8Array(readFileSync(modelFileOf(file)));
@@ -230,11 +245,13 @@ async function fedleafWasmEngine(simd, file, stepsPerCall) {
       do {
         const t0 = performance.now();
         const session = module.TrainingSession.create(data.plan, model, dataset);
+        memory.after_session_setup ??= wasmMemory();
         const t1 = performance.now();
         const cpu = process.cpuUsage();
         while (session.step(stepsPerCall)) { /* one wasm call per stepsPerCall batches */ }
         seconds += cpuSecondsSince(cpu);
         wall += (performance.now() - t1) / 1000;
+        memory.after_training ??= wasmMemory();
         setup = (t1 - t0) / 1000;
         loss = session.meanLoss();
         session.delete();
@@ -249,13 +266,15 @@ async function fedleafWasmEngine(simd, file, stepsPerCall) {
       const session = module.TrainingSession.create(data.plan, model, dataset);
       while (session.step(stepsPerCall)) { /* to the end */ }
       const result = { result_digest: fnv1a(session.result('')), mean_loss: session.meanLoss() };
+      memory.after_result ??= wasmMemory();
       session.delete();
       return result;
     },
     stats: () => ({
       engine: simd ? 'wasm_simd' : 'wasm_baseline',
       peak_rss_bytes: peakRss(),
-      wasm_memory_bytes: module.HEAP8 ? module.HEAP8.buffer.byteLength : undefined,
+      wasm_memory_bytes: wasmMemory(),
+      wasm_memory_breakdown: memory,
       steps_per_call: stepsPerCall,
     }),
   };
@@ -304,10 +323,10 @@ async function tfjsEngine(backendName, file, seconds) {
   await tf.setBackend(backendName);
   await tf.ready();
   registerUnsortedSegmentSum(tf, backendName);
-  const fedleaf = await fedleafModule(false);
-  const data = readWorkload(fedleaf, file);
+  const data = readWorkload(file);
   const plan = JSON.parse(data.plan);
-  const initial = fedleaf.decode(fedleaf.module.initializeModel(data.plan, 1)).tensors;
+  // The model file the driver wrote (initialize_model(plan, 1)), as every engine starts from.
+  const initial = readSafetensors(new Uint8Array(readFileSync(modelFileOf(file)))).tensors;
   const [embSpec, denseSpec] = plan.model.layers;
   const variable = (name) => tf.variable(tf.tensor(initial[name].data, initial[name].shape));
   const table = variable(`${embSpec.name}/weight`);
@@ -555,7 +574,6 @@ async function interleave(engines, options) {
 async function main(options) {
   const workDir = path.join(path.dirname(options.out), 'train');
   mkdirSync(workDir, { recursive: true });
-  const fedleaf = await fedleafModule(false);
   const { createExecutor } = await import(path.join(bindings, 'src/index.js'));
   const executor = await createExecutor({ simd: false });
 
@@ -573,7 +591,7 @@ async function main(options) {
       file = csrFile(executor, workDir, workload, workload.generate());
     }
     writeFileSync(modelFileOf(file), executor.initializeModel(workload.plan, 1));
-    const data = readWorkload(fedleaf, file);
+    const data = readWorkload(file);
     const examples = data.labels.length;
     const plan = workload.plan;
     const parameters = plan.model.layers.reduce((sum, l) => {
@@ -657,6 +675,15 @@ async function main(options) {
   const line = (cells) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
   console.log(line(header));
   for (const row of rows) console.log(line(row));
+  console.log('');
+  console.log('wasm SIMD linear memory as the engine goes (it only grows; Emscripten start 1 MB incl. 512 kB stack):');
+  for (const r of results.filter((x) => x.engine === 'wasm_simd')) {
+    const m = r.wasm_memory_breakdown;
+    console.log(`  ${r.workload}: start ${bytesText(m.at_start)}, dataset built ${bytesText(m.after_dataset)}, ` +
+      `session set up ${bytesText(m.after_session_setup)}, trained ${bytesText(m.after_training)}, ` +
+      `result written ${bytesText(m.after_result)}; trained+opt+data ${bytesText(r.trained_bytes)} ` +
+      `(data ${bytesText(r.data_bytes)}, ${r.distinct_ids} rows touched)`);
+  }
   console.log('');
   console.log(`${'ratio (median of per-round ratios)'.padEnd(44)} ${'median'.padStart(8)}  min–max over ${options.rounds} rounds`);
   for (const [k, v] of Object.entries(spreads)) {

@@ -19,21 +19,14 @@ TEST_CASE("distinct_ids_equal_sorting_and_deduplicating_random_ids", "[distinct_
     std::sort(expected.begin(), expected.end());
     expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
     CHECK(distinct_ids(ids, vocab) == expected);
-
-    const RowCompaction c = compact_rows(ids, vocab);
-    CHECK(c.rows == expected);
-    REQUIRE(c.compact_ids.size() == ids.size());
-    for (std::size_t j = 0; j < ids.size(); ++j) CHECK(c.rows[c.compact_ids[j]] == ids[j]);
   }
 }
 
 TEST_CASE("distinct_ids_of_no_ids_is_empty", "[distinct_ids]") {
   CHECK(distinct_ids({}, 10).empty());
-  CHECK(compact_rows({}, 0).rows.empty());
 }
 
 TEST_CASE("distinct_ids_rejects_an_id_outside_the_vocabulary", "[distinct_ids]") {
   CHECK_THROWS_MATCHES(distinct_ids({3, 10}, 10), fedleaf::InvalidInput,
                        MessageContains("id 10 is not below the vocabulary of 10"));
-  CHECK_THROWS_MATCHES(compact_rows({64}, 64), fedleaf::InvalidInput, MessageContains("id 64"));
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/safetensors.h"
+#include "core/train/distinct_ids.h"
 #include "core/train/executor.h"
 #include "core/train/metrics.h"
 #include "core/train/optimizer.h"
@@ -379,6 +380,61 @@ TEST_CASE("training_session_steps_match_execute", "[executor]") {
   CHECK_FALSE(session.step());
   CHECK(session.mean_loss() > 0.0);
   CHECK(session.result("t") == execute(plan, model.data(), model.size(), data, {"t"}));
+}
+
+// The small plan with a table of `vocab` rows.
+std::string plan_with_vocab(const std::string& optimizer, const std::string& emb_encoding,
+                            std::size_t vocab) {
+  std::string plan = small_plan(optimizer, emb_encoding);
+  const std::string from = R"("vocab": 30)";
+  return plan.replace(plan.find(from), from.size(), R"("vocab": )" + std::to_string(vocab));
+}
+
+TEST_CASE("write_result_hands_the_sink_its_size_then_the_result_bytes_in_pieces", "[executor]") {
+  for (const std::string encoding : {"dense", "row_sparse", "coo"}) {
+    const std::string plan = plan_with_vocab(kAdam, encoding, 40000);  // a 640 kB dense update
+    const auto model = initialize_model(plan, 6);
+    const Dataset data = fedleaf::test::random_sparse_dataset(12, 300, 40000, 6, true, 3);
+    TrainingSession session(plan, model.data(), model.size(), data);
+    while (session.step()) {
+    }
+    std::vector<std::uint64_t> sizes;
+    std::vector<std::uint8_t> bytes;
+    std::size_t pieces = 0;
+
+    session.write_result("t", ResultSink{[&](std::uint64_t size) { sizes.push_back(size); },
+                                         [&](const std::uint8_t* piece, std::size_t size) {
+                                           REQUIRE(sizes.size() == 1);
+                                           bytes.insert(bytes.end(), piece, piece + size);
+                                           ++pieces;
+                                         }});
+
+    REQUIRE(sizes.size() == 1);
+    CHECK(sizes[0] == bytes.size());
+    CHECK(bytes == session.result("t"));
+    if (encoding == "dense") CHECK(pieces > 1);
+  }
+}
+
+TEST_CASE("updates_of_a_large_table_agree_across_encodings_and_are_zero_where_untouched",
+          "[executor]") {
+  const Dataset data = fedleaf::test::random_sparse_dataset(13, 200, 30000, 5, false, 3);
+  const auto model = initialize_model(plan_with_vocab(kSgd, "dense", 30000), 4);
+  const SafetensorsFile dense = run(plan_with_vocab(kSgd, "dense", 30000), model, data);
+  const SafetensorsFile rows = run(plan_with_vocab(kSgd, "row_sparse", 30000), model, data);
+  const SafetensorsFile coo = run(plan_with_vocab(kSgd, "coo", 30000), model, data);
+
+  const auto reference = dense_values(dense.tensors.at("emb/weight"));
+  CHECK(dense_values(rows.tensors.at("emb/weight")) == reference);
+  CHECK(dense_values(coo.tensors.at("emb/weight")) == reference);
+  const std::vector<std::uint32_t> touched = distinct_ids(data.ids(), 30000);
+  std::vector<bool> is_touched(30000, false);
+  for (std::uint32_t id : touched) is_touched[id] = true;
+  for (std::size_t row = 0; row < 30000; ++row) {
+    if (is_touched[row]) continue;
+    for (std::size_t k = 0; k < 4; ++k) REQUIRE(reference[row * 4 + k] == 0.0f);
+  }
+  CHECK(std::get<RowSparseTensor>(rows.tensors.at("emb/weight")).num_rows() == touched.size());
 }
 
 TEST_CASE("execute_rejects_models_and_data_that_do_not_fit_the_plan", "[executor]") {

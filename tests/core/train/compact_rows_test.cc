@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <tuple>
+
+#include "core/train/compact_rows.h"
+#include "core/train/seeded_random.h"
+#include "tests/core/error_matchers.h"
+
+using namespace fedleaf::core;
+using fedleaf::test::MessageContains;
+
+namespace {
+
+// Sorted, deduplicated ids: the dense reference of CompactRows.
+std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+// The rows for_each_run visits over [begin, end), expanded run by run: (compact, global) pairs.
+std::vector<std::pair<std::size_t, std::uint32_t>> visited(const CompactRows& rows,
+                                                           std::size_t begin, std::size_t end) {
+  std::vector<std::pair<std::size_t, std::uint32_t>> out;
+  rows.for_each_run(begin, end, [&](std::size_t r, std::uint32_t global, std::size_t n) {
+    for (std::size_t k = 0; k < n; ++k) out.emplace_back(r + k, global + k);
+  });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("compact_rows_number_the_distinct_ids_in_increasing_order", "[compact_rows]") {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    SeededRandom rng(seed);
+    const auto vocab = static_cast<std::size_t>(1 + rng.below(1000));
+    std::vector<std::uint32_t> ids(static_cast<std::size_t>(rng.below(600)));
+    for (auto& id : ids) id = static_cast<std::uint32_t>(rng.below(vocab));
+    const std::vector<std::uint32_t> expected = sorted_unique(ids);
+
+    const CompactRows rows(ids, vocab);
+
+    CHECK(rows.size() == expected.size());
+    CHECK(rows.rows() == expected);
+    for (std::uint32_t id : ids) CHECK(expected[rows.compact(id)] == id);
+  }
+}
+
+TEST_CASE("compact_rows_runs_over_any_range_give_each_row_once_with_its_global_row",
+          "[compact_rows]") {
+  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+    SeededRandom rng(seed);
+    const auto vocab = static_cast<std::size_t>(1 + rng.below(700));
+    // Dense and sparse draws: long runs of consecutive rows and isolated rows, empty words.
+    std::vector<std::uint32_t> ids(static_cast<std::size_t>(rng.below(2 * vocab)));
+    for (auto& id : ids)
+      id = static_cast<std::uint32_t>(rng.below(seed % 2 ? vocab : vocab / 3 + 1));
+    const std::vector<std::uint32_t> expected = sorted_unique(ids);
+    const CompactRows rows(ids, vocab);
+    const auto begin = static_cast<std::size_t>(rng.below(expected.size() + 1));
+    const auto end = begin + static_cast<std::size_t>(rng.below(expected.size() - begin + 1));
+
+    const auto pairs = visited(rows, begin, end);
+
+    REQUIRE(pairs.size() == end - begin);
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
+      CHECK(pairs[k].first == begin + k);
+      CHECK(pairs[k].second == expected[begin + k]);
+    }
+  }
+}
+
+TEST_CASE("compact_rows_runs_are_maximal", "[compact_rows]") {
+  const CompactRows rows({70, 3, 4, 5, 63, 64, 65, 200}, 256);
+  std::vector<std::tuple<std::size_t, std::uint32_t, std::size_t>> runs;
+
+  rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
+    runs.emplace_back(r, global, n);
+  });
+
+  CHECK(runs == std::vector<std::tuple<std::size_t, std::uint32_t, std::size_t>>{
+                    {0, 3, 3}, {3, 63, 3}, {6, 70, 1}, {7, 200, 1}});
+}
+
+TEST_CASE("compact_rows_of_no_ids_is_empty_and_visits_nothing", "[compact_rows]") {
+  const CompactRows none({}, 0);
+  const CompactRows unused({}, 100);
+
+  CHECK(none.size() == 0);
+  CHECK(unused.rows().empty());
+  CHECK(visited(unused, 0, 0).empty());
+}
+
+TEST_CASE("compact_rows_rejects_an_id_outside_the_vocabulary", "[compact_rows]") {
+  CHECK_THROWS_MATCHES(CompactRows({3, 64}, 64), fedleaf::InvalidInput,
+                       MessageContains("id 64 is not below the vocabulary of 64"));
+}
