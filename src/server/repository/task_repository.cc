@@ -108,8 +108,10 @@ void TaskRepository::refresh(PopulationState& st) {
     st.round = *round;
     return;
   }
-  // Another server closed the round: its model and aggregate replace ours.
+  // Another server closed the round: its model and aggregate replace ours, and the claims
+  // parked here learn of the new round (the tick re-checks every --tick-interval-s).
   st = std::move(*load_population_state(store_, *record));
+  waiters_.notify(st.record.id);
 }
 
 CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) {
