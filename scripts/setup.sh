@@ -10,7 +10,7 @@ apt_packages=(
   emscripten binaryen
   xtensor-dev xtl-dev nlohmann-json3-dev catch2
   libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev
-  libpq-dev postgresql
+  libpq-dev postgresql haproxy
   chromium
 )
 

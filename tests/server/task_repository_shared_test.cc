@@ -127,3 +127,55 @@ TEST_CASE("two_instances_seeing_the_deadline_at_once_publish_one_model", "[repos
 }
 
 }  // namespace fedleaf::server
+
+namespace fedleaf::server {
+
+TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_checkpoint",
+          "[repository][shared]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  FakeClock clock;
+  Instance a(std::move(first), clock);
+  Instance b(backend.open(), clock);
+  const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 4, 4));
+  const TaskAssignment t0 = a.claim(p);
+  const TaskAssignment t1 = b.claim(p);
+  const TaskAssignment t2 = a.claim(p);
+  a.upload(t0, result_for(0, 0));  // seq 1
+  b.upload(t1, result_for(0, 1));  // seq 2
+  a.upload(t2, result_for(0, 2));  // seq 3: a holds results 1 and 3
+
+  a.repo->checkpoint_all();
+  Instance restarted(backend.open(), clock);
+
+  CHECK_FALSE(restarted.store->find_checkpoint("p", 0));
+  CHECK(restarted.repo->status("p").round.reports == 3);  // loads: not quarantined
+}
+
+TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repository][shared]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  FakeClock clock;
+  Instance a(std::move(first), clock);
+  Instance b(backend.open(), clock);
+  Instance reference(std::make_unique<SqliteStore>(":memory:"), clock);
+  const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
+  const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
+  const TaskAssignment t0 = a.claim(p);
+  const TaskAssignment t1 = b.claim(p);
+  const TaskAssignment t2 = b.claim(p);
+  a.upload(t0, result_for(0, 0));
+  b.upload(t1, result_for(0, 1));
+  for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
+
+  a.repo->checkpoint_all();  // holds seq 1 only, in order: a checkpoint of result 1
+  Instance restarted(backend.open(), clock);
+  restarted.upload(t2, result_for(0, 2));
+
+  CHECK(restarted.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);
+  CHECK(a.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);
+}
+
+}  // namespace fedleaf::server

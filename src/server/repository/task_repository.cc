@@ -638,7 +638,11 @@ void TaskRepository::tick() {
 void TaskRepository::checkpoint_all() {
   std::lock_guard lock(mutex_);
   for (auto& [id, st] : populations_) {
-    if (!st->aggregator || st->result_seq <= st->checkpoint_seq) continue;
+    // Only an aggregator of results 1..result_seq in seq order is a checkpoint of them (a
+    // server sharing its store holds just the results it accepted).
+    if (!st->aggregator || !st->aggregator_in_seq_order || st->result_seq <= st->checkpoint_seq) {
+      continue;
+    }
     const CheckpointRecord checkpoint{id, st->round.number, st->result_seq,
                                       to_string_bytes(st->aggregator->checkpoint())};
     batch_.step(
