@@ -8,6 +8,8 @@
 # script runs as root (initdb refuses root; CI runs as root). The cluster listens on 127.0.0.1
 # on PORT (default 55432, not PostgreSQL's 5432) and a socket in DIR; trust authentication,
 # fsync on (the durability of the store is what is tested). Fails loudly when it cannot start.
+# As root, DIR is handed to `postgres`: its parent must be reachable by that user (e.g. a
+# `mktemp -d /tmp/x.XXXXXX`, not a directory inside another 0700 one).
 set -euo pipefail
 
 bin=${FEDLEAF_PG_BIN:-/usr/lib/postgresql/15/bin}
