@@ -47,7 +47,7 @@ class Result {
   pg_result* result_;
 };
 
-void exec_on(pg_conn* conn, const char* sql) { Result(PQexec(conn, sql), sql); }
+void exec_on(pg_conn* conn, const char* sql) { const Result checked(PQexec(conn, sql), sql); }
 
 std::string format_real(double v) {
   char buffer[32];
@@ -146,7 +146,8 @@ PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     const std::string name = "s" + std::to_string(prepared_.size());
-    Result(PQprepare(conn_, name.c_str(), sql, 0, nullptr), std::string("prepare ") + sql);
+    const Result prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr),
+                          std::string("prepare ") + sql);
     it = prepared_.emplace(sql, name).first;
   }
   const auto values = params.pointers();
@@ -345,6 +346,7 @@ std::vector<PopulationRecord> PostgresStore::list_populations() {
   static const std::string sql = select_from(kPopulationColumns, "populations ORDER BY id");
   Rows rows = run(sql.c_str(), Params());
   std::vector<PopulationRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) out.push_back(read_population(rows, i));
   return out;
 }
@@ -379,6 +381,7 @@ std::vector<RoundRecord> PostgresStore::list_rounds(const std::string& populatio
       select_from(kRoundColumns, "rounds WHERE population_id = $1 ORDER BY number");
   Rows rows = run(sql.c_str(), Params().text(population_id));
   std::vector<RoundRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) out.push_back(read_round(rows, i));
   return out;
 }
@@ -574,6 +577,7 @@ std::vector<LeaseRecord> PostgresStore::list_leases(std::int64_t task_id) {
       run("SELECT id, task_id, token_hash, expires_at FROM leases WHERE task_id = $1 ORDER BY id",
           Params().integer(task_id));
   std::vector<LeaseRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
     out.push_back({rows.int64(i, 0), rows.int64(i, 1), rows.text(i, 2), rows.real(i, 3)});
   }
@@ -589,6 +593,7 @@ std::vector<ResultRecord> PostgresStore::list_results(const std::string& populat
           "seq > $3 ORDER BY seq",
           Params().text(population_id).integer(round).integer(after_seq));
   std::vector<ResultRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
     out.push_back({population_id, round, rows.int64(i, 0), rows.int64(i, 1), rows.blob(i, 2)});
   }
