@@ -1,5 +1,6 @@
 // ESLint for every JS file of the repository (scripts/test.sh runs it from the root:
-// `js_bindings/node_modules/.bin/eslint -c js_bindings/eslint.config.js .`). Correctness rules
+// `node_modules/.bin/eslint -c js_bindings/eslint.config.js .`, eslint from the repository's tools
+// manifest, package.json at the root). Correctness rules
 // only; layout is left to the authors.
 import js from '@eslint/js';
 import globals from 'globals';

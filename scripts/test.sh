@@ -4,7 +4,8 @@
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
 #   4. every fuzz target (scripts/fuzz.sh) for FEDLEAF_FUZZ_SECONDS (default 20) each, ASan+UBSan
-#   5. clang-format of every tracked C++ file, clang-tidy of src/, ESLint of every JS file
+#   5. clang-format of every tracked C++ file, clang-tidy of src/, ESLint of every JS file, tsc over
+#      the package's types (tests/types)
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -58,11 +59,19 @@ if ((${#cxx_files[@]})); then
 fi
 
 # Lint: every JS file (js_bindings/eslint.config.js).
-if js_bindings/node_modules/.bin/eslint -c js_bindings/eslint.config.js . >"$log_dir/eslint.log" 2>&1; then
+if node_modules/.bin/eslint -c js_bindings/eslint.config.js . >"$log_dir/eslint.log" 2>&1; then
   record "eslint" 1 0
 else
   head -40 "$log_dir/eslint.log"
   record "eslint" 0 1
+fi
+
+# Types: js_bindings/index.d.ts checked against a use of every export (tests/types/usage.ts).
+if node_modules/.bin/tsc -p tests/types >"$log_dir/tsc.log" 2>&1; then
+  record "tsc (package types)" 1 0
+else
+  head -40 "$log_dir/tsc.log"
+  record "tsc (package types)" 0 1
 fi
 
 # Lint: every C++ source under src/ with clang-tidy (.clang-tidy; bug finders and performance).

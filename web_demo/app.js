@@ -6,12 +6,14 @@
 // window.fedleafDemo exposes a read-only snapshot of the page's state (for tests and curious
 // visitors): {joined, status, evaluated, uploads, uploadedBytes, ...}.
 
+import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
 import { formatBytes, formatCount, formatPercent } from './format.js';
 import { accuracyChart, lossChart } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const STATUS_POLL_MS = 1000;
+const client = new ProtocolClient();  // the task repository that serves this page
 const LOG_LINES = 6;
 
 const state = {
@@ -270,23 +272,21 @@ function renderCharts() {
 
 async function pollStatus() {
   try {
-    const response = await fetch(`v1/populations/${encodeURIComponent(state.population)}`);
-    if (!response.ok) {
-      const body = await response.json().catch(() => null);
-      $('round-detail').textContent = body?.error?.message ?? `HTTP ${response.status}`;
+    const status = await client.status(state.population);
+    state.status = status;
+    renderStatus(status);
+    renderCharts();
+    worker.postMessage({ type: 'status', status });
+    if (status.state === 'finished' && !state.joined) return;  // nothing will change any more
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) {
+      $('round-detail').textContent = `The server is not reachable: ${error.message}`;
+    } else {
+      $('round-detail').textContent = error.message;
       $('round-label').textContent = 'Population not available';
       // No such population (or a malformed id): asking again will not help until the form changes.
-      if (response.status >= 400 && response.status < 500 && response.status !== 429) return;
-    } else {
-      const status = await response.json();
-      state.status = status;
-      renderStatus(status);
-      renderCharts();
-      worker.postMessage({ type: 'status', status });
-      if (status.state === 'finished' && !state.joined) return;  // nothing will change any more
+      if (error.status >= 400 && error.status < 500 && error.status !== 429) return;
     }
-  } catch (error) {
-    $('round-detail').textContent = `The server is not reachable: ${error.message}`;
   }
   pollTimer = setTimeout(pollStatus, STATUS_POLL_MS);
 }

@@ -3,11 +3,13 @@
 // (GET /metrics), refreshed every 2 s. The admin token lives in a variable of this module only:
 // never in storage, the URL or a cookie.
 
-import { apiJson, formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
+import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
+import { formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
 import { COLORS, roundsChart } from './charts.js';
 
 const $ = (id) => document.getElementById(id);
 const REFRESH_MS = 2000;
+const client = new ProtocolClient();  // the task repository that serves this page
 
 let adminToken = '';
 let selected = null;
@@ -179,14 +181,18 @@ function renderMetrics(series) {
 async function refresh() {
   clearTimeout(timer);
   try {
-    const { populations } = await apiJson('v1/populations', { token: adminToken });
+    const { populations } = await client.listPopulations({ token: adminToken });
     setServerState(`Connected · ${populations.length} population${populations.length === 1 ? '' : 's'}`, 'good');
     selected ??= populations.find((p) => p.state === 'running')?.id ?? populations[0]?.id ?? null;
     renderPopulations(populations);
     if (selected) {
-      renderDetail(await apiJson(`v1/populations/${encodeURIComponent(selected)}`));
-      const metrics = await fetch('metrics');
-      if (metrics.ok) renderMetrics(parseMetrics(await metrics.text()));
+      renderDetail(await client.status(selected));
+      // A server without /metrics still has a dashboard; an unreachable one does not.
+      const metrics = await client.metrics().catch((error) => {
+        if (error instanceof ProtocolError) return null;
+        throw error;
+      });
+      if (metrics !== null) renderMetrics(parseMetrics(metrics));
     }
     $('login-note').textContent = '';
   } catch (error) {

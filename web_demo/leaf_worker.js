@@ -17,7 +17,7 @@
 //
 // The leaf takes one task per round (see runLoop).
 
-import { createExecutor, runLeaf, TextLeafData } from './fedleaf/src/index.js';
+import { createExecutor, runLeaf, ProtocolClient, TextLeafData } from './fedleaf/src/index.js';
 
 const EVAL_URL = 'data/spamassassin/eval.json';
 
@@ -120,10 +120,13 @@ function postPlanStats(modelBytes) {
 
 async function modelOf(round) {
   const { server, population: id } = population;
-  const url = new URL(`v1/populations/${encodeURIComponent(id)}/rounds/${round}/model`, server);
-  const response = await fetch(url);  // immutable: the browser's HTTP cache serves repeats
-  if (!response.ok) throw new Error(`model of round ${round}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+  const client = new ProtocolClient({ server });
+  // Public and immutable: no token, and the browser's HTTP cache serves repeats.
+  try {
+    return (await client.downloadModel(client.modelUrl(id, round), { token: false })).bytes;
+  } catch (error) {
+    throw new Error(`model of round ${round}: ${error.status ? `HTTP ${error.status}: ` : ''}${errorText(error)}`);
+  }
 }
 
 // Evaluates, in order, every published model not evaluated yet: rounds 0 .. status.round (the

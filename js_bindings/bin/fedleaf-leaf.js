@@ -25,7 +25,13 @@ if (!shardMatch || Number(shardMatch[1]) >= Number(shardMatch[2])) fail(`--shard
 const [index, count] = [Number(shardMatch[1]), Number(shardMatch[2])];
 
 const executor = await createExecutor({ simd });
-const records = await loadSpamAssassin();
+let records;
+try {
+  records = await loadSpamAssassin();
+} catch (error) {
+  console.error(`fedleaf-leaf: ${error.message}`);
+  process.exit(1);
+}
 const data = new TextLeafData(executor,
   spamAssassinClientData(records, index, count, { nonIid: args['non-iid'] }));
 console.log(`fedleaf-leaf: shard ${index}/${count}${args['non-iid'] ? ' (non-IID)' : ''}: ` +

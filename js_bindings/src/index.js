@@ -20,6 +20,8 @@ export { runLeaf, LeafStoppedError } from './run_leaf.js';
 export { Dataset } from './training.js';
 export { TextLeafData } from './text_leaf_data.js';
 export { formatBytes } from './format_bytes.js';
+export { ProtocolClient, ProtocolError } from './protocol_client.js';
+export { VERSION, PROTOCOL_VERSION } from './version.js';
 
 function checkMetadata(metadata) {
   if (metadata === undefined) return {};

@@ -7,8 +7,9 @@
 //
 // The leaf is stateless: every task carries its plan and model URL, so any leaf can take any
 // task and a vanished leaf costs only its leases. Leases held at once never exceed prefetch + 1
-// (the task training or uploading, plus the ones claimed ahead). Every request carries
-// Fedleaf-Version; a 426 answer stops the leaf with the server's message.
+// (the task training or uploading, plus the ones claimed ahead). Requests go through a
+// ProtocolClient (protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops
+// the leaf with the server's message.
 //
 // A leaf trains on one dataset, so it takes at most one train task per round: each claim says
 // {"min_round": r} with r one past the latest round of a train task it holds or has had
@@ -26,10 +27,9 @@
 // uploaded {taskId, bytes, status},
 // dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
 
-import { backoffDelayMs, retryAfterMs, sleep } from './backoff.js';
-import {
-  SELECT_IDS_CONTENT_TYPE, encodeSelectRequest, selectedTensors, selectionIds,
-} from './model_select.js';
+import { backoffDelayMs, sleep } from './backoff.js';
+import { selectedTensors, selectionIds } from './model_select.js';
+import { ProtocolClient, ProtocolError } from './protocol_client.js';
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {
@@ -38,22 +38,6 @@ export class LeafStoppedError extends Error {
     this.name = 'LeafStoppedError';
     this.status = status;
   }
-}
-
-function versionHeader(version) {
-  const [major, minor] = String(version).split('.');
-  return `${major}.${minor}`;
-}
-
-async function errorMessage(response) {
-  const text = await response.text().catch(() => '');
-  try {
-    const body = JSON.parse(text);
-    if (body?.error?.message) return body.error.message;
-  } catch {
-    // not JSON: use the text as it is
-  }
-  return text || response.statusText;
 }
 
 class Slots {
@@ -83,7 +67,7 @@ class Slots {
  * @param {string} options.population
  * @param {string} options.token       client token of the population
  * @param {object} options.dataset     what options.executor.runTask takes
- * @param {object} options.executor    {version, runTask(task, modelBytes, dataset, {signal, onProgress}),
+ * @param {object} options.executor    {runTask(task, modelBytes, dataset, {signal, onProgress}),
  *                                      distinctIds?(dataset, task)} (createExecutor() has both)
  * @param {number} [options.prefetch=1]  tasks claimed and downloaded ahead of the one training
  * @param {number} [options.waitS=20]  long poll: seconds the server may hold a claim until a task
@@ -92,7 +76,9 @@ class Slots {
  * @param {AbortSignal} [options.signal]
  * @param {(event: object) => void} [options.onEvent]
  * @param {number} [options.maxTasks]  stop after this many uploads (default: until finished)
- * @param {typeof fetch} [options.fetch]
+ * @param {typeof fetch} [options.fetch]  what the leaf's ProtocolClient fetches with
+ * @param {ProtocolClient} [options.client]  the client to talk through (default: one for
+ *   options.server and options.fetch)
  * @param {{baseMs?: number, maxMs?: number}} [options.backoff]
  * @returns {Promise<{uploaded: number, dropped: number, stopped: 'finished'|'aborted'|'maxTasks'}>}
  */
@@ -111,7 +97,7 @@ export async function runLeaf(options) {
   if (!executor || typeof executor.runTask !== 'function') {
     throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
   }
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const client = options.client ?? new ProtocolClient({ server, fetch: options.fetch });
   const emit = (event) => {
     try {
       options.onEvent?.(event);
@@ -119,10 +105,6 @@ export async function runLeaf(options) {
       // A failing observer must not stop training.
     }
   };
-  const base = new URL(server);
-  const headers = { 'Fedleaf-Version': versionHeader(executor.version) };
-  const apiBase = base.href.endsWith('/') ? base : `${base.href}/`;
-  const claimUrl = new URL(`v1/populations/${encodeURIComponent(population)}/tasks:claim`, apiBase);
   const slots = new Slots(prefetch + 1);
   const modelCache = new Map();
   let claimAttempt = 0;
@@ -141,9 +123,10 @@ export async function runLeaf(options) {
     emit({ type: 'error', error, fatal: true });
   }
 
-  async function checkStopping(response) {
-    if (response.status === 426) {
-      throw new LeafStoppedError(`server refused this leaf's version: ${await errorMessage(response)}`, 426);
+  // Any answer may be a 426: the server does not speak this leaf's version.
+  function checkStopping(error) {
+    if (error instanceof ProtocolError && error.status === 426) {
+      throw new LeafStoppedError(`server refused this leaf's version: ${error.message}`, 426);
     }
   }
 
@@ -152,44 +135,34 @@ export async function runLeaf(options) {
     await slots.acquire(signal);
     let holding = true;
     try {
-      let response;
+      let claim;
       try {
-        response = await doFetch(claimUrl, {
-          method: 'POST',
-          headers: { ...headers, Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
-          body: JSON.stringify(waitS > 0 ? { min_round: minRound(), wait_s: waitS } : { min_round: minRound() }),
-          signal,
-        });
+        claim = await client.claim(population, { minRound: minRound(), waitS, token, signal });
       } catch (error) {
         if (signal?.aborted) throw error;
-        return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: `network: ${error.message}` };
+        if (!(error instanceof ProtocolError)) {
+          return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: `network: ${error.message}` };
+        }
+        checkStopping(error);
+        if (error.status === 410) return { finished: true };
+        if (error.retryable) {
+          const ms = Math.max(error.retryAfterMs ?? 0, backoffDelayMs(claimAttempt++, options.backoff));
+          return { idle: ms, reason: `HTTP ${error.status}: ${error.message}` };
+        }
+        throw new LeafStoppedError(`claim failed with HTTP ${error.status}: ${error.message}`, error.status);
       }
-      await checkStopping(response);
-      if (response.status === 200) {
+      if (claim.kind === 'task') {
         claimAttempt = 0;
-        const task = await response.json();
+        const { task } = claim;
         if ((task.kind ?? 'train') === 'train') heldRounds.set(task.task_id, Number(task.round));
         emit({ type: 'claimed', task });
         const model = await download(task);
         holding = false;
         return { task, model };
       }
-      const waitHint = retryAfterMs(response.headers.get('Retry-After'),
-        response.headers.get('Fedleaf-Retry-After-Ms'));
-      if (response.status === 204) {
-        await response.arrayBuffer().catch(() => {});
-        if (response.headers.get('Fedleaf-Population-State') === 'finished') return { finished: true };
-        claimAttempt = 0;
-        return { idle: waitHint ?? backoffDelayMs(0, options.backoff), reason: 'no task available' };
-      }
-      if (response.status === 410) return { finished: true };
-      if (response.status === 429 || response.status >= 500) {
-        const message = await errorMessage(response);
-        const ms = Math.max(waitHint ?? 0, backoffDelayMs(claimAttempt++, options.backoff));
-        return { idle: ms, reason: `HTTP ${response.status}: ${message}` };
-      }
-      throw new LeafStoppedError(`claim failed with HTTP ${response.status}: ${await errorMessage(response)}`,
-        response.status);
+      if (claim.finished) return { finished: true };
+      claimAttempt = 0;
+      return { idle: claim.retryAfterMs ?? backoffDelayMs(0, options.backoff), reason: 'no task available' };
     } finally {
       if (holding) slots.release();
     }
@@ -215,41 +188,26 @@ export async function runLeaf(options) {
   // The selected rows, or null when the server refuses the selection (the caller then downloads
   // the full model).
   async function downloadSelection(task, entries, t0) {
-    const url = new URL(`v1/populations/${encodeURIComponent(population)}/rounds/${Number(task.round)}/model:select`,
-      apiBase);
-    const body = encodeSelectRequest(entries);
     for (let attempt = 0; ; attempt++) {
-      let response;
+      let bytes;
       try {
-        response = await doFetch(url, {
-          method: 'POST',
-          headers: { ...headers, Authorization: `Bearer ${token}`, 'Content-Type': SELECT_IDS_CONTENT_TYPE },
-          body,
-          signal,
-        });
+        bytes = await client.selectModel(population, task.round, entries, { token, signal });
       } catch (error) {
         if (signal?.aborted) throw error;
+        if (error instanceof ProtocolError) {
+          checkStopping(error);
+          if (error.status === 400 || error.status === 404 || error.status === 405) return null;
+          if (!error.retryable) {
+            throw new LeafStoppedError(`model select failed with HTTP ${error.status}: ${error.message}`,
+              error.status);
+          }
+        }
         await sleep(backoffDelayMs(attempt, options.backoff), signal);
         continue;
       }
-      await checkStopping(response);
-      if (response.ok) {
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
-          ms: performance.now() - t0 });
-        return bytes;
-      }
-      if (response.status === 400 || response.status === 404 || response.status === 405) {
-        await response.arrayBuffer().catch(() => {});
-        return null;
-      }
-      if (response.status === 429 || response.status >= 500) {
-        await response.arrayBuffer().catch(() => {});
-        await sleep(backoffDelayMs(attempt, options.backoff), signal);
-        continue;
-      }
-      throw new LeafStoppedError(`model select failed with HTTP ${response.status}: ${await errorMessage(response)}`,
-        response.status);
+      emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
+        ms: performance.now() - t0 });
+      return bytes;
     }
   }
 
@@ -260,7 +218,7 @@ export async function runLeaf(options) {
       const bytes = await downloadSelection(task, selection, t0);
       if (bytes) return bytes;
     }
-    const url = new URL(task.model_url, base);
+    const url = client.url(task.model_url);
     const cached = modelCache.get(url.href);
     if (cached && task.model_etag && cached.etag === task.model_etag) {
       emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
@@ -268,80 +226,63 @@ export async function runLeaf(options) {
       return cached.bytes;
     }
     for (let attempt = 0; ; attempt++) {
-      const requestHeaders = { ...headers, Authorization: `Bearer ${token}` };
-      if (cached) requestHeaders['If-None-Match'] = cached.etag;
-      let response;
+      let answer;
       try {
-        response = await doFetch(url, { headers: requestHeaders, signal });
+        answer = await client.downloadModel(url, { etag: cached?.etag, token, signal });
       } catch (error) {
         if (signal?.aborted) throw error;
+        if (error instanceof ProtocolError) {
+          checkStopping(error);
+          if (!error.retryable) {
+            throw new LeafStoppedError(`model download failed with HTTP ${error.status}: ${error.message}`,
+              error.status);
+          }
+        }
         await sleep(backoffDelayMs(attempt, options.backoff), signal);
         continue;
       }
-      await checkStopping(response);
-      if (response.status === 304 && cached) {
+      if (answer.kind === 'not_modified') {
         emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
           ms: performance.now() - t0 });
         return cached.bytes;
       }
-      if (response.ok) {
-        const bytes = new Uint8Array(await response.arrayBuffer());
-        const etag = response.headers.get('ETag') ?? task.model_etag;
-        modelCache.clear();  // one model per round: keep only the newest
-        if (etag) modelCache.set(url.href, { etag, bytes });
-        emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: false,
-          ms: performance.now() - t0 });
-        return bytes;
-      }
-      if (response.status === 429 || response.status >= 500) {
-        await response.arrayBuffer().catch(() => {});
-        await sleep(backoffDelayMs(attempt, options.backoff), signal);
-        continue;
-      }
-      throw new LeafStoppedError(`model download failed with HTTP ${response.status}: ${await errorMessage(response)}`,
-        response.status);
+      const { bytes } = answer;
+      const etag = answer.etag ?? task.model_etag;
+      modelCache.clear();  // one model per round: keep only the newest
+      if (etag) modelCache.set(url.href, { etag, bytes });
+      emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: false,
+        ms: performance.now() - t0 });
+      return bytes;
     }
   }
 
   // Uploads until a final answer or the lease expiry. Never throws except on abort/426.
   async function upload(task, bytes) {
-    const url = new URL(task.upload_url, base);
     const expiresAt = Number(task.lease_expires_at) * 1000;
     for (let attempt = 0; ; attempt++) {
-      let response;
+      let answer;
       try {
-        response = await doFetch(url, {
-          method: 'PUT',
-          headers: {
-            ...headers,
-            Authorization: `Bearer ${task.lease_token}`,
-            'Content-Type': 'application/octet-stream',
-          },
-          body: bytes,
-          signal,
-        });
+        answer = await client.upload(task, bytes, { signal });
       } catch (error) {
         if (signal?.aborted) throw error;
-        if (Date.now() > expiresAt) {
-          emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${error.message}` });
-          return false;
+        if (!(error instanceof ProtocolError)) {
+          if (Date.now() > expiresAt) {
+            emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${error.message}` });
+            return false;
+          }
+          await sleep(backoffDelayMs(attempt, options.backoff), signal);
+          continue;
         }
-        await sleep(backoffDelayMs(attempt, options.backoff), signal);
-        continue;
+        checkStopping(error);
+        if (error.retryable && Date.now() < expiresAt) {
+          await sleep(backoffDelayMs(attempt, options.backoff), signal);
+          continue;
+        }
+        emit({ type: 'dropped', taskId: task.task_id, status: error.status, reason: error.message });
+        return false;
       }
-      await checkStopping(response);
-      if (response.status === 200 || response.status === 201) {
-        await response.arrayBuffer().catch(() => {});
-        emit({ type: 'uploaded', taskId: task.task_id, bytes: bytes.length, status: response.status });
-        return true;
-      }
-      if ((response.status === 429 || response.status >= 500) && Date.now() < expiresAt) {
-        await response.arrayBuffer().catch(() => {});
-        await sleep(backoffDelayMs(attempt, options.backoff), signal);
-        continue;
-      }
-      emit({ type: 'dropped', taskId: task.task_id, status: response.status, reason: await errorMessage(response) });
-      return false;
+      emit({ type: 'uploaded', taskId: task.task_id, bytes: bytes.length, status: answer.status });
+      return true;
     }
   }
 

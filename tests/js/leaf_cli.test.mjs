@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { startServer, call, ADMIN_TOKEN } from '../server/server_harness.mjs';
+import { startServer, adminClient } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const run = promisify(execFile);
@@ -16,12 +16,7 @@ const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js
 const PLAN = textPlan({ vocab: 4096, dim: 4, batchSize: 64, bias: false });
 
 async function population(server, clients) {
-  const r = await call(`${server.url}/v1/populations`, {
-    method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ plan: PLAN, seed: 2, rounds: 1, clients_per_round: clients }),
-  });
-  assert.equal(r.status, 201);
-  return r.json;
+  return adminClient(server.url).createPopulation({ plan: PLAN, seed: 2, rounds: 1, clients_per_round: clients });
 }
 
 test('fedleaf-leaf.js trains its shard and stops when the population finishes', async () => {
@@ -45,7 +40,7 @@ test('fedleaf-simulate.js runs N leaves in worker threads until the population f
     const { stdout } = await run('node', [path.join(bin, 'fedleaf-simulate.js'), '--server', server.url,
       '--population', pop.id, `--token=${pop.client_token}`, '--clients', '3']);
     assert.match(stdout, /fedleaf-simulate: 3 leaves stopped: 3 uploads, 0 dropped/);
-    const status = (await call(`${server.url}/v1/populations/${pop.id}`)).json;
+    const status = await adminClient(server.url).status(pop.id);
     assert.equal(status.state, 'finished');
   } finally {
     await server.stop();

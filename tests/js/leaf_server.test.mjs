@@ -4,10 +4,10 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createExecutor, runLeaf, LeafStoppedError, TextLeafData } from '../../js_bindings/src/index.js';
+import { createExecutor, runLeaf, LeafStoppedError, ProtocolClient, TextLeafData } from '../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
-import { startServer, call, ADMIN_TOKEN, tempDir } from '../server/server_harness.mjs';
+import { startServer, adminClient, tempDir } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const PLAN = textPlan({ vocab: 16384, dim: 8, optimizer: { type: 'adam', learning_rate: 0.03 }, batchSize: 16 });
@@ -22,16 +22,11 @@ before(async () => {
 });
 
 async function createPopulation(server, spec) {
-  const r = await call(`${server.url}/v1/populations`, {
-    method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({ plan: PLAN, seed: 1, ...spec }),
-  });
-  assert.equal(r.status, 201, r.bytes.toString());
-  return r.json;
+  return adminClient(server.url).createPopulation({ plan: PLAN, seed: 1, ...spec });
 }
 
 async function status(server, id) {
-  return (await call(`${server.url}/v1/populations/${id}`)).json;
+  return adminClient(server.url).status(id);
 }
 
 function leafData(index, count) {
@@ -175,9 +170,10 @@ test('a leaf of another major version is stopped by a 426 naming both versions',
   const server = await startServer();
   try {
     const pop = await createPopulation(server, { rounds: 1, clients_per_round: 1 });
-    const future = { version: '7.3.0', runTask: () => assert.fail('must not train') };
+    const future = new ProtocolClient({ server: server.url, version: '7.3' });
+    const executor = { runTask: () => assert.fail('must not train') };
     await assert.rejects(
-      runLeaf({ server: server.url, population: pop.id, token: pop.client_token, executor: future, dataset: {} }),
+      runLeaf({ server: server.url, population: pop.id, token: pop.client_token, executor, dataset: {}, client: future }),
       (e) => e instanceof LeafStoppedError && e.status === 426 && /7\.3/.test(e.message) && /0\.1/.test(e.message));
   } finally {
     await server.stop();
@@ -197,9 +193,9 @@ test('4 leaves x 3 rounds finish and the eval loss of the global model decreases
     const evalData = executor.datasetFromTexts(evalRecords.map((r) => r.text), evalRecords.map((r) => r.label), PLAN);
     const losses = [];
     for (let round = 0; round <= 3; round++) {
-      const r = await call(`${server.url}/v1/populations/${pop.id}/rounds/${round}/model`);
-      assert.equal(r.status, 200);
-      losses.push(executor.evaluate(PLAN, new Uint8Array(r.bytes), evalData).loss);
+      const client = adminClient(server.url);
+      const { bytes } = await client.downloadModel(client.modelUrl(pop.id, round));
+      losses.push(executor.evaluate(PLAN, bytes, evalData).loss);
     }
     assert.ok(losses[3] < losses[0], `eval loss ${losses.join(' → ')}`);
     assert.ok(losses[1] < losses[0]);
@@ -216,11 +212,7 @@ test('a leaf downloading by select uploads the same update as with the full mode
     const runOne = async (download) => {
       const plan = structuredClone(PLAN);
       plan.updates['emb/weight'].download = download;
-      const r = await call(`${server.url}/v1/populations`, {
-        method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ plan, seed: 1, rounds: 1, clients_per_round: 1 }),
-      });
-      assert.equal(r.status, 201, r.bytes.toString());
+      const created = await adminClient(server.url).createPopulation({ plan, seed: 1, rounds: 1, clients_per_round: 1 });
       const data = leafData(0, 4);
       const seen = { uploads: [], selects: 0, downloaded: 0 };
       const recording = async (url, init = {}) => {
@@ -229,7 +221,7 @@ test('a leaf downloading by select uploads the same update as with the full mode
         return fetch(url, init);
       };
       await runLeaf({
-        server: server.url, population: r.json.id, token: r.json.client_token, executor, dataset: data,
+        server: server.url, population: created.id, token: created.client_token, executor, dataset: data,
         backoff: fast, maxTasks: 1, fetch: recording,
         onEvent: (e) => { if (e.type === 'downloaded') seen.downloaded += e.bytes; },
       });

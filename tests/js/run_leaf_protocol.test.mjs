@@ -5,11 +5,12 @@ import assert from 'node:assert/strict';
 
 import { runLeaf, LeafStoppedError } from '../../js_bindings/src/run_leaf.js';
 import { backoffDelayMs, retryAfterMs } from '../../js_bindings/src/backoff.js';
+import { PROTOCOL_VERSION } from '../../js_bindings/src/version.js';
 
 const SERVER = 'http://leaf.test';
 
 // A scripted task repository: `tasks` is how many train tasks exist; each claim hands one out.
-function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], version = '0.1',
+function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], version = PROTOCOL_VERSION,
   roundOf = () => 1, plan = {}, selectStatus = 200 } = {}) {
   const state = {
     claimBodies: [], claims: 0, uploads: [], leases: new Set(), maxLeases: 0, requests: [], handedOut: 0, selects: [],
@@ -64,7 +65,6 @@ function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], ver
 
 function fakeExecutor({ trainMs = 0, fail, distinctIds } = {}) {
   return {
-    version: '0.1.0',
     calls: 0,
     ...(distinctIds ? { distinctIds: () => distinctIds } : {}),
     async runTask(task, model, dataset, { onProgress, signal }) {
@@ -96,7 +96,7 @@ test('a leaf completes every task, reuses the model by ETag and stops when the p
   assert.equal(downloads.filter((e) => e.cached).length, 2, 'model fetched once, then from the cache');
   assert.ok(events.some((e) => e.type === 'progress' && e.step === 2));
   assert.equal(events.at(-1).type, 'finished');
-  assert.ok(server.state.requests.every((r) => r.version === '0.1'), 'every request carries Fedleaf-Version');
+  assert.ok(server.state.requests.every((r) => r.version === PROTOCOL_VERSION), 'every request carries Fedleaf-Version');
 });
 
 for (const prefetch of [0, 1, 3]) {

@@ -127,6 +127,8 @@ TEST_CASE("group_commit_waiters_queued_during_a_sync_share_the_next_commit_and_s
   CHECK(text.find("fedleaf_group_commits_total 2") != std::string::npos);
   CHECK(text.find("fedleaf_group_commit_syncs_total 2") != std::string::npos);
   CHECK(text.find("fedleaf_group_commit_answers_total 11") != std::string::npos);
+  CHECK(text.find("fedleaf_phase_seconds_count{phase=\"commit\"} 2") != std::string::npos);
+  CHECK(text.find("fedleaf_phase_seconds_count{phase=\"sync\"} 2") != std::string::npos);
 }
 
 TEST_CASE("group_commit_answers_that_need_only_a_commit_do_not_wait_for_a_sync", "[group_commit]") {

@@ -1,6 +1,10 @@
 // Test harness for the fedleaf-server binary: start/stop it on 127.0.0.1 (random port), talk the
-// v1 protocol, and build/read safetensors the way a leaf does. Used by tests/server/*.test.mjs
-// and the load benchmark's JS tools; not a library for leaves.
+// v1 protocol, and build/read safetensors the way a leaf does. Used by tests/server/*.test.mjs,
+// tests/js/*, tests/package/* and the benchmarks' JS tools; not a library for leaves.
+//
+// Two ways to talk to the server: adminClient(url) is the package's ProtocolClient (what leaves,
+// pages and operators use); call() is raw fetch, for tests of the server's HTTP answers
+// themselves (wrong versions, bad bodies, missing tokens), which no client would send.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,13 +12,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
+import { ProtocolClient } from '../../js_bindings/src/protocol_client.js';
+import { PROTOCOL_VERSION } from '../../js_bindings/src/version.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');
 const buildDir = process.env.FEDLEAF_BUILD_DIR ?? 'build';
 export const SERVER_BIN = path.resolve(REPO_ROOT, buildDir, 'fedleaf-server');
 export const ADMIN_TOKEN = 'integration-admin-token-0123456789';
-export const PROTOCOL = '0.1';
+export const PROTOCOL = PROTOCOL_VERSION;
 
 export function tempDir(prefix = 'fedleaf-server-test-') {
   return mkdtempSync(path.join(tmpdir(), prefix));
@@ -52,7 +58,12 @@ export async function startServer({ dir = tempDir(), args = [], port = 0, db } =
   };
 }
 
-// fetch with the protocol header; `token` goes in Authorization: Bearer.
+/** The package's protocol client for the server at `url`, holding the admin token. */
+export function adminClient(url, options = {}) {
+  return new ProtocolClient({ server: url, token: ADMIN_TOKEN, ...options });
+}
+
+// Raw fetch with the protocol header; `token` goes in Authorization: Bearer.
 export async function call(url, { method = 'GET', token, body, headers = {} } = {}) {
   const h = { 'Fedleaf-Version': PROTOCOL, ...headers };
   if (token) h.Authorization = `Bearer ${token}`;
@@ -171,10 +182,6 @@ export function maxAbsDifference(modelBytes, reference) {
 }
 
 export async function createPopulation(url, spec = {}) {
-  const body = JSON.stringify({ plan: PLAN, initial_model_b64: initialModel().toString('base64'),
-                                rounds: 2, clients_per_round: 3, ...spec });
-  const res = await call(`${url}/v1/populations`, { method: 'POST', token: ADMIN_TOKEN, body,
-                                                    headers: { 'Content-Type': 'application/json' } });
-  if (res.status !== 201) throw new Error(`create population: ${res.status} ${res.bytes}`);
-  return res.json;
+  return adminClient(url).createPopulation({ plan: PLAN, initial_model_b64: initialModel().toString('base64'),
+                                             rounds: 2, clients_per_round: 3, ...spec });
 }

@@ -89,6 +89,30 @@ TEST_CASE("a_parked_claim_is_woken_by_the_upload_that_opens_the_next_round", "[r
   CHECK(h.claim_task(p).round == 1);
 }
 
+TEST_CASE("an_upload_that_closes_a_round_times_its_fold_and_each_step_of_the_close",
+          "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 2, 2));
+  const TaskAssignment a = h.claim_task(p);
+  const TaskAssignment b = h.claim_task(p);
+  h.upload(a, train_result({1}, 1.f, 1.f, 3));
+  const std::string before_close = h.metrics.render(0, 0);
+
+  h.upload(b, train_result({2}, 1.f, 1.f, 3));  // closes round 0
+
+  const std::string text = h.metrics.render(0, 0);
+  const auto count = [&](const std::string& phase) {
+    const std::string key = "fedleaf_phase_seconds_count{phase=\"" + phase + "\"} ";
+    const auto at = text.find(key);
+    return at == std::string::npos ? -1 : std::stoi(text.substr(at + key.size()));
+  };
+  CHECK(before_close.find("phase=\"close_encode\"") == std::string::npos);
+  CHECK(count("fold") == 2);
+  for (const char* phase : {"close_finalize", "close_encode", "close_hash", "close_store"}) {
+    CHECK(count(phase) == 1);
+  }
+}
+
 TEST_CASE("a_claim_that_found_nothing_before_the_round_opened_wakes_when_parked_late",
           "[repository]") {
   Harness h;

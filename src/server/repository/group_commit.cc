@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <exception>
 #include <utility>
 
@@ -41,7 +42,10 @@ void GroupCommit::enqueue(Release release, bool durable) {
 
 bool GroupCommit::run_step(const Step& step, const char* what, std::size_t waiters) {
   try {
+    const auto start = std::chrono::steady_clock::now();
     step();
+    metrics_.observe_phase(
+        what, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     return true;
   } catch (const std::exception& e) {
     if (logger_) {

@@ -17,6 +17,13 @@
 
 namespace fedleaf::server {
 
+// Seconds each step of close_training_round took (a steady clock: durations, not state).
+struct RoundCloseTimings {
+  double finalize_s = 0;  // the next model from the aggregate
+  double encode_s = 0;    // its safetensors
+  double hash_s = 0;      // sha256 of the bytes
+};
+
 struct RoundClose {
   RoundRecord closed;       // status "closed", closed_at, robust_json
   RoundRecord opened;       // the next round; already closed when training ends without eval
@@ -26,6 +33,7 @@ struct RoundClose {
   std::string model_etag;   // sha256 of model_bytes
   std::uint64_t withheld_nonfinite = 0;  // elements kept at their old value (not finite)
   bool training_over = false;            // no training round follows
+  RoundCloseTimings timings;
 };
 
 // Requires an open training round with its aggregator (state.aggregator).

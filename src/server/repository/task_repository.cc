@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -215,6 +216,7 @@ void TaskRepository::reload(PopulationState& st) {
 void TaskRepository::publish_next_model(PopulationState& st, double now) {
   const std::string id = st.record.id;
   std::optional<RoundClose> close;
+  double store_s = 0;  // the close's writes, for fedleaf_phase_seconds
   // A step of the batch like any other: whoever learns of the new round waits for its commit
   // (claims) or its sync (uploads, model and status reads; see Router). The round's row lock
   // (held until the batch commits) makes this server the only one that closes it.
@@ -224,9 +226,11 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
       rebuild_aggregator(store_, st);
     }
     close = close_training_round(st, now);
+    const auto store_start = std::chrono::steady_clock::now();
     store_.close_round(
         {close->closed, close->record, close->opened,
          ModelRecord{id, close->opened.number, close->model_etag, close->model_bytes}});
+    store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
   });
   if (!close) {
     if (st.round.status != RoundStatus::kOpen) reload(st);
@@ -239,13 +243,20 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
         id, st.round.number, close->withheld_nonfinite);
   }
   const RoundRecord& closed = close->closed;
+  const RoundCloseTimings& t = close->timings;
   metrics_.observe_round_duration(now - closed.started_at);
+  metrics_.observe_phase("close_finalize", t.finalize_s);
+  metrics_.observe_phase("close_encode", t.encode_s);
+  metrics_.observe_phase("close_hash", t.hash_s);
+  metrics_.observe_phase("close_store", store_s);
   if (options_.logger) {
     options_.logger->info(
         "event=round_closed population={} round={} reports={} examples={} duration_s={:.3f} "
-        "model_etag={}",
+        "model_etag={} model_bytes={} finalize_ms={:.1f} encode_ms={:.1f} hash_ms={:.1f} "
+        "store_ms={:.1f}",
         id, closed.number, closed.reports, closed.examples, now - closed.started_at,
-        close->model_etag);
+        close->model_etag, close->model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
+        1e3 * t.hash_s, 1e3 * store_s);
   }
   st.record = close->record;
   st.round = close->opened;
@@ -444,7 +455,11 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
                          "' is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
+    const auto fold_start = std::chrono::steady_clock::now();
     st.aggregator->add_result(data, body.size());
+    metrics_.observe_phase(
+        "fold",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
   } catch (const InvalidInput&) {
     reject(id, "invalid_result");
     throw;

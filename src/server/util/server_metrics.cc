@@ -1,8 +1,16 @@
 #include "server/util/server_metrics.h"
 
+#include <iterator>
 #include <sstream>
 
 namespace fedleaf::server {
+namespace {
+
+// Seconds; server steps run from microseconds (a fold) to seconds (a 100 MB model's close).
+constexpr double kPhaseBucketBounds[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05,
+                                         0.1,    0.25,   0.5,   1,     2.5,  5,     10};
+
+}  // namespace
 
 ServerMetrics::ServerMetrics()
     : round_bucket_bounds_{0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600},
@@ -34,6 +42,19 @@ void ServerMetrics::observe_round_duration(double seconds) {
   }
   round_seconds_sum_ += seconds;
   ++rounds_closed_;
+}
+void ServerMetrics::observe_phase(const std::string& phase, double seconds) {
+  std::lock_guard lock(mutex_);
+  Histogram& h = phases_[phase];
+  h.buckets.resize(std::size(kPhaseBucketBounds), 0);
+  for (std::size_t i = 0; i < h.buckets.size(); ++i) {
+    if (seconds <= kPhaseBucketBounds[i]) {
+      ++h.buckets[i];
+      break;
+    }
+  }
+  h.sum += seconds;
+  ++h.count;
 }
 void ServerMetrics::count_group_commit(std::size_t answers, bool synced) {
   std::lock_guard lock(mutex_);
@@ -84,6 +105,20 @@ std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_
   out << "fedleaf_round_duration_seconds_bucket{le=\"+Inf\"} " << rounds_closed_ << "\n"
       << "fedleaf_round_duration_seconds_sum " << round_seconds_sum_ << "\n"
       << "fedleaf_round_duration_seconds_count " << rounds_closed_ << "\n";
+  out << "# HELP fedleaf_phase_seconds Server time per step: fold, close_finalize, close_encode, "
+         "close_hash, close_store, commit, sync.\n"
+         "# TYPE fedleaf_phase_seconds histogram\n";
+  for (const auto& [phase, h] : phases_) {
+    std::uint64_t below = 0;
+    for (std::size_t i = 0; i < h.buckets.size(); ++i) {
+      below += h.buckets[i];
+      out << "fedleaf_phase_seconds_bucket{phase=\"" << phase << "\",le=\"" << kPhaseBucketBounds[i]
+          << "\"} " << below << "\n";
+    }
+    out << "fedleaf_phase_seconds_bucket{phase=\"" << phase << "\",le=\"+Inf\"} " << h.count << "\n"
+        << "fedleaf_phase_seconds_sum{phase=\"" << phase << "\"} " << h.sum << "\n"
+        << "fedleaf_phase_seconds_count{phase=\"" << phase << "\"} " << h.count << "\n";
+  }
   out << "# HELP fedleaf_group_commits_total Commits of batched operations.\n"
          "# TYPE fedleaf_group_commits_total counter\n"
       << "fedleaf_group_commits_total " << group_commits_ << "\n"

@@ -3,6 +3,7 @@
 //
 //   ServerMetrics m;
 //   m.count_claim("task");  m.count_upload(201);  m.observe_round_duration(12.5);
+//   m.observe_phase("close_encode", 0.012);
 //   std::string text = m.render(/*open_leases=*/3, /*waiting_claims=*/0);
 //
 // Thread-safe. Counters start at zero with the process (Prometheus handles resets).
@@ -30,6 +31,13 @@ class ServerMetrics {
   void count_rejection(const std::string& reason);
   // Wall time of a closed round, in seconds.
   void observe_round_duration(double seconds);
+  // Server time of one step of the work behind rounds, in seconds (fedleaf_phase_seconds
+  // histogram, label phase): "fold" (an accepted train upload added to the aggregate), the round
+  // close on the request that closes it — "close_finalize" (the next model from the aggregate),
+  // "close_encode" (its safetensors), "close_hash" (sha256, the ETag), "close_store" (the close's
+  // writes into the open batch) — and "commit" / "sync" (a group commit and the store sync
+  // after it).
+  void observe_phase(const std::string& phase, double seconds);
   // One group commit (and whether a store sync followed it) and the answers it released; the
   // ratio of answers to commits is the mean batch.
   void count_group_commit(std::size_t answers, bool synced);
@@ -50,6 +58,12 @@ class ServerMetrics {
   std::vector<std::uint64_t> round_buckets_;  // cumulative counts are computed when rendering
   double round_seconds_sum_ = 0;
   std::uint64_t rounds_closed_ = 0;
+  struct Histogram {
+    std::vector<std::uint64_t> buckets;  // per bound of kPhaseBucketBounds, not cumulative
+    double sum = 0;
+    std::uint64_t count = 0;
+  };
+  std::map<std::string, Histogram> phases_;
   std::uint64_t group_commits_ = 0;
   std::uint64_t group_commit_syncs_ = 0;
   std::uint64_t group_commit_answers_ = 0;

@@ -1,4 +1,7 @@
 // SHA-256 (FIPS 180-4): content hashes for model ETags, result idempotency and token hashes.
+// OpenSSL's libcrypto computes it (SHA extensions where the CPU has them): a round close hashes
+// the whole published model, 16.8 MB for the demo, on its request path (~0.2 s with a portable
+// C++ loop, ~10 ms here).
 //
 //   std::string hex = sha256_hex("abc");   // "ba7816bf..."
 #pragma once

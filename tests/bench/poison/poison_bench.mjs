@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createExecutor } from '../../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../../js_bindings/src/datasets/spamassassin.js';
 import { simulateLeaves } from '../../../js_bindings/src/node/simulate.js';
-import { startServer, call, ADMIN_TOKEN } from '../../server/server_harness.mjs';
+import { startServer, adminClient } from '../../server/server_harness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const { values: args } = parseArgs({
@@ -51,11 +51,9 @@ async function runJob({ name, plan, attacked }) {
   const server = await startServer();
   const started = Date.now();
   try {
-    const created = (await call(`${server.url}/v1/populations`, {
-      method: 'POST', token: ADMIN_TOKEN, headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ plan, seed: 1, rounds, clients_per_round: leaves, lease_s: 120, round_deadline_s: 600 }),
-    })).json;
-    if (!created?.id) throw new Error(`${name}: population not created`);
+    const client = adminClient(server.url);
+    const created = await client.createPopulation(
+      { plan, seed: 1, rounds, clients_per_round: leaves, lease_s: 120, round_deadline_s: 600 });
     const attacks = attacked ? Object.fromEntries(ATTACKS.map((a, i) => [honest + i, a])) : {};
     const rejected = { count: 0 };
     const run = simulateLeaves({
@@ -64,9 +62,9 @@ async function runJob({ name, plan, attacked }) {
       onEvent: (index, event) => { if (event.type === 'dropped') rejected.count += 1; },
     });
     await run.done;
-    const status = (await call(`${server.url}/v1/populations/${created.id}`)).json;
-    const model = (await call(`${server.url}/v1/populations/${created.id}/rounds/${rounds}/model`)).bytes;
-    const ev = executor.evaluate(plan, new Uint8Array(model), evalData);
+    const status = await client.status(created.id);
+    const { bytes: model } = await client.downloadModel(client.modelUrl(created.id, rounds));
+    const ev = executor.evaluate(plan, model, evalData);
     return { name, attacked, leaves, eval_accuracy: ev.accuracy, eval_loss: ev.loss,
       dropped_uploads: rejected.count, rejections: status.rejections,
       seconds: (Date.now() - started) / 1000 };

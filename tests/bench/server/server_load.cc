@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/safetensors.h"
+#include "core/version.h"
 
 namespace beast = boost::beast;
 namespace http = beast::http;
@@ -43,7 +44,9 @@ struct Options {
   unsigned short port = 8080;
   std::string population;
   std::string token;
-  std::string version = "0.1";
+  // Fedleaf-Version: this build's MAJOR.MINOR (CMake's project version), unless --version says.
+  std::string version =
+      std::to_string(fedleaf::kVersionMajor) + "." + std::to_string(fedleaf::kVersionMinor);
   int concurrency = 50;
   double duration_s = 10;
   // Connections open and traffic flows during the warm-up, but nothing is recorded: a burst of

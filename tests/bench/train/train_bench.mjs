@@ -43,9 +43,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
 const bindings = path.join(root, 'js_bindings');
-// npm packages (TF.js) are installed in js_bindings/node_modules.
-const requireFromBindings = createRequire(path.join(bindings, 'package.json'));
-const importPackage = (name) => import(pathToFileURL(requireFromBindings.resolve(name)).href);
+// npm packages (TF.js) are the repository's tools (package.json at the root, node_modules/).
+const requireFromRoot = createRequire(path.join(root, 'package.json'));
+const importPackage = (name) => import(pathToFileURL(requireFromRoot.resolve(name)).href);
 
 // ---------------------------------------------------------------------------------------------
 // Workloads

@@ -122,28 +122,69 @@ TEST_CASE("training_rejects_a_selection_of_another_shape", "[select]") {
                                        "from [5000, 8]"));
 }
 
-TEST_CASE("a_session_copies_only_the_dense_parameters_and_the_rows_it_trains", "[select]") {
-  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
-  const auto model = initialize_model(plan, 7);
-  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+namespace {
+
+// Every byte range the session reads from `model`, checked inside its data section.
+struct ReadLog {
+  std::vector<std::pair<std::uint64_t, std::size_t>> reads;
+  std::size_t bytes() const {
+    std::size_t n = 0;
+    for (const auto& r : reads) n += r.second;
+    return n;
+  }
+};
+
+std::vector<std::uint8_t> train_logging_reads(const std::string& plan,
+                                              const std::vector<std::uint8_t>& model,
+                                              const Dataset& data, ReadLog& log) {
   std::uint64_t header = 0;
   std::memcpy(&header, model.data(), 8);
   const SafetensorsIndex index = index_safetensors(model.data(), 8 + header, model.size());
-  std::size_t copied = 0;
   const ModelByteReader read = [&](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
     REQUIRE(begin >= 8 + header);
     REQUIRE(begin + size <= model.size());
-    copied += size;
+    log.reads.emplace_back(begin, size);
     std::memcpy(out, model.data() + begin, size);
   };
-
   TrainingSession session(plan, index, read, data);
   while (session.step()) {
   }
+  return session.result("task-1");
+}
 
-  const std::size_t rows = distinct_ids(data.ids(), 5000).size();
-  CHECK(copied == (rows * 8 + 8 * 2 + 2) * 4);  // touched rows, out/weight, out/bias
-  CHECK(session.result("task-1") == execute(plan, model.data(), model.size(), data, {"task-1"}));
+}  // namespace
+
+TEST_CASE("a_session_reads_rows_far_apart_one_by_one_and_copies_nothing_else", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  // Rows 0, 1 (consecutive: one read) and 4999, more than kModelRowBlockBytes after them.
+  REQUIRE(4998 * 8 * 4 > kModelRowBlockBytes);
+  const Dataset data = Dataset::from_csr({0, 2, 3}, {0, 4999, 1}, {}, {0, 1}, 5000);
+  ReadLog log;
+
+  const auto update = train_logging_reads(plan, model, data, log);
+
+  CHECK(log.reads.size() == 2 + 2);               // two row reads, out/weight, out/bias
+  CHECK(log.bytes() == (3 * 8 + 8 * 2 + 2) * 4);  // touched rows, out/weight, out/bias
+  CHECK(update == execute(plan, model.data(), model.size(), data, {"task-1"}));
+}
+
+TEST_CASE("a_session_reads_rows_close_together_in_blocks_of_at_most_the_block_size", "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  ReadLog log;
+
+  const auto update = train_logging_reads(plan, model, data, log);
+
+  const std::size_t table_bytes = 5000 * 8 * 4;
+  const std::size_t dense_bytes = (8 * 2 + 2) * 4;
+  CHECK(log.reads.size() <= table_bytes / kModelRowBlockBytes + 1 + 2);
+  CHECK(log.bytes() <= table_bytes + dense_bytes);
+  for (std::size_t k = 0; k + 2 < log.reads.size(); ++k) {
+    CHECK(log.reads[k].second <= kModelRowBlockBytes);
+  }
+  CHECK(update == execute(plan, model.data(), model.size(), data, {"task-1"}));
 }
 
 TEST_CASE("training_rejects_a_selection_with_a_non_finite_value_or_a_row_outside_the_table",

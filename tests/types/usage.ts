@@ -1,0 +1,163 @@
+// Every export of the fedleaf package, called the way the repository and its README call them:
+// `tsc -p tests/types` (scripts/test.sh) fails when js_bindings/index.d.ts lacks or mistypes one.
+// Checked only, never run.
+import {
+  createExecutor, Dataset, formatBytes, LeafStoppedError, PROTOCOL_VERSION, ProtocolClient, ProtocolError,
+  runLeaf, TextLeafData, VERSION, wasmSimdSupported,
+} from 'fedleaf';
+import type {
+  ClaimOutcome, DecodedTensor, EvaluateResult, Executor, FedleafError, LeafEvent, Plan, PopulationStatus,
+  RoundAggregator, RunLeafSummary, Task, TrainResult,
+} from 'fedleaf';
+
+const plan: Plan = {
+  model: {
+    inputs: { tokens: 'sparse_ids' },
+    layers: [
+      { type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: 4096, dim: 4, combiner: 'mean' },
+      { type: 'dense', name: 'out', units: 2 },
+    ],
+    loss: 'softmax_cross_entropy',
+  },
+  train: { optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 1, batch_size: 4 },
+  updates: {
+    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors', select_padding: { multiple: 64 } },
+    'out/weight': { encoding: 'dense', aggregator: 'weighted_mean', clip: { rms: 1 } },
+  },
+  features: { hash: 'murmur3_32', num_buckets: 4096, ngrams: 1, binary: true },
+};
+
+export async function executorCalls(): Promise<void> {
+  const simd: boolean = wasmSimdSupported();
+  const executor: Executor = await createExecutor({ simd: simd ? 'auto' : false, distUrl: new URL('https://cdn.example/fedleaf/') });
+  const version: string = executor.version;
+  const memory: number = executor.wasmMemoryBytes;
+  console.log(version === VERSION, PROTOCOL_VERSION, formatBytes(memory), executor.simd);
+
+  const bytes: Uint8Array = executor.encodeSafetensors({
+    w: { dtype: 'F32', shape: [2], data: new Float32Array([1, 2]) },
+    e: { encoding: 'row_sparse', indices: new BigInt64Array([0n, 3n]), values: [0.5, 0.25], dtype: 'F32', dense_shape: [4, 1] },
+  }, { task_id: '7' });
+  const decoded: { tensors: Record<string, DecodedTensor>; metadata: Record<string, string> } =
+    executor.decodeSafetensors(bytes);
+  const fromNetwork: ArrayBuffer = await (await fetch('model.safetensors')).arrayBuffer();
+  console.log(decoded.metadata.task_id, Object.keys(executor.decodeSafetensors(fromNetwork).tensors));
+  const coalesced = executor.coalesce({ encoding: 'coo', indices: [1, 1], values: [1, 2], dtype: 'F32', dense_shape: [3] });
+  console.log(coalesced.indices.length);
+
+  const texts = ['win a prize', 'meeting at noon'];
+  const labels = [1, 0];
+  const dataset: Dataset = executor.datasetFromTexts(texts, labels, plan);
+  const fromFeatures: Dataset = executor.datasetFromTexts(texts, Int32Array.from(labels), { features: plan.features });
+  const svm: Dataset = executor.datasetFromSvmlight('1 3:1 7:0.5\n0 2:1\n', { indexBase: 1, numFeatures: 16 });
+  const dense: Dataset = executor.datasetFromDense([0.1, 0.2, 0.3, 0.4], 2, [0, 1]);
+  const csr: Dataset = executor.datasetFromCsr({ offsets: [0, 2, 3], ids: [1, 5, 2], labels: [1, 0], numFeatures: 8 });
+  const ids: Uint32Array = dataset.distinctIds();
+  const part: Dataset = dataset.subset([0]);
+  console.log(dataset.size, dataset.numFeatures, dataset.numNonzeros, dataset.numDistinctIds, dataset.isSparse,
+    dataset.labels[0], ids.length, part.size, svm.size, dense.size, csr.size, fromFeatures.size);
+
+  executor.validatePlan(JSON.stringify(plan));
+  const model: Uint8Array = executor.initializeModel(plan, 1);
+  const result: Uint8Array = executor.execute(plan, model, dataset, { taskId: '1' });
+  const controller = new AbortController();
+  const trained: TrainResult = await executor.train(plan, model, dataset, {
+    taskId: '2', signal: controller.signal, sliceMs: 10,
+    onProgress: (step, loss, total) => console.log(step, loss, total),
+  });
+  console.log(result.length, trained.bytes.length, trained.loss, trained.accuracy, trained.steps, trained.setupMs,
+    trained.numExamples);
+  const evaluated: EvaluateResult = executor.evaluate(plan, model, dataset);
+  console.log(evaluated.accuracy, evaluated.loss, evaluated.numExamples, evaluated.auc ?? 'no auc');
+  const probabilities: Float32Array = executor.predict(plan, model, dataset);
+  console.log(probabilities[1]);
+
+  const data = new TextLeafData(executor, { train: { texts, labels }, eval: { texts, labels } });
+  console.log(data.numTrainExamples, data.touchedRows(plan), executor.distinctIds(data, { kind: 'train', plan }).length,
+    executor.distinctIds(dataset).length, data.datasetFor({ kind: 'evaluate', plan }).size);
+  const taskResult = await executor.runTask({ kind: 'train', plan, task_id: 3 }, model, data,
+    { signal: controller.signal, onProgress: (step, loss) => console.log(step, loss) });
+  console.log(taskResult.bytes.length, taskResult.numExamples, taskResult.loss);
+
+  const aggregator: RoundAggregator = executor.createRoundAggregator(plan, model);
+  aggregator.addResult(trained.bytes);
+  const other: RoundAggregator = executor.restoreRoundAggregator(plan, model, aggregator.checkpoint());
+  other.merge(aggregator);
+  const next: Uint8Array = other.nextModel();
+  console.log(other.numReports(), other.totalWeight(), next.length);
+  for (const owned of [aggregator, other, dataset, fromFeatures, svm, dense, csr, part, data]) owned.delete();
+}
+
+export async function coreErrors(executor: Executor): Promise<string | undefined> {
+  try {
+    executor.validatePlan('{}');
+  } catch (error) {
+    return (error as FedleafError).code;
+  }
+  return undefined;
+}
+
+export async function leafLoop(executor: Executor, clientToken: string): Promise<RunLeafSummary> {
+  const data = new TextLeafData(executor, { train: { texts: ['a', 'b'], labels: [0, 1] } });
+  const controller = new AbortController();
+  const onEvent = (event: LeafEvent): void => {
+    switch (event.type) {
+      case 'claimed': console.log(event.task.round, event.task.plan.model.layers.length); break;
+      case 'downloaded': console.log(event.bytes, event.cached, event.select, event.ms); break;
+      case 'trained': console.log(event.numExamples, event.loss, event.setupMs); break;
+      case 'uploaded': console.log(formatBytes(event.bytes), event.status); break;
+      case 'dropped': console.log(event.status, event.reason); break;
+      case 'idle': console.log(event.ms, event.reason); break;
+      case 'error': console.log(event.fatal, event.error); break;
+      default: break;
+    }
+  };
+  try {
+    return await runLeaf({
+      server: 'http://127.0.0.1:8080', population: 'spam', token: clientToken, executor, dataset: data,
+      prefetch: 1, waitS: 20, signal: controller.signal, maxTasks: 3, onEvent, backoff: { baseMs: 20, maxMs: 200 },
+      client: new ProtocolClient({ server: 'http://127.0.0.1:8080', version: PROTOCOL_VERSION }),
+    });
+  } catch (error) {
+    if (error instanceof LeafStoppedError) console.log(error.status, error.message);
+    throw error;
+  } finally {
+    data.delete();
+  }
+}
+
+export async function customExecutorLeaf(): Promise<RunLeafSummary> {
+  // runLeaf takes any executor with runTask: here one that trains on a number.
+  return runLeaf<number>({
+    server: new URL('http://127.0.0.1:8080'), population: 'p', token: 't', dataset: 42, fetch,
+    executor: {
+      runTask: async (task: Task, modelBytes: Uint8Array, dataset: number) =>
+        ({ bytes: modelBytes, numExamples: dataset, loss: Number(task.round) }),
+    },
+  });
+}
+
+export async function operator(adminToken: string): Promise<PopulationStatus> {
+  const admin = new ProtocolClient({ server: 'http://127.0.0.1:8080', token: adminToken, fetch });
+  const created = await admin.createPopulation({ plan, seed: 1, rounds: 2, clients_per_round: 3, lease_s: 60 });
+  const { populations } = await admin.listPopulations();
+  console.log(populations.map((p) => `${p.id} ${p.state} ${p.round}/${p.rounds}`), await admin.metrics());
+  const leaf = new ProtocolClient({ server: admin.server, token: created.client_token });
+  const claim: ClaimOutcome = await leaf.claim(created.id, { minRound: 0, waitS: 20 });
+  if (claim.kind === 'task') {
+    const { task } = claim;
+    const model = await leaf.downloadModel(task.model_url, { etag: task.model_etag });
+    if (model.kind === 'model') console.log(model.bytes.length, model.etag);
+    const rows = await leaf.selectModel(created.id, task.round, [{ name: 'emb/weight', ids: Uint32Array.from([1, 5]) }]);
+    const answer = await leaf.upload(task, rows);
+    console.log(answer.status, answer.result?.status);
+  } else if (!claim.finished) {
+    console.log(claim.retryAfterMs ?? 'no hint');
+  }
+  try {
+    await leaf.downloadModel(leaf.modelUrl(created.id, 0), { token: false });
+  } catch (error) {
+    if (error instanceof ProtocolError) console.log(error.status, error.code, error.retryable, error.retryAfterMs, error.url);
+  }
+  return admin.status(created.id);
+}
