@@ -99,7 +99,7 @@ test('three servers behind haproxy count every accepted upload once through a ki
         try {
           const res = await fn();
           if (res.status < 500) return res;
-          serverErrors.push(res.status);  // its instance died under it: the leaf retries
+          serverErrors.push(`${res.status} ${res.bytes}`);  // its instance died: the leaf retries
         } catch { /* connection lost: retry */ }
         await sleep(20);
       }
@@ -157,7 +157,8 @@ test('three servers behind haproxy count every accepted upload once through a ki
 
     const status = (await call(`${lb.url}/v1/populations/scale`)).json;
     t.diagnostic(`accepted ${accepted[0].size} + ${accepted[1].size}, ` +
-                 `${serverErrors.length} 5xx answers seen while an instance died`);
+                 `${serverErrors.length} 5xx answers seen while an instance died: ` +
+                 `${[...new Set(serverErrors)].slice(0, 3).join('; ')}`);
     assert.equal(status.state, 'finished', JSON.stringify(status).slice(0, 600));
     for (const round of [0, 1]) {
       assert.equal(status.history[round].reports, accepted[round].size, `round ${round} reports`);
@@ -165,6 +166,7 @@ test('three servers behind haproxy count every accepted upload once through a ki
     }
     // Round 1 trains from round 1's model: check round 0's aggregate against the reference.
     const model = await call(`${lb.url}/v1/populations/scale/rounds/1/model`);
+    assert.equal(model.status, 200, `model of round 1: ${model.bytes}`);
     const difference = maxAbsDifference(model.bytes, referenceNextModel([...accepted[0].values()]));
     assert.ok(difference < 1e-5, `aggregate differs from the reference by ${difference}`);
     for (const s of [servers[0], servers[2]]) {

@@ -34,9 +34,26 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& 
       batch_(store, [this] { populations_.clear(); }) {
   for (const PopulationRecord& record : store_.list_populations()) {
     try {
-      populations_.emplace(record.id, load_population_state(store_, record));
+      populations_.emplace(record.id, load_state(record));
     } catch (const std::exception& e) {
       quarantine(record.id, e.what());
+    }
+  }
+}
+
+std::unique_ptr<PopulationState> TaskRepository::load_state(PopulationRecord record) {
+  // On a shared store the reads of a load see other servers' commits between statements (an
+  // upload accepted, or the round closed and its results dropped, between reading the round and
+  // its results): such a load does not add up and is read again. What still fails is the store's.
+  constexpr int kSharedAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return load_population_state(store_, record);
+    } catch (const std::exception&) {
+      if (!store_.shared() || attempt == kSharedAttempts) throw;
+      std::optional<PopulationRecord> again = store_.find_population(record.id);
+      if (!again) throw;
+      record = std::move(*again);
     }
   }
 }
@@ -91,7 +108,7 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
   std::unique_ptr<PopulationState> loaded;
   try {
-    loaded = load_population_state(store_, *record);
+    loaded = load_state(*record);
   } catch (const std::exception& e) {
     quarantine(population_id, e.what());
     throw Unavailable("population '" + population_id +
@@ -111,7 +128,7 @@ void TaskRepository::refresh(PopulationState& st) {
   }
   // Another server closed the round: its model and aggregate replace ours, and the claims
   // parked here learn of the new round (the tick re-checks every --tick-interval-s).
-  st = std::move(*load_population_state(store_, *record));
+  st = std::move(*load_state(*record));
   waiters_.notify(st.record.id);
 }
 
@@ -210,7 +227,7 @@ bool TaskRepository::lock_round_to_close(PopulationState& st, double now) {
 void TaskRepository::reload(PopulationState& st) {
   std::optional<PopulationRecord> record = store_.find_population(st.record.id);
   if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
-  st = std::move(*load_population_state(store_, *record));
+  st = std::move(*load_state(*record));
 }
 
 void TaskRepository::publish_next_model(PopulationState& st, double now) {
