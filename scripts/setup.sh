@@ -10,6 +10,7 @@ apt_packages=(
   emscripten binaryen
   xtensor-dev xtl-dev nlohmann-json3-dev catch2
   libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev libssl-dev
+  libpq-dev postgresql haproxy
   chromium firefox-esr
 )
 

@@ -86,6 +86,18 @@ if ((${#tidy_files[@]})) && [[ -f build/compile_commands.json ]]; then
   fi
 fi
 
+# PostgreSQL for the store suite (and the server tests that use it): a throwaway cluster,
+# stopped on exit. It must start: the suite never skips PostgreSQL silently.
+pg_dir=$(mktemp -d /tmp/fedleaf-pg.XXXXXX)
+if FEDLEAF_TEST_PG_URL=$(bash scripts/pg_cluster.sh start "$pg_dir" "${FEDLEAF_TEST_PG_PORT:-55432}"); then
+  export FEDLEAF_TEST_PG_URL
+  trap 'bash scripts/pg_cluster.sh stop "$pg_dir"; rm -rf "$pg_dir"' EXIT
+  record "postgresql cluster" 1 0
+else
+  echo "PostgreSQL did not start (scripts/pg_cluster.sh): the store suite cannot run on it"
+  record "postgresql cluster" 0 1
+fi
+
 run_ctest "ctest-native" build
 run_ctest "ctest-wasm" build-wasm
 

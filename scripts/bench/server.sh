@@ -6,12 +6,32 @@
 # {"cycles_per_s": at C = 500, "p99_ms": {C: p99}, "cycles_per_s_vs_target_3000": ...},
 # "think_time_variant": {a labelled extra run with think time, see below}}.
 # Server binary and load generator come from FEDLEAF_BUILD_DIR (default build).
+#
+# scripts/bench.sh server --store postgres --servers N: the same closed loop at C = 500 (or
+# FEDLEAF_BENCH_CONCURRENCY) against SQLite (one server), PostgreSQL with one server and, for
+# N > 1, N servers on one PostgreSQL behind haproxy — a throwaway cluster (scripts/pg_cluster.sh,
+# port FEDLEAF_BENCH_PG_PORT, default 55433); ratios gain postgres1_vs_sqlite.cycles_per_s and
+# postgres{N}_vs_postgres1.cycles_per_s. Server CPU is summed over the instances; PostgreSQL's
+# own CPU is reported as postgres_cpu_s.
 set -euo pipefail
+store=sqlite
+servers=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --store) store="$2"; shift 2 ;;
+    --servers) servers="$2"; shift 2 ;;
+    *) echo "bench server: unknown argument $1 (--store sqlite|postgres, --servers N)" >&2; exit 2 ;;
+  esac
+done
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$root/${FEDLEAF_BUILD_DIR:-build}"
 seconds="${FEDLEAF_BENCH_SECONDS:-10}"
 max_cycles="${FEDLEAF_BENCH_MAX_CYCLES:-200000}"
-concurrencies="${FEDLEAF_BENCH_CONCURRENCY:-50 500 2000}"
+if [ "$store" = postgres ]; then
+  concurrencies="${FEDLEAF_BENCH_CONCURRENCY:-500}"
+else
+  concurrencies="${FEDLEAF_BENCH_CONCURRENCY:-50 500 2000}"
+fi
 out="$root/build/bench/server.json"
 mkdir -p "$root/build/bench"
 
@@ -19,7 +39,23 @@ cmake --build "$build" -j2 --target fedleaf-server server_load >/dev/null
 server="$build/fedleaf-server"
 load="$build/tests/bench/server/server_load"
 work="$(mktemp -d)"
-trap 'kill "${pid:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+pids=()
+pg_dir=""
+cleanup() {
+  for p in "${pids[@]}" ${lb_pid:-}; do kill "$p" 2>/dev/null || true; done
+  if [ -n "$pg_dir" ]; then
+    bash "$root/scripts/pg_cluster.sh" stop "$pg_dir" || true
+    rm -rf "$pg_dir"
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+pg_url=""
+if [ "$store" = postgres ]; then
+  pg_dir="$(mktemp -d /tmp/fedleaf-bench-pg.XXXXXX)"  # not under $work: postgres must reach it
+  pg_url="$(bash "$root/scripts/pg_cluster.sh" start "$pg_dir" "${FEDLEAF_BENCH_PG_PORT:-55433}")"
+fi
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 admin="bench-admin-token-0123456789"
 echo "$admin" > "$work/admin.token"
 version="$("$server" --version | sed -E 's/^([0-9]+\.[0-9]+).*/\1/')"
@@ -36,17 +72,47 @@ plan='{"model": {"inputs": {"tokens": "sparse_ids"},
 # generator's JSON with the server's peak RSS, CPU, rounds closed and the load average before
 # the run. (Not called in $(...): the EXIT trap must see the server's pid.)
 run() {
-  local c="$1" think_ms="$2"
-  # server.out too: a stale "listening" line from the previous run would race the new server.
-  rm -f "$work"/tasks.db* "$work/server.out" "$work/server.err"
+  local c="$1" think_ms="$2" db="${3:-sqlite}" n="${4:-1}"
+  # server*.out too: a stale "listening" line from the previous run would race the new server.
+  rm -f "$work"/tasks.db* "$work"/server*.out "$work"/server*.err
+  local db_arg="$work/tasks.db"
+  if [ "$db" = postgres ]; then
+    local pg_bin=/usr/lib/postgresql/15/bin pg_port="${pg_url##*:}"
+    pg_port="${pg_port%%/*}"
+    "$pg_bin/dropdb" -h 127.0.0.1 -p "$pg_port" -U fedleaf --if-exists bench
+    "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U fedleaf bench
+    db_arg="${pg_url%/*}/bench"
+  fi
   local load_before
   load_before="$(cut -d' ' -f1 /proc/loadavg)"
-  "$server" --db "$work/tasks.db" --port 0 --admin-token-file "$work/admin.token" \
-    --log-level warn --threads 2 > "$work/server.out" 2> "$work/server.err" &
-  pid=$!
-  for _ in $(seq 100); do grep -q listening "$work/server.out" && break; sleep 0.05; done
-  local port token result rss_kb cpu_ticks rounds
-  port="$(grep -oE '[0-9]+$' "$work/server.out")"
+  pids=()
+  local ports=() i
+  for i in $(seq "$n"); do
+    "$server" --db "$db_arg" --port 0 --admin-token-file "$work/admin.token" \
+      --log-level warn --threads 2 > "$work/server$i.out" 2> "$work/server$i.err" &
+    pids+=($!)
+    for _ in $(seq 100); do grep -q listening "$work/server$i.out" 2>/dev/null && break; sleep 0.05; done
+    ports+=("$(grep -oE '[0-9]+$' "$work/server$i.out")")
+  done
+  local port="${ports[0]}"
+  lb_pid=""
+  if [ "$n" -gt 1 ]; then
+    port="$(free_port)"
+    {
+      printf 'global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 1s\n'
+      printf '  timeout client 60s\n  timeout server 60s\n  retries 3\n  option redispatch\n'
+      printf 'frontend leaves\n  bind 127.0.0.1:%s\n  default_backend servers\n' "$port"
+      printf 'backend servers\n  balance roundrobin\n'
+      for i in "${!ports[@]}"; do printf '  server s%s 127.0.0.1:%s\n' "$i" "${ports[$i]}"; done
+    } > "$work/haproxy.cfg"
+    haproxy -f "$work/haproxy.cfg" -db > "$work/haproxy.log" 2>&1 &
+    lb_pid=$!
+    for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.05; done
+    curl -sf "http://127.0.0.1:$port/healthz" > /dev/null ||
+      { echo "haproxy did not start:" >&2; cat "$work/haproxy.log" >&2; exit 1; }
+  fi
+  local token result rss_kb cpu_ticks=0 rounds pg_ticks_before=0 pg_ticks=0
+  if [ "$db" = postgres ]; then pg_ticks_before="$(postgres_ticks)"; fi
   token="$(curl -sf -X POST "http://127.0.0.1:$port/v1/populations" \
     -H "Authorization: Bearer $admin" -H "Fedleaf-Version: $version" \
     -d "{\"id\": \"bench\", \"seed\": 1, \"rounds\": 1000000, \"clients_per_round\": 2000,
@@ -55,60 +121,105 @@ run() {
   result="$("$load" --port "$port" --population bench --token "$token" --version "$version" \
     --concurrency "$c" --duration-s "$seconds" --max-cycles "$max_cycles" --vocab 20000 --dim 8 \
     --think-ms "$think_ms")"
-  rss_kb="$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")"
-  # Server CPU (user + system clock ticks): per cycle it does not depend on what else runs on
-  # this shared machine, unlike cycles/s.
-  cpu_ticks="$(awk '{print $14 + $15}' "/proc/$pid/stat")"
+  rss_kb=0
+  for p in "${pids[@]}"; do
+    local r
+    r="$(awk '/VmHWM/ {print $2}' "/proc/$p/status")"
+    if [ "$r" -gt "$rss_kb" ]; then rss_kb="$r"; fi
+    # Server CPU (user + system clock ticks): per cycle it does not depend on what else runs on
+    # this shared machine, unlike cycles/s.
+    cpu_ticks=$((cpu_ticks + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+  done
+  if [ "$db" = postgres ]; then pg_ticks=$(($(postgres_ticks) - pg_ticks_before)); fi
   rounds="$(curl -sf "http://127.0.0.1:$port/v1/populations/bench" |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["round"])')"
-  kill -TERM "$pid"
-  wait "$pid"
+  if [ -n "$lb_pid" ]; then kill -TERM "$lb_pid"; wait "$lb_pid" || true; fi
+  for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p"; done
+  pids=()
   run_result="$(python3 -c 'import json, os, sys; r = json.loads(sys.argv[1]);
 r["server_peak_rss_mb"] = int(sys.argv[2]) / 1024; r["rounds_closed"] = int(sys.argv[3]);
 r["server_cpu_s"] = int(sys.argv[4]) / os.sysconf("SC_CLK_TCK");
-r["load_average_1m"] = float(sys.argv[5]);
-print(json.dumps(r))' "$result" "$rss_kb" "$rounds" "$cpu_ticks" "$load_before")"
+r["load_average_1m"] = float(sys.argv[5]); r["store"] = sys.argv[6]; r["servers"] = int(sys.argv[7]);
+r["postgres_cpu_s"] = int(sys.argv[8]) / os.sysconf("SC_CLK_TCK");
+print(json.dumps(r))' "$result" "$rss_kb" "$rounds" "$cpu_ticks" "$load_before" "$db" "$n" "$pg_ticks")"
 }
-
+# CPU clock ticks of every PostgreSQL process of the bench cluster (its postmaster's children).
+postgres_ticks() {
+  local master total=0 p
+  master="$(head -1 "$pg_dir/data/postmaster.pid")"
+  for p in $master $(pgrep -P "$master"); do
+    total=$((total + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+  done
+  echo "$total"
+}
 # The issue's benchmark: closed loop, no think time.
 results=()
 for c in $concurrencies; do
   run "$c" 0
   results+=("$run_result")
 done
+# --store postgres: the same loads on PostgreSQL, one server and N behind haproxy.
+pg_results=()
+if [ "$store" = postgres ]; then
+  for c in $concurrencies; do
+    run "$c" 0 postgres 1
+    pg_results+=("$run_result")
+    if [ "$servers" -gt 1 ]; then
+      run "$c" 0 postgres "$servers"
+      pg_results+=("$run_result")
+    fi
+  done
+fi
 # A labelled extra, not part of the issue's figures: C = 500 leaves that each "train" for
 # FEDLEAF_BENCH_THINK_MS (default 150 ms; drawn from [T/2, 3T/2]) between task and upload, an
 # offered load of about 500 / 0.15 = 3,300 cycles/s; its latency is the server's below
 # saturation, not queueing behind C requests. FEDLEAF_BENCH_THINK_MS=0 skips it.
 think_ms="${FEDLEAF_BENCH_THINK_MS:-150}"
+if [ "$store" = postgres ]; then think_ms="${FEDLEAF_BENCH_THINK_MS:-0}"; fi
 think_result="null"
 if [ "$think_ms" != "0" ]; then
   run 500 "$think_ms"
   think_result="$run_result"
 fi
 
-python3 - "$out" "$think_result" "${results[@]}" <<'PY'
+python3 - "$out" "$think_result" "${results[@]}" "${pg_results[@]}" <<'PY'
 import json, sys
-out, think, results = sys.argv[1], json.loads(sys.argv[2]), [json.loads(r) for r in sys.argv[3:]]
+out, think = sys.argv[1], json.loads(sys.argv[2])
+everything = [json.loads(r) for r in sys.argv[3:]]
+results = [r for r in everything if r["store"] == "sqlite"]
+postgres = [r for r in everything if r["store"] == "postgres"]
 by_c = {r["concurrency"]: r for r in results}
 ratios = {"p99_ms": {str(c): r["p99_ms"] for c, r in by_c.items()}}
 if 500 in by_c:
     ratios["cycles_per_s"] = by_c[500]["cycles_per_s"]
     ratios["cycles_per_s_vs_target_3000"] = by_c[500]["cycles_per_s"] / 3000
     ratios["p99_target_50ms_vs_measured"] = 50 / max(by_c[500]["p99_ms"], 1e-9)
+if postgres:
+    c = postgres[0]["concurrency"]
+    pg = {r["servers"]: r for r in postgres if r["concurrency"] == c}
+    ratios["postgres1_vs_sqlite"] = {"cycles_per_s": pg[1]["cycles_per_s"] / by_c[c]["cycles_per_s"]}
+    for n, r in pg.items():
+        if n > 1:
+            ratios[f"postgres{n}_vs_postgres1"] = {"cycles_per_s": r["cycles_per_s"] / pg[1]["cycles_per_s"]}
 json.dump({"benchmark": "server", "target": {"cycles_per_s_at_c500": 3000, "p99_ms": 50,
                                              "errors": 0},
-           "results": results, "ratios": ratios,
+           "results": results, "postgres": postgres, "ratios": ratios,
            "think_time_variant": think}, open(out, "w"), indent=2)
-print(f"{'C':>6} {'cycles/s':>9} {'claims/s':>9} {'uploads/s':>10} {'p50 ms':>7} {'p99 ms':>7}"
+print(f"{'store':>11} {'C':>6} {'cycles/s':>9} {'claims/s':>9} {'uploads/s':>10} {'p50 ms':>7} {'p99 ms':>7}"
       f" {'errors':>6} {'204s':>6} {'rounds':>6} {'RSS MB':>7} {'CPU ms/cycle':>12} {'load':>5}")
-for r in results:
+for r in results + postgres:
     # Server CPU includes the warm-up, whose cycles are not counted: an upper bound.
     cpu_ms = 1000 * r["server_cpu_s"] / max(r["cycles"], 1)
-    print(f"{r['concurrency']:>6} {r['cycles_per_s']:>9.0f} {r['claims_per_s']:>9.0f}"
+    label = f"{r['store']}×{r['servers']}"
+    print(f"{label:>11} {r['concurrency']:>6} {r['cycles_per_s']:>9.0f} {r['claims_per_s']:>9.0f}"
           f" {r['uploads_per_s']:>10.0f} {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['errors']:>6}"
           f" {r['no_task_204']:>6} {r['rounds_closed']:>6} {r['server_peak_rss_mb']:>7.1f}"
-          f" {cpu_ms:>12.3f} {r['load_average_1m']:>5.1f}")
+          f" {cpu_ms:>12.3f} {r['load_average_1m']:>5.1f}"
+          + (f"  postgres CPU ms/cycle {1000 * r['postgres_cpu_s'] / max(r['cycles'], 1):.3f}"
+             if r["store"] == "postgres" else ""))
+for key, value in ratios.items():
+    if key.startswith("postgres"):
+        print(f"{key}.cycles_per_s = {value['cycles_per_s']:.2f}")
 if think:
     print(f"think-time variant (not the issue's closed loop): C = {think['concurrency']},"
           f" {think['think_ms'] // 2}-{think['think_ms'] * 3 // 2} ms between task and upload:"

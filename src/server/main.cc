@@ -21,6 +21,7 @@
 #include "server/repository/deadline_ticker.h"
 #include "server/repository/group_commit.h"
 #include "server/repository/task_repository.h"
+#include "server/store/postgres_store.h"
 #include "server/store/sqlite_store.h"
 #include "server/util/tokens.h"
 
@@ -44,6 +45,18 @@ std::string read_admin_token(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+// `postgresql://` or `postgres://` URLs pick PostgresStore, anything else is a SQLite file.
+std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db) {
+  if (db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0) {
+    return std::make_unique<fedleaf::server::PostgresStore>(db);
+  }
+  return std::make_unique<fedleaf::server::SqliteStore>(db);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace fedleaf::server;
   CLI::App app{"fedleaf task repository"};
@@ -55,7 +68,10 @@ int main(int argc, char** argv) {
   RouterOptions routing;
   TaskRepositoryOptions repo_options;
   app.set_version_flag("--version", std::string(fedleaf::kVersion));
-  app.add_option("--db", db_path, "SQLite database file (created if missing)")->required();
+  app.add_option("--db", db_path,
+                 "SQLite database file (created if missing), or a postgresql:// URL (shared by "
+                 "any number of servers)")
+      ->required();
   app.add_option("--admin-token-file", admin_token_file,
                  "file holding the admin token (>= 16 characters)")
       ->required();
@@ -104,7 +120,8 @@ int main(int argc, char** argv) {
 
   try {
     routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
-    SqliteStore store(db_path);
+    std::unique_ptr<Store> owned_store = open_store(db_path);
+    Store& store = *owned_store;
     SystemClock clock;
     ServerMetrics metrics;
     TaskRepository repository(store, clock, metrics, repo_options);
@@ -116,7 +133,10 @@ int main(int argc, char** argv) {
     std::optional<DeadlineTicker> ticker;
     ticker.emplace(tick_interval_s, [&repository] { repository.tick(); });
     logger->info("event=listening version={} address={} port={} db={} threads={}",
-                 fedleaf::kVersion, http.address, server.port(), db_path, http.threads);
+                 fedleaf::kVersion, http.address, server.port(),
+                 store.shared() ? std::string("postgresql (URL not logged: it may hold a password)")
+                                : db_path,
+                 http.threads);
     std::cout << "fedleaf-server listening on http://" << http.address << ":" << server.port()
               << std::endl;
     server.run();

@@ -40,10 +40,10 @@ TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new
   const RoundClose close = close_training_round(*st, 160);
 
   CHECK(close.closed.number == 2);
-  CHECK(close.closed.status == "closed");
+  CHECK(close.closed.status == RoundStatus::kClosed);
   CHECK(close.closed.closed_at == 160);
   CHECK(close.opened.number == 3);
-  CHECK(close.opened.status == "open");
+  CHECK(close.opened.status == RoundStatus::kOpen);
   CHECK(close.opened.started_at == 160);
   CHECK(close.opened.deadline == 190);
   CHECK(close.record.current_round == 3);
@@ -65,14 +65,14 @@ TEST_CASE("close_training_round_of_the_last_round_finishes_a_population_without_
           "[round_close]") {
   const RoundClose with_eval = close_training_round(*state_at_round(4, 5, 1), 160);
   CHECK(with_eval.training_over);
-  CHECK(with_eval.opened.status == "open");
-  CHECK(with_eval.record.state != "finished");
+  CHECK(with_eval.opened.status == RoundStatus::kOpen);
+  CHECK(with_eval.record.state != RunState::kFinished);
 
   const RoundClose without_eval = close_training_round(*state_at_round(4, 5, 0), 160);
   CHECK(without_eval.training_over);
-  CHECK(without_eval.opened.status == "closed");
+  CHECK(without_eval.opened.status == RoundStatus::kClosed);
   CHECK(without_eval.opened.closed_at == 160);
-  CHECK(without_eval.record.state == "finished");
+  CHECK(without_eval.record.state == RunState::kFinished);
 }
 
 TEST_CASE("robust_json_lists_clipped_reports_per_tensor_and_the_counts", "[round_close]") {

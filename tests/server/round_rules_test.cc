@@ -46,7 +46,7 @@ TEST_CASE("final_evaluation_round_finishes_when_all_evaluated_or_at_deadline", "
 
 TEST_CASE("a_population_that_is_not_running_stays", "[round_rules]") {
   PopulationRecord p = population(1, 1, 1);
-  p.state = "finished";
+  p.state = RunState::kFinished;
   CHECK(next_round_step(p, round_at(1, 5, 0), 1e9) == RoundStep::kStay);
 }
 
@@ -73,7 +73,7 @@ TEST_CASE("retry_hint_is_the_earliest_of_poll_deadline_and_lease_expiry", "[roun
 
 TEST_CASE("retry_hint_of_a_finished_population_says_finished_for_an_hour", "[round_rules]") {
   PopulationRecord p = population(1, 1, 1);
-  p.state = "finished";
+  p.state = RunState::kFinished;
   const RetryLater hint = retry_hint(p, round_at(1, 0, 0), 10, 11.0);
   CHECK(hint.finished);
   CHECK(hint.retry_after_s == 3600);

@@ -26,14 +26,15 @@ export function tempDir(prefix = 'fedleaf-server-test-') {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
 
-// Starts fedleaf-server on a free port with a database in `dir`. Resolves once it listens.
-export async function startServer({ dir = tempDir(), args = [], port = 0 } = {}) {
+// Starts fedleaf-server on a free port with a database in `dir` (or `db`: a postgresql:// URL).
+// Resolves once it listens.
+export async function startServer({ dir = tempDir(), args = [], port = 0, db } = {}) {
   if (!existsSync(SERVER_BIN)) {
     throw new Error(`${SERVER_BIN} does not exist: build it first (FEDLEAF_BUILD_DIR=${buildDir})`);
   }
   const tokenFile = path.join(dir, 'admin.token');
   writeFileSync(tokenFile, ADMIN_TOKEN + '\n');
-  const proc = spawn(SERVER_BIN, ['--db', path.join(dir, 'tasks.db'), '--port', String(port),
+  const proc = spawn(SERVER_BIN, ['--db', db ?? path.join(dir, 'tasks.db'), '--port', String(port),
                                   '--admin-token-file', tokenFile, '--log-level', 'warn', ...args],
                      { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';

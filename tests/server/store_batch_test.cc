@@ -10,11 +10,13 @@
 namespace fedleaf::server {
 namespace {
 
-PopulationRecord population(const std::string& id) {
+void create(Store& store, const std::string& id) {
   PopulationRecord record;
   record.id = id;
   record.plan_json = "{}";
-  return record;
+  RoundRecord round0;
+  round0.population_id = id;
+  store.create_population(record, round0, {id, 0, "etag", "model"});
 }
 
 }  // namespace
@@ -25,8 +27,8 @@ TEST_CASE("store_batch_steps_share_one_transaction_until_commit", "[store_batch]
   StoreBatch batch(store, [&] { ++abandoned; });
   CHECK_FALSE(batch.is_open());
 
-  batch.step("first", [&] { store.insert_population(population("a")); });
-  batch.step("second", [&] { store.insert_population(population("b")); });
+  batch.step("first", [&] { create(store, "a"); });
+  batch.step("second", [&] { create(store, "b"); });
   CHECK(batch.is_open());
   batch.commit(true);
   CHECK_FALSE(batch.is_open());
@@ -37,11 +39,11 @@ TEST_CASE("store_batch_steps_share_one_transaction_until_commit", "[store_batch]
 TEST_CASE("store_batch_failed_step_is_undone_alone_and_surfaces_as_unavailable", "[store_batch]") {
   SqliteStore store(":memory:");
   StoreBatch batch(store, {});
-  batch.step("kept", [&] { store.insert_population(population("a")); });
+  batch.step("kept", [&] { create(store, "a"); });
 
   CHECK_THROWS_MATCHES(batch.step("broken step",
                                   [&] {
-                                    store.insert_population(population("b"));
+                                    create(store, "b");
                                     throw std::runtime_error("disk on fire");
                                   }),
                        Unavailable,
@@ -56,9 +58,9 @@ TEST_CASE("store_batch_failed_step_is_undone_alone_and_surfaces_as_unavailable",
 TEST_CASE("store_batch_full_durability_commits_the_batch_with_the_step", "[store_batch]") {
   SqliteStore store(":memory:");
   StoreBatch batch(store, {});
-  batch.step("a", [&] { store.insert_population(population("a")); });
+  batch.step("a", [&] { create(store, "a"); });
   batch.step(
-      "b", [&] { store.insert_population(population("b")); }, Durability::kFull);
+      "b", [&] { create(store, "b"); }, Durability::kFull);
   CHECK_FALSE(batch.is_open());
   CHECK(store.list_populations().size() == 2);
 }

@@ -1,40 +1,17 @@
-// The one Store suite, run on every backend (SQLite in memory and in a file).
-#include <sqlite3.h>
-#include <unistd.h>
-
+// The one Store suite, run unchanged on every backend of store_backends.h.
 #include <atomic>
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/error.h"
-#include "server/store/sqlite_store.h"
+#include "server/store/store.h"
+#include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
 namespace {
-
-struct SqliteMemoryBackend {
-  std::unique_ptr<Store> open() { return std::make_unique<SqliteStore>(":memory:"); }
-};
-
-struct SqliteFileBackend {
-  std::string path;
-  SqliteFileBackend() {
-    path = (std::filesystem::temp_directory_path() /
-            ("fedleaf_store_test_" + std::to_string(::getpid()) + "_" +
-             std::to_string(reinterpret_cast<std::uintptr_t>(this)) + ".db"))
-               .string();
-    remove_files();
-  }
-  ~SqliteFileBackend() { remove_files(); }
-  void remove_files() {
-    for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
-  }
-  std::unique_ptr<Store> open() { return std::make_unique<SqliteStore>(path); }
-};
 
 PopulationRecord population(const std::string& id) {
   PopulationRecord p;
@@ -61,30 +38,70 @@ RoundRecord round_record(const std::string& id, int number) {
   return r;
 }
 
-// A population "p" with round 0 (committed), the starting point of most cases.
-void seed(Store& store) {
+void create(Store& store, const std::string& id) {
   StoreTransaction tx(store, Durability::kFull);
-  store.insert_population(population("p"));
-  store.insert_round(round_record("p", 0));
+  store.create_population(population(id), round_record(id, 0), {id, 0, "etag-0", "model-0"});
   tx.commit();
 }
 
-TaskRecord leased_task(int round, const std::string& kind, double expires) {
-  TaskRecord t;
-  t.population_id = "p";
-  t.round = round;
-  t.kind = kind;
-  t.lease_expires_at = expires;
-  return t;
+// Claims a task of population "p", round 0, in a transaction of its own.
+std::optional<ClaimedTask> claim(Store& store, TaskKind kind, double now, int limit = 5,
+                                 const std::string& hash = "lease-hash") {
+  StoreTransaction tx(store, Durability::kNormal);
+  auto claimed = store.claim_task({"p", 0, kind, limit, now, now + 5, hash});
+  tx.commit();
+  return claimed;
+}
+
+AcceptRequest train_upload(const ClaimedTask& task, const std::string& sha, double now) {
+  AcceptRequest r;
+  r.task_id = task.task_id;
+  r.lease_id = task.lease_id;
+  r.result_sha256 = sha;
+  r.now = now;
+  r.train_bytes = "result-" + sha;
+  r.delta.examples = 10;
+  r.delta.loss_sum = 5;
+  r.delta.accuracy_sum = 8;
+  r.delta.accuracy_examples = 10;
+  r.delta.upload_bytes = 100;
+  r.receipt_body = [](int reports) { return "{\"reports\":" + std::to_string(reports) + "}"; };
+  return r;
+}
+
+AcceptOutcome accept(Store& store, const AcceptRequest& request) {
+  StoreTransaction tx(store, Durability::kNormal);
+  AcceptOutcome outcome = store.accept_result(request);
+  tx.commit();
+  return outcome;
+}
+
+// Closes round `number` of "p" and opens the next with its model.
+void close(Store& store, int number, double now) {
+  StoreTransaction tx(store, Durability::kFull);
+  std::optional<RoundRecord> locked = store.lock_open_round("p", number);
+  REQUIRE(locked);
+  RoundCloseWrite write;
+  write.closed = *locked;
+  write.closed.status = RoundStatus::kClosed;
+  write.closed.closed_at = now;
+  write.closed.robust_json = R"({"capped":1})";
+  write.population = population("p");
+  write.population.current_round = number + 1;
+  write.opened = round_record("p", number + 1);
+  write.model = ModelRecord{"p", number + 1, "etag-" + std::to_string(number + 1), "model"};
+  store.close_round(write);
+  tx.commit();
 }
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("store_insert_population_then_find_returns_every_field", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_create_population_then_find_returns_every_field", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
+  if (!store) return;
+  create(*store, "p");
 
   auto found = store->find_population("p");
 
@@ -99,51 +116,35 @@ TEMPLATE_TEST_CASE("store_insert_population_then_find_returns_every_field", "[st
   CHECK(found->lease_s == 5);
   CHECK(found->train_tasks_per_round == 5);
   CHECK(found->eval_tasks_per_round == 1);
-  CHECK(found->state == "running");
+  CHECK(found->state == RunState::kRunning);
   CHECK(found->current_round == 0);
   CHECK(found->created_at == 100);
+  CHECK(store->find_round("p", 0)->status == RoundStatus::kOpen);
+  CHECK(store->find_round("p", 0)->deadline == 160);
+  CHECK(store->find_model("p", 0)->bytes == "model-0");
+  CHECK(store->find_model("p", 0)->etag == "etag-0");
   CHECK_FALSE(store->find_population("q"));
+  CHECK_FALSE(store->find_model("p", 1));
 }
 
-TEMPLATE_TEST_CASE("store_insert_population_twice_is_conflict", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_create_population_twice_is_conflict", "[store]", StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
+  if (!store) return;
+  create(*store, "p");
 
   StoreTransaction tx(*store, Durability::kNormal);
-  CHECK_THROWS_AS(store->insert_population(population("p")), Conflict);
+  CHECK_THROWS_AS(
+      store->create_population(population("p"), round_record("p", 0), {"p", 0, "e", "m"}),
+      Conflict);
 }
 
-TEMPLATE_TEST_CASE("store_update_population_writes_state_and_round", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
-  PopulationRecord p = population("p");
-  p.state = "finished";
-  p.current_round = 2;
-
-  {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->update_population(p);
-    tx.commit();
-  }
-
-  CHECK(store->find_population("p")->state == "finished");
-  CHECK(store->find_population("p")->current_round == 2);
-  StoreTransaction tx(*store, Durability::kNormal);
-  CHECK_THROWS_AS(store->update_population(population("nobody")), NotFound);
-}
-
-TEMPLATE_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  StoreTransaction tx(*store, Durability::kNormal);
-  store->insert_population(population("b"));
-  store->insert_population(population("a"));
-  tx.commit();
+  if (!store) return;
+  create(*store, "b");
+  create(*store, "a");
 
   auto all = store->list_populations();
 
@@ -152,285 +153,342 @@ TEMPLATE_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", SqliteM
   CHECK(all[1].id == "b");
 }
 
-TEMPLATE_TEST_CASE("store_rounds_round_trip_and_list_in_order", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_claim_task_creates_tasks_up_to_the_limit_and_counts_them", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
-  RoundRecord r1 = round_record("p", 1);
-  r1.status = "closed";
-  r1.closed_at = 150;
-  r1.train_tasks = 5;
-  r1.eval_tasks = 1;
-  r1.reports = 4;
-  r1.examples = 40;
-  r1.loss_sum = 12.5;
-  r1.accuracy_sum = 30;
-  r1.accuracy_examples = 40;
-  r1.upload_bytes = 1234;
-  r1.eval_reports = 1;
-  r1.eval_examples = 7;
-  r1.eval_sums_json = R"({"loss":3.5})";
-  r1.robust_json = R"({"capped":1})";
+  if (!store) return;
+  create(*store, "p");
 
-  StoreTransaction tx(*store, Durability::kFull);
-  store->insert_round(r1);
-  tx.commit();
-  auto found = store->find_round("p", 1);
-  auto all = store->list_rounds("p");
+  auto first = claim(*store, TaskKind::kTrain, 10, 2);
+  auto second = claim(*store, TaskKind::kTrain, 10, 2);
+  auto third = claim(*store, TaskKind::kTrain, 10, 2);
+  auto eval = claim(*store, TaskKind::kEvaluate, 10, 1);
 
-  REQUIRE(found);
-  CHECK(found->status == "closed");
-  CHECK(found->started_at == 101);
-  CHECK(found->deadline == 161);
-  CHECK(found->closed_at == 150);
-  CHECK(found->train_tasks == 5);
-  CHECK(found->eval_tasks == 1);
-  CHECK(found->reports == 4);
-  CHECK(found->examples == 40);
-  CHECK(found->loss_sum == 12.5);
-  CHECK(found->accuracy_sum == 30);
-  CHECK(found->accuracy_examples == 40);
-  CHECK(found->upload_bytes == 1234);
-  CHECK(found->eval_reports == 1);
-  CHECK(found->eval_examples == 7);
-  CHECK(found->eval_sums_json == R"({"loss":3.5})");
-  CHECK(found->robust_json == R"({"capped":1})");
-  CHECK(all[0].robust_json == "{}");
-  REQUIRE(all.size() == 2);
-  CHECK(all[0].number == 0);
-  CHECK(all[1].number == 1);
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK_FALSE(third);
+  REQUIRE(eval);
+  CHECK(first->task_id < second->task_id);
+  CHECK(store->find_round("p", 0)->train_tasks == 2);
+  CHECK(store->find_round("p", 0)->eval_tasks == 1);
+  const TaskRecord task = *store->find_task(first->task_id);
+  CHECK(task.population_id == "p");
+  CHECK(task.round == 0);
+  CHECK(task.kind == TaskKind::kTrain);
+  CHECK(task.state == TaskState::kLeased);
+  CHECK(task.lease_id == first->lease_id);
+  CHECK(task.lease_expires_at == 15);
+  CHECK(store->find_task(eval->task_id)->kind == TaskKind::kEvaluate);
+  CHECK(store->list_leases(first->task_id).at(0).token_hash == "lease-hash");
+  CHECK_FALSE(store->find_task(9999));
 }
 
-TEMPLATE_TEST_CASE("store_update_round_writes_fields_and_rejects_unknown_round", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_first", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
-  RoundRecord r = round_record("p", 0);
-  r.reports = 3;
-  r.status = "closed";
+  if (!store) return;
+  create(*store, "p");
+  auto early = claim(*store, TaskKind::kTrain, 10, 3);  // expires at 15
+  auto late = claim(*store, TaskKind::kTrain, 12, 3);   // expires at 17
+  claim(*store, TaskKind::kTrain, 14, 3);               // expires at 19
 
-  StoreTransaction tx(*store, Durability::kNormal);
-  store->update_round(r);
+  auto first = claim(*store, TaskKind::kTrain, 18, 3, "second-hash");
+  auto second = claim(*store, TaskKind::kTrain, 18, 3);
+  auto none = claim(*store, TaskKind::kTrain, 18, 3);
 
-  CHECK(store->find_round("p", 0)->reports == 3);
-  CHECK(store->find_round("p", 0)->status == "closed");
-  CHECK_THROWS_AS(store->update_round(round_record("p", 9)), NotFound);
-}
-
-TEMPLATE_TEST_CASE("store_round_of_unknown_population_violates_foreign_key", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-
-  StoreTransaction tx(*store, Durability::kNormal);
-  CHECK_THROWS_AS(store->insert_round(round_record("ghost", 0)), Error);
-}
-
-TEMPLATE_TEST_CASE("store_models_are_immutable", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  seed(*store);
-  const std::string bytes("\x01\x00\x02", 3);
-
-  StoreTransaction tx(*store, Durability::kFull);
-  store->insert_model({"p", 0, "etag0", bytes});
-
-  auto found = store->find_model("p", 0);
-  REQUIRE(found);
-  CHECK(found->etag == "etag0");
-  CHECK(found->bytes == bytes);
-  CHECK_FALSE(store->find_model("p", 1));
-  CHECK_THROWS_AS(store->insert_model({"p", 0, "other", "x"}), Conflict);
-}
-
-TEMPLATE_TEST_CASE("store_tasks_round_trip_with_ids_in_insertion_order", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kNormal);
-  const std::int64_t a = store->insert_task(leased_task(0, "train", 10));
-  const std::int64_t b = store->insert_task(leased_task(0, "evaluate", 20));
-  TaskRecord done = *store->find_task(a);
-  done.state = "done";
-  done.lease_id = 4;
-  done.completed_lease_id = 4;
-  done.result_sha256 = "abc";
-  done.result_status = 201;
-  done.result_body = "{\"ok\":1}";
-
-  store->update_task(done);
-  auto found = store->find_task(a);
-
-  CHECK(b > a);
-  REQUIRE(found);
-  CHECK(found->population_id == "p");
-  CHECK(found->kind == "train");
-  CHECK(found->state == "done");
-  CHECK(found->lease_id == 4);
-  CHECK(found->lease_expires_at == 10);
-  CHECK(found->completed_lease_id == 4);
-  CHECK(found->result_sha256 == "abc");
-  CHECK(found->result_status == 201);
-  CHECK(found->result_body == "{\"ok\":1}");
-  CHECK(store->find_task(b)->kind == "evaluate");
-  CHECK_FALSE(store->find_task(b + 100));
-  done.id = b + 100;
-  CHECK_THROWS_AS(store->update_task(done), NotFound);
-}
-
-TEMPLATE_TEST_CASE("store_find_expired_task_returns_earliest_expired_of_kind", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kNormal);
-  store->insert_task(leased_task(0, "train", 30));
-  const std::int64_t early = store->insert_task(leased_task(0, "train", 20));
-  store->insert_task(leased_task(0, "evaluate", 5));
-  TaskRecord done = leased_task(0, "train", 1);
-  done.state = "done";
-  store->insert_task(done);
-
-  CHECK_FALSE(store->find_expired_task("p", 0, "train", 19.9));
-  CHECK(store->find_expired_task("p", 0, "train", 20)->id == early);
-  CHECK(store->find_expired_task("p", 0, "train", 100)->id == early);
-  CHECK(store->find_expired_task("p", 0, "evaluate", 100)->kind == "evaluate");
-  CHECK_FALSE(store->find_expired_task("p", 1, "train", 100));
-}
-
-TEMPLATE_TEST_CASE("store_next_lease_expiry_and_active_leases_ignore_expired_and_done", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kNormal);
-  store->insert_task(leased_task(0, "train", 10));
-  store->insert_task(leased_task(0, "train", 30));
-  store->insert_task(leased_task(0, "evaluate", 20));
-  TaskRecord done = leased_task(0, "train", 15);
-  done.state = "done";
-  store->insert_task(done);
-
-  CHECK(store->next_lease_expiry("p", 0, 0) == 10.0);
-  CHECK(store->next_lease_expiry("p", 0, 10) == 20.0);
-  CHECK_FALSE(store->next_lease_expiry("p", 0, 30));
-  CHECK(store->count_active_leases(0) == 3);
-  CHECK(store->count_active_leases(12) == 2);
-  CHECK(store->count_active_leases(30) == 0);
-}
-
-TEMPLATE_TEST_CASE("store_leases_are_listed_per_task_in_order", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kNormal);
-  const std::int64_t task = store->insert_task(leased_task(0, "train", 10));
-  const std::int64_t other = store->insert_task(leased_task(0, "train", 10));
-  const std::int64_t first = store->insert_lease({0, task, "h1", 10});
-  store->insert_lease({0, other, "hx", 10});
-  const std::int64_t second = store->insert_lease({0, task, "h2", 20});
-
-  auto leases = store->list_leases(task);
-
+  REQUIRE(first);
+  REQUIRE(second);
+  CHECK(first->task_id == early->task_id);
+  CHECK(first->lease_id != early->lease_id);
+  CHECK(second->task_id == late->task_id);
+  CHECK_FALSE(none);
+  const auto leases = store->list_leases(early->task_id);
   REQUIRE(leases.size() == 2);
-  CHECK(leases[0].id == first);
-  CHECK(leases[0].token_hash == "h1");
-  CHECK(leases[1].id == second);
-  CHECK(leases[1].expires_at == 20);
+  CHECK(leases[0].id == early->lease_id);
+  CHECK(leases[1].id == first->lease_id);
+  CHECK(leases[1].token_hash == "second-hash");
+  CHECK(leases[1].expires_at == 23);
+  CHECK(store->find_round("p", 0)->train_tasks == 3);
 }
 
-TEMPLATE_TEST_CASE("store_results_are_listed_after_seq_and_deleted_per_round", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_claim_task_finds_nothing_in_a_closed_round", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kFull);
-  const std::int64_t task = store->insert_task(leased_task(0, "train", 10));
-  for (int seq = 1; seq <= 3; ++seq) {
-    store->insert_result({"p", 0, seq, task, std::string("r") + std::to_string(seq)});
+  if (!store) return;
+  create(*store, "p");
+  claim(*store, TaskKind::kTrain, 10, 1);
+  close(*store, 0, 11);
+
+  CHECK_FALSE(claim(*store, TaskKind::kTrain, 12, 5));
+  CHECK_FALSE(claim(*store, TaskKind::kTrain, 100, 1));  // even its expired task
+}
+
+TEMPLATE_LIST_TEST_CASE("store_accept_result_completes_the_task_and_counts_the_report", "[store]",
+                        StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto a = *claim(*store, TaskKind::kTrain, 10);
+  auto b = *claim(*store, TaskKind::kTrain, 10);
+
+  const AcceptOutcome first = accept(*store, train_upload(a, "sha-a", 11));
+  const AcceptOutcome second = accept(*store, train_upload(b, "sha-b", 11));
+
+  CHECK(first.status == AcceptStatus::kAccepted);
+  CHECK(first.round.reports == 1);
+  CHECK(second.round.reports == 2);
+  CHECK(second.task.result_body == "{\"reports\":2}");
+  const TaskRecord task = *store->find_task(a.task_id);
+  CHECK(task.state == TaskState::kDone);
+  CHECK(task.completed_lease_id == a.lease_id);
+  CHECK(task.result_sha256 == "sha-a");
+  CHECK(task.result_status == 201);
+  CHECK(task.result_body == "{\"reports\":1}");
+  const RoundRecord round = *store->find_round("p", 0);
+  CHECK(round.reports == 2);
+  CHECK(round.examples == 20);
+  CHECK(round.loss_sum == 10);
+  CHECK(round.accuracy_sum == 16);
+  CHECK(round.accuracy_examples == 20);
+  CHECK(round.upload_bytes == 200);
+  const auto results = store->list_results("p", 0, 0);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].seq == 1);
+  CHECK(results[0].task_id == a.task_id);
+  CHECK(results[0].bytes == "result-sha-a");
+  CHECK(results[1].seq == 2);
+  CHECK(store->list_results("p", 0, 1).size() == 1);
+  CHECK(store->count_active_leases(11) == 0);
+}
+
+TEMPLATE_LIST_TEST_CASE("store_accept_result_is_idempotent_per_lease_and_refuses_the_rest",
+                        "[store]", StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto a = *claim(*store, TaskKind::kTrain, 10);
+  accept(*store, train_upload(a, "sha-a", 11));
+
+  const AcceptOutcome repeat = accept(*store, train_upload(a, "sha-a", 12));
+  const AcceptOutcome different = accept(*store, train_upload(a, "sha-x", 12));
+  ClaimedTask other_lease = a;
+  other_lease.lease_id = a.lease_id + 1000;
+  const AcceptOutcome elsewhere = accept(*store, train_upload(other_lease, "sha-a", 12));
+
+  CHECK(repeat.status == AcceptStatus::kRepeated);
+  CHECK(repeat.task.result_body == "{\"reports\":1}");
+  CHECK(different.status == AcceptStatus::kConflict);
+  CHECK(elsewhere.status == AcceptStatus::kCompletedElsewhere);
+  CHECK(store->find_round("p", 0)->reports == 1);
+  CHECK(store->list_results("p", 0, 0).size() == 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("store_accept_result_refuses_expired_and_replaced_leases", "[store]",
+                        StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto a = *claim(*store, TaskKind::kTrain, 10, 1);  // expires at 15
+
+  const AcceptOutcome expired = accept(*store, train_upload(a, "sha-a", 15));
+  auto again = *claim(*store, TaskKind::kTrain, 16, 1);
+  const AcceptOutcome replaced = accept(*store, train_upload(a, "sha-a", 17));
+  const AcceptOutcome current = accept(*store, train_upload(again, "sha-a", 17));
+
+  CHECK(expired.status == AcceptStatus::kLeaseExpired);
+  CHECK(replaced.status == AcceptStatus::kLeasedAgain);
+  CHECK(current.status == AcceptStatus::kAccepted);
+  CHECK(store->find_round("p", 0)->reports == 1);
+  StoreTransaction tx(*store, Durability::kNormal);
+  AcceptRequest unknown = train_upload(a, "sha", 17);
+  unknown.task_id = 9999;
+  CHECK_THROWS_AS(store->accept_result(unknown), NotFound);
+}
+
+TEMPLATE_LIST_TEST_CASE("store_accept_result_refuses_train_of_a_closed_round_not_evaluations",
+                        "[store]", StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto train = *claim(*store, TaskKind::kTrain, 10);
+  auto eval = *claim(*store, TaskKind::kEvaluate, 10, 1);
+  close(*store, 0, 11);
+  AcceptRequest evaluation = train_upload(eval, "sha-e", 12);
+  evaluation.train_bytes.clear();
+  evaluation.delta = {};
+  evaluation.delta.examples = 4;
+  evaluation.delta.eval_sums = {{"loss", 2.0}, {"accuracy", 3.0}};
+
+  const AcceptOutcome late = accept(*store, train_upload(train, "sha-t", 12));
+  const AcceptOutcome evaluated = accept(*store, evaluation);
+  accept(*store, evaluation);  // a repeat adds nothing
+
+  CHECK(late.status == AcceptStatus::kRoundClosed);
+  CHECK(store->find_task(train.task_id)->state == TaskState::kLeased);
+  CHECK(evaluated.status == AcceptStatus::kAccepted);
+  const RoundRecord round = *store->find_round("p", 0);
+  CHECK(round.reports == 0);
+  CHECK(round.eval_reports == 1);
+  CHECK(round.eval_examples == 4);
+  CHECK(round.eval_sums_json == R"({"accuracy":3.0,"loss":2.0})");
+}
+
+TEMPLATE_LIST_TEST_CASE("store_close_round_writes_the_close_once_and_drops_its_results", "[store]",
+                        StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto a = *claim(*store, TaskKind::kTrain, 10);
+  accept(*store, train_upload(a, "sha-a", 11));
+  {
+    StoreTransaction tx(*store, Durability::kNormal);
+    store->put_checkpoint({"p", 0, 1, "ckpt"});
+    tx.commit();
   }
 
-  auto after_one = store->list_results("p", 0, 1);
-  REQUIRE(after_one.size() == 2);
-  CHECK(after_one[0].seq == 2);
-  CHECK(after_one[0].bytes == "r2");
-  CHECK(after_one[1].seq == 3);
-  CHECK_THROWS_AS(store->insert_result({"p", 0, 2, task, "dup"}), Conflict);
+  close(*store, 0, 20);
 
-  store->delete_results("p", 0);
+  const RoundRecord closed = *store->find_round("p", 0);
+  CHECK(closed.status == RoundStatus::kClosed);
+  CHECK(closed.closed_at == 20);
+  CHECK(closed.robust_json == R"({"capped":1})");
+  CHECK(closed.reports == 1);
+  CHECK(store->find_round("p", 1)->status == RoundStatus::kOpen);
+  CHECK(store->find_model("p", 1)->etag == "etag-1");
+  CHECK(store->find_population("p")->current_round == 1);
   CHECK(store->list_results("p", 0, 0).empty());
-}
-
-TEMPLATE_TEST_CASE("store_checkpoint_is_replaced_found_and_deleted", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
-  TestType backend;
-  auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kFull);
-
-  store->put_checkpoint({"p", 0, 4, "four"});
-  store->put_checkpoint({"p", 0, 9, "nine"});
-  auto found = store->find_checkpoint("p", 0);
-
-  REQUIRE(found);
-  CHECK(found->seq == 9);
-  CHECK(found->bytes == "nine");
-  store->delete_checkpoint("p", 0);
   CHECK_FALSE(store->find_checkpoint("p", 0));
+  const auto rounds = store->list_rounds("p");
+  REQUIRE(rounds.size() == 2);
+  CHECK(rounds[0].number == 0);
+  CHECK(rounds[1].number == 1);
+  StoreTransaction tx(*store, Durability::kNormal);
+  CHECK_FALSE(store->lock_open_round("p", 0));
+  RoundCloseWrite again;
+  again.closed = closed;
+  again.population = population("p");
+  CHECK_THROWS_AS(store->close_round(again), Conflict);
 }
 
-TEMPLATE_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_close_round_without_a_next_round_finishes_the_population", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
-  StoreTransaction tx(*store, Durability::kNormal);
+  if (!store) return;
+  create(*store, "p");
 
-  store->add_rejection("p", "invalid_result");
-  store->add_rejection("p", "invalid_result");
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    RoundCloseWrite write;
+    write.closed = *store->lock_open_round("p", 0);
+    write.closed.status = RoundStatus::kClosed;
+    write.closed.closed_at = 30;
+    write.population = population("p");
+    write.population.state = RunState::kFinished;
+    store->close_round(write);
+    tx.commit();
+  }
+
+  CHECK(store->find_population("p")->state == RunState::kFinished);
+  CHECK(store->list_rounds("p").size() == 1);
+  CHECK_FALSE(store->find_model("p", 1));
+}
+
+TEMPLATE_LIST_TEST_CASE("store_lease_queries_ignore_expired_and_done_tasks", "[store]",
+                        StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto done = *claim(*store, TaskKind::kTrain, 10);  // expires at 15
+  accept(*store, train_upload(done, "sha", 11));
+  claim(*store, TaskKind::kTrain, 12);        // 17
+  claim(*store, TaskKind::kEvaluate, 14, 1);  // 19
+
+  CHECK(store->next_lease_expiry("p", 0, 12) == 17);
+  CHECK(store->next_lease_expiry("p", 0, 17) == 19);
+  CHECK_FALSE(store->next_lease_expiry("p", 0, 19));
+  CHECK(store->count_active_leases(12) == 2);
+  CHECK(store->count_active_leases(18) == 1);
+  CHECK_FALSE(store->has_expired_lease("p", 0, 16));
+  CHECK(store->has_expired_lease("p", 0, 17));
+}
+
+TEMPLATE_LIST_TEST_CASE("store_checkpoint_is_replaced_and_found", "[store]", StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+
+  StoreTransaction tx(*store, Durability::kNormal);
+  store->put_checkpoint({"p", 0, 3, "first"});
+  store->put_checkpoint({"p", 0, 7, std::string("second\0bytes", 12)});
+  tx.commit();
+
+  const auto found = store->find_checkpoint("p", 0);
+  REQUIRE(found);
+  CHECK(found->seq == 7);
+  CHECK(found->bytes == std::string("second\0bytes", 12));
+  CHECK_FALSE(store->find_checkpoint("p", 1));
+}
+
+TEMPLATE_LIST_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+
+  StoreTransaction tx(*store, Durability::kNormal);
+  store->add_rejection("p", "conflict");
+  store->add_rejection("p", "conflict");
   store->add_rejection("p", "lease_expired");
+  tx.commit();
 
   const auto counts = store->rejections("p");
-  CHECK(counts.at("invalid_result") == 2);
+  CHECK(counts.at("conflict") == 2);
   CHECK(counts.at("lease_expired") == 1);
   CHECK(counts.size() == 2);
 }
 
-TEMPLATE_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
+  if (!store) return;
+  create(*store, "p");
 
   {
     StoreTransaction tx(*store, Durability::kFull);
-    store->insert_population(population("q"));
-    store->insert_task(leased_task(0, "train", 10));
+    store->create_population(population("q"), round_record("q", 0), {"q", 0, "e", "m"});
+    store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
   }
 
   CHECK_FALSE(store->find_population("q"));
   CHECK(store->count_active_leases(0) == 0);
-  CHECK(store->find_population("p"));
+  CHECK(store->find_round("p", 0)->train_tasks == 0);
 }
 
-TEMPLATE_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]", SqliteMemoryBackend,
-                   SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]", StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
+  if (!store) return;
+  create(*store, "p");
 
   {
     StoreTransaction tx(*store, Durability::kNormal);
     store->begin_nested();
-    store->insert_population(population("q"));
+    store->add_rejection("p", "forbidden");
     store->commit_nested();
     store->begin_nested();
-    store->insert_population(population("r"));
+    store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
     store->rollback_nested();
     store->begin_nested();
     store->add_rejection("p", "conflict");
@@ -438,33 +496,58 @@ TEMPLATE_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]", Sqli
     tx.commit();
   }
 
-  CHECK(store->find_population("q"));
-  CHECK_FALSE(store->find_population("r"));
+  CHECK(store->rejections("p").at("forbidden") == 1);
   CHECK(store->rejections("p").at("conflict") == 1);
+  CHECK(store->find_round("p", 0)->train_tasks == 0);
 }
 
-TEMPLATE_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_a_failed_step_rolls_back_and_the_transaction_goes_on", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
+  if (!store) return;
+  create(*store, "p");
 
   {
     StoreTransaction tx(*store, Durability::kNormal);
     store->begin_nested();
-    store->insert_population(population("q"));
+    CHECK_THROWS_AS(
+        store->create_population(population("p"), round_record("p", 0), {"p", 0, "e", "m"}),
+        Conflict);
+    store->rollback_nested();
+    store->begin_nested();
+    store->add_rejection("p", "conflict");
+    store->commit_nested();
+    tx.commit();
+  }
+
+  CHECK(store->rejections("p").at("conflict") == 1);
+}
+
+TEMPLATE_LIST_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction", "[store]",
+                        StoreBackends) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+
+  {
+    StoreTransaction tx(*store, Durability::kNormal);
+    store->begin_nested();
+    store->add_rejection("p", "conflict");
     store->commit_nested();
   }
 
-  CHECK_FALSE(store->find_population("q"));
+  CHECK(store->rejections("p").empty());
   CHECK(store->find_population("p"));
 }
 
-TEMPLATE_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[store]",
-                   SqliteMemoryBackend, SqliteFileBackend) {
+TEMPLATE_LIST_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[store]",
+                        StoreBackends) {
   TestType backend;
   auto store = backend.open();
-  seed(*store);
+  if (!store) return;
+  create(*store, "p");
   std::atomic<bool> writing{true};
   int syncs = 0;
   std::thread syncer([&] {
@@ -487,90 +570,89 @@ TEMPLATE_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[s
   CHECK(store->rejections("p").at("conflict") == 30);
 }
 
-TEST_CASE("sqlite_file_store_normal_commits_are_seen_by_another_connection_once_committed",
-          "[store]") {
-  SqliteFileBackend backend;
+// ---- several connections to one store (what several servers do)
+
+TEMPLATE_LIST_TEST_CASE("store_commits_are_seen_by_another_connection_once_committed", "[store]",
+                        SharedStoreBackends) {
+  TestType backend;
   auto writer = backend.open();
-  seed(*writer);
+  if (!writer) return;
+  create(*writer, "p");
   auto reader = backend.open();
 
   writer->begin(Durability::kNormal);
   writer->begin_nested();
-  writer->insert_population(population("q"));
+  writer->add_rejection("p", "conflict");
   writer->commit_nested();
-  const bool seen_before_commit = reader->find_population("q").has_value();
+  const bool seen_before_commit = !reader->rejections("p").empty();
   writer->commit();
   writer->sync();
 
   CHECK_FALSE(seen_before_commit);
-  CHECK(reader->find_population("q"));
+  CHECK(reader->rejections("p").at("conflict") == 1);
 }
 
-TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {
-  SqliteFileBackend backend;
-  {
-    auto store = backend.open();
-    seed(*store);
-  }
+TEMPLATE_LIST_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_a_task", "[store]",
+                        SharedStoreBackends) {
+  TestType backend;
+  auto first = backend.open();
+  if (!first) return;
+  create(*first, "p");
+  auto second = backend.open();
+  constexpr int kTasks = 40;
+  std::vector<std::int64_t> ids[2];
+  auto run = [&](Store& store, std::vector<std::int64_t>& out) {
+    for (;;) {
+      auto claimed = claim(store, TaskKind::kTrain, 10, kTasks);
+      if (!claimed) return;
+      out.push_back(claimed->task_id);
+    }
+  };
 
-  auto reopened = backend.open();
+  std::thread a([&] { run(*first, ids[0]); });
+  std::thread b([&] { run(*second, ids[1]); });
+  a.join();
+  b.join();
 
-  CHECK(reopened->find_population("p"));
-  CHECK(reopened->find_round("p", 0));
+  std::vector<std::int64_t> all = ids[0];
+  all.insert(all.end(), ids[1].begin(), ids[1].end());
+  std::sort(all.begin(), all.end());
+  CHECK(all.size() == kTasks);
+  CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
+  CHECK(first->find_round("p", 0)->train_tasks == kTasks);
 }
 
-TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") {
-  SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
+TEMPLATE_LIST_TEST_CASE("store_two_connections_closing_one_round_close_it_once", "[store]",
+                        SharedStoreBackends) {
+  TestType backend;
+  auto first = backend.open();
+  if (!first) return;
+  create(*first, "p");
+  auto second = backend.open();
+  std::atomic<int> closes{0};
+  auto run = [&](Store& store) {
     StoreTransaction tx(store, Durability::kFull);
-    store.insert_population(population("p"));
+    std::optional<RoundRecord> locked = store.lock_open_round("p", 0);
+    if (!locked) return;
+    RoundCloseWrite write;
+    write.closed = *locked;
+    write.closed.status = RoundStatus::kClosed;
+    write.population = population("p");
+    write.population.current_round = 1;
+    write.opened = round_record("p", 1);
+    write.model = ModelRecord{"p", 1, "etag-1", "model"};
+    store.close_round(write);
     tx.commit();
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr) ==
-          SQLITE_OK);
-  sqlite3_close(raw);
+    ++closes;
+  };
 
-  CHECK_THROWS_WITH(SqliteStore(backend.path), Catch::Contains("schema version 99"));
-}
+  std::thread a([&] { run(*first); });
+  std::thread b([&] { run(*second); });
+  a.join();
+  b.join();
 
-// A database written by a version 1 server (no robust_json column) opens: migrated to version
-// 2 in one transaction, its rounds read with "{}" for the new field, and stays writable.
-TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[store]") {
-  SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
-    seed(store);
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw,
-                       "ALTER TABLE rounds DROP COLUMN robust_json; "
-                       "UPDATE schema_version SET version = 1",
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(raw);
-
-  SqliteStore migrated(backend.path);
-
-  const auto round = migrated.find_round("p", 0);
-  REQUIRE(round);
-  CHECK(round->robust_json == "{}");
-  RoundRecord closed = *round;
-  closed.robust_json = R"({"capped":2})";
-  StoreTransaction tx(migrated, Durability::kFull);
-  migrated.update_round(closed);
-  tx.commit();
-  CHECK(migrated.find_round("p", 0)->robust_json == R"({"capped":2})");
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  sqlite3_stmt* version = nullptr;
-  REQUIRE(sqlite3_prepare_v2(raw, "SELECT version FROM schema_version", -1, &version, nullptr) ==
-          SQLITE_OK);
-  REQUIRE(sqlite3_step(version) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(version, 0) == SqliteStore::kSchemaVersion);
-  sqlite3_finalize(version);
-  sqlite3_close(raw);
+  CHECK(closes == 1);
+  CHECK(first->find_population("p")->current_round == 1);
 }
 
 }  // namespace fedleaf::server

@@ -65,7 +65,7 @@ TEST_CASE("claim_hands_out_train_tasks_up_to_the_pool_then_retry_later", "[repos
 
   CHECK(a.task_id != b.task_id);
   CHECK(a.lease_token != b.lease_token);
-  CHECK(a.kind == "train");
+  CHECK(a.kind == TaskKind::kTrain);
   CHECK(a.round == 0);
   CHECK(a.lease_expires_at == h.clock.now() + 10);
   CHECK(a.model_etag == p.model_etag);
@@ -224,23 +224,6 @@ TEST_CASE("reupload_of_identical_bytes_returns_200_with_first_answer", "[reposit
   CHECK(h.status(p)["reports"] == 1);
 }
 
-TEST_CASE("reupload_answers_the_same_bytes_from_a_row_that_stored_the_whole_answer",
-          "[repository]") {
-  Harness h;
-  auto p = h.repo.create_population(test_spec("p", 1, 2, 2));
-  const TaskAssignment task = h.claim_task(p);
-  const std::string body = train_result({1}, 0.5f, 0.25f, 3);
-  const std::string first = receipt_json(h.upload(task, body).receipt);
-  h.repo.commit_batch();
-  TaskRecord row = *h.store.find_task(task.task_id);
-  row.result_body = first;  // as rows were written before receipts were typed
-  h.store.begin(Durability::kNormal);
-  h.store.update_task(row);
-  h.store.commit();
-
-  CHECK(receipt_json(h.upload(task, body).receipt) == first);
-}
-
 TEST_CASE("different_bytes_for_a_finished_task_get_409", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 2, 2));
@@ -354,14 +337,14 @@ TEST_CASE("evaluate_tasks_report_metrics_for_their_rounds_model", "[repository]"
 
   const TaskAssignment eval0 = h.claim_task(p);
   const TaskAssignment train0 = h.claim_task(p);
-  CHECK(eval0.kind == "evaluate");
+  CHECK(eval0.kind == TaskKind::kEvaluate);
   CHECK(nlohmann::json::parse(eval0.plan_json)["kind"] == "evaluate");
-  CHECK(train0.kind == "train");
+  CHECK(train0.kind == TaskKind::kTrain);
   h.upload(train0, train_result({1}, 1, 1, 1));  // round 0 closes; round 1 evaluates only
   // An evaluate task stays valid after its round closed: model_0 is still model_0.
   CHECK(h.upload(eval0, eval_result(10, 0.5, 0.75)).status == 201);
   const TaskAssignment eval1 = h.claim_task(p);
-  CHECK(eval1.kind == "evaluate");
+  CHECK(eval1.kind == TaskKind::kEvaluate);
   CHECK(eval1.round == 1);
   CHECK_THROWS_AS(h.upload(eval1, train_result({1}, 1, 1, 1)), InvalidInput);
   h.upload(eval1, eval_result(30, 0.25, 0.5));
@@ -527,7 +510,7 @@ TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
     repo.tick();
 
     CHECK(observer.find_model("p", 1));
-    CHECK(observer.find_round("p", 0)->status == "closed");
+    CHECK(observer.find_round("p", 0)->status == RoundStatus::kClosed);
   }
   for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
@@ -677,17 +660,17 @@ TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve",
   std::get<core::DenseTensor>(poisoned.at("out/weight")).data<float>()[0] =
       std::numeric_limits<float>::infinity();
   store.begin(Durability::kFull);
-  PopulationRecord bad = *store.find_population("bad");
-  RoundRecord round0 = *store.find_round("bad", 0);
-  round0.status = "closed";
-  store.update_round(round0);
-  RoundRecord round1 = round0;
-  round1.number = 1;
-  round1.status = "open";
-  store.insert_round(round1);
-  store.insert_model({"bad", 1, "etag-bad", test::to_string(core::write_safetensors(poisoned))});
-  bad.current_round = 1;
-  store.update_population(bad);
+  RoundCloseWrite close;
+  close.closed = *store.lock_open_round("bad", 0);
+  close.closed.status = RoundStatus::kClosed;
+  close.population = *store.find_population("bad");
+  close.population.current_round = 1;
+  close.opened = close.closed;
+  close.opened->number = 1;
+  close.opened->status = RoundStatus::kOpen;
+  close.model =
+      ModelRecord{"bad", 1, "etag-bad", test::to_string(core::write_safetensors(poisoned))};
+  store.close_round(close);
   store.commit();
 
   TaskRepository restarted(store, clock, metrics, {});

@@ -14,10 +14,10 @@ TEST_CASE("urls_name_the_population_round_and_task", "[wire_json]") {
 }
 
 TEST_CASE("receipt_json_is_the_accepted_answer_with_reports_only_for_train", "[wire_json]") {
-  CHECK(receipt_json({7, "p", 0, "train", 2, "ab"}) ==
+  CHECK(receipt_json({7, "p", 0, TaskKind::kTrain, 2, "ab"}) ==
         R"({"kind":"train","population":"p","reports":2,"result_sha256":"ab","round":0,)"
         R"("status":"accepted","task_id":7})");
-  CHECK(receipt_json({8, "p", 1, "evaluate", std::nullopt, "cd"}) ==
+  CHECK(receipt_json({8, "p", 1, TaskKind::kEvaluate, std::nullopt, "cd"}) ==
         R"({"kind":"evaluate","population":"p","result_sha256":"cd","round":1,)"
         R"("status":"accepted","task_id":8})");
 }
@@ -27,7 +27,7 @@ TEST_CASE("task_json_splices_the_plan_and_names_the_urls", "[wire_json]") {
   task.task_id = 5;
   task.population = "p";
   task.round = 2;
-  task.kind = "train";
+  task.kind = TaskKind::kTrain;
   task.lease_token = "t";
   task.lease_expires_at = 100;
   task.plan_json = R"({"kind":"train"})";
@@ -55,7 +55,7 @@ TEST_CASE("status_json_averages_train_and_eval_metrics_by_examples", "[wire_json
   status.record.id = "p";
   status.plan_json = "{}";
   RoundRecord r;
-  r.status = "closed";
+  r.status = RoundStatus::kClosed;
   r.examples = 4;
   r.loss_sum = 2;
   r.started_at = 10;

@@ -9,17 +9,14 @@ using nlohmann::json;
 namespace {
 
 json round_json(const RoundRecord& r) {
-  json entry = {{"round", r.number},
-                {"status", r.status},
-                {"reports", r.reports},
-                {"examples", r.examples},
-                {"upload_bytes", r.upload_bytes},
-                {"started_at", r.started_at},
-                {"deadline", r.deadline}};
+  json entry = {
+      {"round", r.number},      {"status", to_string(r.status)},  {"reports", r.reports},
+      {"examples", r.examples}, {"upload_bytes", r.upload_bytes}, {"started_at", r.started_at},
+      {"deadline", r.deadline}};
   entry["mean_train_loss"] = r.examples > 0 ? json(r.loss_sum / r.examples) : json(nullptr);
   entry["mean_train_accuracy"] =
       r.accuracy_examples > 0 ? json(r.accuracy_sum / r.accuracy_examples) : json(nullptr);
-  const bool closed = r.status == "closed";
+  const bool closed = r.status == RoundStatus::kClosed;
   entry["closed_at"] = closed ? json(r.closed_at) : json(nullptr);
   entry["duration_s"] = closed ? json(r.closed_at - r.started_at) : json(nullptr);
   json eval = json::object();
@@ -56,7 +53,7 @@ std::string task_json(const TaskAssignment& task) {
   json body = {{"task_id", task.task_id},
                {"population", task.population},
                {"round", task.round},
-               {"kind", task.kind},
+               {"kind", to_string(task.kind)},
                {"lease_token", task.lease_token},
                {"lease_expires_at", task.lease_expires_at},
                {"model_url", model_url(task.population, task.round)},
@@ -88,7 +85,7 @@ json status_json(const PopulationStatus& status) {
   json rejections = json::object();
   for (const auto& [reason, count] : status.rejections) rejections[reason] = count;
   return {{"id", p.id},
-          {"state", p.state},
+          {"state", to_string(p.state)},
           {"round", status.round.number},
           {"rounds", p.rounds},
           {"reports", status.round.reports},
@@ -120,7 +117,7 @@ json populations_json(const std::vector<PopulationSummary>& populations) {
 
 std::string receipt_json(const UploadReceipt& receipt) {
   json body = {{"task_id", receipt.task_id}, {"population", receipt.population},
-               {"round", receipt.round},     {"kind", receipt.kind},
+               {"round", receipt.round},     {"kind", to_string(receipt.kind)},
                {"status", "accepted"},       {"result_sha256", receipt.result_sha256}};
   if (receipt.reports) body["reports"] = *receipt.reports;
   return body.dump();

@@ -60,32 +60,41 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
   st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
   st->update_plan =
       std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
-  if (record.state == "running" && round->number < record.rounds && round->status == "open") {
-    core::NamedTensors tensors = decode_model(*st->model.bytes);
-    auto checkpoint = store.find_checkpoint(record.id, round->number);
-    if (checkpoint) {
-      st->aggregator = core::RoundAggregator::restore(
-          *st->update_plan, std::move(tensors),
-          reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()),
-          checkpoint->bytes.size());
-      st->checkpoint_seq = st->result_seq = checkpoint->seq;
-    } else {
-      st->aggregator.emplace(*st->update_plan, std::move(tensors), expected_reports(record));
-    }
-    for (const ResultRecord& result :
-         store.list_results(record.id, round->number, st->checkpoint_seq)) {
-      st->aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.bytes.data()),
-                                 result.bytes.size());
-      st->result_seq = result.seq;
-    }
-    if (st->aggregator->num_reports() != static_cast<std::size_t>(round->reports)) {
-      throw Error("population '" + record.id + "' round " + std::to_string(round->number) +
-                  ": the store records " + std::to_string(round->reports) +
-                  " reports but its results and checkpoint hold " +
-                  std::to_string(st->aggregator->num_reports()));
-    }
+  if (record.state == RunState::kRunning && round->number < record.rounds &&
+      round->status == RoundStatus::kOpen) {
+    rebuild_aggregator(store, *st);
   }
   return st;
+}
+
+void rebuild_aggregator(Store& store, PopulationState& st) {
+  const PopulationRecord& record = st.record;
+  const RoundRecord& round = st.round;
+  core::NamedTensors tensors = decode_model(*st.model.bytes);
+  st.aggregator.reset();
+  st.result_seq = st.checkpoint_seq = 0;
+  auto checkpoint = store.find_checkpoint(record.id, round.number);
+  if (checkpoint) {
+    st.aggregator = core::RoundAggregator::restore(
+        *st.update_plan, std::move(tensors),
+        reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()), checkpoint->bytes.size());
+    st.checkpoint_seq = st.result_seq = checkpoint->seq;
+  } else {
+    st.aggregator.emplace(*st.update_plan, std::move(tensors), expected_reports(record));
+  }
+  for (const ResultRecord& result :
+       store.list_results(record.id, round.number, st.checkpoint_seq)) {
+    st.aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.bytes.data()),
+                              result.bytes.size());
+    st.result_seq = result.seq;
+  }
+  st.aggregator_in_seq_order = true;
+  if (st.aggregator->num_reports() != static_cast<std::size_t>(round.reports)) {
+    throw Error("population '" + record.id + "' round " + std::to_string(round.number) +
+                ": the store records " + std::to_string(round.reports) +
+                " reports but its results and checkpoint hold " +
+                std::to_string(st.aggregator->num_reports()));
+  }
 }
 
 std::unique_ptr<PopulationState> new_population_state(

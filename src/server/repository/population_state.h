@@ -37,6 +37,11 @@ struct PopulationState {
   std::string select_index_etag;
   // The open training round's accumulator; empty once training rounds are over.
   std::optional<core::RoundAggregator> aggregator;
+  // When aggregator_in_seq_order, the aggregator holds exactly the round's stored results
+  // 1..result_seq, folded in seq order (always so for a store one server owns). A server sharing
+  // its store with others holds only the results it accepted: it rebuilds the aggregate from the
+  // store before closing the round (rebuild_aggregator), in seq order like a single server.
+  bool aggregator_in_seq_order = true;
   std::int64_t result_seq = 0;      // last stored result of the current round
   std::int64_t checkpoint_seq = 0;  // last result folded into the stored checkpoint
 };
@@ -46,6 +51,12 @@ struct PopulationState {
 // or checkpoint is invalid (the repository quarantines it).
 std::unique_ptr<PopulationState> load_population_state(Store& store,
                                                        const PopulationRecord& record);
+
+// Rebuilds the open training round's aggregator from the store: its checkpoint, then the
+// results stored after it in seq order (what a single server folded, in the same order, so the
+// aggregate is bit-identical). Throws fedleaf::Error when the results do not add up to
+// `round.reports`; InvalidInput for an invalid checkpoint.
+void rebuild_aggregator(Store& store, PopulationState& state);
 
 // The state of a population just created (round 0 open, no reports).
 std::unique_ptr<PopulationState> new_population_state(

@@ -34,7 +34,7 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.timings.hash_s = seconds_since(start);
 
   out.closed = state.round;
-  out.closed.status = "closed";
+  out.closed.status = RoundStatus::kClosed;
   out.closed.closed_at = now;
   out.closed.robust_json = robust_json(state.aggregator->stats(), out.withheld_nonfinite);
   out.opened.population_id = state.record.id;
@@ -45,9 +45,9 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.record.current_round = out.opened.number;
   out.training_over = out.opened.number >= out.record.rounds;
   if (out.training_over && out.record.eval_tasks_per_round == 0) {
-    out.opened.status = "closed";
+    out.opened.status = RoundStatus::kClosed;
     out.opened.closed_at = now;
-    out.record.state = "finished";
+    out.record.state = RunState::kFinished;
   }
   return out;
 }

@@ -7,7 +7,7 @@ namespace fedleaf::server {
 
 RoundStep next_round_step(const PopulationRecord& population, const RoundRecord& round,
                           double now) {
-  if (population.state != "running") return RoundStep::kStay;
+  if (population.state != RunState::kRunning) return RoundStep::kStay;
   if (round.number < population.rounds) {
     const bool quorum = round.reports >= population.clients_per_round;
     const bool deadline = now >= round.deadline && round.reports >= population.min_reports;
@@ -23,7 +23,7 @@ double round_poll_s(int clients_per_round) {
 
 RetryLater retry_hint(const PopulationRecord& population, const RoundRecord& round, double now,
                       std::optional<double> next_lease_expiry) {
-  if (population.state == "finished") return RetryLater{3600, true, 3'600'000};
+  if (population.state == RunState::kFinished) return RetryLater{3600, true, 3'600'000};
   // Tasks come back when a lease expires or the round reaches its deadline; a new round (new
   // tasks) opens whenever the open one reaches quorum, so waiting leaves poll at least that often.
   double wake = std::min(round.deadline, now + round_poll_s(population.clients_per_round));

@@ -15,6 +15,7 @@
 #include "core/safetensors.h"
 #include "core/train/plan.h"
 #include "server/repository/result_summary.h"
+#include "server/store/store_rules.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
 #include "server/util/tokens.h"
@@ -33,9 +34,26 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& 
       batch_(store, [this] { populations_.clear(); }) {
   for (const PopulationRecord& record : store_.list_populations()) {
     try {
-      populations_.emplace(record.id, load_population_state(store_, record));
+      populations_.emplace(record.id, load_state(record));
     } catch (const std::exception& e) {
       quarantine(record.id, e.what());
+    }
+  }
+}
+
+std::unique_ptr<PopulationState> TaskRepository::load_state(PopulationRecord record) {
+  // On a shared store the reads of a load see other servers' commits between statements (an
+  // upload accepted, or the round closed and its results dropped, between reading the round and
+  // its results): such a load does not add up and is read again. What still fails is the store's.
+  constexpr int kSharedAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return load_population_state(store_, record);
+    } catch (const std::exception&) {
+      if (!store_.shared() || attempt == kSharedAttempts) throw;
+      std::optional<PopulationRecord> again = store_.find_population(record.id);
+      if (!again) throw;
+      record = std::move(*again);
     }
   }
 }
@@ -78,7 +96,10 @@ void TaskRepository::commit_batch() {
 
 PopulationState& TaskRepository::state_of(const std::string& population_id) {
   auto it = populations_.find(population_id);
-  if (it != populations_.end()) return *it->second;
+  if (it != populations_.end()) {
+    if (store_.shared()) refresh(*it->second);
+    return *it->second;
+  }
   if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
     throw Unavailable("population '" + population_id +
                       "' failed to load and is quarantined: " + failed->second);
@@ -87,13 +108,28 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
   std::unique_ptr<PopulationState> loaded;
   try {
-    loaded = load_population_state(store_, *record);
+    loaded = load_state(*record);
   } catch (const std::exception& e) {
     quarantine(population_id, e.what());
     throw Unavailable("population '" + population_id +
                       "' failed to load and is quarantined: " + e.what());
   }
   return *populations_.emplace(population_id, std::move(loaded)).first->second;
+}
+
+void TaskRepository::refresh(PopulationState& st) {
+  std::optional<PopulationRecord> record = store_.find_population(st.record.id);
+  if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
+  if (record->current_round == st.record.current_round && record->state == st.record.state) {
+    std::optional<RoundRecord> round = store_.find_round(st.record.id, st.round.number);
+    if (!round) throw Error("round " + std::to_string(st.round.number) + " is missing");
+    st.round = *round;
+    return;
+  }
+  // Another server closed the round: its model and aggregate replace ours, and the claims
+  // parked here learn of the new round (the tick re-checks every --tick-interval-s).
+  st = std::move(*load_state(*record));
+  waiters_.notify(st.record.id);
 }
 
 CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) {
@@ -148,9 +184,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
         if (populations_.count(record.id) || store_.find_population(record.id)) {
           throw Conflict("population '" + record.id + "' already exists");
         }
-        store_.insert_population(record);
-        store_.insert_round(round0);
-        store_.insert_model({record.id, 0, created.model_etag, model_bytes});
+        store_.create_population(record, round0, {record.id, 0, created.model_etag, model_bytes});
       },
       Durability::kFull);
   populations_[record.id] =
@@ -180,30 +214,53 @@ void TaskRepository::advance(PopulationState& st, double now) {
   }
 }
 
+bool TaskRepository::lock_round_to_close(PopulationState& st, double now) {
+  std::optional<RoundRecord> locked = store_.lock_open_round(st.record.id, st.round.number);
+  if (!locked) {
+    st.round.status = RoundStatus::kClosed;  // by another server: reload() follows
+    return false;
+  }
+  st.round = *locked;  // every report any server accepted
+  return next_round_step(st.record, st.round, now) != RoundStep::kStay;
+}
+
+void TaskRepository::reload(PopulationState& st) {
+  std::optional<PopulationRecord> record = store_.find_population(st.record.id);
+  if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
+  st = std::move(*load_state(*record));
+}
+
 void TaskRepository::publish_next_model(PopulationState& st, double now) {
   const std::string id = st.record.id;
-  RoundClose close = close_training_round(st, now);
-  if (close.withheld_nonfinite > 0 && options_.logger) {
+  std::optional<RoundClose> close;
+  double store_s = 0;  // the close's writes, for fedleaf_phase_seconds
+  // A step of the batch like any other: whoever learns of the new round waits for its commit
+  // (claims) or its sync (uploads, model and status reads; see Router). The round's row lock
+  // (held until the batch commits) makes this server the only one that closes it.
+  population_step(id, "close round", [&] {
+    if (!lock_round_to_close(st, now)) return;
+    if (!st.aggregator_in_seq_order || st.result_seq != st.round.reports) {
+      rebuild_aggregator(store_, st);
+    }
+    close = close_training_round(st, now);
+    const auto store_start = std::chrono::steady_clock::now();
+    store_.close_round(
+        {close->closed, close->record, close->opened,
+         ModelRecord{id, close->opened.number, close->model_etag, close->model_bytes}});
+    store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
+  });
+  if (!close) {
+    if (st.round.status != RoundStatus::kOpen) reload(st);
+    return;
+  }
+  if (close->withheld_nonfinite > 0 && options_.logger) {
     options_.logger->warn(
         "event=round_overflow_withheld population={} round={} elements={} (each kept its old "
         "value: the aggregate would not have been finite)",
-        id, st.round.number, close.withheld_nonfinite);
+        id, st.round.number, close->withheld_nonfinite);
   }
-  // A step of the batch like any other: whoever learns of the new round waits for its commit
-  // (claims) or its sync (uploads, model and status reads; see Router).
-  const auto store_start = std::chrono::steady_clock::now();
-  population_step(id, "close round", [&] {
-    store_.update_round(close.closed);
-    store_.delete_results(id, close.closed.number);
-    store_.delete_checkpoint(id, close.closed.number);
-    store_.insert_round(close.opened);
-    store_.insert_model({id, close.opened.number, close.model_etag, close.model_bytes});
-    store_.update_population(close.record);
-  });
-  const double store_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
-  const RoundRecord& closed = close.closed;
-  const RoundCloseTimings& t = close.timings;
+  const RoundRecord& closed = close->closed;
+  const RoundCloseTimings& t = close->timings;
   metrics_.observe_round_duration(now - closed.started_at);
   metrics_.observe_phase("close_finalize", t.finalize_s);
   metrics_.observe_phase("close_encode", t.encode_s);
@@ -215,19 +272,21 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
         "model_etag={} model_bytes={} finalize_ms={:.1f} encode_ms={:.1f} hash_ms={:.1f} "
         "store_ms={:.1f}",
         id, closed.number, closed.reports, closed.examples, now - closed.started_at,
-        close.model_etag, close.model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
+        close->model_etag, close->model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
         1e3 * t.hash_s, 1e3 * store_s);
   }
-  st.record = close.record;
-  st.round = close.opened;
-  st.model = {close.model_etag, std::make_shared<const std::string>(std::move(close.model_bytes))};
+  st.record = close->record;
+  st.round = close->opened;
+  st.model = {close->model_etag,
+              std::make_shared<const std::string>(std::move(close->model_bytes))};
   st.result_seq = st.checkpoint_seq = 0;
-  if (close.training_over) {
+  st.aggregator_in_seq_order = true;
+  if (close->training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(*st.update_plan, std::move(close.next), expected_reports(st.record));
+    st.aggregator.emplace(*st.update_plan, std::move(close->next), expected_reports(st.record));
   }
-  if (options_.logger && st.record.state == "finished") {
+  if (options_.logger && st.record.state == RunState::kFinished) {
     options_.logger->info("event=population_finished population={} rounds={}", id,
                           st.record.rounds);
   }
@@ -235,20 +294,26 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
 
 void TaskRepository::finish(PopulationState& st, double now) {
   const std::string id = st.record.id;
-  RoundRecord closed = st.round;
-  closed.status = "closed";
-  closed.closed_at = now;
-  PopulationRecord record = st.record;
-  record.state = "finished";
+  std::optional<RoundCloseWrite> close;
   population_step(id, "finish population", [&] {
-    store_.update_round(closed);
-    store_.update_population(record);
+    if (!lock_round_to_close(st, now)) return;
+    close.emplace();
+    close->closed = st.round;
+    close->closed.status = RoundStatus::kClosed;
+    close->closed.closed_at = now;
+    close->population = st.record;
+    close->population.state = RunState::kFinished;
+    store_.close_round(*close);
   });
-  st.round = closed;
-  st.record = record;
+  if (!close) {
+    if (st.round.status != RoundStatus::kOpen) reload(st);
+    return;
+  }
+  st.round = close->closed;
+  st.record = close->population;
   if (options_.logger) {
     options_.logger->info("event=population_finished population={} rounds={} eval_reports={}", id,
-                          record.rounds, closed.eval_reports);
+                          st.record.rounds, st.round.eval_reports);
   }
 }
 
@@ -262,58 +327,47 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   }
   const double now = clock_.now();
   advance(st, now);
-  if (st.record.state == "finished") {
+  if (st.record.state == RunState::kFinished) {
     metrics_.count_claim("finished");
     return retry_hint(st.record, st.round, now, std::nullopt);
   }
 
   // Evaluate tasks first: there are few of them and they measure the model just published.
   struct Pool {
-    const char* kind;
+    TaskKind kind;
     int limit;
     int created;
   };
   std::vector<Pool> pools;
   if (st.record.eval_tasks_per_round > 0) {
-    pools.push_back({"evaluate", st.record.eval_tasks_per_round, st.round.eval_tasks});
+    pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
   }
   const bool wants_later_round = st.round.number < min_round;
   if (st.round.number < st.record.rounds && !wants_later_round) {
-    pools.push_back({"train", st.record.train_tasks_per_round, st.round.train_tasks});
+    pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
   }
+  std::optional<bool> any_expired;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
-    std::optional<TaskRecord> expired =
-        store_.find_expired_task(population_id, st.round.number, pool.kind, now);
-    if (!expired && pool.created >= pool.limit) continue;
-
+    if (pool.created >= pool.limit) {
+      if (!any_expired) any_expired = store_.has_expired_lease(population_id, st.round.number, now);
+      if (!*any_expired) continue;
+    }
     TaskAssignment task;
     task.population = population_id;
     task.round = st.round.number;
     task.kind = pool.kind;
     task.lease_token = generate_token();
     task.lease_expires_at = now + st.record.lease_s;
-    RoundRecord round = st.round;
+    std::optional<ClaimedTask> claimed;
     population_step(population_id, "claim", [&] {
-      TaskRecord record;
-      if (expired) {
-        record = *expired;
-      } else {
-        record.population_id = population_id;
-        record.round = round.number;
-        record.kind = pool.kind;
-        record.id = store_.insert_task(record);
-        (task.kind == "train" ? round.train_tasks : round.eval_tasks) += 1;
-        store_.update_round(round);
-      }
-      record.state = "leased";
-      record.lease_expires_at = task.lease_expires_at;
-      record.lease_id =
-          store_.insert_lease({0, record.id, hash_token(task.lease_token), task.lease_expires_at});
-      store_.update_task(record);
-      task.task_id = record.id;
+      claimed = store_.claim_task({population_id, task.round, pool.kind, pool.limit, now,
+                                   task.lease_expires_at, hash_token(task.lease_token)});
     });
-    st.round = round;
-    task.plan_json = task.kind == "train" ? st.train_plan_json : st.eval_plan_json;
+    if (!claimed) continue;
+    std::optional<RoundRecord> round = store_.find_round(population_id, task.round);
+    if (round) st.round = *round;  // the task counters claim_task advanced
+    task.task_id = claimed->task_id;
+    task.plan_json = task.kind == TaskKind::kTrain ? st.train_plan_json : st.eval_plan_json;
     task.model_etag = st.model.etag;
     metrics_.count_claim("task");
     return task;
@@ -358,38 +412,56 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
   }
   const double now = clock_.now();
   advance(st, now);
-  const std::string task_name = "task " + std::to_string(task_id);
-
-  if (task->state == "done") {
-    if (task->completed_lease_id == lease_id) {
-      if (sha == task->result_sha256) return {200, decode_receipt(*task)};
-      reject(population_id, "conflict");
-      throw Conflict(task_name + ": a different result was already accepted for this lease");
-    }
-    reject(population_id, "lease_expired");
-    throw Gone(task_name + ": this lease expired and the task was completed under another lease");
+  if (task->state == TaskState::kDone || lease_id != task->lease_id ||
+      now >= task->lease_expires_at) {
+    // Answered from the row alone; accept_result decides the same way under its lock.
+    AcceptRequest request;
+    request.task_id = task_id;
+    request.lease_id = lease_id;
+    request.result_sha256 = sha;
+    request.now = now;
+    return answer_refused(population_id, classify_upload(*task, request), *task);
   }
-  if (lease_id != task->lease_id) {
-    reject(population_id, "lease_expired");
-    throw Gone(task_name + ": this lease expired and the task was leased again");
+  if (task->kind == TaskKind::kEvaluate)
+    return accept_evaluate(st, *task, lease_id, body, sha, now);
+  if (task->round != st.round.number || st.round.status != RoundStatus::kOpen || !st.aggregator) {
+    return answer_refused(population_id, AcceptStatus::kRoundClosed, *task);
   }
-  if (now >= task->lease_expires_at) {
-    reject(population_id, "lease_expired");
-    throw Gone(task_name + ": the lease expired " + std::to_string(now - task->lease_expires_at) +
-               " s ago");
-  }
-  if (task->kind == "evaluate") return accept_evaluate(st, std::move(*task), body, sha, now);
-  if (task->round != st.round.number || st.round.status != "open" || !st.aggregator) {
-    reject(population_id, "round_closed");
-    throw Gone(task_name + ": round " + std::to_string(task->round) + " of population '" +
-               population_id + "' is closed");
-  }
-  return accept_train(st, std::move(*task), body, sha, now);
+  return accept_train(st, *task, lease_id, body, sha, now);
 }
 
-UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
-                                           const std::string& body, const std::string& sha,
-                                           double now) {
+UploadOutcome TaskRepository::answer_refused(const std::string& population_id, AcceptStatus status,
+                                             const TaskRecord& task) {
+  const std::string task_name = "task " + std::to_string(task.id);
+  switch (status) {
+    case AcceptStatus::kAccepted:
+      break;
+    case AcceptStatus::kRepeated:
+      return {200, decode_receipt(task)};
+    case AcceptStatus::kConflict:
+      reject(population_id, "conflict");
+      throw Conflict(task_name + ": a different result was already accepted for this lease");
+    case AcceptStatus::kCompletedElsewhere:
+      reject(population_id, "lease_expired");
+      throw Gone(task_name + ": this lease expired and the task was completed under another lease");
+    case AcceptStatus::kLeasedAgain:
+      reject(population_id, "lease_expired");
+      throw Gone(task_name + ": this lease expired and the task was leased again");
+    case AcceptStatus::kLeaseExpired:
+      reject(population_id, "lease_expired");
+      throw Gone(task_name + ": the lease expired " +
+                 std::to_string(clock_.now() - task.lease_expires_at) + " s ago");
+    case AcceptStatus::kRoundClosed:
+      reject(population_id, "round_closed");
+      throw Gone(task_name + ": round " + std::to_string(task.round) + " of population '" +
+                 population_id + "' is closed");
+  }
+  throw Error(task_name + ": accepted result answered as refused");
+}
+
+UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord& task,
+                                           std::int64_t lease_id, const std::string& body,
+                                           const std::string& sha, double now) {
   const std::string id = st.record.id;
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
   ResultSummary summary;
@@ -410,45 +482,49 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, TaskRecord task,
     throw;
   }
 
-  RoundRecord round = st.round;
-  round.reports += 1;
-  round.examples += summary.num_examples;
-  round.loss_sum += summary.num_examples * summary.metrics.at("loss");
+  AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr};
+  request.delta.examples = summary.num_examples;
+  request.delta.loss_sum = summary.num_examples * summary.metrics.at("loss");
   if (auto it = summary.metrics.find("accuracy"); it != summary.metrics.end()) {
-    round.accuracy_sum += summary.num_examples * it->second;
-    round.accuracy_examples += summary.num_examples;
+    request.delta.accuracy_sum = summary.num_examples * it->second;
+    request.delta.accuracy_examples = summary.num_examples;
   }
-  round.upload_bytes += static_cast<std::int64_t>(body.size());
-  const std::int64_t seq = st.result_seq + 1;
-  const bool checkpoint_due =
-      options_.checkpoint_every > 0 && seq - st.checkpoint_seq >= options_.checkpoint_every;
-
-  task.state = "done";
-  task.completed_lease_id = task.lease_id;
-  task.result_sha256 = sha;
-  task.result_status = 201;
-  const UploadReceipt receipt{task.id, id, task.round, "train", round.reports, sha};
-  task.result_body = encode_receipt(receipt);
+  request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
+  request.receipt_body = [&](int reports) {
+    return encode_receipt({task.id, id, task.round, TaskKind::kTrain, reports, sha});
+  };
   // A step of the open batch: committed and synced by GroupCommit before the answer is sent. On
   // failure the in-memory aggregator, which already holds this result, is reloaded.
+  std::optional<AcceptOutcome> outcome;
+  bool checkpointed = false;
   population_step(id, "accept result", [&] {
-    store_.insert_result({id, round.number, seq, task.id, body});
-    store_.update_task(task);
-    store_.update_round(round);
-    if (checkpoint_due) {
-      store_.put_checkpoint({id, round.number, seq, to_string_bytes(st.aggregator->checkpoint())});
+    outcome = store_.accept_result(request);
+    if (outcome->status != AcceptStatus::kAccepted) return;
+    const std::int64_t seq = outcome->round.reports;
+    if (st.aggregator_in_seq_order && seq == st.result_seq + 1 && options_.checkpoint_every > 0 &&
+        seq - st.checkpoint_seq >= options_.checkpoint_every) {
+      store_.put_checkpoint({id, task.round, seq, to_string_bytes(st.aggregator->checkpoint())});
+      checkpointed = true;
     }
   });
-  st.round = round;
+  if (outcome->status != AcceptStatus::kAccepted) {
+    // Another server changed the task or closed the round after our read: the aggregator holds
+    // a result the store does not.
+    st.aggregator_in_seq_order = false;
+    return answer_refused(id, outcome->status, outcome->task);
+  }
+  const std::int64_t seq = outcome->round.reports;
+  if (seq != st.result_seq + 1) st.aggregator_in_seq_order = false;  // another server's in between
   st.result_seq = seq;
-  if (checkpoint_due) st.checkpoint_seq = seq;
+  if (checkpointed) st.checkpoint_seq = seq;
+  st.round = outcome->round;
   advance(st, now);
-  return {201, receipt};
+  return {201, decode_receipt(outcome->task)};
 }
 
-UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord task,
-                                              const std::string& body, const std::string& sha,
-                                              double now) {
+UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRecord& task,
+                                              std::int64_t lease_id, const std::string& body,
+                                              const std::string& sha, double now) {
   const std::string id = st.record.id;
   ResultSummary summary;
   try {
@@ -458,31 +534,22 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, TaskRecord ta
     reject(id, "invalid_result");
     throw;
   }
-  const bool current = task.round == st.round.number;
-  std::optional<RoundRecord> found = current ? st.round : store_.find_round(id, task.round);
-  if (!found) throw Error("round " + std::to_string(task.round) + " of '" + id + "' is missing");
-  RoundRecord round = *found;
-  round.eval_reports += 1;
-  round.eval_examples += summary.num_examples;
-  json sums = json::parse(round.eval_sums_json);
+  AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr};
+  request.delta.examples = summary.num_examples;
   for (const auto& [name, value] : summary.metrics) {
-    sums[name] = sums.value(name, 0.0) + summary.num_examples * value;
+    request.delta.eval_sums[name] = summary.num_examples * value;
   }
-  round.eval_sums_json = sums.dump();
-
-  task.state = "done";
-  task.completed_lease_id = task.lease_id;
-  task.result_sha256 = sha;
-  task.result_status = 201;
-  const UploadReceipt receipt{task.id, id, task.round, "evaluate", std::nullopt, sha};
-  task.result_body = encode_receipt(receipt);
-  population_step(id, "accept evaluation", [&] {
-    store_.update_task(task);
-    store_.update_round(round);
-  });
-  if (current) st.round = round;
+  request.receipt_body = [&](int) {
+    return encode_receipt({task.id, id, task.round, TaskKind::kEvaluate, std::nullopt, sha});
+  };
+  std::optional<AcceptOutcome> outcome;
+  population_step(id, "accept evaluation", [&] { outcome = store_.accept_result(request); });
+  if (outcome->status != AcceptStatus::kAccepted) {
+    return answer_refused(id, outcome->status, outcome->task);
+  }
+  if (task.round == st.round.number) st.round = outcome->round;
   advance(st, now);
-  return {201, receipt};
+  return {201, decode_receipt(outcome->task)};
 }
 
 ModelBlob TaskRepository::published_model(PopulationState& st, int round) {
@@ -536,7 +603,6 @@ PopulationStatus TaskRepository::status(const std::string& population_id) {
   PopulationStatus out;
   if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
     out.record.id = population_id;
-    out.record.state = "failed";
     out.failure_reason = failed->second;
     return out;
   }
@@ -556,8 +622,8 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
   std::vector<PopulationSummary> out;
   for (const PopulationRecord& p : store_.list_populations()) {
     const bool failed = quarantined_.count(p.id) > 0;
-    out.push_back({p.id, failed ? std::string("failed") : p.state, p.current_round, p.rounds,
-                   p.clients_per_round});
+    out.push_back({p.id, failed ? std::string("failed") : to_string(p.state), p.current_round,
+                   p.rounds, p.clients_per_round});
   }
   return out;
 }
@@ -566,17 +632,23 @@ void TaskRepository::tick() {
   std::lock_guard lock(mutex_);
   const bool batch_was_open = batch_.is_open();
   const double now = clock_.now();
+  // With a shared store any server's tick may close a round (no leader): every running
+  // population, not only those this server has loaded.
   std::vector<std::string> ids;
-  for (const auto& entry : populations_) ids.push_back(entry.first);
+  if (store_.shared()) {
+    for (const PopulationRecord& p : store_.list_populations()) {
+      if (p.state == RunState::kRunning) ids.push_back(p.id);
+    }
+  } else {
+    for (const auto& entry : populations_) ids.push_back(entry.first);
+  }
   for (const std::string& id : ids) {
     if (quarantined_.count(id)) continue;
     try {
       PopulationState& st = state_of(id);
       advance(st, now);
       // A lease that expired hands its task back: wake the claims waiting for one.
-      if (waiters_.waiting(id) > 0 &&
-          (store_.find_expired_task(id, st.round.number, "train", now) ||
-           store_.find_expired_task(id, st.round.number, "evaluate", now))) {
+      if (waiters_.waiting(id) > 0 && store_.has_expired_lease(id, st.round.number, now)) {
         waiters_.notify(id);
       }
     } catch (const std::exception& e) {
@@ -598,7 +670,11 @@ void TaskRepository::tick() {
 void TaskRepository::checkpoint_all() {
   std::lock_guard lock(mutex_);
   for (auto& [id, st] : populations_) {
-    if (!st->aggregator || st->result_seq <= st->checkpoint_seq) continue;
+    // Only an aggregator of results 1..result_seq in seq order is a checkpoint of them (a
+    // server sharing its store holds just the results it accepted).
+    if (!st->aggregator || !st->aggregator_in_seq_order || st->result_seq <= st->checkpoint_seq) {
+      continue;
+    }
     const CheckpointRecord checkpoint{id, st->round.number, st->result_seq,
                                       to_string_bytes(st->aggregator->checkpoint())};
     batch_.step(

@@ -103,7 +103,7 @@ struct TaskAssignment {
   std::int64_t task_id = 0;
   std::string population;
   int round = 0;
-  std::string kind;  // "train" | "evaluate"
+  TaskKind kind = TaskKind::kTrain;
   std::string lease_token;
   double lease_expires_at = 0;  // unix seconds
   std::string plan_json;        // with "kind" set to the task's kind
@@ -211,15 +211,29 @@ class TaskRepository {
   void quarantine(const std::string& population_id, const std::string& reason);
   // The published model of `round` (NotFound for a round without one).
   ModelBlob published_model(PopulationState& state, int round);
+  // load_population_state, read again (a few times) when a shared store changed under it.
+  std::unique_ptr<PopulationState> load_state(PopulationRecord record);
+  // A shared store (Store::shared()): re-reads the round's counters, or the whole state when
+  // another server closed the round.
+  void refresh(PopulationState& state);
+  void reload(PopulationState& state);
+  // In a step: locks the open round for its close and re-reads it. False when it is not due
+  // after all, or closed by another server (then state.round.status is closed).
+  bool lock_round_to_close(PopulationState& state, double now);
   void advance(PopulationState& state, double now);
   // Closes the open training round (RoundClose) and opens the next with the published model.
   void publish_next_model(PopulationState& state, double now);
   void finish(PopulationState& state, double now);
   void reject(const std::string& population_id, const std::string& reason);
-  UploadOutcome accept_train(PopulationState& state, TaskRecord task, const std::string& body,
-                             const std::string& sha, double now);
-  UploadOutcome accept_evaluate(PopulationState& state, TaskRecord task, const std::string& body,
+  UploadOutcome accept_train(PopulationState& state, const TaskRecord& task, std::int64_t lease_id,
+                             const std::string& body, const std::string& sha, double now);
+  UploadOutcome accept_evaluate(PopulationState& state, const TaskRecord& task,
+                                std::int64_t lease_id, const std::string& body,
                                 const std::string& sha, double now);
+  // The answer to an upload the store did not accept now: 200 with the first receipt for a
+  // repeat, else the rejection is counted and Conflict or Gone thrown.
+  UploadOutcome answer_refused(const std::string& population_id, AcceptStatus status,
+                               const TaskRecord& task);
   // A step of the open batch that changes a loaded population: on failure its in-memory state
   // (which may already hold the change) is dropped, to be reloaded from the store.
   template <class Body>

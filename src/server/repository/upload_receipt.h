@@ -19,7 +19,7 @@ struct UploadReceipt {
   std::int64_t task_id = 0;
   std::string population;
   int round = 0;
-  std::string kind;                     // "train" | "evaluate"
+  TaskKind kind = TaskKind::kTrain;
   std::optional<std::int64_t> reports;  // train: the round's reports counting this one
   std::string result_sha256;
 };

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "server/store/sqlite_schema.h"
+#include "server/store/store_rules.h"
 
 namespace fedleaf::server {
 namespace {
@@ -40,6 +41,11 @@ class SqliteStore::Statement {
 
   Statement& bind(int i, const std::string& v) {
     check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
+    return *this;
+  }
+  // `v` must outlive the statement's step (the names of store.h's enums do).
+  Statement& bind(int i, const char* v) {
+    check(sqlite3_bind_text(stmt_, i, v, -1, SQLITE_STATIC));
     return *this;
   }
   Statement& bind_blob(int i, const std::string& v) {
@@ -225,29 +231,7 @@ namespace {
 constexpr const char* kPopulationColumns =
     "id, plan_json, client_token_hash, rounds, clients_per_round, min_reports, round_deadline_s, "
     "lease_s, train_tasks_per_round, eval_tasks_per_round, state, current_round, created_at";
-}  // namespace
 
-void SqliteStore::insert_population(const PopulationRecord& p) {
-  static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
-                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
-  statement(sql.c_str())
-      .bind(1, p.id)
-      .bind(2, p.plan_json)
-      .bind(3, p.client_token_hash)
-      .bind(4, p.rounds)
-      .bind(5, p.clients_per_round)
-      .bind(6, p.min_reports)
-      .bind(7, p.round_deadline_s)
-      .bind(8, p.lease_s)
-      .bind(9, p.train_tasks_per_round)
-      .bind(10, p.eval_tasks_per_round)
-      .bind(11, p.state)
-      .bind(12, p.current_round)
-      .bind(13, p.created_at)
-      .run();
-}
-
-namespace {
 template <class Stmt>
 PopulationRecord read_population(const Stmt& s) {
   PopulationRecord p;
@@ -261,12 +245,40 @@ PopulationRecord read_population(const Stmt& s) {
   p.lease_s = s.real(7);
   p.train_tasks_per_round = s.int32(8);
   p.eval_tasks_per_round = s.int32(9);
-  p.state = s.text(10);
+  p.state = parse_run_state(s.text(10));
   p.current_round = s.int32(11);
   p.created_at = s.real(12);
   return p;
 }
 }  // namespace
+
+void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
+                                    const ModelRecord& model0) {
+  static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
+                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  statement(sql.c_str())
+      .bind(1, p.id)
+      .bind(2, p.plan_json)
+      .bind(3, p.client_token_hash)
+      .bind(4, p.rounds)
+      .bind(5, p.clients_per_round)
+      .bind(6, p.min_reports)
+      .bind(7, p.round_deadline_s)
+      .bind(8, p.lease_s)
+      .bind(9, p.train_tasks_per_round)
+      .bind(10, p.eval_tasks_per_round)
+      .bind(11, to_string(p.state))
+      .bind(12, p.current_round)
+      .bind(13, p.created_at)
+      .run();
+  insert_round(round0);
+  statement("INSERT INTO models (population_id, round, etag, bytes) VALUES (?, ?, ?, ?)")
+      .bind(1, model0.population_id)
+      .bind(2, model0.round)
+      .bind(3, model0.etag)
+      .bind_blob(4, model0.bytes)
+      .run();
+}
 
 std::optional<PopulationRecord> SqliteStore::find_population(const std::string& id) {
   static const std::string sql =
@@ -286,15 +298,6 @@ std::vector<PopulationRecord> SqliteStore::list_populations() {
   return out;
 }
 
-void SqliteStore::update_population(const PopulationRecord& p) {
-  statement("UPDATE populations SET state = ?, current_round = ? WHERE id = ?")
-      .bind(1, p.state)
-      .bind(2, p.current_round)
-      .bind(3, p.id)
-      .run();
-  if (sqlite3_changes(db_) == 0) throw NotFound("population '" + p.id + "' does not exist");
-}
-
 // ---- rounds
 
 namespace {
@@ -308,7 +311,7 @@ RoundRecord read_round(const Stmt& s) {
   RoundRecord r;
   r.population_id = s.text(0);
   r.number = s.int32(1);
-  r.status = s.text(2);
+  r.status = parse_round_status(s.text(2));
   r.started_at = s.real(3);
   r.deadline = s.real(4);
   r.closed_at = s.real(5);
@@ -330,7 +333,7 @@ RoundRecord read_round(const Stmt& s) {
 // Binds the round's non-key fields at positions first..first+15.
 template <class Stmt>
 void bind_round_fields(Stmt& s, const RoundRecord& r, int first) {
-  s.bind(first, r.status)
+  s.bind(first, to_string(r.status))
       .bind(first + 1, r.started_at)
       .bind(first + 2, r.deadline)
       .bind(first + 3, r.closed_at)
@@ -393,16 +396,60 @@ void SqliteStore::update_round(const RoundRecord& r) {
   }
 }
 
-// ---- models
-
-void SqliteStore::insert_model(const ModelRecord& m) {
-  statement("INSERT INTO models (population_id, round, etag, bytes) VALUES (?, ?, ?, ?)")
-      .bind(1, m.population_id)
-      .bind(2, m.round)
-      .bind(3, m.etag)
-      .bind_blob(4, m.bytes)
-      .run();
+// SQLite has one writer: the transaction (BEGIN IMMEDIATE) holds the whole database already.
+std::optional<RoundRecord> SqliteStore::lock_open_round(const std::string& population_id,
+                                                        int number) {
+  std::optional<RoundRecord> round = find_round(population_id, number);
+  if (!round) {
+    throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
+                   "' does not exist");
+  }
+  if (round->status != RoundStatus::kOpen) return std::nullopt;
+  return round;
 }
+
+void SqliteStore::close_round(const RoundCloseWrite& close) {
+  const RoundRecord& closed = close.closed;
+  statement(
+      "UPDATE rounds SET status = 'closed', closed_at = ?, robust_json = ? "
+      "WHERE population_id = ? AND number = ? AND status = 'open'")
+      .bind(1, closed.closed_at)
+      .bind(2, closed.robust_json)
+      .bind(3, closed.population_id)
+      .bind(4, closed.number)
+      .run();
+  if (sqlite3_changes(db_) == 0) {
+    throw Conflict("round " + std::to_string(closed.number) + " of population '" +
+                   closed.population_id + "' is not open");
+  }
+  statement("DELETE FROM results WHERE population_id = ? AND round = ?")
+      .bind(1, closed.population_id)
+      .bind(2, closed.number)
+      .run();
+  statement("DELETE FROM checkpoints WHERE population_id = ? AND round = ?")
+      .bind(1, closed.population_id)
+      .bind(2, closed.number)
+      .run();
+  if (close.opened) insert_round(*close.opened);
+  if (close.model) {
+    statement("INSERT INTO models (population_id, round, etag, bytes) VALUES (?, ?, ?, ?)")
+        .bind(1, close.model->population_id)
+        .bind(2, close.model->round)
+        .bind(3, close.model->etag)
+        .bind_blob(4, close.model->bytes)
+        .run();
+  }
+  statement("UPDATE populations SET state = ?, current_round = ? WHERE id = ?")
+      .bind(1, to_string(close.population.state))
+      .bind(2, close.population.current_round)
+      .bind(3, close.population.id)
+      .run();
+  if (sqlite3_changes(db_) == 0) {
+    throw NotFound("population '" + close.population.id + "' does not exist");
+  }
+}
+
+// ---- models
 
 std::optional<ModelRecord> SqliteStore::find_model(const std::string& population_id, int round) {
   auto s = statement("SELECT etag, bytes FROM models WHERE population_id = ? AND round = ?");
@@ -424,8 +471,8 @@ TaskRecord read_task(const Stmt& s) {
   t.id = s.int64(0);
   t.population_id = s.text(1);
   t.round = s.int32(2);
-  t.kind = s.text(3);
-  t.state = s.text(4);
+  t.kind = parse_task_kind(s.text(3));
+  t.state = parse_task_state(s.text(4));
   t.lease_id = s.int64(5);
   t.lease_expires_at = s.real(6);
   t.completed_lease_id = s.int64(7);
@@ -436,23 +483,49 @@ TaskRecord read_task(const Stmt& s) {
 }
 }  // namespace
 
-std::int64_t SqliteStore::insert_task(const TaskRecord& t) {
-  statement(
-      "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
-      "completed_lease_id, result_sha256, result_status, result_body) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, t.population_id)
-      .bind(2, t.round)
-      .bind(3, t.kind)
-      .bind(4, t.state)
-      .bind(5, t.lease_id)
-      .bind(6, t.lease_expires_at)
-      .bind(7, t.completed_lease_id)
-      .bind(8, t.result_sha256)
-      .bind(9, t.result_status)
-      .bind(10, t.result_body)
+std::optional<ClaimedTask> SqliteStore::claim_task(const ClaimRequest& r) {
+  const char* kind = to_string(r.kind);
+  std::int64_t task_id = 0;
+  {
+    auto s = statement(
+        "SELECT id FROM tasks WHERE population_id = ? AND round = ? AND kind = ? "
+        "AND state = 'leased' AND lease_expires_at <= ? ORDER BY lease_expires_at, id LIMIT 1");
+    s.bind(1, r.population_id).bind(2, r.round).bind(3, kind).bind(4, r.now);
+    if (s.step()) task_id = s.int64(0);
+  }
+  if (task_id == 0) {
+    const char* count_sql =
+        r.kind == TaskKind::kTrain
+            ? "UPDATE rounds SET train_tasks = train_tasks + 1 WHERE population_id = ? AND "
+              "number = ? AND status = 'open' AND train_tasks < ?"
+            : "UPDATE rounds SET eval_tasks = eval_tasks + 1 WHERE population_id = ? AND "
+              "number = ? AND status = 'open' AND eval_tasks < ?";
+    statement(count_sql).bind(1, r.population_id).bind(2, r.round).bind(3, r.limit).run();
+    if (sqlite3_changes(db_) == 0) return std::nullopt;
+    statement(
+        "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
+        "completed_lease_id, result_sha256, result_status, result_body) "
+        "VALUES (?, ?, ?, 'leased', 0, 0, 0, '', 0, '')")
+        .bind(1, r.population_id)
+        .bind(2, r.round)
+        .bind(3, kind)
+        .run();
+    task_id = sqlite3_last_insert_rowid(db_);
+  } else if (!lock_open_round(r.population_id, r.round)) {
+    return std::nullopt;
+  }
+  statement("INSERT INTO leases (task_id, token_hash, expires_at) VALUES (?, ?, ?)")
+      .bind(1, task_id)
+      .bind(2, r.lease_token_hash)
+      .bind(3, r.lease_expires_at)
       .run();
-  return sqlite3_last_insert_rowid(db_);
+  const std::int64_t lease_id = sqlite3_last_insert_rowid(db_);
+  statement("UPDATE tasks SET lease_id = ?, lease_expires_at = ? WHERE id = ?")
+      .bind(1, lease_id)
+      .bind(2, r.lease_expires_at)
+      .bind(3, task_id)
+      .run();
+  return ClaimedTask{task_id, lease_id};
 }
 
 std::optional<TaskRecord> SqliteStore::find_task(std::int64_t id) {
@@ -467,7 +540,7 @@ void SqliteStore::update_task(const TaskRecord& t) {
   statement(
       "UPDATE tasks SET state = ?, lease_id = ?, lease_expires_at = ?, completed_lease_id = ?, "
       "result_sha256 = ?, result_status = ?, result_body = ? WHERE id = ?")
-      .bind(1, t.state)
+      .bind(1, to_string(t.state))
       .bind(2, t.lease_id)
       .bind(3, t.lease_expires_at)
       .bind(4, t.completed_lease_id)
@@ -476,22 +549,46 @@ void SqliteStore::update_task(const TaskRecord& t) {
       .bind(7, t.result_body)
       .bind(8, t.id)
       .run();
-  if (sqlite3_changes(db_) == 0) {
-    throw NotFound("task " + std::to_string(t.id) + " does not exist");
-  }
 }
 
-std::optional<TaskRecord> SqliteStore::find_expired_task(const std::string& population_id,
-                                                         int round, const std::string& kind,
-                                                         double now) {
-  static const std::string sql = std::string("SELECT ") + kTaskColumns +
-                                 " FROM tasks WHERE population_id = ? AND round = ? AND kind = ? "
-                                 "AND state = 'leased' AND lease_expires_at <= ? "
-                                 "ORDER BY lease_expires_at, id LIMIT 1";
-  auto s = statement(sql.c_str());
-  s.bind(1, population_id).bind(2, round).bind(3, kind).bind(4, now);
-  if (!s.step()) return std::nullopt;
-  return read_task(s);
+AcceptOutcome SqliteStore::accept_result(const AcceptRequest& r) {
+  AcceptOutcome out;
+  std::optional<TaskRecord> task = find_task(r.task_id);
+  if (!task) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
+  out.status = classify_upload(*task, r);
+  out.task = std::move(*task);
+  if (out.status != AcceptStatus::kAccepted) return out;
+  std::optional<RoundRecord> round = find_round(out.task.population_id, out.task.round);
+  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
+  const bool train = out.task.kind == TaskKind::kTrain;
+  if (train && round->status != RoundStatus::kOpen) {
+    out.status = AcceptStatus::kRoundClosed;
+    return out;
+  }
+  apply_delta(*round, out.task.kind, r.delta);
+  update_round(*round);
+  if (train) {
+    statement(
+        "INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES (?, ?, ?, ?, ?)")
+        .bind(1, round->population_id)
+        .bind(2, round->number)
+        .bind(3, static_cast<std::int64_t>(round->reports))
+        .bind(4, r.task_id)
+        .bind_blob(5, r.train_bytes)
+        .run();
+  }
+  complete_task(out.task, r, round->reports);
+  update_task(out.task);
+  out.round = std::move(*round);
+  return out;
+}
+
+bool SqliteStore::has_expired_lease(const std::string& population_id, int round, double now) {
+  auto s = statement(
+      "SELECT 1 FROM tasks WHERE population_id = ? AND round = ? AND kind IN ('train', "
+      "'evaluate') AND state = 'leased' AND lease_expires_at <= ? LIMIT 1");
+  s.bind(1, population_id).bind(2, round).bind(3, now);
+  return s.step();
 }
 
 std::optional<double> SqliteStore::next_lease_expiry(const std::string& population_id, int round,
@@ -511,15 +608,6 @@ std::int64_t SqliteStore::count_active_leases(double now) {
   return s.int64(0);
 }
 
-std::int64_t SqliteStore::insert_lease(const LeaseRecord& l) {
-  statement("INSERT INTO leases (task_id, token_hash, expires_at) VALUES (?, ?, ?)")
-      .bind(1, l.task_id)
-      .bind(2, l.token_hash)
-      .bind(3, l.expires_at)
-      .run();
-  return sqlite3_last_insert_rowid(db_);
-}
-
 std::vector<LeaseRecord> SqliteStore::list_leases(std::int64_t task_id) {
   auto s = statement(
       "SELECT id, task_id, token_hash, expires_at FROM leases WHERE task_id = ? ORDER BY id");
@@ -531,17 +619,6 @@ std::vector<LeaseRecord> SqliteStore::list_leases(std::int64_t task_id) {
 
 // ---- results and checkpoints
 
-void SqliteStore::insert_result(const ResultRecord& r) {
-  statement(
-      "INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES (?, ?, ?, ?, ?)")
-      .bind(1, r.population_id)
-      .bind(2, r.round)
-      .bind(3, r.seq)
-      .bind(4, r.task_id)
-      .bind_blob(5, r.bytes)
-      .run();
-}
-
 std::vector<ResultRecord> SqliteStore::list_results(const std::string& population_id, int round,
                                                     std::int64_t after_seq) {
   auto s = statement(
@@ -551,13 +628,6 @@ std::vector<ResultRecord> SqliteStore::list_results(const std::string& populatio
   std::vector<ResultRecord> out;
   while (s.step()) out.push_back({population_id, round, s.int64(0), s.int64(1), s.blob(2)});
   return out;
-}
-
-void SqliteStore::delete_results(const std::string& population_id, int round) {
-  statement("DELETE FROM results WHERE population_id = ? AND round = ?")
-      .bind(1, population_id)
-      .bind(2, round)
-      .run();
 }
 
 void SqliteStore::put_checkpoint(const CheckpointRecord& c) {
@@ -578,13 +648,6 @@ std::optional<CheckpointRecord> SqliteStore::find_checkpoint(const std::string& 
   s.bind(1, population_id).bind(2, round);
   if (!s.step()) return std::nullopt;
   return CheckpointRecord{population_id, round, s.int64(0), s.blob(1)};
-}
-
-void SqliteStore::delete_checkpoint(const std::string& population_id, int round) {
-  statement("DELETE FROM checkpoints WHERE population_id = ? AND round = ?")
-      .bind(1, population_id)
-      .bind(2, round)
-      .run();
 }
 
 // ---- rejections

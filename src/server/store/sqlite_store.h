@@ -1,4 +1,5 @@
-// SqliteStore: the Store on one SQLite database (a file, or ":memory:" for tests).
+// SqliteStore: the Store on one SQLite database (a file, or ":memory:" for tests), for one
+// server process: its operations are atomic because SQLite has one writer at a time.
 //
 //   SqliteStore store("/var/lib/fedleaf/tasks.db");   // creates the schema on first open
 //
@@ -41,42 +42,32 @@ class SqliteStore : public Store {
   void rollback_nested() override;
   void sync() override;
 
-  void insert_population(const PopulationRecord& population) override;
+  bool shared() const override { return false; }
+
+  void create_population(const PopulationRecord& population, const RoundRecord& round0,
+                         const ModelRecord& model0) override;
+  std::optional<ClaimedTask> claim_task(const ClaimRequest& request) override;
+  AcceptOutcome accept_result(const AcceptRequest& request) override;
+  std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
+  void close_round(const RoundCloseWrite& close) override;
+  void put_checkpoint(const CheckpointRecord& checkpoint) override;
+  void add_rejection(const std::string& population_id, const std::string& reason) override;
+
   std::optional<PopulationRecord> find_population(const std::string& id) override;
   std::vector<PopulationRecord> list_populations() override;
-  void update_population(const PopulationRecord& population) override;
-
-  void insert_round(const RoundRecord& round) override;
   std::optional<RoundRecord> find_round(const std::string& population_id, int number) override;
   std::vector<RoundRecord> list_rounds(const std::string& population_id) override;
-  void update_round(const RoundRecord& round) override;
-
-  void insert_model(const ModelRecord& model) override;
   std::optional<ModelRecord> find_model(const std::string& population_id, int round) override;
-
-  std::int64_t insert_task(const TaskRecord& task) override;
   std::optional<TaskRecord> find_task(std::int64_t id) override;
-  void update_task(const TaskRecord& task) override;
-  std::optional<TaskRecord> find_expired_task(const std::string& population_id, int round,
-                                              const std::string& kind, double now) override;
+  std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
+  bool has_expired_lease(const std::string& population_id, int round, double now) override;
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                           double now) override;
   std::int64_t count_active_leases(double now) override;
-
-  std::int64_t insert_lease(const LeaseRecord& lease) override;
-  std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
-
-  void insert_result(const ResultRecord& result) override;
   std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                          std::int64_t after_seq) override;
-  void delete_results(const std::string& population_id, int round) override;
-
-  void put_checkpoint(const CheckpointRecord& checkpoint) override;
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                   int round) override;
-  void delete_checkpoint(const std::string& population_id, int round) override;
-
-  void add_rejection(const std::string& population_id, const std::string& reason) override;
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
 
  private:
@@ -87,6 +78,9 @@ class SqliteStore : public Store {
   void create_schema();
   void set_durability(Durability durability);
   void open_wal_for_sync();
+  void insert_round(const RoundRecord& round);
+  void update_round(const RoundRecord& round);
+  void update_task(const TaskRecord& task);
 
   sqlite3* db_ = nullptr;
   std::map<const char*, sqlite3_stmt*> cache_;

@@ -1,14 +1,16 @@
-// Store: the persistent state of the task repository, behind an interface so that backends
-// (SQLite today, PostgreSQL planned) pass one test suite.
+// Store: the persistent state of the task repository, behind an interface of *operations* —
+// each one atomic on its own, so that several server instances can share one store (SQLite for
+// one server, PostgreSQL for many; both pass tests/server/store_test.cc).
 //
 //   SqliteStore store(":memory:");
 //   {
 //     StoreTransaction tx(store, Durability::kFull);
-//     store.insert_population(population);
-//     store.insert_round(round0);
+//     store.create_population(population, round0, model0);
 //     tx.commit();                  // without commit(), the destructor rolls back
 //   }
-//   std::optional<PopulationRecord> p = store.find_population("spam");
+//   std::optional<ClaimedTask> c = store.claim_task({"spam", 0, TaskKind::kTrain, 5, now,
+//                                                    now + 120, lease_token_hash});
+//   AcceptOutcome a = store.accept_result({c->task_id, c->lease_id, sha, now, bytes, delta});
 //
 // Contracts:
 // - Every state change of the repository happens inside one transaction (begin .. commit);
@@ -18,14 +20,20 @@
 //   returned (accepted reports, whose answers wait for that sync: group commit; claims, whose
 //   loss costs at most a lease). Commits are ordered: after power loss the store holds a prefix
 //   of them, never a later one without an earlier one.
-// - Not thread-safe: the caller serialises access (TaskRepository holds one mutex) — except
+// - The operations (claim_task, accept_result, lock_open_round + close_round) are atomic with
+//   respect to other connections to the same store: two servers never lease the same task at
+//   once, never accept two results for one lease, never close one round twice. A row an
+//   operation changes stays locked until its transaction ends (PostgreSQL), or the whole store
+//   does (SQLite: one writer).
+// - One connection is used by one thread at a time (TaskRepository holds one mutex) — except
 //   sync(), which may run on another thread while the store is in use.
 // - Blobs (models, results, checkpoints) are byte strings held in std::string.
-// - Errors: Conflict when an insert collides with an existing key, NotFound when an update
+// - Errors: Conflict when a creation collides with an existing key, NotFound when an operation
 //   names a row that does not exist, fedleaf::Error for storage failures.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -34,6 +42,22 @@
 namespace fedleaf::server {
 
 enum class Durability { kNormal, kFull };
+
+enum class TaskKind { kTrain, kEvaluate };
+enum class TaskState { kLeased, kDone };
+enum class RoundStatus { kOpen, kClosed };
+enum class RunState { kRunning, kFinished };  // of a population
+
+// The names the wire and the stored rows use ("train", "leased", "open", "running", ...); the
+// parsers throw fedleaf::Error for any other text (a stored row no server wrote).
+const char* to_string(TaskKind kind);
+const char* to_string(TaskState state);
+const char* to_string(RoundStatus status);
+const char* to_string(RunState state);
+TaskKind parse_task_kind(const std::string& text);
+TaskState parse_task_state(const std::string& text);
+RoundStatus parse_round_status(const std::string& text);
+RunState parse_run_state(const std::string& text);
 
 struct PopulationRecord {
   std::string id;
@@ -46,7 +70,7 @@ struct PopulationRecord {
   double lease_s = 120;
   int train_tasks_per_round = 1;  // clients_per_round plus over-selection
   int eval_tasks_per_round = 0;
-  std::string state = "running";  // "running" | "finished"
+  RunState state = RunState::kRunning;
   int current_round = 0;
   double created_at = 0;
 };
@@ -54,7 +78,7 @@ struct PopulationRecord {
 struct RoundRecord {
   std::string population_id;
   int number = 0;
-  std::string status = "open";  // "open" | "closed"
+  RoundStatus status = RoundStatus::kOpen;
   double started_at = 0;
   double deadline = 0;
   double closed_at = 0;  // 0 while open
@@ -85,12 +109,12 @@ struct ModelRecord {
 };
 
 struct TaskRecord {
-  std::int64_t id = 0;  // assigned by insert_task
+  std::int64_t id = 0;  // assigned by claim_task
   std::string population_id;
   int round = 0;
-  std::string kind = "train";    // "train" | "evaluate"
-  std::string state = "leased";  // "leased" | "done"
-  std::int64_t lease_id = 0;     // current lease
+  TaskKind kind = TaskKind::kTrain;
+  TaskState state = TaskState::kLeased;
+  std::int64_t lease_id = 0;  // current lease
   double lease_expires_at = 0;
   // Filled when the task is done: the lease that completed it and its receipt (what its answer
   // needs beyond this row; older rows hold the whole first answer).
@@ -101,7 +125,7 @@ struct TaskRecord {
 };
 
 struct LeaseRecord {
-  std::int64_t id = 0;  // assigned by insert_lease
+  std::int64_t id = 0;  // assigned by claim_task
   std::int64_t task_id = 0;
   std::string token_hash;
   double expires_at = 0;
@@ -125,6 +149,70 @@ struct CheckpointRecord {
   std::string bytes;
 };
 
+// claim_task: lease one task of an open round.
+struct ClaimRequest {
+  std::string population_id;
+  int round = 0;
+  TaskKind kind = TaskKind::kTrain;
+  int limit = 0;  // tasks of this kind the round may create (train_tasks / eval_tasks)
+  double now = 0;
+  double lease_expires_at = 0;
+  std::string lease_token_hash;
+};
+
+struct ClaimedTask {
+  std::int64_t task_id = 0;
+  std::int64_t lease_id = 0;
+};
+
+// What an accepted report adds to its round's counters (train: reports + 1 and the rest;
+// evaluate: eval_reports + 1, eval_examples and each metric's Σ examples·value).
+struct RoundDelta {
+  double examples = 0;
+  double loss_sum = 0;
+  double accuracy_sum = 0;
+  double accuracy_examples = 0;
+  std::int64_t upload_bytes = 0;
+  std::map<std::string, double> eval_sums;  // evaluate only
+};
+
+// accept_result: the upload of a result under one lease.
+struct AcceptRequest {
+  std::int64_t task_id = 0;
+  std::int64_t lease_id = 0;  // the lease the upload's token matched
+  std::string result_sha256;
+  double now = 0;
+  std::string train_bytes;  // train: the result, kept for the round's rebuild
+  RoundDelta delta;
+  // The receipt stored in the task row, given the round's train report count after this report
+  // (what a repeat of the same bytes is answered from).
+  std::function<std::string(int reports)> receipt_body;
+};
+
+enum class AcceptStatus {
+  kAccepted,            // stored now
+  kRepeated,            // the same bytes were accepted under this lease before
+  kConflict,            // different bytes were accepted under this lease before
+  kCompletedElsewhere,  // the task was completed under another lease
+  kLeasedAgain,         // this lease expired and the task was leased again
+  kLeaseExpired,        // the lease's expiry is at or before now
+  kRoundClosed,         // train: the task's round is closed
+};
+
+struct AcceptOutcome {
+  AcceptStatus status = AcceptStatus::kAccepted;
+  TaskRecord task;    // the row after the operation (done when accepted or repeated)
+  RoundRecord round;  // kAccepted: the task's round after the report; seq = round.reports
+};
+
+// close_round: what a round close writes, once lock_open_round() returned the round.
+struct RoundCloseWrite {
+  RoundRecord closed;                 // status closed, closed_at, robust_json are written
+  PopulationRecord population;        // state and current_round are written
+  std::optional<RoundRecord> opened;  // the next round, when one follows
+  std::optional<ModelRecord> model;   // its model
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -145,54 +233,59 @@ class Store {
   // Throws fedleaf::Error when the storage reports a failure (durability is then unknown).
   virtual void sync() = 0;
 
-  virtual void insert_population(const PopulationRecord& population) = 0;
+  // Several servers may use this store at once: a server must re-read what it caches (the
+  // population's round, its model) when the store moved on.
+  virtual bool shared() const = 0;
+
+  // ---- operations
+
+  // Creates a population with its round 0 and model 0; Conflict if the id exists.
+  virtual void create_population(const PopulationRecord& population, const RoundRecord& round0,
+                                 const ModelRecord& model0) = 0;
+  // Leases a task of the round in one operation: the task of that kind whose lease expired
+  // first (at or before now; one another connection holds is skipped), else a new task when the
+  // round has created fewer than `limit` of that kind (counted in train_tasks / eval_tasks).
+  // Nothing for a round that is not open, or when every task is leased.
+  virtual std::optional<ClaimedTask> claim_task(const ClaimRequest& request) = 0;
+  // Completes a task with a result, once per lease: the checks and the write are one operation
+  // (see AcceptStatus; only kAccepted changes anything). A train report becomes result
+  // seq = round.reports of its round. NotFound for an unknown task.
+  virtual AcceptOutcome accept_result(const AcceptRequest& request) = 0;
+  // The round when it is still open, locked until the transaction ends so that one connection
+  // alone closes it; nullopt when it is closed (another server closed it first).
+  virtual std::optional<RoundRecord> lock_open_round(const std::string& population_id,
+                                                     int number) = 0;
+  // Writes a round close (after lock_open_round in the same transaction): the closed round,
+  // the population, the next round and its model, and drops the closed round's results and
+  // checkpoint. Conflict when the round is closed already.
+  virtual void close_round(const RoundCloseWrite& close) = 0;
+  // Inserts or replaces the round's checkpoint.
+  virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
+  // Counts a rejected upload of the population for a reason.
+  virtual void add_rejection(const std::string& population_id, const std::string& reason) = 0;
+
+  // ---- reads
+
   virtual std::optional<PopulationRecord> find_population(const std::string& id) = 0;
   virtual std::vector<PopulationRecord> list_populations() = 0;  // ordered by id
-  // Writes state and current_round.
-  virtual void update_population(const PopulationRecord& population) = 0;
-
-  virtual void insert_round(const RoundRecord& round) = 0;
   virtual std::optional<RoundRecord> find_round(const std::string& population_id, int number) = 0;
   virtual std::vector<RoundRecord> list_rounds(const std::string& population_id) = 0;
-  // Writes every field but the key.
-  virtual void update_round(const RoundRecord& round) = 0;
-
-  // Models are immutable: inserting one twice is a Conflict.
-  virtual void insert_model(const ModelRecord& model) = 0;
   virtual std::optional<ModelRecord> find_model(const std::string& population_id, int round) = 0;
-
-  // Returns the new task's id.
-  virtual std::int64_t insert_task(const TaskRecord& task) = 0;
   virtual std::optional<TaskRecord> find_task(std::int64_t id) = 0;
-  virtual void update_task(const TaskRecord& task) = 0;
-  // A leased, not done task of this round and kind whose lease expired at or before `now`,
-  // earliest expiry first.
-  virtual std::optional<TaskRecord> find_expired_task(const std::string& population_id, int round,
-                                                      const std::string& kind, double now) = 0;
+  virtual std::vector<LeaseRecord> list_leases(std::int64_t task_id) = 0;  // ordered by id
+  // Whether a leased task of the round has a lease that expired at or before `now`.
+  virtual bool has_expired_lease(const std::string& population_id, int round, double now) = 0;
   // Earliest lease expiry after `now` among the round's leased tasks.
   virtual std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                                   double now) = 0;
   // Leased tasks whose lease is still valid at `now`, over every population.
   virtual std::int64_t count_active_leases(double now) = 0;
-
-  // Returns the new lease's id.
-  virtual std::int64_t insert_lease(const LeaseRecord& lease) = 0;
-  virtual std::vector<LeaseRecord> list_leases(std::int64_t task_id) = 0;  // ordered by id
-
-  virtual void insert_result(const ResultRecord& result) = 0;
   // Results of the round with seq > after_seq, in seq order.
   virtual std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                                  std::int64_t after_seq) = 0;
-  virtual void delete_results(const std::string& population_id, int round) = 0;
-
-  // Inserts or replaces the round's checkpoint.
-  virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
   virtual std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                           int round) = 0;
-  virtual void delete_checkpoint(const std::string& population_id, int round) = 0;
-
-  // Rejected uploads per population and reason.
-  virtual void add_rejection(const std::string& population_id, const std::string& reason) = 0;
+  // Rejected uploads per reason.
   virtual std::map<std::string, std::int64_t> rejections(const std::string& population_id) = 0;
 };
 

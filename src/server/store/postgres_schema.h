@@ -1,0 +1,106 @@
+// The PostgreSQL schema of the task repository (version PostgresStore::kSchemaVersion): one
+// statement per constant, indexes next to their tables, the same tables and rules as SQLite's
+// (sqlite_schema.h). PostgresStore runs them on open, under an advisory lock so that servers
+// starting together create it once.
+//
+//   for (const char* sql : kPostgresSchema) exec(sql);
+#pragma once
+
+#include <array>
+
+namespace fedleaf::server {
+
+inline constexpr const char* kPostgresSchema[] = {
+    R"sql(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS populations (
+         id TEXT PRIMARY KEY,
+         plan_json TEXT NOT NULL,
+         client_token_hash TEXT NOT NULL,
+         rounds INTEGER NOT NULL,
+         clients_per_round INTEGER NOT NULL,
+         min_reports INTEGER NOT NULL,
+         round_deadline_s DOUBLE PRECISION NOT NULL,
+         lease_s DOUBLE PRECISION NOT NULL,
+         train_tasks_per_round INTEGER NOT NULL,
+         eval_tasks_per_round INTEGER NOT NULL,
+         state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
+         current_round INTEGER NOT NULL,
+         created_at DOUBLE PRECISION NOT NULL))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS rounds (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         number INTEGER NOT NULL,
+         status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
+         started_at DOUBLE PRECISION NOT NULL,
+         deadline DOUBLE PRECISION NOT NULL,
+         closed_at DOUBLE PRECISION NOT NULL,
+         train_tasks INTEGER NOT NULL,
+         eval_tasks INTEGER NOT NULL,
+         reports INTEGER NOT NULL,
+         examples DOUBLE PRECISION NOT NULL,
+         loss_sum DOUBLE PRECISION NOT NULL,
+         accuracy_sum DOUBLE PRECISION NOT NULL,
+         accuracy_examples DOUBLE PRECISION NOT NULL,
+         upload_bytes BIGINT NOT NULL,
+         eval_reports INTEGER NOT NULL,
+         eval_examples DOUBLE PRECISION NOT NULL,
+         eval_sums_json TEXT NOT NULL,
+         robust_json TEXT NOT NULL DEFAULT '{}',
+         PRIMARY KEY (population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS models (
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         etag TEXT NOT NULL,
+         bytes BYTEA NOT NULL,
+         PRIMARY KEY (population_id, round),
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS tasks (
+         id BIGSERIAL PRIMARY KEY,
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         kind TEXT NOT NULL CHECK (kind IN ('train', 'evaluate')),
+         state TEXT NOT NULL CHECK (state IN ('leased', 'done')),
+         lease_id BIGINT NOT NULL,
+         lease_expires_at DOUBLE PRECISION NOT NULL,
+         completed_lease_id BIGINT NOT NULL,
+         result_sha256 TEXT NOT NULL,
+         result_status INTEGER NOT NULL,
+         result_body TEXT NOT NULL,
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE INDEX IF NOT EXISTS tasks_by_expiry
+         ON tasks (population_id, round, kind, state, lease_expires_at))sql",
+    R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS leases (
+         id BIGSERIAL PRIMARY KEY,
+         task_id BIGINT NOT NULL REFERENCES tasks(id),
+         token_hash TEXT NOT NULL,
+         expires_at DOUBLE PRECISION NOT NULL))sql",
+    R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
+    // One result per task and one per seq: a second acceptance is a unique violation even if
+    // the locks were bypassed.
+    R"sql(CREATE TABLE IF NOT EXISTS results (
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         seq BIGINT NOT NULL,
+         task_id BIGINT NOT NULL UNIQUE REFERENCES tasks(id),
+         bytes BYTEA NOT NULL,
+         PRIMARY KEY (population_id, round, seq),
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         seq BIGINT NOT NULL,
+         bytes BYTEA NOT NULL,
+         PRIMARY KEY (population_id, round),
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    R"sql(CREATE TABLE IF NOT EXISTS rejections (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         reason TEXT NOT NULL,
+         count BIGINT NOT NULL,
+         PRIMARY KEY (population_id, reason)))sql",
+};
+
+// Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
+// same transaction as the version bump. Version 1 is the first PostgreSQL schema: none yet.
+inline constexpr std::array<const char*, 0> kPostgresMigrations{};
+
+}  // namespace fedleaf::server

@@ -1,0 +1,634 @@
+#include "server/store/postgres_store.h"
+
+#include <libpq-fe.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "core/error.h"
+#include "server/store/postgres_schema.h"
+#include "server/store/store_rules.h"
+
+namespace fedleaf::server {
+namespace {
+
+pg_conn* connect(const std::string& url) {
+  pg_conn* conn = PQconnectdb(url.c_str());
+  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
+    const std::string message = conn ? PQerrorMessage(conn) : "out of memory";
+    PQfinish(conn);
+    throw Error("postgres store: cannot connect: " + message);
+  }
+  return conn;
+}
+
+// Takes ownership of a result; throws on an error status (unique violation: Conflict).
+class Result {
+ public:
+  Result(pg_result* result, const std::string& what) : result_(result) {
+    const ExecStatusType status = PQresultStatus(result_);
+    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return;
+    const char* state = PQresultErrorField(result_, PG_DIAG_SQLSTATE);
+    const std::string message = "postgres store: " + what + ": " + PQresultErrorMessage(result_);
+    const bool unique = state != nullptr && std::strcmp(state, "23505") == 0;
+    PQclear(result_);
+    if (unique) throw Conflict(message);
+    throw Error(message);
+  }
+  Result(const Result&) = delete;
+  Result& operator=(const Result&) = delete;
+  Result(Result&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}
+  ~Result() { PQclear(result_); }
+  pg_result* get() const { return result_; }
+
+ private:
+  pg_result* result_;
+};
+
+void exec_on(pg_conn* conn, const char* sql) { const Result checked(PQexec(conn, sql), sql); }
+
+std::string format_real(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.17g", v);
+  return buffer;
+}
+
+}  // namespace
+
+// Statement parameters: text, except blobs (binary).
+class PostgresStore::Params {
+ public:
+  Params& text(std::string v) {
+    values_.push_back(std::move(v));
+    formats_.push_back(0);
+    return *this;
+  }
+  Params& text(const char* v) { return text(std::string(v)); }
+  Params& integer(std::int64_t v) { return text(std::to_string(v)); }
+  Params& real(double v) { return text(format_real(v)); }
+  Params& blob(const std::string& v) {
+    values_.push_back(v);
+    formats_.push_back(1);
+    return *this;
+  }
+  int size() const { return static_cast<int>(values_.size()); }
+  std::vector<const char*> pointers() const {
+    std::vector<const char*> out;
+    for (const std::string& v : values_) out.push_back(v.data());
+    return out;
+  }
+  std::vector<int> lengths() const {
+    std::vector<int> out;
+    for (const std::string& v : values_) out.push_back(static_cast<int>(v.size()));
+    return out;
+  }
+  const std::vector<int>& formats() const { return formats_; }
+
+ private:
+  std::vector<std::string> values_;
+  std::vector<int> formats_;
+};
+
+// The rows of a statement, read as text (bytea unescaped).
+class PostgresStore::Rows {
+ public:
+  explicit Rows(Result result) : result_(std::move(result)) {}
+  int size() const { return PQntuples(result_.get()); }
+  std::int64_t affected() const { return std::atoll(PQcmdTuples(result_.get())); }
+  bool is_null(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
+  std::string text(int row, int col) const {
+    return std::string(PQgetvalue(result_.get(), row, col),
+                       static_cast<std::size_t>(PQgetlength(result_.get(), row, col)));
+  }
+  std::int64_t int64(int row, int col) const {
+    return std::atoll(PQgetvalue(result_.get(), row, col));
+  }
+  int int32(int row, int col) const { return static_cast<int>(int64(row, col)); }
+  double real(int row, int col) const {
+    return std::strtod(PQgetvalue(result_.get(), row, col), nullptr);
+  }
+  std::string blob(int row, int col) const {
+    std::size_t length = 0;
+    unsigned char* bytes = PQunescapeBytea(
+        reinterpret_cast<const unsigned char*>(PQgetvalue(result_.get(), row, col)), &length);
+    if (bytes == nullptr) throw Error("postgres store: cannot decode a bytea value");
+    std::string out(reinterpret_cast<const char*>(bytes), length);
+    PQfreemem(bytes);
+    return out;
+  }
+
+ private:
+  Result result_;
+};
+
+PostgresStore::PostgresStore(const std::string& url) {
+  conn_ = connect(url);
+  try {
+    exec("SET client_min_messages = warning");
+    create_schema();
+    sync_conn_ = connect(url);
+  } catch (...) {
+    PQfinish(conn_);
+    throw;
+  }
+}
+
+PostgresStore::~PostgresStore() {
+  PQfinish(sync_conn_);
+  PQfinish(conn_);
+}
+
+void PostgresStore::exec(const char* sql) { exec_on(conn_, sql); }
+
+PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
+  auto it = prepared_.find(sql);
+  if (it == prepared_.end()) {
+    const std::string name = "s" + std::to_string(prepared_.size());
+    const Result prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr),
+                          std::string("prepare ") + sql);
+    it = prepared_.emplace(sql, name).first;
+  }
+  const auto values = params.pointers();
+  const auto lengths = params.lengths();
+  return Rows(Result(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(),
+                                    lengths.data(), params.formats().data(), 0),
+                     sql));
+}
+
+void PostgresStore::create_schema() {
+  exec("BEGIN");
+  try {
+    exec("SELECT pg_advisory_xact_lock(7240113)");  // servers starting together: one at a time
+    for (const char* sql : kPostgresSchema) exec(sql);
+    Rows version = run("SELECT version FROM schema_version", Params());
+    if (version.size() > 0) {
+      int found = version.int32(0, 0);
+      if (found < 1 || found > kSchemaVersion) {
+        throw Error("postgres store: schema version " + std::to_string(found) +
+                    " is not one this server reads (1 to " + std::to_string(kSchemaVersion) + ")");
+      }
+      for (; found < kSchemaVersion; ++found) exec(kPostgresMigrations.at(found - 1));
+      run("UPDATE schema_version SET version = $1", Params().integer(kSchemaVersion));
+    } else {
+      run("INSERT INTO schema_version (version) VALUES ($1)", Params().integer(kSchemaVersion));
+    }
+    exec("COMMIT");
+  } catch (...) {
+    PQclear(PQexec(conn_, "ROLLBACK"));
+    throw;
+  }
+}
+
+void PostgresStore::begin(Durability durability) {
+  exec("BEGIN");
+  if (durability == Durability::kNormal) exec("SET LOCAL synchronous_commit = off");
+}
+void PostgresStore::commit() { exec("COMMIT"); }
+void PostgresStore::rollback() { exec("ROLLBACK"); }
+void PostgresStore::begin_nested() { exec("SAVEPOINT step"); }
+void PostgresStore::commit_nested() { exec("RELEASE SAVEPOINT step"); }
+void PostgresStore::rollback_nested() {
+  exec("ROLLBACK TO SAVEPOINT step");
+  exec("RELEASE SAVEPOINT step");
+}
+
+void PostgresStore::sync() {
+  std::lock_guard lock(sync_mutex_);
+  // A transaction with an xid writes a commit record; waiting for its flush waits for every
+  // WAL record before it (every earlier commit of any connection).
+  exec_on(sync_conn_, "BEGIN");
+  try {
+    exec_on(sync_conn_, "SET LOCAL synchronous_commit = on");
+    exec_on(sync_conn_, "SELECT txid_current()");
+    exec_on(sync_conn_, "COMMIT");
+  } catch (...) {
+    PQclear(PQexec(sync_conn_, "ROLLBACK"));
+    throw;
+  }
+}
+
+// ---- populations
+
+namespace {
+constexpr const char* kPopulationColumns =
+    "id, plan_json, client_token_hash, rounds, clients_per_round, min_reports, round_deadline_s, "
+    "lease_s, train_tasks_per_round, eval_tasks_per_round, state, current_round, created_at";
+
+PopulationRecord read_population(const PostgresStore::Rows& s, int i) {
+  PopulationRecord p;
+  p.id = s.text(i, 0);
+  p.plan_json = s.text(i, 1);
+  p.client_token_hash = s.text(i, 2);
+  p.rounds = s.int32(i, 3);
+  p.clients_per_round = s.int32(i, 4);
+  p.min_reports = s.int32(i, 5);
+  p.round_deadline_s = s.real(i, 6);
+  p.lease_s = s.real(i, 7);
+  p.train_tasks_per_round = s.int32(i, 8);
+  p.eval_tasks_per_round = s.int32(i, 9);
+  p.state = parse_run_state(s.text(i, 10));
+  p.current_round = s.int32(i, 11);
+  p.created_at = s.real(i, 12);
+  return p;
+}
+
+constexpr const char* kRoundColumns =
+    "population_id, number, status, started_at, deadline, closed_at, train_tasks, eval_tasks, "
+    "reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, eval_reports, "
+    "eval_examples, eval_sums_json, robust_json";
+
+RoundRecord read_round(const PostgresStore::Rows& s, int i) {
+  RoundRecord r;
+  r.population_id = s.text(i, 0);
+  r.number = s.int32(i, 1);
+  r.status = parse_round_status(s.text(i, 2));
+  r.started_at = s.real(i, 3);
+  r.deadline = s.real(i, 4);
+  r.closed_at = s.real(i, 5);
+  r.train_tasks = s.int32(i, 6);
+  r.eval_tasks = s.int32(i, 7);
+  r.reports = s.int32(i, 8);
+  r.examples = s.real(i, 9);
+  r.loss_sum = s.real(i, 10);
+  r.accuracy_sum = s.real(i, 11);
+  r.accuracy_examples = s.real(i, 12);
+  r.upload_bytes = s.int64(i, 13);
+  r.eval_reports = s.int32(i, 14);
+  r.eval_examples = s.real(i, 15);
+  r.eval_sums_json = s.text(i, 16);
+  r.robust_json = s.text(i, 17);
+  return r;
+}
+
+// The round's non-key fields, in kRoundColumns order after the key.
+void add_round_fields(PostgresStore::Params& p, const RoundRecord& r) {
+  p.text(to_string(r.status))
+      .real(r.started_at)
+      .real(r.deadline)
+      .real(r.closed_at)
+      .integer(r.train_tasks)
+      .integer(r.eval_tasks)
+      .integer(r.reports)
+      .real(r.examples)
+      .real(r.loss_sum)
+      .real(r.accuracy_sum)
+      .real(r.accuracy_examples)
+      .integer(r.upload_bytes)
+      .integer(r.eval_reports)
+      .real(r.eval_examples)
+      .text(r.eval_sums_json)
+      .text(r.robust_json);
+}
+
+constexpr const char* kTaskColumns =
+    "id, population_id, round, kind, state, lease_id, lease_expires_at, completed_lease_id, "
+    "result_sha256, result_status, result_body";
+
+TaskRecord read_task(const PostgresStore::Rows& s, int i) {
+  TaskRecord t;
+  t.id = s.int64(i, 0);
+  t.population_id = s.text(i, 1);
+  t.round = s.int32(i, 2);
+  t.kind = parse_task_kind(s.text(i, 3));
+  t.state = parse_task_state(s.text(i, 4));
+  t.lease_id = s.int64(i, 5);
+  t.lease_expires_at = s.real(i, 6);
+  t.completed_lease_id = s.int64(i, 7);
+  t.result_sha256 = s.text(i, 8);
+  t.result_status = s.int32(i, 9);
+  t.result_body = s.text(i, 10);
+  return t;
+}
+
+std::string select_from(const char* columns, const char* rest) {
+  return std::string("SELECT ") + columns + " FROM " + rest;
+}
+}  // namespace
+
+void PostgresStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
+                                      const ModelRecord& model0) {
+  static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
+                                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                                 "$13)";
+  run(sql.c_str(), Params()
+                       .text(p.id)
+                       .text(p.plan_json)
+                       .text(p.client_token_hash)
+                       .integer(p.rounds)
+                       .integer(p.clients_per_round)
+                       .integer(p.min_reports)
+                       .real(p.round_deadline_s)
+                       .real(p.lease_s)
+                       .integer(p.train_tasks_per_round)
+                       .integer(p.eval_tasks_per_round)
+                       .text(to_string(p.state))
+                       .integer(p.current_round)
+                       .real(p.created_at));
+  insert_round(round0);
+  run("INSERT INTO models (population_id, round, etag, bytes) VALUES ($1, $2, $3, $4)",
+      Params()
+          .text(model0.population_id)
+          .integer(model0.round)
+          .text(model0.etag)
+          .blob(model0.bytes));
+}
+
+std::optional<PopulationRecord> PostgresStore::find_population(const std::string& id) {
+  static const std::string sql = select_from(kPopulationColumns, "populations WHERE id = $1");
+  Rows rows = run(sql.c_str(), Params().text(id));
+  if (rows.size() == 0) return std::nullopt;
+  return read_population(rows, 0);
+}
+
+std::vector<PopulationRecord> PostgresStore::list_populations() {
+  static const std::string sql = select_from(kPopulationColumns, "populations ORDER BY id");
+  Rows rows = run(sql.c_str(), Params());
+  std::vector<PopulationRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_population(rows, i));
+  return out;
+}
+
+// ---- rounds
+
+void PostgresStore::insert_round(const RoundRecord& r) {
+  static const std::string sql = std::string("INSERT INTO rounds (") + kRoundColumns +
+                                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
+                                 "$13, $14, $15, $16, $17, $18)";
+  Params p;
+  p.text(r.population_id).integer(r.number);
+  add_round_fields(p, r);
+  run(sql.c_str(), p);
+}
+
+std::optional<RoundRecord> PostgresStore::round_row(const char* sql,
+                                                    const std::string& population_id, int number) {
+  Rows rows = run(sql, Params().text(population_id).integer(number));
+  if (rows.size() == 0) return std::nullopt;
+  return read_round(rows, 0);
+}
+
+std::optional<RoundRecord> PostgresStore::find_round(const std::string& population_id, int number) {
+  static const std::string sql =
+      select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2");
+  return round_row(sql.c_str(), population_id, number);
+}
+
+std::vector<RoundRecord> PostgresStore::list_rounds(const std::string& population_id) {
+  static const std::string sql =
+      select_from(kRoundColumns, "rounds WHERE population_id = $1 ORDER BY number");
+  Rows rows = run(sql.c_str(), Params().text(population_id));
+  std::vector<RoundRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) out.push_back(read_round(rows, i));
+  return out;
+}
+
+std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& population_id,
+                                                          int number) {
+  static const std::string sql =
+      select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR UPDATE");
+  std::optional<RoundRecord> round = round_row(sql.c_str(), population_id, number);
+  if (!round) {
+    throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
+                   "' does not exist");
+  }
+  if (round->status != RoundStatus::kOpen) return std::nullopt;
+  return round;
+}
+
+void PostgresStore::close_round(const RoundCloseWrite& close) {
+  const RoundRecord& closed = close.closed;
+  Rows updated =
+      run("UPDATE rounds SET status = 'closed', closed_at = $1, robust_json = $2 "
+          "WHERE population_id = $3 AND number = $4 AND status = 'open'",
+          Params()
+              .real(closed.closed_at)
+              .text(closed.robust_json)
+              .text(closed.population_id)
+              .integer(closed.number));
+  if (updated.affected() == 0) {
+    throw Conflict("round " + std::to_string(closed.number) + " of population '" +
+                   closed.population_id + "' is not open");
+  }
+  run("DELETE FROM results WHERE population_id = $1 AND round = $2",
+      Params().text(closed.population_id).integer(closed.number));
+  run("DELETE FROM checkpoints WHERE population_id = $1 AND round = $2",
+      Params().text(closed.population_id).integer(closed.number));
+  if (close.opened) insert_round(*close.opened);
+  if (close.model) {
+    run("INSERT INTO models (population_id, round, etag, bytes) VALUES ($1, $2, $3, $4)",
+        Params()
+            .text(close.model->population_id)
+            .integer(close.model->round)
+            .text(close.model->etag)
+            .blob(close.model->bytes));
+  }
+  Rows population = run("UPDATE populations SET state = $1, current_round = $2 WHERE id = $3",
+                        Params()
+                            .text(to_string(close.population.state))
+                            .integer(close.population.current_round)
+                            .text(close.population.id));
+  if (population.affected() == 0) {
+    throw NotFound("population '" + close.population.id + "' does not exist");
+  }
+}
+
+// ---- models
+
+std::optional<ModelRecord> PostgresStore::find_model(const std::string& population_id, int round) {
+  Rows rows = run("SELECT etag, bytes FROM models WHERE population_id = $1 AND round = $2",
+                  Params().text(population_id).integer(round));
+  if (rows.size() == 0) return std::nullopt;
+  return ModelRecord{population_id, round, rows.text(0, 0), rows.blob(0, 1)};
+}
+
+// ---- tasks and leases
+
+std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
+  const char* kind = to_string(r.kind);
+  std::int64_t task_id = 0;
+  {
+    // A task another server is leasing right now is skipped, not waited for.
+    Rows expired =
+        run("SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = t.population_id AND "
+            "r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND t.kind = $3 AND "
+            "t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
+            "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
+            Params().text(r.population_id).integer(r.round).text(kind).real(r.now));
+    if (expired.size() > 0) task_id = expired.int64(0, 0);
+  }
+  if (task_id == 0) {
+    const char* count_sql =
+        r.kind == TaskKind::kTrain
+            ? "UPDATE rounds SET train_tasks = train_tasks + 1 WHERE population_id = $1 AND "
+              "number = $2 AND status = 'open' AND train_tasks < $3"
+            : "UPDATE rounds SET eval_tasks = eval_tasks + 1 WHERE population_id = $1 AND "
+              "number = $2 AND status = 'open' AND eval_tasks < $3";
+    Rows counted = run(count_sql, Params().text(r.population_id).integer(r.round).integer(r.limit));
+    if (counted.affected() == 0) return std::nullopt;
+    Rows inserted =
+        run("INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
+            "completed_lease_id, result_sha256, result_status, result_body) "
+            "VALUES ($1, $2, $3, 'leased', 0, 0, 0, '', 0, '') RETURNING id",
+            Params().text(r.population_id).integer(r.round).text(kind));
+    task_id = inserted.int64(0, 0);
+  }
+  Rows lease =
+      run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES ($1, $2, $3) RETURNING id",
+          Params().integer(task_id).text(r.lease_token_hash).real(r.lease_expires_at));
+  const std::int64_t lease_id = lease.int64(0, 0);
+  run("UPDATE tasks SET lease_id = $1, lease_expires_at = $2 WHERE id = $3",
+      Params().integer(lease_id).real(r.lease_expires_at).integer(task_id));
+  return ClaimedTask{task_id, lease_id};
+}
+
+std::optional<TaskRecord> PostgresStore::find_task(std::int64_t id) {
+  static const std::string sql = select_from(kTaskColumns, "tasks WHERE id = $1");
+  Rows rows = run(sql.c_str(), Params().integer(id));
+  if (rows.size() == 0) return std::nullopt;
+  return read_task(rows, 0);
+}
+
+AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
+  static const std::string task_sql = select_from(kTaskColumns, "tasks WHERE id = $1 FOR UPDATE");
+  static const std::string round_sql =
+      select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR UPDATE");
+  AcceptOutcome out;
+  {
+    Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
+    if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
+    out.task = read_task(rows, 0);
+  }
+  out.status = classify_upload(out.task, r);
+  if (out.status != AcceptStatus::kAccepted) return out;
+  std::optional<RoundRecord> round =
+      round_row(round_sql.c_str(), out.task.population_id, out.task.round);
+  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
+  const bool train = out.task.kind == TaskKind::kTrain;
+  if (train && round->status != RoundStatus::kOpen) {
+    out.status = AcceptStatus::kRoundClosed;
+    return out;
+  }
+  apply_delta(*round, out.task.kind, r.delta);
+  {
+    Params p;
+    add_round_fields(p, *round);
+    p.text(round->population_id).integer(round->number);
+    run("UPDATE rounds SET status = $1, started_at = $2, deadline = $3, closed_at = $4, "
+        "train_tasks = $5, eval_tasks = $6, reports = $7, examples = $8, loss_sum = $9, "
+        "accuracy_sum = $10, accuracy_examples = $11, upload_bytes = $12, eval_reports = $13, "
+        "eval_examples = $14, eval_sums_json = $15, robust_json = $16 WHERE population_id = $17 "
+        "AND number = $18",
+        p);
+  }
+  if (train) {
+    run("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES ($1, $2, $3, $4, "
+        "$5)",
+        Params()
+            .text(round->population_id)
+            .integer(round->number)
+            .integer(round->reports)
+            .integer(r.task_id)
+            .blob(r.train_bytes));
+  }
+  complete_task(out.task, r, round->reports);
+  run("UPDATE tasks SET state = $1, completed_lease_id = $2, result_sha256 = $3, "
+      "result_status = $4, result_body = $5 WHERE id = $6",
+      Params()
+          .text(to_string(out.task.state))
+          .integer(out.task.completed_lease_id)
+          .text(out.task.result_sha256)
+          .integer(out.task.result_status)
+          .text(out.task.result_body)
+          .integer(out.task.id));
+  out.round = std::move(*round);
+  return out;
+}
+
+bool PostgresStore::has_expired_lease(const std::string& population_id, int round, double now) {
+  Rows rows =
+      run("SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN ('train', "
+          "'evaluate') AND state = 'leased' AND lease_expires_at <= $3 LIMIT 1",
+          Params().text(population_id).integer(round).real(now));
+  return rows.size() > 0;
+}
+
+std::optional<double> PostgresStore::next_lease_expiry(const std::string& population_id, int round,
+                                                       double now) {
+  Rows rows =
+      run("SELECT min(lease_expires_at) FROM tasks WHERE population_id = $1 AND round = $2 AND "
+          "kind IN ('train', 'evaluate') AND state = 'leased' AND lease_expires_at > $3",
+          Params().text(population_id).integer(round).real(now));
+  if (rows.size() == 0 || rows.is_null(0, 0)) return std::nullopt;
+  return rows.real(0, 0);
+}
+
+std::int64_t PostgresStore::count_active_leases(double now) {
+  Rows rows = run("SELECT count(*) FROM tasks WHERE state = 'leased' AND lease_expires_at > $1",
+                  Params().real(now));
+  return rows.int64(0, 0);
+}
+
+std::vector<LeaseRecord> PostgresStore::list_leases(std::int64_t task_id) {
+  Rows rows =
+      run("SELECT id, task_id, token_hash, expires_at FROM leases WHERE task_id = $1 ORDER BY id",
+          Params().integer(task_id));
+  std::vector<LeaseRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    out.push_back({rows.int64(i, 0), rows.int64(i, 1), rows.text(i, 2), rows.real(i, 3)});
+  }
+  return out;
+}
+
+// ---- results and checkpoints
+
+std::vector<ResultRecord> PostgresStore::list_results(const std::string& population_id, int round,
+                                                      std::int64_t after_seq) {
+  Rows rows =
+      run("SELECT seq, task_id, bytes FROM results WHERE population_id = $1 AND round = $2 AND "
+          "seq > $3 ORDER BY seq",
+          Params().text(population_id).integer(round).integer(after_seq));
+  std::vector<ResultRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    out.push_back({population_id, round, rows.int64(i, 0), rows.int64(i, 1), rows.blob(i, 2)});
+  }
+  return out;
+}
+
+void PostgresStore::put_checkpoint(const CheckpointRecord& c) {
+  run("INSERT INTO checkpoints (population_id, round, seq, bytes) VALUES ($1, $2, $3, $4) "
+      "ON CONFLICT (population_id, round) DO UPDATE SET seq = excluded.seq, "
+      "bytes = excluded.bytes",
+      Params().text(c.population_id).integer(c.round).integer(c.seq).blob(c.bytes));
+}
+
+std::optional<CheckpointRecord> PostgresStore::find_checkpoint(const std::string& population_id,
+                                                               int round) {
+  Rows rows = run("SELECT seq, bytes FROM checkpoints WHERE population_id = $1 AND round = $2",
+                  Params().text(population_id).integer(round));
+  if (rows.size() == 0) return std::nullopt;
+  return CheckpointRecord{population_id, round, rows.int64(0, 0), rows.blob(0, 1)};
+}
+
+// ---- rejections
+
+void PostgresStore::add_rejection(const std::string& population_id, const std::string& reason) {
+  run("INSERT INTO rejections (population_id, reason, count) VALUES ($1, $2, 1) "
+      "ON CONFLICT (population_id, reason) DO UPDATE SET count = rejections.count + 1",
+      Params().text(population_id).text(reason));
+}
+
+std::map<std::string, std::int64_t> PostgresStore::rejections(const std::string& population_id) {
+  Rows rows = run("SELECT reason, count FROM rejections WHERE population_id = $1",
+                  Params().text(population_id));
+  std::map<std::string, std::int64_t> out;
+  for (int i = 0; i < rows.size(); ++i) out[rows.text(i, 0)] = rows.int64(i, 1);
+  return out;
+}
+
+}  // namespace fedleaf::server

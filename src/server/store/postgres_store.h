@@ -1,0 +1,98 @@
+// PostgresStore: the Store on a PostgreSQL database (libpq), shared by any number of server
+// instances — what `fedleaf-server --db postgresql://...` uses.
+//
+//   PostgresStore store("postgresql://fedleaf@127.0.0.1:55432/fedleaf");  // schema on first open
+//
+// Atomicity is PostgreSQL's: claim_task picks an expired lease with FOR UPDATE SKIP LOCKED (two
+// servers never wait for, nor take, the same task) or counts a new task on the round row;
+// accept_result locks the task row, then the round row, and a result is unique per task and per
+// (round, seq); lock_open_round is SELECT ... FOR UPDATE on the round, so one server closes it.
+// Row locks last until the transaction (the repository's batch) commits.
+//
+// Durability: a kFull commit waits for the WAL flush (synchronous_commit on); a kNormal commit
+// does not (it survives a killed server process — PostgreSQL holds it — and a PostgreSQL crash
+// once a later sync() returned). sync() commits a transaction that takes an xid with
+// synchronous_commit on over a second connection: its WAL flush covers every earlier commit.
+// Thread-safety as Store: one thread at a time, sync() from any thread.
+//
+// Schema version and migrations as SqliteStore's (postgres_schema.h); created under an advisory
+// lock so that servers starting together do not race. Errors: Conflict for a unique violation,
+// fedleaf::Error for everything else (a lost connection included: the caller answers 503).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/store/store.h"
+
+struct pg_conn;
+struct pg_result;
+
+namespace fedleaf::server {
+
+class PostgresStore : public Store {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  explicit PostgresStore(const std::string& url);
+  ~PostgresStore() override;
+  PostgresStore(const PostgresStore&) = delete;
+  PostgresStore& operator=(const PostgresStore&) = delete;
+
+  void begin(Durability durability) override;
+  void commit() override;
+  void rollback() override;
+  void begin_nested() override;
+  void commit_nested() override;
+  void rollback_nested() override;
+  void sync() override;
+  bool shared() const override { return true; }
+
+  void create_population(const PopulationRecord& population, const RoundRecord& round0,
+                         const ModelRecord& model0) override;
+  std::optional<ClaimedTask> claim_task(const ClaimRequest& request) override;
+  AcceptOutcome accept_result(const AcceptRequest& request) override;
+  std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
+  void close_round(const RoundCloseWrite& close) override;
+  void put_checkpoint(const CheckpointRecord& checkpoint) override;
+  void add_rejection(const std::string& population_id, const std::string& reason) override;
+
+  std::optional<PopulationRecord> find_population(const std::string& id) override;
+  std::vector<PopulationRecord> list_populations() override;
+  std::optional<RoundRecord> find_round(const std::string& population_id, int number) override;
+  std::vector<RoundRecord> list_rounds(const std::string& population_id) override;
+  std::optional<ModelRecord> find_model(const std::string& population_id, int round) override;
+  std::optional<TaskRecord> find_task(std::int64_t id) override;
+  std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
+  bool has_expired_lease(const std::string& population_id, int round, double now) override;
+  std::optional<double> next_lease_expiry(const std::string& population_id, int round,
+                                          double now) override;
+  std::int64_t count_active_leases(double now) override;
+  std::vector<ResultRecord> list_results(const std::string& population_id, int round,
+                                         std::int64_t after_seq) override;
+  std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
+                                                  int round) override;
+  std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
+
+  class Params;
+  class Rows;
+
+ private:
+  // Runs a statement (prepared once per connection) with its parameters.
+  Rows run(const char* sql, const Params& params);
+  void exec(const char* sql);
+  void create_schema();
+  void insert_round(const RoundRecord& round);
+  std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
+                                       int number);
+
+  pg_conn* conn_ = nullptr;
+  std::map<const char*, std::string> prepared_;  // sql -> statement name
+  std::mutex sync_mutex_;
+  pg_conn* sync_conn_ = nullptr;  // guarded by sync_mutex_
+};
+
+}  // namespace fedleaf::server

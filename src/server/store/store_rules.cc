@@ -1,0 +1,45 @@
+#include "server/store/store_rules.h"
+
+#include <nlohmann/json.hpp>
+
+namespace fedleaf::server {
+
+AcceptStatus classify_upload(const TaskRecord& task, const AcceptRequest& request) {
+  if (task.state == TaskState::kDone) {
+    if (task.completed_lease_id != request.lease_id) return AcceptStatus::kCompletedElsewhere;
+    return task.result_sha256 == request.result_sha256 ? AcceptStatus::kRepeated
+                                                       : AcceptStatus::kConflict;
+  }
+  if (task.lease_id != request.lease_id) return AcceptStatus::kLeasedAgain;
+  if (request.now >= task.lease_expires_at) return AcceptStatus::kLeaseExpired;
+  return AcceptStatus::kAccepted;
+}
+
+void apply_delta(RoundRecord& round, TaskKind kind, const RoundDelta& delta) {
+  if (kind == TaskKind::kTrain) {
+    round.reports += 1;
+    round.examples += delta.examples;
+    round.loss_sum += delta.loss_sum;
+    round.accuracy_sum += delta.accuracy_sum;
+    round.accuracy_examples += delta.accuracy_examples;
+    round.upload_bytes += delta.upload_bytes;
+    return;
+  }
+  round.eval_reports += 1;
+  round.eval_examples += delta.examples;
+  nlohmann::json sums = nlohmann::json::parse(round.eval_sums_json);
+  for (const auto& [name, value] : delta.eval_sums) {
+    sums[name] = sums.value(name, 0.0) + value;
+  }
+  round.eval_sums_json = sums.dump();
+}
+
+void complete_task(TaskRecord& task, const AcceptRequest& request, int reports) {
+  task.state = TaskState::kDone;
+  task.completed_lease_id = task.lease_id;
+  task.result_sha256 = request.result_sha256;
+  task.result_status = 201;
+  task.result_body = request.receipt_body ? request.receipt_body(reports) : std::string("{}");
+}
+
+}  // namespace fedleaf::server

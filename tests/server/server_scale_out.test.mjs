@@ -1,0 +1,177 @@
+// Scale-out: three fedleaf-server instances on one PostgreSQL database behind haproxy, scripted
+// leaves claiming and uploading through the load balancer. Mid-round one instance is SIGKILLed
+// and another restarted. Every upload answered 2xx must be counted exactly once, the rounds
+// close, and the published model equals the dense reference over exactly the accepted uploads
+// (tolerance 1e-5, as for one server: the aggregate itself is bit-identical to a single
+// server's folding the same results in seq order — task_repository_shared_test.cc). Needs
+// FEDLEAF_TEST_PG_URL (scripts/test.sh starts a cluster) and Debian's haproxy; skipped without
+// them, except under CI=true where that is a failure.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { writeFileSync, existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import {
+  startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference, tempDir,
+} from './server_harness.mjs';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const PG_BIN = process.env.FEDLEAF_PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const HAPROXY = ['/usr/sbin/haproxy', '/usr/bin/haproxy'].find((p) => existsSync(p));
+const missing = !process.env.FEDLEAF_TEST_PG_URL ? 'FEDLEAF_TEST_PG_URL is not set'
+  : !HAPROXY ? 'haproxy is not installed' : null;
+if (missing && process.env.CI === 'true') throw new Error(`CI=true but ${missing}`);
+
+async function freePort() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+// A fresh database on the cluster of FEDLEAF_TEST_PG_URL; returns its URL.
+function createDatabase(name) {
+  const url = new URL(process.env.FEDLEAF_TEST_PG_URL);
+  const args = ['-h', url.hostname, '-p', url.port || '5432', '-U', url.username || 'postgres'];
+  spawnSync(path.join(PG_BIN, 'dropdb'), [...args, '--if-exists', name]);
+  const made = spawnSync(path.join(PG_BIN, 'createdb'), [...args, name], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`createdb ${name}: ${made.stderr}`);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function startHaproxy(dir, port, backends) {
+  const cfg = path.join(dir, 'haproxy.cfg');
+  writeFileSync(cfg, [
+    'global', '  maxconn 2000',
+    'defaults', '  mode http', '  timeout connect 1s', '  timeout client 60s',
+    '  timeout server 60s', '  retries 3', '  option redispatch',
+    // Uploads are idempotent (the same bytes again get the first answer), claims at worst leak
+    // a lease: retrying a request whose server died before answering is safe.
+    '  retry-on conn-failure empty-response',
+    'frontend leaves', `  bind 127.0.0.1:${port}`, '  default_backend servers',
+    'backend servers', '  balance roundrobin', '  option httpchk GET /healthz',
+    ...backends.map((p, i) => `  server s${i} 127.0.0.1:${p} check inter 200 fall 1 rise 1`),
+  ].join('\n') + '\n');
+  const proc = spawn(HAPROXY, ['-f', cfg, '-db'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  proc.stderr.on('data', (d) => { stderr += d; });
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  for (let i = 0; i < 100; i++) {
+    const up = await call(`http://127.0.0.1:${port}/healthz`).catch(() => null);
+    if (up?.status === 200) return { proc, exited, url: `http://127.0.0.1:${port}` };
+    await sleep(50);
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`haproxy did not start: ${stderr}`);
+}
+
+test('three servers behind haproxy count every accepted upload once through a kill and a restart',
+  { skip: missing ?? false }, async (t) => {
+    const dir = tempDir('fedleaf-scale-');
+    const db = createDatabase(`fedleaf_scale_${process.pid}`);
+    const args = ['--tick-interval-s', '0.2', '--checkpoint-every', '5'];
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const servers = [];
+    for (const port of ports) servers.push(await startServer({ dir, db, port, args }));
+    const lb = await startHaproxy(dir, await freePort(), ports);
+    t.after(async () => {
+      lb.proc.kill('SIGTERM');
+      await lb.exited;
+      for (const s of servers) if (s.proc.exitCode === null && s.proc.signalCode === null) await s.stop();
+    });
+
+    const clientsPerRound = 60;
+    const population = await createPopulation(lb.url, {
+      id: 'scale', rounds: 2, clients_per_round: clientsPerRound, over_selection: 2, lease_s: 600,
+    });
+    let seed = 4242;
+    const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+    const accepted = [new Map(), new Map()];  // per round: task id -> upload spec (2xx answers)
+    const serverErrors = [];
+    let done = false;
+
+    async function answered(fn) {
+      for (;;) {
+        if (done) return null;
+        try {
+          const res = await fn();
+          if (res.status < 500) return res;
+          serverErrors.push(`${res.status} ${res.bytes}`);  // its instance died: the leaf retries
+        } catch { /* connection lost: retry */ }
+        await sleep(20);
+      }
+    }
+    // Each claim stands for another device: no min_round, so a loop keeps training round 0
+    // until it closes.
+    async function leaf() {
+      while (!done) {
+        const claim = await answered(() => call(`${lb.url}/v1/populations/scale/tasks:claim`, {
+          method: 'POST', token: population.client_token }));
+        if (!claim) return;
+        if (claim.status === 204) {
+          if (claim.headers?.get?.('fedleaf-population-state') === 'finished') return;
+          await sleep(30);
+          continue;
+        }
+        assert.equal(claim.status, 200, `claim: ${claim.status} ${claim.bytes}`);
+        const task = claim.json;
+        const first = Math.floor(random() * 9);
+        const spec = { rows: [first, first + 1 + Math.floor(random() * (9 - first))],
+                       rowValue: random() * 2 - 1, denseValue: random() * 2 - 1,
+                       numExamples: 1 + Math.floor(random() * 9) };
+        const body = trainResult(spec);
+        await sleep(5 + random() * 20);
+        const res = await answered(() => call(`${lb.url}${task.upload_url}`,
+                                              { method: 'PUT', token: task.lease_token, body }));
+        if (!res) return;
+        if (res.status === 201 || res.status === 200) {
+          assert.ok(!accepted[task.round].has(task.task_id) || res.status === 200,
+                    `task ${task.task_id} accepted twice`);
+          accepted[task.round].set(task.task_id, spec);
+        } else {
+          assert.equal(res.status, 410, `upload: ${res.status} ${res.bytes}`);
+        }
+      }
+    }
+
+    const leaves = Array.from({ length: 12 }, () => leaf());
+    try {
+      // Mid-round 0: SIGKILL instance 1, then restart instance 2 (SIGTERM, same port).
+      while (accepted[0].size < clientsPerRound / 3) await sleep(10);
+      await servers[1].kill();
+      while (accepted[0].size < (2 * clientsPerRound) / 3) await sleep(10);
+      await servers[2].stop();
+      servers[2] = await startServer({ dir, db, port: ports[2], args });
+      for (let i = 0; i < 600; i++) {
+        const status = await call(`${lb.url}/v1/populations/scale`).catch(() => null);
+        if (status?.json?.state === 'finished') break;
+        await sleep(50);
+      }
+    } finally {
+      done = true;
+      await Promise.all(leaves).catch(() => {});
+    }
+
+    const status = (await call(`${lb.url}/v1/populations/scale`)).json;
+    t.diagnostic(`accepted ${accepted[0].size} + ${accepted[1].size}, ` +
+                 `${serverErrors.length} 5xx answers seen while an instance died: ` +
+                 `${[...new Set(serverErrors)].slice(0, 3).join('; ')}`);
+    assert.equal(status.state, 'finished', JSON.stringify(status).slice(0, 600));
+    for (const round of [0, 1]) {
+      assert.equal(status.history[round].reports, accepted[round].size, `round ${round} reports`);
+      assert.equal(accepted[round].size, clientsPerRound);
+    }
+    // Round 1 trains from round 1's model: check round 0's aggregate against the reference.
+    const model = await call(`${lb.url}/v1/populations/scale/rounds/1/model`);
+    assert.equal(model.status, 200, `model of round 1: ${model.bytes}`);
+    const difference = maxAbsDifference(model.bytes, referenceNextModel([...accepted[0].values()]));
+    assert.ok(difference < 1e-5, `aggregate differs from the reference by ${difference}`);
+    for (const s of [servers[0], servers[2]]) {
+      const direct = await call(`${s.url}/v1/populations/scale/rounds/2/model`);
+      const viaLb = await call(`${lb.url}/v1/populations/scale/rounds/2/model`);
+      assert.equal(direct.headers.get('etag'), viaLb.headers.get('etag'));
+    }
+  });
