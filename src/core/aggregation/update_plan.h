@@ -22,6 +22,11 @@
 //                                     sparse_sum_operator.h); default {"rms": 1} for sum,
 //                                     weighted_mean and mean_over_contributors; only "off" for
 //                                     count (no values) and clipped_weighted_mean (clip_norm)
+//   "min_contributors": "off" | N in [1, 2^31]
+//                                     mean_over_contributors only: a row (key) changes only
+//                                     when at least N distinct reports sent it in the round
+//                                     (operators/mean_over_contributors.h); default 2; 1 or
+//                                     "off" turns it off; other operators take only "off"
 //
 // Plan level: "max_examples_per_report": N in [1, 2^53] | "off", default 10000. A report
 // claiming more examples than N is weighted as N (and counted as capped).
@@ -87,6 +92,7 @@ struct TensorUpdatePlan {
 
 inline constexpr double kDefaultClipRms = 1.0;
 inline constexpr std::uint64_t kDefaultMaxExamplesPerReport = 10000;
+inline constexpr std::uint64_t kDefaultMinContributors = 2;
 
 struct UpdatePlan {
   std::vector<TensorUpdatePlan> tensors;  // sorted by name, names unique
