@@ -8,7 +8,7 @@
 // every attacker reaches every round. Final model evaluated here on the 1,205 held-out emails.
 //
 //   node tests/bench/poison/poison_bench.mjs [--rounds 20] [--out build/bench/poison.json]
-//       [--attacks scale:1e6,flip_labels] [--robust-only]
+//       [--attacks scale:1e6,flip_labels] [--robust-only] [--plan scripts/demo/spam_plan.json]
 //
 // --attacks runs only the named attackers (to see which one costs accuracy); --robust-only
 // skips the two jobs with robust aggregation off.
@@ -32,18 +32,23 @@ const { values: args } = parseArgs({
     out: { type: 'string', default: path.join(root, 'build/bench/poison.json') },
     attacks: { type: 'string', default: 'scale:1e6,claim_examples:9007199254740992,flip_labels' },
     'robust-only': { type: 'boolean', default: false },
+    plan: { type: 'string', default: path.join(root, 'scripts/demo/spam_plan.json') },
   },
 });
 const rounds = Number(args.rounds);
 const honest = 16;
 const ATTACKS = args.attacks.split(',').filter(Boolean);
-const demoPlan = JSON.parse(readFileSync(path.join(root, 'scripts/demo/spam_plan.json'), 'utf8'));
+const demoPlan = JSON.parse(readFileSync(args.plan, 'utf8'));
 
 // The demo plan with every robust-aggregation default turned off explicitly (the schema is in
-// src/core/aggregation/update_plan.h): no clip of any report, no cap on claimed examples.
+// src/core/aggregation/update_plan.h): no clip of any report, no cap on claimed examples, no
+// minimum of contributors per row.
 function plainPlan(plan) {
   const updates = Object.fromEntries(Object.entries(plan.updates)
-    .map(([name, spec]) => [name, { ...spec, clip: 'off' }]));
+    .map(([name, spec]) => [name, {
+      ...spec, clip: 'off',
+      ...(spec.aggregator === 'mean_over_contributors' && { min_contributors: 'off' }),
+    }]));
   return { ...plan, updates, max_examples_per_report: 'off' };
 }
 
