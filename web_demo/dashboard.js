@@ -16,12 +16,16 @@ let selected = null;
 let timer = null;
 const charts = {};
 
-// "3 / 1": reports the robust clip scaled down (over all tensors) / reports whose example count
-// was capped; "–" while the round is open (the counts are recorded when it closes).
+// "3 / 1 / 250": reports the robust clip scaled down (over all tensors) / reports whose example
+// count was capped / rows left unchanged below min_contributors (over all tensors; rounds
+// recorded before it was counted show two numbers); "–" while the round is open (the counts are
+// recorded when it closes).
 function robustCounts(robust) {
   if (!robust || robust.capped === undefined) return '–';
-  const clipped = Object.values(robust.clipped ?? {}).reduce((n, c) => n + c, 0);
-  return `${formatCount(clipped)} / ${formatCount(robust.capped)}`;
+  const total = (perTensor) => Object.values(perTensor ?? {}).reduce((n, c) => n + c, 0);
+  const counts = [total(robust.clipped), robust.capped];
+  if (robust.withheld_rows !== undefined) counts.push(total(robust.withheld_rows));
+  return counts.map(formatCount).join(' / ');
 }
 
 function cell(text, { num = false, className = '' } = {}) {

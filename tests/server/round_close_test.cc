@@ -75,15 +75,19 @@ TEST_CASE("close_training_round_of_the_last_round_finishes_a_population_without_
   CHECK(without_eval.record.state == RunState::kFinished);
 }
 
-TEST_CASE("robust_json_lists_clipped_reports_per_tensor_and_the_counts", "[round_close]") {
+TEST_CASE("robust_json_lists_clipped_reports_and_withheld_rows_per_tensor_and_the_counts",
+          "[round_close]") {
   core::RoundStats stats;
   stats.num_capped = 2;
   stats.clipped_per_tensor.emplace_back("emb/weight", 3);
+  stats.withheld_per_tensor.emplace_back("emb/weight", 41);
   const auto json = nlohmann::json::parse(robust_json(stats, 7));
   CHECK(json["clipped"]["emb/weight"] == 3);
+  CHECK(json["withheld_rows"]["emb/weight"] == 41);
   CHECK(json["capped"] == 2);
   CHECK(json["withheld_nonfinite"] == 7);
   CHECK(nlohmann::json::parse(robust_json({}, 0))["clipped"].empty());
+  CHECK(nlohmann::json::parse(robust_json({}, 0))["withheld_rows"].empty());
 }
 
 }  // namespace fedleaf::server

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/update_plan.h"
 #include "core/safetensors.h"
 #include "server/repository/population_spec.h"
 
@@ -98,7 +99,8 @@ struct TrainUpload {
 };
 
 // Dense reference of the next model after `uploads`: out/weight += weighted mean, emb/weight rows
-// += mean over the clients that sent the row, out/bias unchanged.
+// += mean over the clients that sent the row (rows at least kDefaultMinContributors clients
+// sent), out/bias unchanged.
 inline std::map<std::string, std::vector<float>> reference_next_model(
     const std::vector<TrainUpload>& uploads) {
   core::NamedTensors model = test_model_tensors();
@@ -109,7 +111,7 @@ inline std::map<std::string, std::vector<float>> reference_next_model(
   }
   double total = 0;
   double dense_sum = 0;
-  std::vector<double> row_sum(10, 0), row_weight(10, 0);
+  std::vector<double> row_sum(10, 0), row_weight(10, 0), row_reports(10, 0);
   // The plan's default robust clip ({"rms": 1}, core/aggregation/update_plan.h): an update
   // whose sent values all equal v has RMS |v|, so clipping clamps v to [-1, 1].
   const auto clip = [](float v) { return std::max(-1.0, std::min(1.0, double(v))); };
@@ -119,11 +121,14 @@ inline std::map<std::string, std::vector<float>> reference_next_model(
     for (std::int64_t r : u.rows) {
       row_sum[r] += u.num_examples * clip(u.row_value);
       row_weight[r] += u.num_examples;
+      row_reports[r] += 1;
     }
   }
   for (float& v : out["out/weight"]) v += static_cast<float>(dense_sum / total);
   for (std::size_t r = 0; r < 10; ++r) {
-    if (row_weight[r] == 0) continue;
+    // The default min_contributors (core/aggregation/update_plan.h): a row fewer reports sent
+    // stays unchanged.
+    if (row_weight[r] == 0 || row_reports[r] < double(core::kDefaultMinContributors)) continue;
     for (int d = 0; d < 2; ++d) out["emb/weight"][r * 2 + d] += float(row_sum[r] / row_weight[r]);
   }
   return out;

@@ -151,6 +151,9 @@ export function trainResult({ rows, rowValue, denseValue, numExamples, loss = 0.
 // mean square of each report's values per tensor by 1; a scripted report fills each tensor with
 // one value, so the clip is a clamp of that value to [-1, 1].
 const clipped = (v) => Math.max(-1, Math.min(1, Math.fround(v)));
+// The default min_contributors of mean_over_contributors (update_plan.h): a row fewer reports
+// sent stays unchanged.
+const MIN_CONTRIBUTORS = 2;
 
 export function referenceNextModel(uploads) {
   const model = decodeSafetensors(initialModel()).tensors;
@@ -158,13 +161,19 @@ export function referenceNextModel(uploads) {
   const w = Array.from(model['out/weight'].data);
   let total = 0, denseSum = 0;
   const rowSum = new Array(10).fill(0), rowWeight = new Array(10).fill(0);
+  const rowReports = new Array(10).fill(0);
   for (const u of uploads) {
     total += u.numExamples;
     denseSum += u.numExamples * clipped(u.denseValue);
-    for (const r of u.rows) { rowSum[r] += u.numExamples * clipped(u.rowValue); rowWeight[r] += u.numExamples; }
+    for (const r of u.rows) {
+      rowSum[r] += u.numExamples * clipped(u.rowValue);
+      rowWeight[r] += u.numExamples;
+      rowReports[r] += 1;
+    }
   }
   return {
-    'emb/weight': emb.map((v, i) => (rowWeight[i >> 1] ? v + rowSum[i >> 1] / rowWeight[i >> 1] : v)),
+    'emb/weight': emb.map((v, i) => (rowReports[i >> 1] >= MIN_CONTRIBUTORS
+      ? v + rowSum[i >> 1] / rowWeight[i >> 1] : v)),
     'out/weight': w.map((v) => v + denseSum / total),
     'out/bias': [0.5, 0.5],
   };

@@ -79,6 +79,9 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
         std::string(spec_.clip.kind == ClipKind::kNorm ? "norm:" : "rms:") +
         format_double_exact(spec_.clip.bound);
   }
+  if (spec_.min_contributors > 1) {
+    metadata[prefix + "@min_contributors"] = std::to_string(spec_.min_contributors);
+  }
   metadata[prefix + "@total_weight"] = format_double_exact(total_weight_);
   if (encoding_ == UpdateEncoding::kDense) {
     if (tracks_values(spec_.op)) {
@@ -94,6 +97,7 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
       xt::xarray<double>::from_shape({tracks_values(spec_.op) ? n : 0, width_});
   xt::xarray<double> contributors =
       xt::xarray<double>::from_shape({tracks_contributors(spec_.op) ? n : 0});
+  xt::xarray<double> reports = xt::xarray<double>::from_shape({counts_reports() ? n : 0});
   std::size_t e = 0;
   for_each_touched([&](std::uint64_t key, std::size_t pos) {
     keys(e) = static_cast<std::int64_t>(key);
@@ -101,6 +105,7 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
       std::copy_n(sums_.data() + pos * width_, width_, sums.data() + e * width_);
     }
     if (tracks_contributors(spec_.op)) contributors(e) = contributors_[pos];
+    if (counts_reports()) reports(e) = reports_[pos];
     ++e;
   });
   tensors.insert_or_assign(prefix + "@keys", DenseTensor(std::move(keys)));
@@ -109,6 +114,9 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
   }
   if (tracks_contributors(spec_.op)) {
     tensors.insert_or_assign(prefix + "@contributors", DenseTensor(std::move(contributors)));
+  }
+  if (counts_reports()) {
+    tensors.insert_or_assign(prefix + "@reports", DenseTensor(std::move(reports)));
   }
 }
 
@@ -139,6 +147,14 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
     }
     spec.clip.kind = kind == "norm" ? ClipKind::kNorm : ClipKind::kRms;
     spec.clip.bound = parse_double(text.substr(colon + 1), where + ": clip bound");
+  }
+  // Absent: the threshold was off (or the checkpoint predates it, see RoundAggregator::restore).
+  if (metadata.count(prefix + "@min_contributors")) {
+    spec.min_contributors = parse_count(meta("min_contributors"), where + ": min_contributors");
+    if (spec.min_contributors < 2) {
+      throw InvalidInput(where + ": min_contributors " + meta("min_contributors") +
+                         " is stored only when it is 2 or more");
+    }
   }
   const UpdateEncoding encoding = parse_update_encoding(meta("encoding"), where);
   const DType dtype = parse_dtype(meta("dtype"), where + ": dtype");
@@ -230,11 +246,25 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
         }
       }
     }
+    const double* reports = nullptr;
+    if (acc.counts_reports()) {
+      reports = array("@reports", DType::F64, Shape{n})->data<double>();
+      for (std::size_t e = 0; e < n; ++e) {
+        const double r = reports[e];
+        // Each report counts once per key: a whole number in [1, num_updates].
+        if (!(r >= 1.0 && r == std::floor(r) && r <= static_cast<double>(num_updates))) {
+          throw InvalidInput(where + ": report count " + format_double_exact(r) + " of key " +
+                             std::to_string(keys[e]) + " is impossible for " +
+                             std::to_string(num_updates) + " updates");
+        }
+      }
+    }
     acc.reserve_keys(n);
     for (std::size_t e = 0; e < n; ++e) {
       const std::size_t pos = acc.position_for(static_cast<std::uint64_t>(keys[e]));
       if (sums) std::copy_n(sums + e * acc.width_, acc.width_, acc.sums_.data() + pos * acc.width_);
       if (contributors) acc.contributors_[pos] = contributors[e];
+      if (reports) acc.reports_[pos] = reports[e];
     }
   }
   acc.num_updates_ = num_updates;
@@ -263,7 +293,7 @@ SparseSumAccumulator SparseSumAccumulator::from_safetensors(const std::uint8_t* 
   }
   for (const auto& [tensor_name, tensor] : file.tensors) {
     if (tensor_name != it->second + "@keys" && tensor_name != it->second + "@sums" &&
-        tensor_name != it->second + "@contributors") {
+        tensor_name != it->second + "@contributors" && tensor_name != it->second + "@reports") {
       throw InvalidInput("accumulator checkpoint: unexpected tensor " + in_quotes(tensor_name));
     }
   }

@@ -41,10 +41,15 @@ Tensor SparseSumAccumulator::finalize() const {
           xt::xarray<T>::from_shape(Shape(dense_shape_.begin(), dense_shape_.end()));
       T* dst = out.data();
       const auto n = static_cast<std::size_t>(num_keys_);  // checked by the constructor
-      for (std::size_t k = 0; k < n; ++k) write_row(dst + k, k);
+      if (num_withheld() > 0) {
+        std::fill_n(dst, n, T{0});  // too few reports: every key keeps its value
+      } else {
+        for (std::size_t k = 0; k < n; ++k) write_row(dst + k, k);
+      }
       return DenseTensor(std::move(out));
     }
-    const auto n = static_cast<std::size_t>(num_touched());  // touched keys are in memory
+    // Touched keys are in memory, so their count fits size_t.
+    const auto n = static_cast<std::size_t>(num_touched() - num_withheld());
     Shape value_shape{n};
     for (std::size_t d = 1; encoding_ == UpdateEncoding::kRowSparse && d < dense_shape_.size();
          ++d) {
@@ -59,6 +64,7 @@ Tensor SparseSumAccumulator::finalize() const {
     std::int64_t* idx = coo ? coo_indices.data() : row_indices.data();
     std::size_t e = 0;
     for_each_touched([&](std::uint64_t key, std::size_t pos) {
+      if (!kept(pos)) return;
       if (rank == 1) {
         idx[e] = static_cast<std::int64_t>(key);
       } else {

@@ -39,7 +39,8 @@ void SparseSumAccumulator::plan_for(std::uint64_t expected_entries) {
 
 std::size_t SparseSumAccumulator::slot_bytes() const {
   return sizeof(std::uint64_t) + (tracks_values(spec_.op) ? sizeof(double) * width_ : 0) +
-         (tracks_contributors(spec_.op) ? sizeof(double) : 0);
+         (tracks_contributors(spec_.op) ? sizeof(double) : 0) +
+         (counts_reports() ? sizeof(double) : 0);
 }
 
 std::size_t SparseSumAccumulator::sparse_bytes(std::size_t table_capacity,
@@ -50,8 +51,9 @@ std::size_t SparseSumAccumulator::sparse_bytes(std::size_t table_capacity,
 std::size_t SparseSumAccumulator::dense_bytes() const {
   // Saturates instead of overflowing: such a dense array could never be allocated anyway.
   const double keys = static_cast<double>(num_keys_);
-  double bytes = keys * ((tracks_values(spec_.op) ? 8.0 * static_cast<double>(width_) : 0.0) +
-                         (tracks_contributors(spec_.op) ? 8.0 : 0.0));
+  double bytes =
+      keys * ((tracks_values(spec_.op) ? 8.0 * static_cast<double>(width_) : 0.0) +
+              (tracks_contributors(spec_.op) ? 8.0 : 0.0) + (counts_reports() ? 8.0 : 0.0));
   if (!tracks_contributors(spec_.op)) bytes += std::ceil(keys / 64.0) * 8.0;
   const double limit = static_cast<double>(std::numeric_limits<std::size_t>::max()) / 2;
   return bytes >= limit ? std::numeric_limits<std::size_t>::max() / 2
@@ -59,8 +61,8 @@ std::size_t SparseSumAccumulator::dense_bytes() const {
 }
 
 std::size_t SparseSumAccumulator::state_bytes() const {
-  return (sums_.capacity() + contributors_.capacity() + slot_keys_.capacity() +
-          touched_bits_.capacity()) *
+  return (sums_.capacity() + contributors_.capacity() + reports_.capacity() +
+          slot_keys_.capacity() + touched_bits_.capacity()) *
              8 +
          map_.bytes();
 }
@@ -79,6 +81,18 @@ std::uint64_t SparseSumAccumulator::num_touched() const {
     for (std::uint64_t word : touched_bits_)
       n += static_cast<std::uint64_t>(__builtin_popcountll(word));
   }
+  return n;
+}
+
+std::uint64_t SparseSumAccumulator::num_withheld() const {
+  if (spec_.min_contributors <= 1) return 0;
+  if (encoding_ == UpdateEncoding::kDense) {
+    return num_updates_ > 0 && num_updates_ < spec_.min_contributors ? num_keys_ : 0;
+  }
+  // A touched key has a report count >= 1 in either representation; an untouched one 0.
+  const auto k = static_cast<double>(spec_.min_contributors);
+  std::uint64_t n = 0;
+  for (double r : reports_) n += r > 0.0 && r < k ? 1 : 0;
   return n;
 }
 
@@ -110,20 +124,24 @@ void SparseSumAccumulator::reserve_keys(std::size_t extra) {
   grow(slot_keys_, slots);
   if (tracks_values(spec_.op)) grow(sums_, slots * width_);
   if (tracks_contributors(spec_.op)) grow(contributors_, slots);
+  if (counts_reports()) grow(reports_, slots);
 }
 
 void SparseSumAccumulator::switch_to_dense() {
   const auto keys = static_cast<std::size_t>(num_keys_);
   std::vector<double> sums;
   std::vector<double> contributors;
+  std::vector<double> reports;
   std::vector<std::uint64_t> bits;
   if (tracks_values(spec_.op)) sums.assign(keys * width_, 0.0);
+  if (counts_reports()) reports.assign(keys, 0.0);
   if (tracks_contributors(spec_.op)) {
     contributors.assign(keys, 0.0);
   } else {
     bits.assign((keys + 63) / 64, 0);
   }
-  const std::size_t fresh_bytes = (sums.capacity() + contributors.capacity() + bits.capacity()) * 8;
+  const std::size_t fresh_bytes =
+      (sums.capacity() + contributors.capacity() + reports.capacity() + bits.capacity()) * 8;
   for (std::size_t slot = 0; slot < slot_keys_.size(); ++slot) {
     // Keys are below num_keys_, which dense_addressable() bounds by size_t.
     const auto key = static_cast<std::size_t>(slot_keys_[slot]);
@@ -131,11 +149,13 @@ void SparseSumAccumulator::switch_to_dense() {
       std::copy_n(sums_.data() + slot * width_, width_, sums.data() + key * width_);
     }
     if (!contributors.empty()) contributors[key] = contributors_[slot];
+    if (!reports.empty()) reports[key] = reports_[slot];
     if (!bits.empty()) bits[key >> 6] |= std::uint64_t{1} << (key & 63);
   }
   note_bytes(fresh_bytes);
   sums_.swap(sums);
   contributors_.swap(contributors);
+  reports_.swap(reports);
   touched_bits_.swap(bits);
   map_.clear();
   std::vector<std::uint64_t>().swap(slot_keys_);
@@ -157,6 +177,7 @@ void SparseSumAccumulator::append_slot(std::uint64_t key) {
   slot_keys_.push_back(key);
   if (tracks_values(spec_.op)) sums_.resize(sums_.size() + width_, 0.0);
   if (tracks_contributors(spec_.op)) contributors_.push_back(0.0);
+  if (counts_reports()) reports_.push_back(0.0);
 }
 
 }  // namespace fedleaf::core

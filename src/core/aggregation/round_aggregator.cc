@@ -14,7 +14,11 @@
 namespace fedleaf::core {
 namespace {
 
-constexpr const char* kCheckpointFormat = "fedleaf.round_aggregator.v1";
+// v2 added per-key report counts (min_contributors). A v1 checkpoint still restores: its round
+// finishes under the rules it started with, without the threshold (it has no counts), and the
+// next round applies the plan's min_contributors.
+constexpr const char* kCheckpointFormat = "fedleaf.round_aggregator.v2";
+constexpr const char* kCheckpointFormatV1 = "fedleaf.round_aggregator.v1";
 constexpr std::uint64_t kMaxExactWeight = std::uint64_t{1} << 53;
 
 // A decimal integer in [1, 2^53] (so it is exact as a double weight).
@@ -220,6 +224,7 @@ RoundStats RoundAggregator::stats() const {
   stats.num_capped = state_->num_capped;
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     stats.clipped_per_tensor.emplace_back(acc.name(), acc.num_clipped());
+    stats.withheld_per_tensor.emplace_back(acc.name(), acc.num_withheld());
   }
   return stats;
 }
@@ -272,9 +277,11 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
   const SafetensorsFile file = read_safetensors(data, size, options);
   const std::string where = "round checkpoint";
   const std::string& format = metadata_value(file.metadata, "format", where);
-  if (format != kCheckpointFormat) {
+  const bool v1 = format == kCheckpointFormatV1;
+  if (format != kCheckpointFormat && !v1) {
     throw InvalidInput(where + ": format " + in_quotes(format) + " is not " +
-                       in_quotes(kCheckpointFormat));
+                       in_quotes(kCheckpointFormat) + " (nor the older " +
+                       in_quotes(kCheckpointFormatV1) + ")");
   }
   const std::uint64_t reports = parse_report_count(
       metadata_value(file.metadata, "num_reports", where), where + ": num_reports");
@@ -286,11 +293,11 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
                                           where + ": total_weight");
   std::vector<SparseSumAccumulator>& accumulators = round.state_->accumulators;
   for (const auto& [name, tensor] : file.tensors) {
-    const bool known = std::any_of(accumulators.begin(), accumulators.end(),
-                                   [&n = name](const SparseSumAccumulator& a) {
-                                     return n == a.name() + "@keys" || n == a.name() + "@sums" ||
-                                            n == a.name() + "@contributors";
-                                   });
+    const bool known = std::any_of(
+        accumulators.begin(), accumulators.end(), [&n = name](const SparseSumAccumulator& a) {
+          return n == a.name() + "@keys" || n == a.name() + "@sums" ||
+                 n == a.name() + "@contributors" || n == a.name() + "@reports";
+        });
     if (!known) {
       throw InvalidInput(where + ": tensor " + in_quotes(name) +
                          " belongs to no accumulator of the plan");
@@ -300,7 +307,9 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
     SparseSumAccumulator loaded =
         SparseSumAccumulator::load(planned.name(), file.tensors, file.metadata);
     const std::string what = where + ": accumulator " + in_quotes(planned.name());
-    if (loaded.spec() != planned.spec() || loaded.encoding() != planned.encoding() ||
+    OperatorSpec expected = planned.spec();
+    if (v1) expected.min_contributors = 0;  // v1 kept no report counts
+    if (loaded.spec() != expected || loaded.encoding() != planned.encoding() ||
         loaded.dtype() != planned.dtype() || loaded.dense_shape() != planned.dense_shape()) {
       throw InvalidInput(what + " was saved for " + std::string(operator_name(loaded.spec().op)) +
                          " of a " + std::string(update_encoding_name(loaded.encoding())) + " " +

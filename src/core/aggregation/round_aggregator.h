@@ -34,6 +34,10 @@ struct RoundStats {
   // Per tensor of the plan's updates (by name, sorted): reports whose update was scaled down
   // by clipping (the tensor's "clip", or clipped_weighted_mean's clip_norm).
   std::vector<std::pair<std::string, std::uint64_t>> clipped_per_tensor;
+  // Per tensor of the plan's updates (by name, sorted): keys (rows for row_sparse) the next
+  // model leaves unchanged because fewer than the tensor's min_contributors reports sent them
+  // (mean_over_contributors; 0 elsewhere).
+  std::vector<std::pair<std::string, std::uint64_t>> withheld_per_tensor;
   // Elements next_model() kept at their old value because the new one was not finite in their
   // dtype; filled only by next_model(&stats) (it costs a pass over the model).
   std::uint64_t withheld_nonfinite = 0;
@@ -64,7 +68,8 @@ class RoundAggregator {
   // InvalidInput, leaving this aggregator unchanged, when the plans or models differ.
   void merge(const RoundAggregator& other);
   std::size_t num_reports() const;
-  // Counts of the robust rules (capped, clipped); withheld_nonfinite stays 0 here.
+  // Counts of the robust rules (capped, clipped, withheld below min_contributors);
+  // withheld_nonfinite stays 0 here. O(touched keys).
   RoundStats stats() const;
   double total_weight() const;  // sum of num_examples, each capped at max_examples_per_report
   // Global model + aggregated delta for every tensor in "updates"; other tensors carried over.

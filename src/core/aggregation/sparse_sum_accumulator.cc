@@ -49,6 +49,11 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
   } else {
     spec_.clip.bound = 0.0;
   }
+  if (spec_.min_contributors == 1) spec_.min_contributors = 0;  // one report always suffices
+  if (spec_.min_contributors != 0 && spec_.op != SparseSumOperator::kMeanOverContributors) {
+    throw InvalidInput(where + ": min_contributors applies to mean_over_contributors only, not " +
+                       std::string(operator_name(spec_.op)));
+  }
   if (encoding_ == UpdateEncoding::kRowSparse && dense_shape_.empty()) {
     throw InvalidInput(where + ": a row_sparse tensor needs a dense_shape of rank >= 1");
   }
@@ -165,6 +170,7 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
                                         double contributor_weight) {
   const bool with_values = tracks_values(spec_.op);
   const bool with_contributors = tracks_contributors(spec_.op);
+  const bool with_reports = counts_reports();
   const std::size_t w = width_;
   // How far ahead the loops below prefetch: enough to overlap several cache misses.
   constexpr std::size_t kAhead = 16;
@@ -172,6 +178,7 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
     // Keys are below num_keys_, which dense_addressable() bounds by size_t.
     double* sums = sums_.data();
     double* contributors = contributors_.data();
+    double* reports = reports_.data();
     std::uint64_t* bits = touched_bits_.data();
     if (with_values && !with_contributors && w == 1) {
       // weighted_mean, sum, clipped_weighted_mean of coo updates: the hottest loop.
@@ -196,6 +203,7 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
       } else {
         bits[key >> 6] |= std::uint64_t{1} << (key & 63);
       }
+      if (with_reports) reports[key] += 1.0;
     }
     return;
   }
@@ -213,6 +221,7 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
       for (std::size_t j = 0; j < w; ++j) dst[j] += value_scale * static_cast<double>(src[j]);
     }
     if (with_contributors) contributors_[slot] += contributor_weight;
+    if (with_reports) reports_[slot] += 1.0;
   }
 }
 
@@ -251,6 +260,7 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
       for (std::size_t i = 0; i < contributors_.size(); ++i) {
         contributors_[i] += other.contributors_[i];
       }
+      for (std::size_t i = 0; i < reports_.size(); ++i) reports_[i] += other.reports_[i];
       for (std::size_t i = 0; i < touched_bits_.size(); ++i) {
         touched_bits_[i] |= other.touched_bits_[i];
       }
@@ -264,6 +274,7 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
           for (std::size_t j = 0; j < w; ++j) dst[j] += src[j];
         }
         if (!contributors_.empty()) contributors_[pos] += other.contributors_[slot];
+        if (!reports_.empty()) reports_[pos] += other.reports_[slot];
       }
     }
   } else {

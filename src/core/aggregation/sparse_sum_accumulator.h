@@ -28,12 +28,18 @@
 //   of the indices the updates sent (a sent zero stays present). Values have the input dtype,
 //   except count, whose values are I64 (for row_sparse every element of a row holds the row's
 //   count). An accumulator with no updates finalizes to zeros (dense) or to no entries.
+// - min_contributors (mean_over_contributors, OperatorSpec::min_contributors = k > 1): finalize()
+//   leaves out every key fewer than k reports sent (a dense encoding: every key while
+//   num_updates() < k, as zeros); num_withheld() counts them. Results of the kept keys do not
+//   depend on k.
 //
 // Representations (sparse encodings; a dense-encoded tensor is always a dense array)
 // - sparse: a KeySlotMap (key → slot) plus per-slot arrays: key u64, value sums f64 × width,
-//   contributor weight f64 (mean_over_contributors, count). Memory O(distinct touched keys).
+//   contributor weight f64 (mean_over_contributors, count), report count f64 (with
+//   min_contributors). Memory O(distinct touched keys).
 // - dense: f64 value sums for every key, plus either f64 contributor weights (the operators
-//   that track them; weight > 0 marks a touched key) or a 1-bit touched mask.
+//   that track them; weight > 0 marks a touched key) or a 1-bit touched mask, plus f64 report
+//   counts with min_contributors.
 // A key is the row-major linear index for coo and the row number for row_sparse (width = the
 // row's element count). Under RepresentationPolicy::kAuto the accumulator starts sparse and
 // switches to dense when growing the sparse structure would make it at least as large as the
@@ -117,6 +123,9 @@ class SparseSumAccumulator {
   Representation representation() const { return representation_; }
   // Distinct keys touched so far (all keys for a dense encoding). O(keys) when dense.
   std::uint64_t num_touched() const;
+  // Touched keys finalize() leaves out because fewer than spec().min_contributors reports sent
+  // them (0 when the threshold is off). O(touched keys).
+  std::uint64_t num_withheld() const;
   // Bytes held by the accumulator's arrays now, and the most it has held at once (including
   // both tables during a rehash or a switch). Not counted: the object itself, small fields and
   // the scratch buffers of the update being added (O(one update)).
@@ -124,10 +133,12 @@ class SparseSumAccumulator {
   std::size_t peak_state_bytes() const { return peak_bytes_; }
 
   // Checkpoint: the state as arrays named `<prefix>@keys` (I64), `<prefix>@sums` (F64),
-  // `<prefix>@contributors` (F64) and metadata `<prefix>@operator`, `@clip_norm`, `@clip`
-  // ("norm:<bound>" | "rms:<bound>", absent when off), `@encoding`, `@dtype`, `@dense_shape`,
-  // `@num_updates`, `@num_clipped`, `@total_weight`. Keys are stored sorted, so the
-  // checkpoint does not depend on the representation.
+  // `<prefix>@contributors` (F64), `<prefix>@reports` (F64 report counts, with
+  // min_contributors on a sparse encoding) and metadata `<prefix>@operator`, `@clip_norm`,
+  // `@clip` ("norm:<bound>" | "rms:<bound>", absent when off), `@min_contributors` (absent when
+  // off), `@encoding`, `@dtype`, `@dense_shape`, `@num_updates`, `@num_clipped`,
+  // `@total_weight`. Keys are stored sorted, so the checkpoint does not depend on the
+  // representation.
   void save(const std::string& prefix, NamedTensors& tensors, Metadata& metadata) const;
   // Inverse of save(). Validates everything (the data comes from disk); throws InvalidInput.
   static SparseSumAccumulator load(const std::string& prefix, const NamedTensors& tensors,
@@ -152,6 +163,15 @@ class SparseSumAccumulator {
     double value_scale = 1.0;         // multiplies every value: 1, n_c or n_c·s_c
     double contributor_weight = 0.0;  // added per touched key: n_c or 1
   };
+
+  // Whether per-key report counts are kept (min_contributors on a sparse encoding).
+  bool counts_reports() const {
+    return spec_.min_contributors > 1 && encoding_ != UpdateEncoding::kDense;
+  }
+  // Whether the key at `pos` (a touched key) is in finalize()'s result.
+  bool kept(std::size_t pos) const {
+    return !counts_reports() || reports_[pos] >= static_cast<double>(spec_.min_contributors);
+  }
 
   void prepare(const Tensor& update, double weight, Prepared& out) const;
   // Under kAuto, picks the representation and reserves the table for `expected_entries`
@@ -198,6 +218,7 @@ class SparseSumAccumulator {
   // Both representations: indexed by slot (sparse) or by key (dense).
   std::vector<double> sums_;          // × width_; empty for count
   std::vector<double> contributors_;  // tracks_contributors() operators, sparse encodings
+  std::vector<double> reports_;       // counts_reports(): reports that sent the key
   // Sparse representation only.
   KeySlotMap map_;
   std::vector<std::uint64_t> slot_keys_;

@@ -6,6 +6,7 @@
 //   sum                         Σ_c u_c[i]                                  (untouched: absent)
 //   weighted_mean               Σ_c n_c u_c[i] / Σ_c n_c                    (absent = zero)
 //   mean_over_contributors      Σ_{c: i∈S_c} n_c u_c[i] / Σ_{c: i∈S_c} n_c
+//                               (absent unless #{c : i ∈ S_c} ≥ min_contributors)
 //   count                       #{c : i ∈ S_c}                              (I64 values)
 //   clipped_weighted_mean(r)    weighted_mean of s_c u_c, s_c = min(1, r / ‖u_c‖₂)
 //
@@ -16,6 +17,7 @@
 // count is the number of updates everywhere.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -58,9 +60,13 @@ struct OperatorSpec {
   SparseSumOperator op = SparseSumOperator::kWeightedMean;
   double clip_norm = 0.0;  // L2 bound of clipped_weighted_mean (> 0); 0 for the others
   UpdateClip clip;         // robust clipping; kOff for count and clipped_weighted_mean
+  // mean_over_contributors only: a key changes only when at least this many reports sent it
+  // (operators/mean_over_contributors.h); 0 (or 1, normalised to 0 by the accumulator): off.
+  std::uint64_t min_contributors = 0;
 
   friend bool operator==(const OperatorSpec& a, const OperatorSpec& b) {
-    return a.op == b.op && a.clip_norm == b.clip_norm && a.clip == b.clip;
+    return a.op == b.op && a.clip_norm == b.clip_norm && a.clip == b.clip &&
+           a.min_contributors == b.min_contributors;
   }
   friend bool operator!=(const OperatorSpec& a, const OperatorSpec& b) { return !(a == b); }
 };

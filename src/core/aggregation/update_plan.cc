@@ -120,6 +120,31 @@ UpdateClip parse_clip(const json& spec, const std::string& path, SparseSumOperat
   return clip;
 }
 
+// "min_contributors": "off" | N in [1, 2^31] (1 is off too); default kDefaultMinContributors
+// for mean_over_contributors, which alone takes it.
+std::uint64_t parse_min_contributors(const json& spec, const std::string& path,
+                                     SparseSumOperator op) {
+  const bool applies = op == SparseSumOperator::kMeanOverContributors;
+  const json* v = find_field(spec, "min_contributors");
+  if (v == nullptr) return applies ? kDefaultMinContributors : 0;
+  const std::string where = path + ".min_contributors";
+  if (v->is_string() && v->get<std::string>() == "off") return 0;
+  if (!applies) {
+    fail(where, std::string(operator_name(op)) +
+                    " takes no min_contributors other than \"off\" (only mean_over_contributors "
+                    "has per-row contributors)");
+  }
+  constexpr std::int64_t kMax = std::int64_t{1} << 31;
+  const bool in_range =
+      v->is_number_unsigned()
+          ? v->get<std::uint64_t>() >= 1 && v->get<std::uint64_t>() <= std::uint64_t{kMax}
+      : v->is_number_integer() ? v->get<std::int64_t>() >= 1 && v->get<std::int64_t>() <= kMax
+                               : false;
+  if (!in_range) fail(where, "expected an integer in [1, 2^31] or \"off\"");
+  const auto k = static_cast<std::uint64_t>(v->get<std::int64_t>());
+  return k == 1 ? 0 : k;
+}
+
 std::uint64_t parse_max_examples(const json& plan) {
   const json* v = find_field(plan, "max_examples_per_report");
   if (v == nullptr) return kDefaultMaxExamplesPerReport;
@@ -151,6 +176,7 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   // The operator list lives with the operators: one list for every reader of a plan.
   out.op = parse_operator_spec(aggregator, clip_norm, path + ".aggregator");
   out.op.clip = parse_clip(spec, path, out.op.op);
+  out.op.min_contributors = parse_min_contributors(spec, path, out.op.op);
   out.download = parse_download(spec, path, out.encoding);
   const bool select = out.download == DownloadMode::kSelect;
   if (const json* cap = find_field(spec, "max_select_rows")) {

@@ -11,8 +11,11 @@ namespace fedleaf::server {
 std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite) {
   nlohmann::json clipped = nlohmann::json::object();
   for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
+  nlohmann::json withheld_rows = nlohmann::json::object();
+  for (const auto& [tensor, rows] : stats.withheld_per_tensor) withheld_rows[tensor] = rows;
   return nlohmann::json{{"clipped", clipped},
                         {"capped", stats.num_capped},
+                        {"withheld_rows", withheld_rows},
                         {"withheld_nonfinite", withheld_nonfinite}}
       .dump();
 }

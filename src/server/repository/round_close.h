@@ -40,7 +40,8 @@ struct RoundClose {
 RoundClose close_training_round(const PopulationState& state, double now);
 
 // What robust aggregation did in a round, as the status JSON shows it:
-// {"clipped": {tensor: reports}, "capped": n, "withheld_nonfinite": n}.
+// {"clipped": {tensor: reports}, "capped": n, "withheld_rows": {tensor: rows below the tensor's
+// min_contributors, unchanged}, "withheld_nonfinite": n}.
 std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite);
 
 }  // namespace fedleaf::server

@@ -218,6 +218,12 @@ inline Reference reference_result(const Scenario& s, const core::OperatorSpec& s
         break;
       case SparseSumOperator::kMeanOverContributors:
         r.values[i] = contributors[i] > 0 ? numerator[i] / contributors[i] : 0.0;
+        // min_contributors: an element fewer than k reports sent stays unchanged (a dense
+        // update sends every element, so then all of them are zero).
+        if (spec.min_contributors > 1 && counts[i] < static_cast<double>(spec.min_contributors)) {
+          r.values[i] = 0.0;
+          if (s.encoding != core::UpdateEncoding::kDense) r.present[i] = false;
+        }
         break;
       case SparseSumOperator::kCount:
         r.values[i] = s.encoding == core::UpdateEncoding::kDense
@@ -269,6 +275,7 @@ inline std::vector<core::OperatorSpec> all_operator_specs() {
   return {{SparseSumOperator::kSum, 0.0},
           {SparseSumOperator::kWeightedMean, 0.0},
           {SparseSumOperator::kMeanOverContributors, 0.0},
+          {SparseSumOperator::kMeanOverContributors, 0.0, {}, 3},
           {SparseSumOperator::kCount, 0.0},
           {SparseSumOperator::kClippedWeightedMean, 0.7}};
 }

@@ -236,5 +236,85 @@ TEST_CASE("round_defaults_bound_a_scaled_and_overweighted_poisoning_report") {
   CHECK(rms_distance(undefended, honest_model) > 1e20);
 }
 
+// --- RoundAggregator: min_contributors --------------------------------------------------------
+
+core::NamedTensors emb_model() {
+  core::NamedTensors m;
+  m.emplace("emb", core::DenseTensor::zeros(DType::F32, {10, 2}));
+  return m;
+}
+
+std::vector<std::uint8_t> row_report(std::vector<std::int64_t> ids) {
+  core::RowIndices idx = core::RowIndices::from_shape({ids.size()});
+  for (std::size_t i = 0; i < ids.size(); ++i) idx(i) = ids[i];
+  xt::xarray<float> v = xt::xarray<float>::from_shape({ids.size(), 2});
+  v.fill(0.5f);
+  core::NamedTensors t;
+  t.emplace("emb", core::RowSparseTensor(idx, core::DenseTensor(std::move(v)), {10, 2}));
+  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", "10"}});
+}
+
+core::UpdatePlan emb_plan(const std::string& extra) {
+  return core::parse_update_plan(
+      R"({"updates": {"emb": {"encoding": "row_sparse", "aggregator": "mean_over_contributors")" +
+      extra + "}}}");
+}
+
+TEST_CASE("round_withholds_rows_below_min_contributors_by_default_and_counts_them") {
+  core::RoundAggregator round(emb_plan(""), emb_model());
+  add(round, row_report({1, 2}));
+  add(round, row_report({2, 3}));
+  CHECK(round.stats().withheld_per_tensor ==
+        std::vector<std::pair<std::string, std::uint64_t>>{{"emb", 2}});  // rows 1 and 3
+  const core::NamedTensors model = round.next_model();
+  const auto& next = std::get<core::DenseTensor>(model.at("emb"));
+  CHECK(next.data<float>()[2] == 0.0f);  // row 1: one report
+  CHECK(next.data<float>()[4] == 0.5f);  // row 2: two reports
+  CHECK(next.data<float>()[6] == 0.0f);
+
+  core::RoundAggregator off(emb_plan(R"(, "min_contributors": "off")"), emb_model());
+  add(off, row_report({1, 2}));
+  CHECK(off.stats().withheld_per_tensor.at(0).second == 0);
+  CHECK(std::get<core::DenseTensor>(off.next_model().at("emb")).data<float>()[2] == 0.5f);
+}
+
+TEST_CASE("round_restores_a_v1_checkpoint_without_the_threshold_and_rejects_unknown_formats") {
+  // A v1 checkpoint (written before report counts) holds no @reports and no @min_contributors:
+  // the round it holds finishes without the threshold.
+  core::RoundAggregator old(emb_plan(R"(, "min_contributors": "off")"), emb_model());
+  add(old, row_report({1, 2}));
+  auto file = core::read_safetensors(old.checkpoint());
+  REQUIRE(file.metadata.at("format") == "fedleaf.round_aggregator.v2");
+  file.metadata["format"] = "fedleaf.round_aggregator.v1";
+  const auto v1 = core::write_safetensors(file.tensors, file.metadata);
+
+  core::RoundAggregator resumed =
+      core::RoundAggregator::restore(emb_plan(""), emb_model(), v1.data(), v1.size());
+  add(resumed, row_report({2, 3}));
+  CHECK(resumed.stats().withheld_per_tensor.at(0).second == 0);
+  CHECK(std::get<core::DenseTensor>(resumed.next_model().at("emb")).data<float>()[2] == 0.5f);
+
+  // The same bytes as v2 claim the threshold was off, which the plan does not say.
+  file.metadata["format"] = "fedleaf.round_aggregator.v2";
+  const auto v2 = core::write_safetensors(file.tensors, file.metadata);
+  CHECK_THROWS_MATCHES(
+      core::RoundAggregator::restore(emb_plan(""), emb_model(), v2.data(), v2.size()), InvalidInput,
+      MessageContains("which the plan does not say"));
+  file.metadata["format"] = "fedleaf.round_aggregator.v3";
+  const auto v3 = core::write_safetensors(file.tensors, file.metadata);
+  CHECK_THROWS_MATCHES(
+      core::RoundAggregator::restore(emb_plan(""), emb_model(), v3.data(), v3.size()), InvalidInput,
+      MessageContains("format 'fedleaf.round_aggregator.v3' is not 'fedleaf.round_aggregator.v2'"));
+
+  // A v2 checkpoint with the threshold keeps the counts across the restart.
+  core::RoundAggregator on(emb_plan(""), emb_model());
+  add(on, row_report({1, 2}));
+  const auto ckpt = on.checkpoint();
+  core::RoundAggregator back =
+      core::RoundAggregator::restore(emb_plan(""), emb_model(), ckpt.data(), ckpt.size());
+  add(back, row_report({2, 3}));
+  CHECK(back.stats().withheld_per_tensor.at(0).second == 2);
+}
+
 }  // namespace
 }  // namespace fedleaf

@@ -61,7 +61,8 @@ void add(core::RoundAggregator& round, const std::vector<std::uint8_t>& bytes) {
   round.add_result(bytes.data(), bytes.size());
 }
 
-// The clip every value operator but clipped_weighted_mean gets by default.
+// The clip every value operator but clipped_weighted_mean gets by default (and
+// mean_over_contributors its default min_contributors, below).
 const core::UpdateClip kDefaultClip{core::ClipKind::kRms, core::kDefaultClipRms};
 
 // Asserts next_model() = model + the reference aggregate of `clients`, per planned tensor, and
@@ -73,7 +74,8 @@ void check_next_model(const core::NamedTensors& next, const std::vector<Client>&
   const std::vector<std::tuple<std::string, UpdateEncoding, core::OperatorSpec>> planned{
       {"emb/weight",
        UpdateEncoding::kRowSparse,
-       {core::SparseSumOperator::kMeanOverContributors, 0.0, kDefaultClip}},
+       {core::SparseSumOperator::kMeanOverContributors, 0.0, kDefaultClip,
+        core::kDefaultMinContributors}},
       {"out/weight",
        UpdateEncoding::kDense,
        {core::SparseSumOperator::kWeightedMean, 0.0, kDefaultClip}},

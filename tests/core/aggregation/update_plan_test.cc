@@ -225,3 +225,48 @@ TEST_CASE("update_plan_rejects_bad_robust_settings_naming_the_path_and_rule") {
 
 }  // namespace
 }  // namespace fedleaf
+
+namespace fedleaf {
+namespace {
+
+std::uint64_t min_contributors_of(const std::string& entry) {
+  return core::parse_update_plan(plan_with(entry)).tensors.at(0).op.min_contributors;
+}
+
+TEST_CASE("update_plan_min_contributors_defaults_on_for_mean_over_contributors_only") {
+  CHECK(min_contributors_of(
+            R"({"encoding": "row_sparse", "aggregator": "mean_over_contributors"})") ==
+        core::kDefaultMinContributors);
+  CHECK(core::kDefaultMinContributors == 2);
+  for (const char* op : {"sum", "weighted_mean", "count"}) {
+    INFO(op);
+    CHECK(min_contributors_of(R"({"encoding": "coo", "aggregator": ")" + std::string(op) +
+                              R"("})") == 0);
+  }
+}
+
+TEST_CASE("update_plan_min_contributors_can_be_set_or_turned_off_explicitly") {
+  const std::string moc = R"({"encoding": "row_sparse", "aggregator": "mean_over_contributors", )";
+  CHECK(min_contributors_of(moc + R"("min_contributors": 5})") == 5);
+  CHECK(min_contributors_of(moc + R"("min_contributors": "off"})") == 0);
+  CHECK(min_contributors_of(moc + R"("min_contributors": 1})") == 0);  // one report: off
+  CHECK(min_contributors_of(moc + R"("min_contributors": 2147483648})") == 2147483648ull);
+  CHECK(min_contributors_of(
+            R"({"encoding": "coo", "aggregator": "sum", "min_contributors": "off"})") == 0);
+}
+
+TEST_CASE("update_plan_rejects_bad_min_contributors_naming_the_path_and_rule") {
+  const std::string moc = R"({"encoding": "row_sparse", "aggregator": "mean_over_contributors", )";
+  for (const char* bad : {"0", "-1", "2.5", "\"2\"", "\"on\"", "2147483649", "null"}) {
+    INFO(bad);
+    check_rejects(
+        moc + R"("min_contributors": )" + bad + "}",
+        R"(plan.updates['emb/weight'].min_contributors: expected an integer in [1, 2^31] or "off")");
+  }
+  check_rejects(
+      R"({"encoding": "dense", "aggregator": "weighted_mean", "min_contributors": 2})",
+      R"(plan.updates['emb/weight'].min_contributors: weighted_mean takes no min_contributors other than "off")");
+}
+
+}  // namespace
+}  // namespace fedleaf

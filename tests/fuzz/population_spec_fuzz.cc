@@ -1,0 +1,26 @@
+// The body of POST /v1/populations (an admin's, but parsed before anything else is checked
+// beyond the admin token): any bytes either parse into a PopulationSpec or raise
+// fedleaf::InvalidInput (never another exception, a crash or a sanitizer report); a spec that
+// parses keeps the documented ranges.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+#include "server/repository/population_spec.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  try {
+    const fedleaf::server::PopulationSpec spec = fedleaf::server::parse_population_spec(
+        std::string(reinterpret_cast<const char*>(data), size));
+    const bool in_range =
+        spec.rounds >= 1 && spec.clients_per_round >= 1 && spec.min_reports >= 1 &&
+        spec.min_reports <= spec.clients_per_round && spec.round_deadline_s > 0 &&
+        spec.lease_s > 0 && spec.train_tasks_per_round >= spec.clients_per_round &&
+        spec.eval_tasks_per_round >= 0 && spec.initial_model.has_value() != spec.seed.has_value() &&
+        (!spec.id || fedleaf::server::is_valid_population_id(*spec.id));
+    if (!in_range) std::abort();
+  } catch (const fedleaf::InvalidInput&) {
+  }
+  return 0;
+}
