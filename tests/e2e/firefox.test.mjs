@@ -11,12 +11,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 import { executorCases, textPlan } from './browser/executor_cases.mjs';
+import { assertDemoTabs, describeTab, writeOwnEmailsFile } from './demo_tabs.mjs';
 import { REPO_ROOT, SERVER_BIN, adminClient, startServer, tempDir } from '../server/server_harness.mjs';
 
 const firefoxPath = '/usr/bin/firefox-esr';
@@ -73,9 +74,7 @@ test('three tabs train a population for two rounds and the executor cases pass i
       return page;
     };
 
-    const ownFile = path.join(dir, 'my-emails.txt');
-    const shard2 = JSON.parse(readFileSync(path.join(webRoot, 'data', 'spamassassin', `shard-2-of-${SHARDS}.json`), 'utf8'));
-    writeFileSync(ownFile, shard2.map((r) => `### ${r.label ? 'spam' : 'ham'}\n${r.text}`).join('\n'));
+    const { ownFile, shard2 } = writeOwnEmailsFile(webRoot, dir, SHARDS);
     const pages = [];
     for (let i = 0; i < TABS; i++) {
       const page = watch(await browser.newPage());
@@ -94,29 +93,10 @@ test('three tabs train a population for two rounds and the executor cases pass i
         await page.waitForFunction(() => window.fedleafDemo.state.status?.state === 'finished', { timeout: 150_000 });
         await page.waitForFunction(chartHasPoints, { timeout: 30_000 }, 'accuracy-chart', ROUNDS);
       } catch (error) {
-        const state = await page.evaluate(() => window.fedleafDemo.state).catch((e) => e.message);
-        const log = await page.$eval('#log', (e) => e.textContent).catch(() => '');
-        throw new Error(`tab ${i}: ${error.message}\nstate: ${JSON.stringify(state)}\nlog: ${log}\n` +
-          `errors: ${errors.join('\n')}\nserver: ${server.stderr}`);
+        throw await describeTab(page, i, error, errors, server.stderr);
       }
     }
-
-    for (const [i, page] of pages.entries()) {
-      const demo = await page.evaluate(() => ({
-        isolated: globalThis.crossOriginIsolated,
-        points: globalThis.Chart.getChart(document.getElementById('accuracy-chart')).data.datasets[0].data,
-        state: window.fedleafDemo.state,
-      }));
-      assert.equal(demo.isolated, true, `tab ${i}: crossOriginIsolated`);
-      assert.equal(demo.points.length, ROUNDS, `tab ${i}: the accuracy chart has one point per round`);
-      assert.ok(demo.points.every((p) => p > 50 && p <= 100), `tab ${i}: accuracies ${demo.points} are percentages above chance`);
-      assert.equal(demo.state.uploads, ROUNDS, `tab ${i} uploaded one update per round`);
-      if (i === 2) {
-        assert.equal(demo.state.examples, shard2.length, 'tab 2 trained on every email of its file');
-        assert.match(await page.$eval('#data-summary', (e) => e.textContent),
-          new RegExp(`my-emails\\.txt: ${shard2.length} emails in this tab`));
-      }
-    }
+    await assertDemoTabs(pages, { rounds: ROUNDS, ownEmails: shard2.length });
     const status = await admin.status(id);
     assert.equal(status.state, 'finished');
     assert.deepEqual(status.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);

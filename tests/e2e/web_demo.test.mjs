@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { executorCases, textPlan } from './browser/executor_cases.mjs';
+import { assertDemoTabs, describeTab, writeOwnEmailsFile } from './demo_tabs.mjs';
 import { ProtocolClient } from '../../js_bindings/src/protocol_client.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -116,9 +117,7 @@ test('three tabs train a population for two rounds in headless Chromium', { time
 
   // The demo: three tabs. Tabs 0 and 1 pick shards 0 and 1; tab 2 reads the emails of shard 2 from
   // a file in the "### spam" / "### ham" format (parsed in the page, never uploaded).
-  const ownFile = path.join(dir, 'my-emails.txt');
-  const shard2 = JSON.parse(readFileSync(path.join(webRoot, 'data', 'spamassassin', `shard-2-of-${SHARDS}.json`), 'utf8'));
-  writeFileSync(ownFile, shard2.map((r) => `### ${r.label ? 'spam' : 'ham'}\n${r.text}`).join('\n'));
+  const { ownFile, shard2 } = writeOwnEmailsFile(webRoot, dir, SHARDS);
   const pages = [];
   for (let i = 0; i < TABS; i++) {
     const page = i === 0 && context.pages().length ? context.pages()[0] : await context.newPage();
@@ -135,32 +134,10 @@ test('three tabs train a population for two rounds in headless Chromium', { time
       await page.waitForFunction(() => window.fedleafDemo.state.status?.state === 'finished', null, { timeout: 90_000 });
       await page.waitForFunction(chartHasPoints, { id: 'accuracy-chart', n: ROUNDS }, { timeout: 30_000 });
     } catch (error) {
-      const state = await page.evaluate(() => window.fedleafDemo.state).catch((e) => e.message);
-      const log = await page.textContent('#log').catch(() => '');
-      throw new Error(`tab ${i}: ${error.message}\nstate: ${JSON.stringify(state)}\nlog: ${log}\n` +
-        `errors: ${seen.errors.join('\n')}\nserver: ${server.stderr()}`);
+      throw await describeTab(page, i, error, seen.errors, server.stderr());
     }
   }
-
-  for (const [i, page] of pages.entries()) {
-    const demo = await page.evaluate(() => ({
-      isolated: globalThis.crossOriginIsolated,
-      points: globalThis.Chart.getChart(document.getElementById('accuracy-chart')).data.datasets[0].data,
-      state: window.fedleafDemo.state,
-    }));
-    assert.equal(demo.isolated, true, `tab ${i}: crossOriginIsolated`);
-    assert.equal(demo.points.length, ROUNDS, `tab ${i}: the accuracy chart has one point per round`);
-    assert.ok(demo.points.every((p) => p > 50 && p <= 100), `tab ${i}: accuracies ${demo.points} are percentages above chance`);
-    assert.equal(demo.state.uploads, ROUNDS, `tab ${i} uploaded one update per round`);
-    if (i === 2) {
-      assert.equal(demo.state.examples, shard2.length, 'tab 2 trained on every email of its file');
-      assert.match(await page.textContent('#data-summary'), new RegExp(`my-emails\\.txt: ${shard2.length} emails in this tab`));
-    }
-    assert.ok(demo.state.plan.touchedRows > 0 && demo.state.plan.touchedRows < demo.state.plan.tableRows,
-      `tab ${i}: touched ${demo.state.plan.touchedRows} of ${demo.state.plan.tableRows} rows`);
-    assert.ok(demo.state.uploadedBytes < demo.state.uploads * demo.state.plan.denseUpdateBytes / 2,
-      `tab ${i}: sparse uploads (${demo.state.uploadedBytes} B) are far below dense ones`);
-  }
+  await assertDemoTabs(pages, { rounds: ROUNDS, ownEmails: shard2.length });
   const status = await admin.status(created.id);
   assert.equal(status.state, 'finished');
   assert.deepEqual(status.history.filter((r) => r.round < ROUNDS).map((r) => r.reports), [TABS, TABS]);

@@ -390,13 +390,8 @@ std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& pop
                                                           int number) {
   static const std::string sql =
       select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR UPDATE");
-  std::optional<RoundRecord> round = round_row(sql.c_str(), population_id, number);
-  if (!round) {
-    throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
-                   "' does not exist");
-  }
-  if (round->status != RoundStatus::kOpen) return std::nullopt;
-  return round;
+  return open_round_or_nothing(round_row(sql.c_str(), population_id, number), population_id,
+                               number);
 }
 
 void PostgresStore::close_round(const RoundCloseWrite& close) {

@@ -399,13 +399,7 @@ void SqliteStore::update_round(const RoundRecord& r) {
 // SQLite has one writer: the transaction (BEGIN IMMEDIATE) holds the whole database already.
 std::optional<RoundRecord> SqliteStore::lock_open_round(const std::string& population_id,
                                                         int number) {
-  std::optional<RoundRecord> round = find_round(population_id, number);
-  if (!round) {
-    throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
-                   "' does not exist");
-  }
-  if (round->status != RoundStatus::kOpen) return std::nullopt;
-  return round;
+  return open_round_or_nothing(find_round(population_id, number), population_id, number);
 }
 
 void SqliteStore::close_round(const RoundCloseWrite& close) {

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
+
 namespace fedleaf::server {
 
 AcceptStatus classify_upload(const TaskRecord& task, const AcceptRequest& request) {
@@ -40,6 +42,16 @@ void complete_task(TaskRecord& task, const AcceptRequest& request, int reports) 
   task.result_sha256 = request.result_sha256;
   task.result_status = 201;
   task.result_body = request.receipt_body ? request.receipt_body(reports) : std::string("{}");
+}
+
+std::optional<RoundRecord> open_round_or_nothing(std::optional<RoundRecord> round,
+                                                 const std::string& population_id, int number) {
+  if (!round) {
+    throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
+                   "' does not exist");
+  }
+  if (round->status != RoundStatus::kOpen) return std::nullopt;
+  return round;
 }
 
 }  // namespace fedleaf::server

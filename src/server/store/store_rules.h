@@ -22,5 +22,9 @@ AcceptStatus classify_upload(const TaskRecord& task, const AcceptRequest& reques
 void apply_delta(RoundRecord& round, TaskKind kind, const RoundDelta& delta);
 // Marks the task done under request's lease with its receipt (request.receipt_body(reports)).
 void complete_task(TaskRecord& task, const AcceptRequest& request, int reports);
+// lock_open_round's answer for the round row the backend read (under its lock): the round while
+// open, nullopt once closed, NotFound naming the round when there is no such row.
+std::optional<RoundRecord> open_round_or_nothing(std::optional<RoundRecord> round,
+                                                 const std::string& population_id, int number);
 
 }  // namespace fedleaf::server
