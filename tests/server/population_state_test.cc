@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "server/store/sqlite_store.h"
 #include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
@@ -45,6 +46,44 @@ TEST_CASE("new_population_state_opens_round_zero_with_its_model", "[population_s
   CHECK(nlohmann::json::parse(st->eval_plan_json)["kind"] == "evaluate");
   REQUIRE(st->aggregator);
   CHECK(st->aggregator->num_reports() == 0);
+}
+
+TEST_CASE("published_model_is_the_current_one_or_the_stored_one_of_an_earlier_round",
+          "[population_state]") {
+  SqliteStore store(":memory:");
+  PopulationRecord record;
+  record.id = "p";
+  record.plan_json = test::kTestPlan;
+  RoundRecord round0;
+  round0.population_id = "p";
+  store.create_population(record, round0, {"p", 0, "etag0", "bytes0"});
+  auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  RoundRecord round1 = round0;
+  round1.number = 1;
+  auto st = new_population_state(record, round1, "etag1", test::test_model_bytes(), plan,
+                                 core::RoundAggregator(*plan, test::test_model_tensors(), 1));
+
+  CHECK(published_model(store, *st, 1).etag == "etag1");
+  const ModelBlob earlier = published_model(store, *st, 0);
+  CHECK(earlier.etag == "etag0");
+  CHECK(*earlier.bytes == "bytes0");
+  CHECK_THROWS_AS(published_model(store, *st, 2), NotFound);
+  CHECK_THROWS_AS(published_model(store, *st, -1), NotFound);
+}
+
+TEST_CASE("select_index_of_the_current_model_is_built_once", "[population_state]") {
+  PopulationRecord record;
+  record.id = "p";
+  record.plan_json = test::kTestPlan;
+  auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  auto st = new_population_state(record, RoundRecord{}, "etag", test::test_model_bytes(), plan,
+                                 core::RoundAggregator(*plan, test::test_model_tensors(), 1));
+  const auto first = select_index(*st, st->model);
+  const auto again = select_index(*st, st->model);
+  CHECK(first == again);
+  CHECK(first->arrays.count("emb/weight") == 1);
+  const ModelBlob other{"other", std::make_shared<const std::string>(test::test_model_bytes())};
+  CHECK(select_index(*st, other) != first);
 }
 
 }  // namespace fedleaf::server

@@ -112,4 +112,48 @@ std::unique_ptr<PopulationState> new_population_state(
   return st;
 }
 
+std::unique_ptr<PopulationState> load_population_state_consistently(Store& store,
+                                                                    PopulationRecord record) {
+  // On a shared store the reads of a load see other servers' commits between statements (an
+  // upload accepted, or the round closed and its results dropped, between reading the round and
+  // its results): such a load does not add up and is read again. What still fails is the store's.
+  constexpr int kSharedAttempts = 5;
+  for (int attempt = 1;; ++attempt) {
+    try {
+      return load_population_state(store, record);
+    } catch (const std::exception&) {
+      if (!store.shared() || attempt == kSharedAttempts) throw;
+      std::optional<PopulationRecord> again = store.find_population(record.id);
+      if (!again) throw;
+      record = std::move(*again);
+    }
+  }
+}
+
+ModelBlob published_model(Store& store, const PopulationState& state, int round) {
+  if (round == state.round.number) return state.model;
+  if (round < 0 || round > state.round.number) {
+    throw NotFound("round " + std::to_string(round) + " of population '" + state.record.id +
+                   "' has no published model (current round " + std::to_string(state.round.number) +
+                   ")");
+  }
+  auto record = store.find_model(state.record.id, round);
+  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
+  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+}
+
+std::shared_ptr<const core::SafetensorsIndex> select_index(PopulationState& state,
+                                                           const ModelBlob& model) {
+  const auto index_of = [](const std::string& bytes) {
+    return std::make_shared<const core::SafetensorsIndex>(
+        core::index_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+  };
+  if (model.etag != state.model.etag) return index_of(*model.bytes);
+  if (state.select_index_etag != state.model.etag) {
+    state.select_index = index_of(*state.model.bytes);
+    state.select_index_etag = state.model.etag;
+  }
+  return state.select_index;
+}
+
 }  // namespace fedleaf::server

@@ -58,6 +58,20 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
 // `round.reports`; InvalidInput for an invalid checkpoint.
 void rebuild_aggregator(Store& store, PopulationState& state);
 
+// load_population_state, read again (up to 5 times, with the population's record read again) when
+// the store is shared and the load did not add up: another server committed between its reads.
+std::unique_ptr<PopulationState> load_population_state_consistently(Store& store,
+                                                                    PopulationRecord record);
+
+// The published model of `round` (0..current round): the current one from memory, an earlier one
+// from the store. NotFound for a round without one.
+ModelBlob published_model(Store& store, const PopulationState& state, int round);
+
+// The safetensors index of `model` for model:select: the current model's is built once and kept
+// in `state` (until the next round publishes), an earlier model's is built for this request.
+std::shared_ptr<const core::SafetensorsIndex> select_index(PopulationState& state,
+                                                           const ModelBlob& model);
+
 // The state of a population just created (round 0 open, no reports).
 std::unique_ptr<PopulationState> new_population_state(
     const PopulationRecord& record, const RoundRecord& round0, std::string etag,

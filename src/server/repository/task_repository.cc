@@ -1,8 +1,10 @@
 #include "server/repository/task_repository.h"
 
+#include "server/repository/new_population.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_close.h"
 #include "server/repository/upload_receipt.h"
+#include "server/repository/upload_refusal.h"
 
 #include <spdlog/spdlog.h>
 
@@ -34,29 +36,21 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& 
       batch_(store, [this] { populations_.clear(); }) {
   for (const PopulationRecord& record : store_.list_populations()) {
     try {
-      populations_.emplace(record.id, load_state(record));
+      populations_.emplace(record.id, load_population_state_consistently(store_, record));
     } catch (const std::exception& e) {
       quarantine(record.id, e.what());
     }
   }
 }
 
-std::unique_ptr<PopulationState> TaskRepository::load_state(PopulationRecord record) {
-  // On a shared store the reads of a load see other servers' commits between statements (an
-  // upload accepted, or the round closed and its results dropped, between reading the round and
-  // its results): such a load does not add up and is read again. What still fails is the store's.
-  constexpr int kSharedAttempts = 5;
-  for (int attempt = 1;; ++attempt) {
-    try {
-      return load_population_state(store_, record);
-    } catch (const std::exception&) {
-      if (!store_.shared() || attempt == kSharedAttempts) throw;
-      std::optional<PopulationRecord> again = store_.find_population(record.id);
-      if (!again) throw;
-      record = std::move(*again);
-    }
-  }
+namespace {
+
+Unavailable quarantined_error(const std::string& population_id, const std::string& reason) {
+  return Unavailable("population '" + population_id +
+                     "' failed to load and is quarantined: " + reason);
 }
+
+}  // namespace
 
 void TaskRepository::quarantine(const std::string& population_id, const std::string& reason) {
   quarantined_[population_id] = reason;
@@ -101,18 +95,16 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
     return *it->second;
   }
   if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
-    throw Unavailable("population '" + population_id +
-                      "' failed to load and is quarantined: " + failed->second);
+    throw quarantined_error(population_id, failed->second);
   }
   auto record = store_.find_population(population_id);
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
   std::unique_ptr<PopulationState> loaded;
   try {
-    loaded = load_state(*record);
+    loaded = load_population_state_consistently(store_, *record);
   } catch (const std::exception& e) {
     quarantine(population_id, e.what());
-    throw Unavailable("population '" + population_id +
-                      "' failed to load and is quarantined: " + e.what());
+    throw quarantined_error(population_id, e.what());
   }
   return *populations_.emplace(population_id, std::move(loaded)).first->second;
 }
@@ -128,7 +120,7 @@ void TaskRepository::refresh(PopulationState& st) {
   }
   // Another server closed the round: its model and aggregate replace ours, and the claims
   // parked here learn of the new round (the tick re-checks every --tick-interval-s).
-  st = std::move(*load_state(*record));
+  st = std::move(*load_population_state_consistently(store_, *record));
   waiters_.notify(st.record.id);
 }
 
@@ -145,51 +137,22 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
     }
     model_bytes = to_string_bytes(options_.model_initializer(spec.plan_json, *spec.seed));
   }
-  // The whole plan, as every leaf will parse it (both kinds of task carry it).
-  core::parse_plan(plan_with_kind(spec.plan_json, "train"));
-  core::parse_plan(plan_with_kind(spec.plan_json, "evaluate"));
-  // Validates the model bytes and that the plan's updates fit the model.
-  core::NamedTensors tensors = decode_model(model_bytes);
-  auto update_plan =
-      std::make_shared<const core::UpdatePlan>(core::parse_update_plan(spec.plan_json));
-  core::RoundAggregator check(*update_plan, tensors,
-                              static_cast<std::size_t>(spec.clients_per_round));
-
-  const double now = clock_.now();
-  CreatedPopulation created;
-  created.id = spec.id ? *spec.id : "pop-" + generate_token().substr(3, 12);
-  created.client_token = generate_token();
-  created.model_etag = sha256_hex(model_bytes);
-
-  PopulationRecord record;
-  record.id = created.id;
-  record.plan_json = spec.plan_json;
-  record.client_token_hash = hash_token(created.client_token);
-  record.rounds = spec.rounds;
-  record.clients_per_round = spec.clients_per_round;
-  record.min_reports = spec.min_reports;
-  record.round_deadline_s = spec.round_deadline_s;
-  record.lease_s = spec.lease_s;
-  record.train_tasks_per_round = spec.train_tasks_per_round;
-  record.eval_tasks_per_round = spec.eval_tasks_per_round;
-  record.created_at = now;
-  RoundRecord round0;
-  round0.population_id = record.id;
-  round0.started_at = now;
-  round0.deadline = now + record.round_deadline_s;
-
+  NewPopulation made = make_new_population(spec, std::move(model_bytes), clock_.now());
+  const PopulationRecord& record = made.record;
+  CreatedPopulation created{record.id, made.client_token, made.model_etag};
   batch_.step(
       "create population",
       [&] {
         if (populations_.count(record.id) || store_.find_population(record.id)) {
           throw Conflict("population '" + record.id + "' already exists");
         }
-        store_.create_population(record, round0, {record.id, 0, created.model_etag, model_bytes});
+        store_.create_population(record, made.round0,
+                                 {record.id, 0, made.model_etag, made.model_bytes});
       },
       Durability::kFull);
   populations_[record.id] =
-      new_population_state(record, round0, created.model_etag, std::move(model_bytes),
-                           std::move(update_plan), std::move(check));
+      new_population_state(record, made.round0, made.model_etag, std::move(made.model_bytes),
+                           std::move(made.update_plan), std::move(made.aggregator));
   if (options_.logger) {
     options_.logger->info("event=population_created population={} rounds={} clients_per_round={}",
                           record.id, record.rounds, record.clients_per_round);
@@ -227,7 +190,7 @@ bool TaskRepository::lock_round_to_close(PopulationState& st, double now) {
 void TaskRepository::reload(PopulationState& st) {
   std::optional<PopulationRecord> record = store_.find_population(st.record.id);
   if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
-  st = std::move(*load_state(*record));
+  st = std::move(*load_population_state_consistently(store_, *record));
 }
 
 void TaskRepository::publish_next_model(PopulationState& st, double now) {
@@ -432,31 +395,9 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
 
 UploadOutcome TaskRepository::answer_refused(const std::string& population_id, AcceptStatus status,
                                              const TaskRecord& task) {
-  const std::string task_name = "task " + std::to_string(task.id);
-  switch (status) {
-    case AcceptStatus::kAccepted:
-      break;
-    case AcceptStatus::kRepeated:
-      return {200, decode_receipt(task)};
-    case AcceptStatus::kConflict:
-      reject(population_id, "conflict");
-      throw Conflict(task_name + ": a different result was already accepted for this lease");
-    case AcceptStatus::kCompletedElsewhere:
-      reject(population_id, "lease_expired");
-      throw Gone(task_name + ": this lease expired and the task was completed under another lease");
-    case AcceptStatus::kLeasedAgain:
-      reject(population_id, "lease_expired");
-      throw Gone(task_name + ": this lease expired and the task was leased again");
-    case AcceptStatus::kLeaseExpired:
-      reject(population_id, "lease_expired");
-      throw Gone(task_name + ": the lease expired " +
-                 std::to_string(clock_.now() - task.lease_expires_at) + " s ago");
-    case AcceptStatus::kRoundClosed:
-      reject(population_id, "round_closed");
-      throw Gone(task_name + ": round " + std::to_string(task.round) + " of population '" +
-                 population_id + "' is closed");
-  }
-  throw Error(task_name + ": accepted result answered as refused");
+  if (status == AcceptStatus::kRepeated) return {200, decode_receipt(task)};
+  reject(population_id, refusal_reason(status));
+  throw_refusal(status, task, population_id, clock_.now());
 }
 
 UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord& task,
@@ -552,33 +493,12 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRec
   return {201, decode_receipt(outcome->task)};
 }
 
-ModelBlob TaskRepository::published_model(PopulationState& st, int round) {
-  if (round == st.round.number) return st.model;
-  if (round < 0 || round > st.round.number) {
-    throw NotFound("round " + std::to_string(round) + " of population '" + st.record.id +
-                   "' has no published model (current round " + std::to_string(st.round.number) +
-                   ")");
-  }
-  auto record = store_.find_model(st.record.id, round);
-  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
-  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
-}
-
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
   std::lock_guard lock(mutex_);
   PopulationState& st = state_of(population_id);
   advance(st, clock_.now());
-  return published_model(st, round);
+  return published_model(store_, st, round);
 }
-
-namespace {
-
-std::shared_ptr<const core::SafetensorsIndex> index_model(const std::string& bytes) {
-  return std::make_shared<const core::SafetensorsIndex>(
-      core::index_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-}
-
-}  // namespace
 
 SelectableModel TaskRepository::selectable_model(const std::string& population_id,
                                                  const std::string& client_token, int round) {
@@ -589,13 +509,9 @@ SelectableModel TaskRepository::selectable_model(const std::string& population_i
     throw Forbidden("client token does not match population '" + population_id + "'");
   }
   advance(st, clock_.now());
-  ModelBlob blob = published_model(st, round);
-  if (blob.etag != st.model.etag) return {blob, index_model(*blob.bytes), st.update_plan};
-  if (st.select_index_etag != st.model.etag) {
-    st.select_index = index_model(*st.model.bytes);
-    st.select_index_etag = st.model.etag;
-  }
-  return {std::move(blob), st.select_index, st.update_plan};
+  ModelBlob blob = published_model(store_, st, round);
+  auto index = select_index(st, blob);
+  return {std::move(blob), std::move(index), st.update_plan};
 }
 
 PopulationStatus TaskRepository::status(const std::string& population_id) {

@@ -209,10 +209,6 @@ class TaskRepository {
   // failed: its calls answer 503 with the reason, its status says state "failed", the others
   // serve on.
   void quarantine(const std::string& population_id, const std::string& reason);
-  // The published model of `round` (NotFound for a round without one).
-  ModelBlob published_model(PopulationState& state, int round);
-  // load_population_state, read again (a few times) when a shared store changed under it.
-  std::unique_ptr<PopulationState> load_state(PopulationRecord record);
   // A shared store (Store::shared()): re-reads the round's counters, or the whole state when
   // another server closed the round.
   void refresh(PopulationState& state);

@@ -9,126 +9,17 @@
 
 #include "core/error.h"
 #include "server/store/postgres_schema.h"
+#include "server/store/postgres_statement.h"
 #include "server/store/store_rules.h"
 
 namespace fedleaf::server {
-namespace {
-
-pg_conn* connect(const std::string& url) {
-  pg_conn* conn = PQconnectdb(url.c_str());
-  if (conn == nullptr || PQstatus(conn) != CONNECTION_OK) {
-    const std::string message = conn ? PQerrorMessage(conn) : "out of memory";
-    PQfinish(conn);
-    throw Error("postgres store: cannot connect: " + message);
-  }
-  return conn;
-}
-
-// Takes ownership of a result; throws on an error status (unique violation: Conflict).
-class Result {
- public:
-  Result(pg_result* result, const std::string& what) : result_(result) {
-    const ExecStatusType status = PQresultStatus(result_);
-    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return;
-    const char* state = PQresultErrorField(result_, PG_DIAG_SQLSTATE);
-    const std::string message = "postgres store: " + what + ": " + PQresultErrorMessage(result_);
-    const bool unique = state != nullptr && std::strcmp(state, "23505") == 0;
-    PQclear(result_);
-    if (unique) throw Conflict(message);
-    throw Error(message);
-  }
-  Result(const Result&) = delete;
-  Result& operator=(const Result&) = delete;
-  Result(Result&& other) noexcept : result_(std::exchange(other.result_, nullptr)) {}
-  ~Result() { PQclear(result_); }
-  pg_result* get() const { return result_; }
-
- private:
-  pg_result* result_;
-};
-
-void exec_on(pg_conn* conn, const char* sql) { const Result checked(PQexec(conn, sql), sql); }
-
-std::string format_real(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.17g", v);
-  return buffer;
-}
-
-}  // namespace
-
-// Statement parameters: text, except blobs (binary).
-class PostgresStore::Params {
- public:
-  Params& text(std::string v) {
-    values_.push_back(std::move(v));
-    formats_.push_back(0);
-    return *this;
-  }
-  Params& text(const char* v) { return text(std::string(v)); }
-  Params& integer(std::int64_t v) { return text(std::to_string(v)); }
-  Params& real(double v) { return text(format_real(v)); }
-  Params& blob(const std::string& v) {
-    values_.push_back(v);
-    formats_.push_back(1);
-    return *this;
-  }
-  int size() const { return static_cast<int>(values_.size()); }
-  std::vector<const char*> pointers() const {
-    std::vector<const char*> out;
-    for (const std::string& v : values_) out.push_back(v.data());
-    return out;
-  }
-  std::vector<int> lengths() const {
-    std::vector<int> out;
-    for (const std::string& v : values_) out.push_back(static_cast<int>(v.size()));
-    return out;
-  }
-  const std::vector<int>& formats() const { return formats_; }
-
- private:
-  std::vector<std::string> values_;
-  std::vector<int> formats_;
-};
-
-// The rows of a statement, read as text (bytea unescaped).
-class PostgresStore::Rows {
- public:
-  explicit Rows(Result result) : result_(std::move(result)) {}
-  int size() const { return PQntuples(result_.get()); }
-  std::int64_t affected() const { return std::atoll(PQcmdTuples(result_.get())); }
-  bool is_null(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
-  std::string text(int row, int col) const {
-    return std::string(PQgetvalue(result_.get(), row, col),
-                       static_cast<std::size_t>(PQgetlength(result_.get(), row, col)));
-  }
-  std::int64_t int64(int row, int col) const {
-    return std::atoll(PQgetvalue(result_.get(), row, col));
-  }
-  int int32(int row, int col) const { return static_cast<int>(int64(row, col)); }
-  double real(int row, int col) const {
-    return std::strtod(PQgetvalue(result_.get(), row, col), nullptr);
-  }
-  std::string blob(int row, int col) const {
-    std::size_t length = 0;
-    unsigned char* bytes = PQunescapeBytea(
-        reinterpret_cast<const unsigned char*>(PQgetvalue(result_.get(), row, col)), &length);
-    if (bytes == nullptr) throw Error("postgres store: cannot decode a bytea value");
-    std::string out(reinterpret_cast<const char*>(bytes), length);
-    PQfreemem(bytes);
-    return out;
-  }
-
- private:
-  Result result_;
-};
 
 PostgresStore::PostgresStore(const std::string& url) {
-  conn_ = connect(url);
+  conn_ = pg_connect(url);
   try {
     exec("SET client_min_messages = warning");
     create_schema();
-    sync_conn_ = connect(url);
+    sync_conn_ = pg_connect(url);
   } catch (...) {
     PQfinish(conn_);
     throw;
@@ -140,21 +31,21 @@ PostgresStore::~PostgresStore() {
   PQfinish(conn_);
 }
 
-void PostgresStore::exec(const char* sql) { exec_on(conn_, sql); }
+void PostgresStore::exec(const char* sql) { pg_exec(conn_, sql); }
 
 PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
   auto it = prepared_.find(sql);
   if (it == prepared_.end()) {
     const std::string name = "s" + std::to_string(prepared_.size());
-    const Result prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr),
-                          std::string("prepare ") + sql);
+    const PgResult prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr),
+                            std::string("prepare ") + sql);
     it = prepared_.emplace(sql, name).first;
   }
   const auto values = params.pointers();
   const auto lengths = params.lengths();
-  return Rows(Result(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(),
-                                    lengths.data(), params.formats().data(), 0),
-                     sql));
+  return Rows(PgResult(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(),
+                                      lengths.data(), params.formats().data(), 0),
+                       sql));
 }
 
 void PostgresStore::create_schema() {
@@ -198,11 +89,11 @@ void PostgresStore::sync() {
   std::lock_guard lock(sync_mutex_);
   // A transaction with an xid writes a commit record; waiting for its flush waits for every
   // WAL record before it (every earlier commit of any connection).
-  exec_on(sync_conn_, "BEGIN");
+  pg_exec(sync_conn_, "BEGIN");
   try {
-    exec_on(sync_conn_, "SET LOCAL synchronous_commit = on");
-    exec_on(sync_conn_, "SELECT txid_current()");
-    exec_on(sync_conn_, "COMMIT");
+    pg_exec(sync_conn_, "SET LOCAL synchronous_commit = on");
+    pg_exec(sync_conn_, "SELECT txid_current()");
+    pg_exec(sync_conn_, "COMMIT");
   } catch (...) {
     PQclear(PQexec(sync_conn_, "ROLLBACK"));
     throw;

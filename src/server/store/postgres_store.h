@@ -33,6 +33,9 @@ struct pg_result;
 
 namespace fedleaf::server {
 
+class PgParams;  // postgres_statement.h
+class PgRows;
+
 class PostgresStore : public Store {
  public:
   static constexpr int kSchemaVersion = 1;
@@ -77,8 +80,8 @@ class PostgresStore : public Store {
                                                   int round) override;
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
 
-  class Params;
-  class Rows;
+  using Params = PgParams;
+  using Rows = PgRows;
 
  private:
   // Runs a statement (prepared once per connection) with its parameters.

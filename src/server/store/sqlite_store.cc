@@ -11,91 +11,10 @@
 
 #include "core/error.h"
 #include "server/store/sqlite_schema.h"
+#include "server/store/sqlite_statement.h"
 #include "server/store/store_rules.h"
 
 namespace fedleaf::server {
-namespace {
-
-[[noreturn]] void fail(sqlite3* db, const std::string& what) {
-  const int code = sqlite3_extended_errcode(db);
-  const std::string message = what + ": " + sqlite3_errmsg(db);
-  if (code == SQLITE_CONSTRAINT_PRIMARYKEY || code == SQLITE_CONSTRAINT_UNIQUE) {
-    throw Conflict(message);
-  }
-  throw Error("sqlite store: " + message);
-}
-
-}  // namespace
-
-// A cached prepared statement: binds by 1-based position, steps, reads columns; resets the
-// statement when it goes out of scope so the cache can hand it out again.
-class SqliteStore::Statement {
- public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-
-  Statement& bind(int i, const std::string& v) {
-    check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_STATIC));
-    return *this;
-  }
-  // `v` must outlive the statement's step (the names of store.h's enums do).
-  Statement& bind(int i, const char* v) {
-    check(sqlite3_bind_text(stmt_, i, v, -1, SQLITE_STATIC));
-    return *this;
-  }
-  Statement& bind_blob(int i, const std::string& v) {
-    check(sqlite3_bind_blob64(stmt_, i, v.data(), v.size(), SQLITE_STATIC));
-    return *this;
-  }
-  Statement& bind(int i, std::int64_t v) {
-    check(sqlite3_bind_int64(stmt_, i, v));
-    return *this;
-  }
-  Statement& bind(int i, int v) { return bind(i, static_cast<std::int64_t>(v)); }
-  Statement& bind(int i, double v) {
-    check(sqlite3_bind_double(stmt_, i, v));
-    return *this;
-  }
-
-  // True when a row is available, false when done.
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    fail(db_, sqlite3_sql(stmt_));
-  }
-  void run() {
-    if (step()) throw Error("sqlite store: statement returned rows: " + sql());
-  }
-
-  std::string text(int col) const {
-    const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string();
-  }
-  std::string blob(int col) const {
-    const auto* p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string();
-  }
-  std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
-  int int32(int col) const { return sqlite3_column_int(stmt_, col); }
-  double real(int col) const { return sqlite3_column_double(stmt_, col); }
-  bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string sql() const { return sqlite3_sql(stmt_); }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) fail(db_, "bind");
-  }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_;
-};
 
 SqliteStore::SqliteStore(const std::string& path) {
   const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -162,7 +81,7 @@ SqliteStore::Statement SqliteStore::statement(const char* sql) {
   if (it == cache_.end()) {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
-      fail(db_, std::string("prepare ") + sql);
+      sqlite_fail(db_, std::string("prepare ") + sql);
     }
     it = cache_.emplace(sql, stmt).first;
   }

@@ -25,6 +25,8 @@ struct sqlite3_stmt;
 
 namespace fedleaf::server {
 
+class SqliteStatement;  // sqlite_statement.h
+
 class SqliteStore : public Store {
  public:
   static constexpr int kSchemaVersion = 2;
@@ -71,7 +73,7 @@ class SqliteStore : public Store {
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
 
  private:
-  class Statement;
+  using Statement = SqliteStatement;
   // The prepared statement for `sql`, reset and ready for binding (cached per connection).
   Statement statement(const char* sql);
   void exec(const char* sql);

@@ -1,0 +1,34 @@
+// NewPopulation: a population about to be created — its records, round 0, the model it publishes
+// and its tokens — built from a parsed spec and checked the way every leaf and every round will
+// use it, before anything is stored.
+//
+//   NewPopulation made = make_new_population(spec, model_bytes, clock.now());
+//   store.create_population(made.record, made.round0, {made.record.id, 0, etag, bytes});
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/update_plan.h"
+#include "server/repository/population_spec.h"
+#include "server/store/store.h"
+
+namespace fedleaf::server {
+
+struct NewPopulation {
+  std::string client_token;  // shown once to the creator; the record keeps its hash
+  PopulationRecord record;
+  RoundRecord round0;
+  std::string model_bytes;  // F32 safetensors (F16/BF16 arrays widened)
+  std::string model_etag;   // sha256 of model_bytes
+  std::shared_ptr<const core::UpdatePlan> update_plan;
+  core::RoundAggregator aggregator;  // round 0's, empty
+};
+
+// Checks the whole plan as every leaf parses it (InvalidInput for a plan no leaf can run), the
+// model (InvalidInput for bytes that are not safetensors or hold non-finite values) and that the
+// plan's updates fit the model. The id is spec.id or a generated "pop-…".
+NewPopulation make_new_population(const PopulationSpec& spec, std::string model_bytes, double now);
+
+}  // namespace fedleaf::server
