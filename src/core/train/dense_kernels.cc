@@ -355,15 +355,16 @@ void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::siz
 }
 
 void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                      const float* g, float* m, float* v, float* p, const AdamStep& step) {
+                      const float* g, float* m, float* v, std::size_t state_stride, float* p,
+                      const AdamStep& step) {
   const float one_minus_b1 = 1.0f - step.beta1;
   const float one_minus_b2 = 1.0f - step.beta2;
   for (std::size_t r = 0; r < count; ++r) {
-    const std::size_t start = row_start(rows, r, row_size);
+    const std::size_t state = row_start(rows, r, state_stride);
     const float* gr = g + r * row_size;
-    float* mr = m + start;
-    float* vr = v + start;
-    float* pr = p + start;
+    float* mr = m + state;
+    float* vr = v + state;
+    float* pr = p + row_start(rows, r, row_size);
     for (std::size_t k = 0; k < row_size; ++k) {
       const float gk = step.scale * gr[k];
       mr[k] = step.beta1 * mr[k] + one_minus_b1 * gk;
@@ -439,7 +440,8 @@ void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::siz
 }
 
 void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                      const float* g, float* m, float* v, float* p, const AdamStep& step) {
+                      const float* g, float* m, float* v, std::size_t state_stride, float* p,
+                      const AdamStep& step) {
   const float one_minus_b1 = 1.0f - step.beta1;
   const float one_minus_b2 = 1.0f - step.beta2;
   const F4 sc = splat4(step.scale);
@@ -450,11 +452,11 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
   const F4 st = splat4(step.step);
   const F4 eps = splat4(step.epsilon);
   for (std::size_t r = 0; r < count; ++r) {
-    const std::size_t start = row_start(rows, r, row_size);
+    const std::size_t state = row_start(rows, r, state_stride);
     const float* gr = g + r * row_size;
-    float* mr = m + start;
-    float* vr = v + start;
-    float* pr = p + start;
+    float* mr = m + state;
+    float* vr = v + state;
+    float* pr = p + row_start(rows, r, row_size);
     std::size_t k = 0;
     for (; k + 4 <= row_size; k += 4) {
       const F4 gk = mul4(sc, load4(gr + k));

@@ -80,7 +80,11 @@ void scatter_weighted_add(std::size_t dim, std::size_t count, const std::uint32_
 
 // Optimizer steps over `count` rows of `row_size` values: row r of the gradient is
 // g[r * row_size ..); it updates row rows[r] of the parameter p and of the state (m, v), or row r
-// when rows is null. With gk = scale · g[k], per element:
+// when rows is null. Adam's state rows are `state_stride` floats apart (m row i at
+// m + i · state_stride, v's likewise): row_size for separate m and v tables, 2 · row_size with
+// v = m + row_size for one table holding each row's m then its v (the optimizer's layout: a
+// row's state is one block, so a scattered row costs one memory page and adjacent cache lines,
+// not two of each). With gk = scale · g[k], per element:
 //   sgd:      p -= lr_scale · g                       (lr_scale = learning rate · scale)
 //   momentum: m = mu · m + gk;  p -= lr · m
 //   adam:     m = b1 · m + (1 - b1) · gk;  v = b2 · v + ((1 - b2) · gk) · gk;
@@ -102,7 +106,8 @@ void sgd_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t r
 void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
                           const float* g, float* m, float* p, const MomentumStep& step);
 void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                      const float* g, float* m, float* v, float* p, const AdamStep& step);
+                      const float* g, float* m, float* v, std::size_t state_stride, float* p,
+                      const AdamStep& step);
 
 namespace reference {
 void axpy(std::size_t n, float a, const float* x, float* y);
@@ -128,7 +133,8 @@ void sgd_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t r
 void momentum_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
                           const float* g, float* m, float* p, const MomentumStep& step);
 void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t row_size,
-                      const float* g, float* m, float* v, float* p, const AdamStep& step);
+                      const float* g, float* m, float* v, std::size_t state_stride, float* p,
+                      const AdamStep& step);
 }  // namespace reference
 
 }  // namespace fedleaf::core::kernels

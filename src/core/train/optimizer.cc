@@ -14,11 +14,11 @@ Optimizer::Optimizer(const OptimizerSpec& spec, const std::vector<ParameterGradi
   for (const ParameterGradient& g : layout) {
     rows_.push_back(g.rows);
     row_sizes_.push_back(g.row_size);
-    State s;
     const std::size_t n = g.rows * g.row_size;
-    if (spec_.type != OptimizerType::kSgd) s.first.assign(n, 0.0f);
-    if (spec_.type == OptimizerType::kAdam) s.second.assign(n, 0.0f);
-    state_.push_back(std::move(s));
+    const std::size_t per_value = spec_.type == OptimizerType::kAdam       ? 2
+                                  : spec_.type == OptimizerType::kMomentum ? 1
+                                                                           : 0;
+    state_.emplace_back(per_value * n, 0.0f);
   }
 }
 
@@ -66,13 +66,13 @@ void Optimizer::apply(const std::vector<ParameterGradient>& gradients) {
         break;
       case OptimizerType::kMomentum:
         kernels::momentum_update_rows(
-            rows, count, row_size, g.values.data(), state_[i].first.data(), g.parameter,
+            rows, count, row_size, g.values.data(), state_[i].data(), g.parameter,
             kernels::MomentumStep{spec_.learning_rate, spec_.momentum, scale});
         break;
       case OptimizerType::kAdam:
         kernels::adam_update_rows(
-            rows, count, row_size, g.values.data(), state_[i].first.data(), state_[i].second.data(),
-            g.parameter,
+            rows, count, row_size, g.values.data(), state_[i].data(), state_[i].data() + row_size,
+            2 * row_size, g.parameter,
             kernels::AdamStep{spec_.beta1, spec_.beta2, spec_.epsilon, adam_step, scale});
         break;
     }

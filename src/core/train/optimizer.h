@@ -36,10 +36,9 @@ class Optimizer {
   std::uint64_t steps() const { return steps_; }
 
  private:
-  struct State {
-    std::vector<float> first;   // momentum velocity or Adam m
-    std::vector<float> second;  // Adam v
-  };
+  // Per parameter: momentum's velocity, one value per parameter value; Adam's m and v side by
+  // side per row (row r: its m, then its v), so a touched row's state is one block in memory.
+  using State = std::vector<float>;
 
   OptimizerSpec spec_;
   float clip_norm_;

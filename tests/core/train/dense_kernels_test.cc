@@ -3,6 +3,7 @@
 // wasm SIMD build (the same tests run under Node) this checks the wasm_simd128.h kernels.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -186,14 +187,49 @@ TEST_CASE("optimizer_kernels_equal_their_scalar_reference_bit_for_bit", "[kernel
       const kernels::AdamStep adam{0.9f, 0.999f, 1e-7f, 0.003f, 0.5f};
       std::vector<float> v = v0, v_ref = v0;
       m = m0, m_ref = m0, p = p0, p_ref = p0;
-      kernels::adam_update_rows(rows, count, row_size, g.data(), m.data(), v.data(), p.data(),
-                                adam);
+      kernels::adam_update_rows(rows, count, row_size, g.data(), m.data(), v.data(), row_size,
+                                p.data(), adam);
       kernels::reference::adam_update_rows(rows, count, row_size, g.data(), m_ref.data(),
-                                           v_ref.data(), p_ref.data(), adam);
+                                           v_ref.data(), row_size, p_ref.data(), adam);
       check_identical(m, m_ref);
       check_identical(v, v_ref);
       check_identical(p, p_ref);
     }
+  }
+}
+
+TEST_CASE("adam_kernel_on_rows_of_m_then_v_equals_the_reference_on_separate_tables", "[kernels]") {
+  // The optimizer's layout (row i: m then v, 2 · row_size floats), rows in a scattered order.
+  SeededRandom rng(11);
+  const std::size_t table_rows = 64;
+  std::vector<std::uint32_t> touched;
+  for (std::uint32_t r = 0; r < table_rows; r += 3) touched.push_back((r * 37) % table_rows);
+  for (std::size_t row_size : kRowSizes) {
+    INFO("row_size " << row_size);
+    const std::size_t count = touched.size();
+    const auto g = random_vector(rng, count * row_size, true);
+    const auto p0 = random_vector(rng, table_rows * row_size, false);
+    const auto m0 = random_vector(rng, table_rows * row_size, false);
+    const auto v0 = positive_vector(rng, table_rows * row_size);
+    std::vector<float> state(2 * table_rows * row_size);
+    for (std::size_t r = 0; r < table_rows; ++r) {
+      std::copy_n(m0.data() + r * row_size, row_size, state.data() + 2 * r * row_size);
+      std::copy_n(v0.data() + r * row_size, row_size, state.data() + (2 * r + 1) * row_size);
+    }
+    std::vector<float> p = p0, p_ref = p0, m_ref = m0, v_ref = v0;
+    const kernels::AdamStep adam{0.9f, 0.999f, 1e-7f, 0.003f, 0.5f};
+    kernels::adam_update_rows(touched.data(), count, row_size, g.data(), state.data(),
+                              state.data() + row_size, 2 * row_size, p.data(), adam);
+    kernels::reference::adam_update_rows(touched.data(), count, row_size, g.data(), m_ref.data(),
+                                         v_ref.data(), row_size, p_ref.data(), adam);
+    std::vector<float> m(table_rows * row_size), v(table_rows * row_size);
+    for (std::size_t r = 0; r < table_rows; ++r) {
+      std::copy_n(state.data() + 2 * r * row_size, row_size, m.data() + r * row_size);
+      std::copy_n(state.data() + (2 * r + 1) * row_size, row_size, v.data() + r * row_size);
+    }
+    check_identical(m, m_ref);
+    check_identical(v, v_ref);
+    check_identical(p, p_ref);
   }
 }
 
@@ -257,7 +293,7 @@ TEST_CASE("reference_optimizer_kernels_follow_the_update_rules", "[kernels]") {
 
   std::vector<float> am(2, 0.0f), av(2, 0.0f), ap(2, 0.0f);
   const std::vector<float> ag{2.0f, -4.0f};
-  kernels::reference::adam_update_rows(nullptr, 1, 2, ag.data(), am.data(), av.data(), ap.data(),
+  kernels::reference::adam_update_rows(nullptr, 1, 2, ag.data(), am.data(), av.data(), 2, ap.data(),
                                        {0.5f, 0.75f, 0.0f, 1.0f, 1.0f});
   // m = 0.5 g, v = 0.25 g², p -= m / sqrt(v) = sign(g).
   CHECK(am == std::vector<float>{1.0f, -2.0f});
