@@ -1,0 +1,46 @@
+// BatchGatherer's copy of a sparse batch, for every example length the SIMD build's id copy
+// distinguishes (whole groups of four ids and each remainder). Built into train_tests and, under
+// Emscripten, also against the SIMD core (train_kernels_simd_tests).
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <vector>
+
+#include "core/train/batch.h"
+#include "core/train/compact_rows.h"
+#include "core/train/dataset.h"
+
+using namespace fedleaf::core;
+
+TEST_CASE("batch_gatherer_copies_examples_of_every_length_whole_with_and_without_compact_rows",
+          "[dataset]") {
+  // Example e has e ids (0 .. 9), id k of example e is 3 e + 5 k (distinct, unsorted overall).
+  std::vector<std::uint32_t> offsets{0};
+  std::vector<std::uint32_t> ids;
+  std::vector<std::int32_t> labels;
+  for (std::uint32_t e = 0; e < 10; ++e) {
+    for (std::uint32_t k = 0; k < e; ++k) ids.push_back(3 * e + 5 * k);
+    offsets.push_back(static_cast<std::uint32_t>(ids.size()));
+    labels.push_back(static_cast<std::int32_t>(e % 2));
+  }
+  const Dataset d = Dataset::from_csr(offsets, ids, {}, labels, 128);
+  const CompactRows rows(d.ids(), 128);
+  const std::vector<std::uint32_t> order{9, 0, 7, 1, 6, 2, 5, 3, 8, 4};
+  std::vector<std::uint32_t> expected;
+  for (std::uint32_t e : order) {
+    for (std::uint32_t k = 0; k < e; ++k) expected.push_back(3 * e + 5 * k);
+  }
+  std::vector<std::uint32_t> expected_compact;
+  for (std::uint32_t id : expected) expected_compact.push_back(rows.compact(id));
+
+  BatchGatherer gather(d);
+  BatchGatherer gather_compact(d, &rows);
+  const Batch b = gather.gather(order.data(), order.size());
+  const Batch c = gather_compact.gather(order.data(), order.size());
+
+  CHECK(b.offsets[order.size()] == expected.size());
+  CHECK(std::vector<std::uint32_t>(b.ids, b.ids + expected.size()) == expected);
+  CHECK(std::vector<std::uint32_t>(c.offsets, c.offsets + order.size() + 1) ==
+        std::vector<std::uint32_t>(b.offsets, b.offsets + order.size() + 1));
+  CHECK(std::vector<std::uint32_t>(c.ids, c.ids + expected.size()) == expected_compact);
+}
