@@ -24,6 +24,19 @@ void seed(Store& store) {
   tx.commit();
 }
 
+// A seeded file store, then `sql` run on its database past the store (what an older server
+// wrote).
+void seed_then_rewrite(const std::string& path, const char* sql) {
+  {
+    SqliteStore store(path);
+    seed(store);
+  }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+}
+
 // Closes round 0 of "p" publishing `model` (in a transaction committed only when `commit`).
 void close_round0(Store& store, const std::string& etag, const std::string& model, bool commit) {
   StoreTransaction tx(store, Durability::kFull);
@@ -113,18 +126,10 @@ TEST_CASE("sqlite_file_store_find_model_of_a_missing_model_file_throws_naming_th
 // A version 2 database keeps its models as blobs: after the migration they read as before.
 TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs", "[store]") {
   SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
-    seed(store);
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw,
-                       "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
-                       "ALTER TABLE models DROP COLUMN storage; "
-                       "UPDATE schema_version SET version = 2",
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(raw);
+  seed_then_rewrite(backend.path,
+                    "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
+                    "ALTER TABLE models DROP COLUMN storage; "
+                    "UPDATE schema_version SET version = 2");
 
   SqliteStore migrated(backend.path);
 
@@ -149,15 +154,7 @@ TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {
 
 TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") {
   SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
-    seed(store);
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr) ==
-          SQLITE_OK);
-  sqlite3_close(raw);
+  seed_then_rewrite(backend.path, "UPDATE schema_version SET version = 99");
 
   CHECK_THROWS_WITH(SqliteStore(backend.path), Catch::Contains("schema version 99"));
 }
@@ -166,19 +163,11 @@ TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") 
 // 2 in one transaction, its rounds read with "{}" for the new field, and stays writable.
 TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[store]") {
   SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
-    seed(store);
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw,
-                       "ALTER TABLE rounds DROP COLUMN robust_json; "
-                       "UPDATE models SET bytes = CAST('model' AS BLOB); "
-                       "ALTER TABLE models DROP COLUMN storage; "
-                       "UPDATE schema_version SET version = 1",
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(raw);
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE rounds DROP COLUMN robust_json; "
+                    "UPDATE models SET bytes = CAST('model' AS BLOB); "
+                    "ALTER TABLE models DROP COLUMN storage; "
+                    "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);
 
@@ -193,14 +182,8 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
   migrated.close_round(close);
   tx.commit();
   CHECK(migrated.find_round("p", 0)->robust_json == R"({"capped":2})");
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  sqlite3_stmt* version = nullptr;
-  REQUIRE(sqlite3_prepare_v2(raw, "SELECT version FROM schema_version", -1, &version, nullptr) ==
-          SQLITE_OK);
-  REQUIRE(sqlite3_step(version) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(version, 0) == SqliteStore::kSchemaVersion);
-  sqlite3_finalize(version);
-  sqlite3_close(raw);
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
 }
 
 }  // namespace fedleaf::server
