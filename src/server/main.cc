@@ -117,6 +117,9 @@ int main(int argc, char** argv) {
   repo_options.logger = logger;
   routing.logger = logger;
   repo_options.model_initializer = fedleaf::core::initialize_model;
+  // The upload that completes a round is answered without waiting for the close (README "Round
+  // close cost and model storage").
+  repo_options.close_in_background = true;
 
   try {
     routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "server/store/sqlite_store.h"
+#include "server/util/server_errors.h"
+#include "server/util/sha256.h"
 #include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
@@ -48,27 +50,41 @@ TEST_CASE("new_population_state_opens_round_zero_with_its_model", "[population_s
   CHECK(st->aggregator->num_reports() == 0);
 }
 
-TEST_CASE("published_model_is_the_current_one_or_the_stored_one_of_an_earlier_round",
-          "[population_state]") {
-  SqliteStore store(":memory:");
+// Population "p" at round 1 in memory, its round 0 model stored as `stored_model0` under the
+// ETag of "bytes0".
+std::unique_ptr<PopulationState> state_at_round1(Store& store, const std::string& stored_model0) {
   PopulationRecord record;
   record.id = "p";
   record.plan_json = test::kTestPlan;
   RoundRecord round0;
   round0.population_id = "p";
-  store.create_population(record, round0, {"p", 0, "etag0", "bytes0"});
+  store.create_population(record, round0, {"p", 0, sha256_hex("bytes0"), stored_model0});
   auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
   RoundRecord round1 = round0;
   round1.number = 1;
-  auto st = new_population_state(record, round1, "etag1", test::test_model_bytes(), plan,
-                                 core::RoundAggregator(*plan, test::test_model_tensors(), 1));
+  return new_population_state(record, round1, "etag1", test::test_model_bytes(), plan,
+                              core::RoundAggregator(*plan, test::test_model_tensors(), 1));
+}
+
+TEST_CASE("published_model_is_the_current_one_or_the_stored_one_of_an_earlier_round",
+          "[population_state]") {
+  SqliteStore store(":memory:");
+  auto st = state_at_round1(store, "bytes0");
 
   CHECK(published_model(store, *st, 1).etag == "etag1");
   const ModelBlob earlier = published_model(store, *st, 0);
-  CHECK(earlier.etag == "etag0");
+  CHECK(earlier.etag == sha256_hex("bytes0"));
   CHECK(*earlier.bytes == "bytes0");
   CHECK_THROWS_AS(published_model(store, *st, 2), NotFound);
   CHECK_THROWS_AS(published_model(store, *st, -1), NotFound);
+}
+
+TEST_CASE("published_model_of_an_earlier_round_whose_bytes_do_not_hash_to_its_etag_is_unavailable",
+          "[population_state]") {
+  SqliteStore store(":memory:");
+  auto st = state_at_round1(store, "bytes0 damaged");
+
+  CHECK_THROWS_AS(published_model(store, *st, 0), Unavailable);
 }
 
 TEST_CASE("select_index_of_the_current_model_is_built_once", "[population_state]") {

@@ -5,6 +5,8 @@
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "tests/server/store_backends.h"
 
@@ -22,7 +24,120 @@ void seed(Store& store) {
   tx.commit();
 }
 
+// A seeded file store, then `sql` run on its database past the store (what an older server
+// wrote).
+void seed_then_rewrite(const std::string& path, const char* sql) {
+  {
+    SqliteStore store(path);
+    seed(store);
+  }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+// Closes round 0 of "p" publishing `model` (in a transaction committed only when `commit`).
+void close_round0(Store& store, const std::string& etag, const std::string& model, bool commit) {
+  StoreTransaction tx(store, Durability::kFull);
+  RoundCloseWrite close;
+  close.closed = *store.lock_open_round("p", 0);
+  close.closed.status = RoundStatus::kClosed;
+  close.population = *store.find_population("p");
+  close.population.current_round = 1;
+  close.opened = close.closed;
+  close.opened->number = 1;
+  close.opened->status = RoundStatus::kOpen;
+  close.model = ModelRecord{"p", 1, etag, model};
+  store.close_round(close);
+  if (commit) tx.commit();
+}
+
+// The value of one column of the first row `sql` returns, read past the store.
+std::string raw_text(const std::string& path, const char* sql) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(raw, sql, -1, &stmt, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  std::string out = text ? text : "";
+  sqlite3_finalize(stmt);
+  sqlite3_close(raw);
+  return out;
+}
+
 }  // namespace
+
+TEST_CASE("sqlite_file_store_keeps_models_in_files_named_by_etag_readable_after_reopen",
+          "[store]") {
+  SqliteFileBackend backend;
+  const std::string model1(3 << 20, 'm');  // large enough to span many pages
+  {
+    auto store = backend.open();
+    seed(*store);
+    close_round0(*store, "etag1", model1, true);
+  }
+
+  auto reopened = backend.open();
+
+  CHECK(reopened->find_model("p", 0)->bytes == "model");
+  CHECK(reopened->find_model("p", 1)->bytes == model1);
+  CHECK(std::filesystem::file_size(backend.path + "-models/etag1.safetensors") == model1.size());
+  CHECK(raw_text(backend.path,
+                 "SELECT storage || ':' || length(bytes) FROM models WHERE round = 1") == "file:0");
+}
+
+// A close that wrote its model file (persist_model, then close_round) and crashed before its
+// commit: the database holds the open round and no model row, and the file, named by no row, is
+// removed when the store opens again.
+TEST_CASE("sqlite_file_store_removes_the_model_file_of_a_close_that_never_committed", "[store]") {
+  SqliteFileBackend backend;
+  {
+    auto store = backend.open();
+    seed(*store);
+    store->persist_model({"p", 1, "etag1", "model 1"});
+    close_round0(*store, "etag1", "model 1", false);
+    CHECK(std::filesystem::exists(backend.path + "-models/etag1.safetensors"));
+  }
+  { std::ofstream(backend.path + "-models/etag2.safetensors.123.0.tmp") << "half written"; }
+
+  auto reopened = backend.open();
+
+  CHECK(reopened->find_round("p", 0)->status == RoundStatus::kOpen);
+  CHECK_FALSE(reopened->find_model("p", 1));
+  CHECK(reopened->find_model("p", 0)->bytes == "model");
+  CHECK_FALSE(std::filesystem::exists(backend.path + "-models/etag1.safetensors"));
+  CHECK_FALSE(std::filesystem::exists(backend.path + "-models/etag2.safetensors.123.0.tmp"));
+  close_round0(*reopened, "etag1", "model 1", true);
+  CHECK(reopened->find_model("p", 1)->bytes == "model 1");
+}
+
+TEST_CASE("sqlite_file_store_find_model_of_a_missing_model_file_throws_naming_the_file",
+          "[store]") {
+  SqliteFileBackend backend;
+  auto store = backend.open();
+  seed(*store);
+  std::filesystem::remove(backend.path + "-models/etag.safetensors");
+
+  CHECK_THROWS_WITH(store->find_model("p", 0), Catch::Contains("etag.safetensors"));
+}
+
+// A version 2 database keeps its models as blobs: after the migration they read as before.
+TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs", "[store]") {
+  SqliteFileBackend backend;
+  seed_then_rewrite(backend.path,
+                    "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
+                    "ALTER TABLE models DROP COLUMN storage; "
+                    "UPDATE schema_version SET version = 2");
+
+  SqliteStore migrated(backend.path);
+
+  CHECK(migrated.find_model("p", 0)->bytes == "blob model");
+  CHECK_FALSE(std::filesystem::exists(backend.path + "-models/etag.safetensors"));
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
+}
 
 TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {
   SqliteFileBackend backend;
@@ -39,15 +154,7 @@ TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {
 
 TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") {
   SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
-    seed(store);
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw, "UPDATE schema_version SET version = 99", nullptr, nullptr, nullptr) ==
-          SQLITE_OK);
-  sqlite3_close(raw);
+  seed_then_rewrite(backend.path, "UPDATE schema_version SET version = 99");
 
   CHECK_THROWS_WITH(SqliteStore(backend.path), Catch::Contains("schema version 99"));
 }
@@ -56,17 +163,11 @@ TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") 
 // 2 in one transaction, its rounds read with "{}" for the new field, and stays writable.
 TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[store]") {
   SqliteFileBackend backend;
-  {
-    SqliteStore store(backend.path);
-    seed(store);
-  }
-  sqlite3* raw = nullptr;
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw,
-                       "ALTER TABLE rounds DROP COLUMN robust_json; "
-                       "UPDATE schema_version SET version = 1",
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
-  sqlite3_close(raw);
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE rounds DROP COLUMN robust_json; "
+                    "UPDATE models SET bytes = CAST('model' AS BLOB); "
+                    "ALTER TABLE models DROP COLUMN storage; "
+                    "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);
 
@@ -81,14 +182,8 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
   migrated.close_round(close);
   tx.commit();
   CHECK(migrated.find_round("p", 0)->robust_json == R"({"capped":2})");
-  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  sqlite3_stmt* version = nullptr;
-  REQUIRE(sqlite3_prepare_v2(raw, "SELECT version FROM schema_version", -1, &version, nullptr) ==
-          SQLITE_OK);
-  REQUIRE(sqlite3_step(version) == SQLITE_ROW);
-  CHECK(sqlite3_column_int(version, 0) == SqliteStore::kSchemaVersion);
-  sqlite3_finalize(version);
-  sqlite3_close(raw);
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
 }
 
 }  // namespace fedleaf::server

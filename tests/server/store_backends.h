@@ -46,6 +46,8 @@ struct SqliteFileBackend {
   SqliteFileBackend& operator=(const SqliteFileBackend&) = delete;
   void remove_files() {
     for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(path + "-models", ignored);
   }
   std::unique_ptr<Store> open() { return std::make_unique<SqliteStore>(path); }
 };

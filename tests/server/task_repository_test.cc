@@ -668,8 +668,8 @@ TEST_CASE("a_population_that_cannot_load_is_quarantined_while_the_others_serve",
   close.opened = close.closed;
   close.opened->number = 1;
   close.opened->status = RoundStatus::kOpen;
-  close.model =
-      ModelRecord{"bad", 1, "etag-bad", test::to_string(core::write_safetensors(poisoned))};
+  const std::string poisoned_bytes = test::to_string(core::write_safetensors(poisoned));
+  close.model = ModelRecord{"bad", 1, sha256_hex(poisoned_bytes), poisoned_bytes};
   store.close_round(close);
   store.commit();
 

@@ -6,6 +6,8 @@
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "server/util/server_errors.h"
+#include "server/util/sha256.h"
 
 namespace fedleaf::server {
 
@@ -44,6 +46,19 @@ std::string to_string_bytes(const std::vector<std::uint8_t>& bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
+namespace {
+
+// A stored model's bytes must hash to its ETag: a model file damaged or replaced on disk is
+// caught here, not served.
+bool hashes_to_etag(const ModelRecord& model) { return sha256_hex(model.bytes) == model.etag; }
+
+std::string damaged_model(const PopulationRecord& record, int round) {
+  return "population '" + record.id + "': the stored model of round " + std::to_string(round) +
+         " does not hash to its ETag (a damaged model file)";
+}
+
+}  // namespace
+
 std::unique_ptr<PopulationState> load_population_state(Store& store,
                                                        const PopulationRecord& record) {
   auto st = std::make_unique<PopulationState>();
@@ -54,6 +69,7 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
     throw Error("population '" + record.id + "': round " + std::to_string(record.current_round) +
                 " or its model is missing from the store");
   }
+  if (!hashes_to_etag(*model)) throw Error(damaged_model(record, record.current_round));
   st->round = *round;
   st->train_plan_json = plan_with_kind(record.plan_json, "train");
   st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
@@ -139,6 +155,7 @@ ModelBlob published_model(Store& store, const PopulationState& state, int round)
   }
   auto record = store.find_model(state.record.id, round);
   if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
+  if (!hashes_to_etag(*record)) throw Unavailable(damaged_model(state.record, round));
   return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
 }
 

@@ -44,11 +44,15 @@ struct PopulationState {
   bool aggregator_in_seq_order = true;
   std::int64_t result_seq = 0;      // last stored result of the current round
   std::int64_t checkpoint_seq = 0;  // last result folded into the stored checkpoint
+  // The background close in flight for the current round (0: none). While set, the aggregator
+  // is with the close: the round takes no more train uploads and hands out no train tasks.
+  std::uint64_t closing = 0;
 };
 
-// Rebuilds a stored population's state. Throws fedleaf::Error when its round or model is missing
-// or its stored results do not add up to the round's report count, InvalidInput when its model
-// or checkpoint is invalid (the repository quarantines it).
+// Rebuilds a stored population's state. Throws fedleaf::Error when its round or model is missing,
+// its model does not hash to its ETag (a damaged model file), or its stored results do not add up
+// to the round's report count, InvalidInput when its model or checkpoint is invalid (the repository
+// quarantines it).
 std::unique_ptr<PopulationState> load_population_state(Store& store,
                                                        const PopulationRecord& record);
 
@@ -64,7 +68,8 @@ std::unique_ptr<PopulationState> load_population_state_consistently(Store& store
                                                                     PopulationRecord record);
 
 // The published model of `round` (0..current round): the current one from memory, an earlier one
-// from the store. NotFound for a round without one.
+// from the store. NotFound for a round without one; Unavailable when the stored bytes do not hash
+// to their ETag (a damaged model file) or cannot be read (fedleaf::Error from the store).
 ModelBlob published_model(Store& store, const PopulationState& state, int round);
 
 // The safetensors index of `model` for model:select: the current model's is built once and kept

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/aggregation/round_aggregator.h"
@@ -34,6 +35,7 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& 
       options_(std::move(options)),
       // The in-memory state holds steps the store no longer has: reload on next use.
       batch_(store, [this] { populations_.clear(); }) {
+  if (options_.close_in_background && !store_.shared()) closer_ = std::make_unique<RoundCloser>();
   for (const PopulationRecord& record : store_.list_populations()) {
     try {
       populations_.emplace(record.id, load_population_state_consistently(store_, record));
@@ -61,6 +63,7 @@ void TaskRepository::quarantine(const std::string& population_id, const std::str
 }
 
 TaskRepository::~TaskRepository() {
+  closer_.reset();  // runs the closes in flight, which take the mutex
   std::lock_guard lock(mutex_);
   try {
     batch_.commit(false);
@@ -166,6 +169,10 @@ void TaskRepository::advance(PopulationState& st, double now) {
       case RoundStep::kStay:
         return;
       case RoundStep::kCloseTraining:
+        if (closer_) {
+          schedule_close(st, now);  // the close job notifies the waiters
+          return;
+        }
         publish_next_model(st, now);
         break;
       case RoundStep::kFinish:
@@ -196,7 +203,8 @@ void TaskRepository::reload(PopulationState& st) {
 void TaskRepository::publish_next_model(PopulationState& st, double now) {
   const std::string id = st.record.id;
   std::optional<RoundClose> close;
-  double store_s = 0;  // the close's writes, for fedleaf_phase_seconds
+  double persist_s = 0;  // the model's bytes made durable (a file), for fedleaf_phase_seconds
+  double store_s = 0;    // the close's rows
   // A step of the batch like any other: whoever learns of the new round waits for its commit
   // (claims) or its sync (uploads, model and status reads; see Router). The round's row lock
   // (held until the batch commits) makes this server the only one that closes it.
@@ -206,7 +214,10 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
       rebuild_aggregator(store_, st);
     }
     close = close_training_round(st, now);
+    const auto persist_start = std::chrono::steady_clock::now();
+    store_.persist_model({id, close->opened.number, close->model_etag, close->model_bytes});
     const auto store_start = std::chrono::steady_clock::now();
+    persist_s = std::chrono::duration<double>(store_start - persist_start).count();
     store_.close_round(
         {close->closed, close->record, close->opened,
          ModelRecord{id, close->opened.number, close->model_etag, close->model_bytes}});
@@ -216,42 +227,120 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
     if (st.round.status != RoundStatus::kOpen) reload(st);
     return;
   }
-  if (close->withheld_nonfinite > 0 && options_.logger) {
+  apply_close(st, *close, persist_s, store_s);
+}
+
+void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double persist_s,
+                                 double store_s) {
+  const std::string id = st.record.id;
+  if (close.withheld_nonfinite > 0 && options_.logger) {
     options_.logger->warn(
         "event=round_overflow_withheld population={} round={} elements={} (each kept its old "
         "value: the aggregate would not have been finite)",
-        id, st.round.number, close->withheld_nonfinite);
+        id, st.round.number, close.withheld_nonfinite);
   }
-  const RoundRecord& closed = close->closed;
-  const RoundCloseTimings& t = close->timings;
-  metrics_.observe_round_duration(now - closed.started_at);
+  const RoundRecord& closed = close.closed;
+  const RoundCloseTimings& t = close.timings;
+  metrics_.observe_round_duration(closed.closed_at - closed.started_at);
   metrics_.observe_phase("close_finalize", t.finalize_s);
   metrics_.observe_phase("close_encode", t.encode_s);
   metrics_.observe_phase("close_hash", t.hash_s);
+  metrics_.observe_phase("close_persist", persist_s);
   metrics_.observe_phase("close_store", store_s);
   if (options_.logger) {
     options_.logger->info(
         "event=round_closed population={} round={} reports={} examples={} duration_s={:.3f} "
         "model_etag={} model_bytes={} finalize_ms={:.1f} encode_ms={:.1f} hash_ms={:.1f} "
-        "store_ms={:.1f}",
-        id, closed.number, closed.reports, closed.examples, now - closed.started_at,
-        close->model_etag, close->model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
-        1e3 * t.hash_s, 1e3 * store_s);
+        "persist_ms={:.1f} store_ms={:.1f}",
+        id, closed.number, closed.reports, closed.examples, closed.closed_at - closed.started_at,
+        close.model_etag, close.model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
+        1e3 * t.hash_s, 1e3 * persist_s, 1e3 * store_s);
   }
-  st.record = close->record;
-  st.round = close->opened;
-  st.model = {close->model_etag,
-              std::make_shared<const std::string>(std::move(close->model_bytes))};
+  st.record = close.record;
+  st.round = close.opened;
+  st.model = {close.model_etag, std::make_shared<const std::string>(std::move(close.model_bytes))};
   st.result_seq = st.checkpoint_seq = 0;
   st.aggregator_in_seq_order = true;
-  if (close->training_over) {
+  if (close.training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(*st.update_plan, std::move(close->next), expected_reports(st.record));
+    st.aggregator.emplace(*st.update_plan, std::move(close.next), expected_reports(st.record));
   }
   if (options_.logger && st.record.state == RunState::kFinished) {
     options_.logger->info("event=population_finished population={} rounds={}", id,
                           st.record.rounds);
+  }
+}
+
+void TaskRepository::schedule_close(PopulationState& st, double now) {
+  if (st.closing != 0) return;
+  if (!st.aggregator_in_seq_order || st.result_seq != st.round.reports) {
+    rebuild_aggregator(store_, st);
+  }
+  auto snapshot = std::make_shared<PopulationState>();
+  snapshot->record = st.record;
+  snapshot->round = st.round;
+  snapshot->update_plan = st.update_plan;
+  snapshot->aggregator = std::move(st.aggregator);
+  st.aggregator.reset();
+  st.closing = ++last_close_id_;
+  closer_->post(
+      [this, close_id = st.closing, snapshot, now] { run_close(close_id, *snapshot, now); });
+}
+
+void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& snapshot,
+                               double now) {
+  const std::string& id = snapshot.record.id;
+  const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  try {
+    // Outside the mutex: the next model, its bytes, their hash, the durable model file.
+    RoundClose close = close_training_round(snapshot, now);
+    const ModelRecord model{id, close.opened.number, close.model_etag, close.model_bytes};
+    const auto persist_start = std::chrono::steady_clock::now();
+    store_.persist_model(model);
+    const double persist_s = seconds_since(persist_start);
+
+    std::lock_guard lock(mutex_);
+    auto it = populations_.find(id);
+    // A failed batch dropped the state meanwhile: the reloaded state closes the round anew.
+    if (it == populations_.end() || it->second->closing != close_id) return;
+    PopulationState& st = *it->second;
+    st.closing = 0;
+    const bool batch_was_open = batch_.is_open();
+    bool closed = false;
+    double store_s = 0;
+    population_step(id, "close round", [&] {
+      if (!lock_round_to_close(st, now)) return;
+      if (st.round.reports != snapshot.round.reports) {
+        throw Error("round " + std::to_string(st.round.number) + " took reports while closing");
+      }
+      const auto store_start = std::chrono::steady_clock::now();
+      store_.close_round({close.closed, close.record, close.opened, model});
+      store_s = seconds_since(store_start);
+      closed = true;
+    });
+    if (!closed) {
+      reload(st);
+    } else {
+      apply_close(st, close, persist_s, store_s);
+    }
+    waiters_.notify(id);
+    advance(st, clock_.now());
+    // Nobody's answer waits for the close itself (a batch that was open has waiters, whose group
+    // commit includes it): commit it, so that a killed process keeps it.
+    if (!batch_was_open) batch_.commit(false);
+  } catch (const std::exception& e) {
+    if (options_.logger) {
+      options_.logger->error("event=round_close_failed population={} round={} error=\"{}\"", id,
+                             snapshot.round.number, e.what());
+    }
+    // The round is still open in the store with its results: drop the state, so that its next
+    // use reloads it and closes the round again.
+    std::lock_guard lock(mutex_);
+    auto it = populations_.find(id);
+    if (it != populations_.end() && it->second->closing == close_id) populations_.erase(it);
   }
 }
 
@@ -306,7 +395,8 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
   }
   const bool wants_later_round = st.round.number < min_round;
-  if (st.round.number < st.record.rounds && !wants_later_round) {
+  // A round being closed takes no more reports: its train tasks wait for the next round.
+  if (st.round.number < st.record.rounds && !wants_later_round && st.closing == 0) {
     pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
   }
   std::optional<bool> any_expired;  // read once, only when a pool is used up
@@ -493,7 +583,19 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRec
   return {201, decode_receipt(outcome->task)};
 }
 
+void TaskRepository::wait_for_close_past(const std::string& population_id, int round) {
+  if (!closer_) return;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = populations_.find(population_id);
+    if (it == populations_.end() || it->second->closing == 0) return;
+    if (round <= it->second->round.number) return;
+  }
+  closer_->wait_idle();
+}
+
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
+  wait_for_close_past(population_id, round);
   std::lock_guard lock(mutex_);
   PopulationState& st = state_of(population_id);
   advance(st, clock_.now());
@@ -503,6 +605,7 @@ ModelBlob TaskRepository::model(const std::string& population_id, int round) {
 SelectableModel TaskRepository::selectable_model(const std::string& population_id,
                                                  const std::string& client_token, int round) {
   const std::string presented_hash = hash_token(client_token);  // outside the lock
+  wait_for_close_past(population_id, round);
   std::lock_guard lock(mutex_);
   PopulationState& st = state_of(population_id);
   if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
@@ -515,6 +618,7 @@ SelectableModel TaskRepository::selectable_model(const std::string& population_i
 }
 
 PopulationStatus TaskRepository::status(const std::string& population_id) {
+  wait_for_close_past(population_id, std::numeric_limits<int>::max());
   std::lock_guard lock(mutex_);
   PopulationStatus out;
   if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
@@ -583,7 +687,12 @@ void TaskRepository::tick() {
   }
 }
 
+void TaskRepository::wait_for_closes() {
+  if (closer_) closer_->wait_idle();
+}
+
 void TaskRepository::checkpoint_all() {
+  wait_for_closes();
   std::lock_guard lock(mutex_);
   for (auto& [id, st] : populations_) {
     // Only an aggregator of results 1..result_seq in seq order is a checkpoint of them (a

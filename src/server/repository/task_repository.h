@@ -46,6 +46,16 @@
 // store before returning. A failed commit rolls the batch back and drops the in-memory state,
 // which is reloaded from the store.
 //
+// Round close: by default the call that finds a training round due (the upload completing it,
+// a claim or tick past its deadline) closes it in its own step. With close_in_background (and a
+// store of its own) that call only hands the round's aggregator to the closer thread and
+// returns: the closer computes the next model and writes its file outside the mutex, then
+// takes the mutex for the close step (the rows). Meanwhile the round takes no train upload
+// (410, as a closed round) and hands out no train task; claims wait (long poll) for the next
+// round, woken when the close step is done. Reads that would reveal the next round (status, the
+// next round's model) wait for the close. A crash before that step's commit leaves the round
+// open with its stored results: the restarted repository closes it again from them.
+//
 // Thread-safe: every public method holds one mutex (the store has a single writer anyway); the
 // commit of a batch holds it briefly, the sync does not.
 #pragma once
@@ -64,6 +74,7 @@
 #include "core/safetensors_index.h"
 #include "server/repository/claim_waiters.h"
 #include "server/repository/population_spec.h"
+#include "server/repository/round_closer.h"
 #include "server/repository/round_rules.h"
 #include "server/repository/store_batch.h"
 #include "server/repository/upload_receipt.h"
@@ -78,6 +89,7 @@ class logger;
 namespace fedleaf::server {
 
 struct PopulationState;
+struct RoundClose;
 
 // Makes the round-0 model (safetensors bytes) of a plan from a seed (core initialize_model).
 using ModelInitializer =
@@ -91,6 +103,10 @@ struct TaskRepositoryOptions {
   ModelInitializer model_initializer;
   // Round life-cycle events (created, closed, finished); null: no logging.
   std::shared_ptr<spdlog::logger> logger;
+  // Close training rounds on the repository's closer thread (RoundCloser) instead of on the
+  // request that finds them due (see "Round close" above). Ignored with a shared store, whose
+  // closes stay on the request path.
+  bool close_in_background = false;
 };
 
 struct CreatedPopulation {
@@ -192,8 +208,11 @@ class TaskRepository {
   // The claims parked until a task may be available (long poll); claim()'s RetryLater carries
   // the epoch to park with.
   ClaimWaiters& waiters() { return waiters_; }
-  // Writes a checkpoint of every open round with reports since its last one (at shutdown).
+  // Writes a checkpoint of every open round with reports since its last one (at shutdown), once
+  // the background closes in flight are done.
   void checkpoint_all();
+  // Returns once no background close is queued or running (at once without close_in_background).
+  void wait_for_closes();
   std::int64_t open_leases();
   // Commits the open batch of steps, if any (kNormal: survives a killed process; a
   // Store::sync() afterwards makes it survive power loss). On a store failure it rolls the batch
@@ -219,6 +238,16 @@ class TaskRepository {
   void advance(PopulationState& state, double now);
   // Closes the open training round (RoundClose) and opens the next with the published model.
   void publish_next_model(PopulationState& state, double now);
+  // Waits for the background closes when one of the population is in flight and `round` is
+  // past its current round: a read after the 201 of the upload completing a round (a status,
+  // the next round's model) sees the next round, as with an inline close.
+  void wait_for_close_past(const std::string& population_id, int round);
+  // close_in_background: hands the round's aggregator to a close job on closer_ (once per round).
+  void schedule_close(PopulationState& state, double now);
+  // The close job: runs without the mutex until the close step.
+  void run_close(std::uint64_t close_id, const PopulationState& snapshot, double now);
+  // After the close step: metrics, log, and the state moved to the next round.
+  void apply_close(PopulationState& state, RoundClose& close, double persist_s, double store_s);
   void finish(PopulationState& state, double now);
   void reject(const std::string& population_id, const std::string& reason);
   UploadOutcome accept_train(PopulationState& state, const TaskRecord& task, std::int64_t lease_id,
@@ -244,6 +273,8 @@ class TaskRepository {
   std::map<std::string, std::string> quarantined_;  // population id -> why it failed to load
   StoreBatch batch_;  // after populations_: its abandon handler clears them
   ClaimWaiters waiters_;
+  std::uint64_t last_close_id_ = 0;
+  std::unique_ptr<RoundCloser> closer_;  // close_in_background; stopped first by the destructor
 };
 
 }  // namespace fedleaf::server

@@ -47,6 +47,7 @@ inline constexpr const char* kSqliteSchema[] = {
          round INTEGER NOT NULL,
          etag TEXT NOT NULL,
          bytes BLOB NOT NULL,
+         storage TEXT NOT NULL DEFAULT 'blob' CHECK (storage IN ('blob', 'file')),
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
     R"sql(CREATE TABLE IF NOT EXISTS tasks (
@@ -98,6 +99,10 @@ inline constexpr const char* kSqliteSchema[] = {
 inline constexpr const char* kSqliteMigrations[] = {
     // 1 → 2: robust aggregation counts per round (clipped, capped, withheld), as JSON.
     "ALTER TABLE rounds ADD COLUMN robust_json TEXT NOT NULL DEFAULT '{}'",
+    // 2 → 3: where a model's bytes are — 'blob' in `bytes`, 'file' in the model directory
+    // (`bytes` empty). Models stored before stay blobs and are read as before.
+    "ALTER TABLE models ADD COLUMN storage TEXT NOT NULL DEFAULT 'blob' "
+    "CHECK (storage IN ('blob', 'file'))",
 };
 
 }  // namespace fedleaf::server

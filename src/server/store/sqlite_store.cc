@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <set>
 #include <utility>
 
 #include "core/error.h"
@@ -30,6 +31,7 @@ SqliteStore::SqliteStore(const std::string& path) {
     set_durability(Durability::kFull);
     create_schema();
     open_wal_for_sync();
+    remove_unreferenced_model_files();
   } catch (...) {
     if (wal_fd_ >= 0) ::close(wal_fd_);
     for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
@@ -51,6 +53,7 @@ void SqliteStore::open_wal_for_sync() {
   // connection, the last one, closes; checkpoints rewrite or truncate it in place, so the
   // descriptor keeps naming the live log.
   const char* wal = sqlite3_filename_wal(db_file);
+  model_files_.emplace(std::string(db_file) + "-models");
   wal_fd_ = ::open(wal, O_RDONLY | O_CLOEXEC);
   if (wal_fd_ < 0) {
     throw Error(std::string("sqlite store: cannot open the write-ahead log '") + wal +
@@ -191,12 +194,7 @@ void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord
       .bind(13, p.created_at)
       .run();
   insert_round(round0);
-  statement("INSERT INTO models (population_id, round, etag, bytes) VALUES (?, ?, ?, ?)")
-      .bind(1, model0.population_id)
-      .bind(2, model0.round)
-      .bind(3, model0.etag)
-      .bind_blob(4, model0.bytes)
-      .run();
+  insert_model(model0);
 }
 
 std::optional<PopulationRecord> SqliteStore::find_population(const std::string& id) {
@@ -345,12 +343,7 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
       .run();
   if (close.opened) insert_round(*close.opened);
   if (close.model) {
-    statement("INSERT INTO models (population_id, round, etag, bytes) VALUES (?, ?, ?, ?)")
-        .bind(1, close.model->population_id)
-        .bind(2, close.model->round)
-        .bind(3, close.model->etag)
-        .bind_blob(4, close.model->bytes)
-        .run();
+    insert_model(*close.model);
   }
   statement("UPDATE populations SET state = ?, current_round = ? WHERE id = ?")
       .bind(1, to_string(close.population.state))
@@ -364,11 +357,48 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
 
 // ---- models
 
+void SqliteStore::persist_model(const ModelRecord& model) {
+  if (model_files_) model_files_->persist(model.etag, model.bytes);
+}
+
+// The file first: the row that names it commits after the file and its directory entry are
+// durable (a file already there was, by its content-addressed name).
+void SqliteStore::insert_model(const ModelRecord& model) {
+  persist_model(model);
+  statement(
+      "INSERT INTO models (population_id, round, etag, bytes, storage) VALUES (?, ?, ?, ?, ?)")
+      .bind(1, model.population_id)
+      .bind(2, model.round)
+      .bind(3, model.etag)
+      .bind_blob(4, model_files_ ? std::string() : model.bytes)
+      .bind(5, model_files_ ? "file" : "blob")
+      .run();
+}
+
 std::optional<ModelRecord> SqliteStore::find_model(const std::string& population_id, int round) {
-  auto s = statement("SELECT etag, bytes FROM models WHERE population_id = ? AND round = ?");
+  auto s =
+      statement("SELECT etag, storage, bytes FROM models WHERE population_id = ? AND round = ?");
   s.bind(1, population_id).bind(2, round);
   if (!s.step()) return std::nullopt;
-  return ModelRecord{population_id, round, s.text(0), s.blob(1)};
+  ModelRecord model{population_id, round, s.text(0), {}};
+  if (s.text(1) != "file") {
+    model.bytes = s.blob(2);
+  } else if (model_files_) {
+    model.bytes = model_files_->read(model.etag);
+  } else {
+    throw Error("sqlite store: the model of round " + std::to_string(round) + " of population '" +
+                population_id + "' is stored in a file, but this database has no model directory");
+  }
+  return model;
+}
+
+// Only at open: no close of this process is between its file and its commit.
+void SqliteStore::remove_unreferenced_model_files() {
+  if (!model_files_) return;
+  std::set<std::string> names;
+  auto s = statement("SELECT DISTINCT etag FROM models WHERE storage = 'file'");
+  while (s.step()) names.insert(s.text(0));
+  model_files_->remove_unreferenced(names);
 }
 
 // ---- tasks and leases

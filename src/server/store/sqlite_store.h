@@ -12,12 +12,20 @@
 // version number (table schema_version); opening a database of another version throws
 // fedleaf::Error. One connection, used by one thread at a time (see Store); sync() from any
 // thread. An in-memory database (":memory:") has nothing to sync.
+//
+// Models: a file database keeps each model's bytes in `<db>-models/<etag>.safetensors`
+// (ModelFiles), written and fsynced before the transaction naming it commits (persist_model(),
+// or close_round/create_population themselves); the `models` row holds the ETag with storage
+// 'file'. Opening the store removes the files no row names (a close that crashed before its
+// commit). An in-memory database keeps models as blobs, and so do rows written before schema 3.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "server/store/model_files.h"
 #include "server/store/store.h"
 
 struct sqlite3;
@@ -29,7 +37,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -43,6 +51,7 @@ class SqliteStore : public Store {
   void commit_nested() override;
   void rollback_nested() override;
   void sync() override;
+  void persist_model(const ModelRecord& model) override;
 
   bool shared() const override { return false; }
 
@@ -83,11 +92,14 @@ class SqliteStore : public Store {
   void insert_round(const RoundRecord& round);
   void update_round(const RoundRecord& round);
   void update_task(const TaskRecord& task);
+  void insert_model(const ModelRecord& model);
+  void remove_unreferenced_model_files();
 
   sqlite3* db_ = nullptr;
   std::map<const char*, sqlite3_stmt*> cache_;
   std::optional<Durability> durability_;
   int wal_fd_ = -1;  // read-only descriptor of the write-ahead log, for sync(); -1 in memory
+  std::optional<ModelFiles> model_files_;  // a file database's model directory
 };
 
 }  // namespace fedleaf::server

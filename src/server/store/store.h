@@ -27,7 +27,9 @@
 //   does (SQLite: one writer).
 // - One connection is used by one thread at a time (TaskRepository holds one mutex) — except
 //   sync(), which may run on another thread while the store is in use.
-// - Blobs (models, results, checkpoints) are byte strings held in std::string.
+// - Blobs (models, results, checkpoints) are byte strings held in std::string. Where a store
+//   keeps a model's bytes (a row, a file) is its own choice; a model it cannot read back whole
+//   is an Error of find_model.
 // - Errors: Conflict when a creation collides with an existing key, NotFound when an operation
 //   names a row that does not exist, fedleaf::Error for storage failures.
 #pragma once
@@ -232,6 +234,13 @@ class Store {
   // holds a transaction open), so that one sync serves many commits outside the caller's lock.
   // Throws fedleaf::Error when the storage reports a failure (durability is then unknown).
   virtual void sync() = 0;
+
+  // Makes a model's bytes durable ahead of the transaction that will name it (create_population,
+  // close_round), so that the slow part of storing a large model can run before the caller takes
+  // its lock. Thread-safe like sync(). A store that keeps models in its rows (in memory,
+  // PostgreSQL) has nothing to do here; the SQLite file store writes and fsyncs the model's file
+  // (its close_round and create_population do so too when this was not called).
+  virtual void persist_model(const ModelRecord& model) { static_cast<void>(model); }
 
   // Several servers may use this store at once: a server must re-read what it caches (the
   // population's round, its model) when the store moved on.
