@@ -1,52 +1,49 @@
 #include "core/dtype.h"
 
+#include <iterator>
+
 #include "core/error.h"
 
 namespace fedleaf::core {
 
-std::size_t dtype_size(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return 4;
-    case DType::F64:
-      return 8;
-    case DType::I32:
-      return 4;
-    case DType::I64:
-      return 8;
-    case DType::U8:
-      return 1;
-    case DType::F16:
-    case DType::BF16:
-      return 2;
+namespace {
+
+struct DTypeFacts {
+  DType dtype;
+  std::string_view name;
+  std::size_t size;
+};
+
+// One row per DType, in the enum's order.
+constexpr DTypeFacts kDTypes[] = {
+    {DType::F32, "F32", 4},   {DType::F64, "F64", 8}, {DType::I32, "I32", 4},
+    {DType::I64, "I64", 8},   {DType::U8, "U8", 1},   {DType::F16, "F16", 2},
+    {DType::BF16, "BF16", 2},
+};
+
+constexpr bool rows_follow_the_enum() {
+  for (std::size_t i = 0; i < std::size(kDTypes); ++i) {
+    if (static_cast<std::size_t>(kDTypes[i].dtype) != i) return false;
   }
-  return 0;
+  return true;
+}
+static_assert(rows_follow_the_enum());
+
+}  // namespace
+
+std::size_t dtype_size(DType dtype) {
+  const auto i = static_cast<std::size_t>(dtype);
+  return i < std::size(kDTypes) ? kDTypes[i].size : 0;
 }
 
 std::string_view dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return "F32";
-    case DType::F64:
-      return "F64";
-    case DType::I32:
-      return "I32";
-    case DType::I64:
-      return "I64";
-    case DType::U8:
-      return "U8";
-    case DType::F16:
-      return "F16";
-    case DType::BF16:
-      return "BF16";
-  }
-  return "?";
+  const auto i = static_cast<std::size_t>(dtype);
+  return i < std::size(kDTypes) ? kDTypes[i].name : "?";
 }
 
 DType parse_dtype(std::string_view name, std::string_view context) {
-  for (DType d :
-       {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::F16, DType::BF16}) {
-    if (dtype_name(d) == name) return d;
+  for (const DTypeFacts& row : kDTypes) {
+    if (row.name == name) return row.dtype;
   }
   throw InvalidInput(std::string(context) + ": unknown dtype '" + std::string(name) +
                      "' (supported: F32, F64, I32, I64, U8, and F16, BF16 in files)");
@@ -57,5 +54,13 @@ bool is_floating(DType dtype) { return dtype == DType::F32 || dtype == DType::F6
 bool is_half_float(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16; }
 
 bool is_index_dtype(DType dtype) { return dtype == DType::I32 || dtype == DType::I64; }
+
+DType require_index_dtype(DType dtype, std::string_view what) {
+  if (!is_index_dtype(dtype)) {
+    throw InvalidInput(std::string(what) + " must be I32 or I64, got " +
+                       std::string(dtype_name(dtype)));
+  }
+  return dtype;
+}
 
 }  // namespace fedleaf::core

@@ -26,6 +26,8 @@ DType parse_dtype(std::string_view name, std::string_view context = "dtype");
 bool is_floating(DType dtype);     // F32 or F64: the floating-point dtypes a tensor may hold
 bool is_half_float(DType dtype);   // F16 or BF16: stored only, widened to F32 when read
 bool is_index_dtype(DType dtype);  // I32 or I64
+// Returns dtype; throws InvalidInput naming `what` unless it is I32 or I64.
+DType require_index_dtype(DType dtype, std::string_view what = "index dtype");
 
 template <class T>
 constexpr DType dtype_of();

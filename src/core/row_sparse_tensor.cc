@@ -41,12 +41,7 @@ std::size_t RowSparseTensor::row_size() const {
   return n;
 }
 
-void RowSparseTensor::set_index_dtype(DType dtype) {
-  if (!is_index_dtype(dtype)) {
-    throw InvalidInput("index dtype must be I32 or I64, got " + std::string(dtype_name(dtype)));
-  }
-  index_dtype_ = dtype;
-}
+void RowSparseTensor::set_index_dtype(DType dtype) { index_dtype_ = require_index_dtype(dtype); }
 
 bool operator==(const RowSparseTensor& a, const RowSparseTensor& b) {
   return a.dense_shape_ == b.dense_shape_ && a.indices_ == b.indices_ && a.values_ == b.values_;

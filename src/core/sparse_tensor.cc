@@ -39,12 +39,7 @@ SparseTensor::SparseTensor(CooIndices indices, DenseTensor values, DenseShape de
   }
 }
 
-void SparseTensor::set_index_dtype(DType dtype) {
-  if (!is_index_dtype(dtype)) {
-    throw InvalidInput("index dtype must be I32 or I64, got " + std::string(dtype_name(dtype)));
-  }
-  index_dtype_ = dtype;
-}
+void SparseTensor::set_index_dtype(DType dtype) { index_dtype_ = require_index_dtype(dtype); }
 
 bool operator==(const SparseTensor& a, const SparseTensor& b) {
   return a.dense_shape_ == b.dense_shape_ && a.indices_ == b.indices_ && a.values_ == b.values_;

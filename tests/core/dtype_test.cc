@@ -42,6 +42,13 @@ TEST_CASE("dtype_predicates_classify_float_and_index_types", "[dtype]") {
   CHECK(dtype_of<std::uint8_t>() == DType::U8);
 }
 
+TEST_CASE("require_index_dtype_returns_i32_or_i64_and_rejects_others_naming_them", "[dtype]") {
+  CHECK(require_index_dtype(DType::I32) == DType::I32);
+  CHECK(require_index_dtype(DType::I64, "ids") == DType::I64);
+  CHECK_THROWS_MATCHES(require_index_dtype(DType::F32, "plan.ids"), fedleaf::InvalidInput,
+                       MessageContains("plan.ids must be I32 or I64, got F32"));
+}
+
 TEST_CASE("visit_dtype_calls_with_the_matching_cpp_type", "[dtype]") {
   CHECK(visit_dtype(DType::F64, [](auto tag) { return sizeof(tag); }) == 8);
   CHECK(visit_dtype(DType::U8, [](auto tag) { return sizeof(tag); }) == 1);

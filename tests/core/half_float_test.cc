@@ -50,24 +50,28 @@ bool same_float(float actual, double reference) {
          std::signbit(actual) == std::signbit(reference);
 }
 
+// How many of the 65536 bit patterns `convert` widens to another value than the reference of
+// the format with those exponent and mantissa widths.
+template <class Convert>
+std::size_t mismatches_of_every_pattern(Convert convert, int exponent_bits, int mantissa_bits) {
+  std::size_t mismatches = 0;
+  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
+    const auto bits = static_cast<std::uint16_t>(b);
+    if (!same_float(convert(bits), reference_value(bits, exponent_bits, mantissa_bits))) {
+      ++mismatches;
+    }
+  }
+  return mismatches;
+}
+
 }  // namespace
 
 TEST_CASE("f16_to_f32_equals_the_reference_for_all_65536_patterns", "[half_float]") {
-  std::size_t mismatches = 0;
-  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
-    const auto bits = static_cast<std::uint16_t>(b);
-    if (!same_float(f16_to_f32(bits), reference_value(bits, 5, 10))) ++mismatches;
-  }
-  CHECK(mismatches == 0);
+  CHECK(mismatches_of_every_pattern(f16_to_f32, 5, 10) == 0);
 }
 
 TEST_CASE("bf16_to_f32_equals_the_reference_for_all_65536_patterns", "[half_float]") {
-  std::size_t mismatches = 0;
-  for (std::uint32_t b = 0; b <= 0xffff; ++b) {
-    const auto bits = static_cast<std::uint16_t>(b);
-    if (!same_float(bf16_to_f32(bits), reference_value(bits, 8, 7))) ++mismatches;
-  }
-  CHECK(mismatches == 0);
+  CHECK(mismatches_of_every_pattern(bf16_to_f32, 8, 7) == 0);
 }
 
 TEST_CASE("f16_to_f32_converts_known_bit_patterns", "[half_float]") {

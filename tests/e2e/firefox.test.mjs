@@ -16,8 +16,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { executorCases, textPlan } from './browser/executor_cases.mjs';
+import { textPlan } from './browser/executor_cases.mjs';
 import { assertDemoTabs, describeTab, writeOwnEmailsFile } from './demo_tabs.mjs';
+import { assertExecutorPage } from './executor_page.mjs';
 import { REPO_ROOT, SERVER_BIN, adminClient, startServer, tempDir } from '../server/server_harness.mjs';
 
 const firefoxPath = '/usr/bin/firefox-esr';
@@ -122,11 +123,7 @@ test('three tabs train a population for two rounds and the executor cases pass i
       if (!simd) await page.evaluateOnNewDocument(() => { WebAssembly.validate = () => false; });
       await page.goto(`${origin}/tests/`);
       await page.waitForFunction(() => window.executorTestResults?.done, { timeout: 90_000 });
-      const results = await page.evaluate(() => window.executorTestResults);
-      const expected = executorCases({ createExecutor: null, wasmSimdSupported: () => simd, version }).map((c) => c.name);
-      assert.equal(results.simd, simd, 'the page saw the SIMD support it was given');
-      assert.deepEqual(results.results.filter((r) => !r.ok), [], `executor cases failed in Firefox (simd ${simd})`);
-      assert.deepEqual(results.results.map((r) => r.name), expected, 'the page ran every shared case');
+      await assertExecutorPage(page, { simd, version, browser: 'Firefox' });
       if (simd) await page.screenshot({ path: path.join(screenshotDir, 'firefox_executor_tests.png'), fullPage: true });
       await page.close();
     }

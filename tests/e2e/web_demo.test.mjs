@@ -16,8 +16,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { executorCases, textPlan } from './browser/executor_cases.mjs';
+import { textPlan } from './browser/executor_cases.mjs';
 import { assertDemoTabs, describeTab, writeOwnEmailsFile } from './demo_tabs.mjs';
+import { assertExecutorPage } from './executor_page.mjs';
 import { ProtocolClient } from '../../js_bindings/src/protocol_client.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -172,11 +173,7 @@ test('three tabs train a population for two rounds in headless Chromium', { time
     if (!simd) await page.addInitScript(() => { WebAssembly.validate = () => false; });
     await page.goto(`${origin}/tests/`);
     await page.waitForFunction(() => window.executorTestResults?.done, null, { timeout: 60_000 });
-    const results = await page.evaluate(() => window.executorTestResults);
-    const expected = executorCases({ createExecutor: null, wasmSimdSupported: () => simd, version }).map((c) => c.name);
-    assert.equal(results.simd, simd, 'the page saw the SIMD support it was given');
-    assert.deepEqual(results.results.filter((r) => !r.ok), [], `executor cases failed in Chromium (simd ${simd})`);
-    assert.deepEqual(results.results.map((r) => r.name), expected, 'the browser ran every shared case');
+    await assertExecutorPage(page, { simd, version, browser: 'Chromium' });
     if (simd) await page.screenshot({ path: path.join(screenshotDir, 'executor_tests.png'), fullPage: true });
     await page.close();
   }

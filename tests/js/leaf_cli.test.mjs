@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
-import { startServer, adminClient } from '../server/server_harness.mjs';
+import { withServer, adminClient } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const run = promisify(execFile);
@@ -19,33 +19,23 @@ async function population(server, clients) {
   return adminClient(server.url).createPopulation({ plan: PLAN, seed: 2, rounds: 1, clients_per_round: clients });
 }
 
-test('fedleaf-leaf.js trains its shard and stops when the population finishes', async () => {
-  const server = await startServer();
-  try {
-    const pop = await population(server, 1);
-    const { stdout } = await run('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
-      '--population', pop.id, `--token=${pop.client_token}`, '--shard', '3/16', '--non-iid']);
-    assert.match(stdout, /shard 3\/16 \(non-IID\): \d+ train emails/);
-    assert.match(stdout, /uploaded .* → 201/);
-    assert.match(stdout, /fedleaf-leaf: 1 uploaded, 0 dropped \(finished\)/);
-  } finally {
-    await server.stop();
-  }
-});
+test('fedleaf-leaf.js trains its shard and stops when the population finishes', () => withServer(async (server) => {
+  const pop = await population(server, 1);
+  const { stdout } = await run('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
+    '--population', pop.id, `--token=${pop.client_token}`, '--shard', '3/16', '--non-iid']);
+  assert.match(stdout, /shard 3\/16 \(non-IID\): \d+ train emails/);
+  assert.match(stdout, /uploaded .* → 201/);
+  assert.match(stdout, /fedleaf-leaf: 1 uploaded, 0 dropped \(finished\)/);
+}));
 
-test('fedleaf-simulate.js runs N leaves in worker threads until the population finishes', async () => {
-  const server = await startServer();
-  try {
-    const pop = await population(server, 3);
-    const { stdout } = await run('node', [path.join(bin, 'fedleaf-simulate.js'), '--server', server.url,
-      '--population', pop.id, `--token=${pop.client_token}`, '--clients', '3']);
-    assert.match(stdout, /fedleaf-simulate: 3 leaves stopped: 3 uploads, 0 dropped/);
-    const status = await adminClient(server.url).status(pop.id);
-    assert.equal(status.state, 'finished');
-  } finally {
-    await server.stop();
-  }
-});
+test('fedleaf-simulate.js runs N leaves in worker threads until the population finishes', () => withServer(async (server) => {
+  const pop = await population(server, 3);
+  const { stdout } = await run('node', [path.join(bin, 'fedleaf-simulate.js'), '--server', server.url,
+    '--population', pop.id, `--token=${pop.client_token}`, '--clients', '3']);
+  assert.match(stdout, /fedleaf-simulate: 3 leaves stopped: 3 uploads, 0 dropped/);
+  const status = await adminClient(server.url).status(pop.id);
+  assert.equal(status.state, 'finished');
+}));
 
 test('bad options exit with status 2 and the usage line', async () => {
   for (const [script, args, message] of [

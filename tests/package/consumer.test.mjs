@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-import { startServer, adminClient, REPO_ROOT } from '../server/server_harness.mjs';
+import { withServer, adminClient, REPO_ROOT } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const run = promisify(execFile);
@@ -65,12 +65,10 @@ test('the tarball holds the module, both wasm builds, the types, the bins and th
     'installing fedleaf installs nothing else');
 });
 
-test('Node: import fedleaf, train a tiny model, then run a leaf against a real server', async () => {
-  const server = await startServer();
-  try {
-    const admin = adminClient(server.url);
-    const pop = await admin.createPopulation({ plan: PLAN, seed: 1, rounds: 1, clients_per_round: 1 });
-    writeFileSync(path.join(app, 'leaf.mjs'), `
+test('Node: import fedleaf, train a tiny model, then run a leaf against a real server', () => withServer(async (server) => {
+  const admin = adminClient(server.url);
+  const pop = await admin.createPopulation({ plan: PLAN, seed: 1, rounds: 1, clients_per_round: 1 });
+  writeFileSync(path.join(app, 'leaf.mjs'), `
 import { createExecutor, runLeaf, TextLeafData, VERSION } from 'fedleaf';
 const [server, population, token] = process.argv.slice(2);
 const plan = ${JSON.stringify(PLAN)};
@@ -88,21 +86,18 @@ const summary = await runLeaf({ server, population, token, executor, dataset: da
 console.log(JSON.stringify({ VERSION, version: executor.version, before, trainedLoss: trained.loss,
   updateBytes: trained.bytes.length, summary, events }));
 `);
-    const { stdout } = await run('node', ['leaf.mjs', server.url, pop.id, pop.client_token], { cwd: app });
-    const out = JSON.parse(stdout);
-    assert.equal(out.VERSION, version);
-    assert.equal(out.version, version);
-    assert.ok(Number.isFinite(out.trainedLoss) && out.updateBytes > 0, JSON.stringify(out));
-    assert.equal(out.before.numExamples, TEXTS.length);
-    assert.deepEqual(out.summary, { uploaded: 1, dropped: 0, stopped: 'finished' });
-    assert.ok(out.events.includes('claimed') && out.events.includes('uploaded'), out.events.join(' '));
-    const status = await admin.status(pop.id);
-    assert.equal(status.state, 'finished');
-    assert.equal(status.history[0].reports, 1);
-  } finally {
-    await server.stop();
-  }
-});
+  const { stdout } = await run('node', ['leaf.mjs', server.url, pop.id, pop.client_token], { cwd: app });
+  const out = JSON.parse(stdout);
+  assert.equal(out.VERSION, version);
+  assert.equal(out.version, version);
+  assert.ok(Number.isFinite(out.trainedLoss) && out.updateBytes > 0, JSON.stringify(out));
+  assert.equal(out.before.numExamples, TEXTS.length);
+  assert.deepEqual(out.summary, { uploaded: 1, dropped: 0, stopped: 'finished' });
+  assert.ok(out.events.includes('claimed') && out.events.includes('uploaded'), out.events.join(' '));
+  const status = await admin.status(pop.id);
+  assert.equal(status.state, 'finished');
+  assert.equal(status.history[0].reports, 1);
+}));
 
 test('Node: the bin entries are installed, answer --help, and name the corpus package when it is not installed', async () => {
   for (const bin of ['fedleaf-leaf', 'fedleaf-simulate']) {

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference, tempDir,
+  startServer, call, createPopulation, trainResult, randomTrainSpec, referenceNextModel, maxAbsDifference, tempDir,
 } from './server_harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -42,10 +42,7 @@ test('SIGKILL at random points loses no accepted report and counts none twice', 
       assert.equal(claim.status, 200, `claim: ${claim.bytes}`);
       const task = claim.json;
       if (task.round !== 0) return;
-      const first = Math.floor(random() * 9);
-      const spec = { rows: [first, first + 1 + Math.floor(random() * (9 - first))],
-                     rowValue: random() * 2 - 1, denseValue: random() * 2 - 1,
-                     numExamples: 1 + Math.floor(random() * 9) };
+      const spec = randomTrainSpec(random);
       const body = trainResult(spec);
       await sleep(5 + random() * 25);
       // A lost response leaves the outcome unknown: re-upload the same bytes until answered.

@@ -58,6 +58,17 @@ export async function startServer({ dir = tempDir(), args = [], port = 0, db } =
   };
 }
 
+// Runs fn(server) against a server started with `options` (startServer's) and stops the server
+// however fn ends; resolves to what fn resolves to.
+export async function withServer(fn, options) {
+  const server = await startServer(options);
+  try {
+    return await fn(server);
+  } finally {
+    await server.stop();
+  }
+}
+
 /** The package's protocol client for the server at `url`, holding the admin token. */
 export function adminClient(url, options = {}) {
   return new ProtocolClient({ server: url, token: ADMIN_TOKEN, ...options });
@@ -144,6 +155,15 @@ export function trainResult({ rows, rowValue, denseValue, numExamples, loss = 0.
   const metadata = { kind: 'train', num_examples: String(numExamples), loss: String(loss),
                      'emb/weight:encoding': 'row_sparse' };
   return encodeSafetensors(tensors, metadata);
+}
+
+// A random spec of trainResult for PLAN, drawn with `random` (a [0, 1) generator): two distinct
+// rows of emb/weight in increasing order, values in [-1, 1), 1 to 9 examples.
+export function randomTrainSpec(random) {
+  const first = Math.floor(random() * 9);
+  return { rows: [first, first + 1 + Math.floor(random() * (9 - first))],
+           rowValue: random() * 2 - 1, denseValue: random() * 2 - 1,
+           numExamples: 1 + Math.floor(random() * 9) };
 }
 
 // Dense reference of the next model after the uploads (same rules as the C++ fixtures).

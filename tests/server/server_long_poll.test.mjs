@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { readFileSync } from 'node:fs';
 
-import { startServer, createPopulation, call, trainResult, PROTOCOL } from './server_harness.mjs';
+import { startServer, withServer, createPopulation, call, trainResult, PROTOCOL } from './server_harness.mjs';
 
 function threadsOf(pid) {
   return Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Threads:\s+(\d+)/m)[1]);
@@ -27,44 +27,34 @@ function claim(url, token, body) {
                                       headers: { 'Content-Type': 'application/json' } });
 }
 
-test('a waiting claim is answered with a task when the round it waits for opens', async () => {
-  const server = await startServer();
-  try {
-    const pop = await createPopulation(server.url, { id: 'lp', rounds: 2, clients_per_round: 1 });
-    const base = `${server.url}/v1/populations/lp`;
-    const first = await claim(base, pop.client_token, {});
-    assert.equal(first.status, 200);
+test('a waiting claim is answered with a task when the round it waits for opens', () => withServer(async (server) => {
+  const pop = await createPopulation(server.url, { id: 'lp', rounds: 2, clients_per_round: 1 });
+  const base = `${server.url}/v1/populations/lp`;
+  const first = await claim(base, pop.client_token, {});
+  assert.equal(first.status, 200);
 
-    const waiting = claim(base, pop.client_token, { min_round: 1, wait_s: 30 });
-    await untilWaiting(server.url, 1);
-    const upload = await call(`${server.url}${first.json.upload_url}`, {
-      method: 'PUT', token: first.json.lease_token,
-      body: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 2 }) });
-    assert.equal(upload.status, 201);
+  const waiting = claim(base, pop.client_token, { min_round: 1, wait_s: 30 });
+  await untilWaiting(server.url, 1);
+  const upload = await call(`${server.url}${first.json.upload_url}`, {
+    method: 'PUT', token: first.json.lease_token,
+    body: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 2 }) });
+  assert.equal(upload.status, 201);
 
-    const answer = await waiting;  // answered by the round opening, not by the 30 s wait
-    assert.equal(answer.status, 200);
-    assert.equal(answer.json.round, 1);
-    assert.equal(await waitingClaims(server.url), 0);
-  } finally {
-    await server.stop();
-  }
-});
+  const answer = await waiting;  // answered by the round opening, not by the 30 s wait
+  assert.equal(answer.status, 200);
+  assert.equal(answer.json.round, 1);
+  assert.equal(await waitingClaims(server.url), 0);
+}));
 
-test('a waiting claim gets 204 with the retry headers when its wait ends', async () => {
-  const server = await startServer();
-  try {
-    const pop = await createPopulation(server.url, { id: 'lp', rounds: 1, clients_per_round: 1 });
-    const base = `${server.url}/v1/populations/lp`;
-    assert.equal((await claim(base, pop.client_token, {})).status, 200);
-    const answer = await claim(base, pop.client_token, { wait_s: 0.2 });
-    assert.equal(answer.status, 204);
-    assert.equal(answer.headers.get('fedleaf-population-state'), 'running');
-    assert.ok(Number(answer.headers.get('fedleaf-retry-after-ms')) >= 50);
-  } finally {
-    await server.stop();
-  }
-});
+test('a waiting claim gets 204 with the retry headers when its wait ends', () => withServer(async (server) => {
+  const pop = await createPopulation(server.url, { id: 'lp', rounds: 1, clients_per_round: 1 });
+  const base = `${server.url}/v1/populations/lp`;
+  assert.equal((await claim(base, pop.client_token, {})).status, 200);
+  const answer = await claim(base, pop.client_token, { wait_s: 0.2 });
+  assert.equal(answer.status, 204);
+  assert.equal(answer.headers.get('fedleaf-population-state'), 'running');
+  assert.ok(Number(answer.headers.get('fedleaf-retry-after-ms')) >= 50);
+}));
 
 test('2,000 waiting claims hold no thread each and are answered at shutdown', async () => {
   const server = await startServer({ args: ['--max-connections', '5000'] });

@@ -13,7 +13,7 @@ import { writeFileSync, existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import {
-  startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference, tempDir,
+  startServer, call, createPopulation, trainResult, randomTrainSpec, referenceNextModel, maxAbsDifference, tempDir,
 } from './server_harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -118,10 +118,7 @@ test('three servers behind haproxy count every accepted upload once through a ki
         }
         assert.equal(claim.status, 200, `claim: ${claim.status} ${claim.bytes}`);
         const task = claim.json;
-        const first = Math.floor(random() * 9);
-        const spec = { rows: [first, first + 1 + Math.floor(random() * (9 - first))],
-                       rowValue: random() * 2 - 1, denseValue: random() * 2 - 1,
-                       numExamples: 1 + Math.floor(random() * 9) };
+        const spec = randomTrainSpec(random);
         const body = trainResult(spec);
         await sleep(5 + random() * 20);
         const res = await answered(() => call(`${lb.url}${task.upload_url}`,

@@ -48,6 +48,22 @@ struct Instance {
   }
 };
 
+// Instances (servers) on one fresh shared store, which outlives them; none when
+// FEDLEAF_TEST_PG_URL is unset (the test then returns at once).
+struct SharedStore {
+  PostgresBackend backend;
+  FakeClock clock;
+  std::vector<std::unique_ptr<Instance>> servers;
+  explicit SharedStore(std::size_t n) {
+    if (std::unique_ptr<Store> first = backend.open()) {
+      servers.push_back(std::make_unique<Instance>(std::move(first), clock));
+      while (servers.size() < n) {
+        servers.push_back(std::make_unique<Instance>(backend.open(), clock));
+      }
+    }
+  }
+};
+
 std::string result_for(int round, int i) {
   return train_result({i % 10, (i * 3 + round) % 10}, 0.1f * static_cast<float>(i + 1),
                       0.01f * static_cast<float>(i * i + round), 3 + i);
@@ -57,15 +73,10 @@ std::string result_for(int round, int i) {
 
 TEST_CASE("instances_sharing_a_store_publish_the_single_server_model_bit_for_bit",
           "[repository][shared]") {
-  PostgresBackend backend;
-  auto first = backend.open();
-  if (!first) return;
-  FakeClock clock;
-  std::vector<std::unique_ptr<Instance>> servers;
-  servers.push_back(std::make_unique<Instance>(std::move(first), clock));
-  servers.push_back(std::make_unique<Instance>(backend.open(), clock));
-  servers.push_back(std::make_unique<Instance>(backend.open(), clock));
-  Instance reference(std::make_unique<SqliteStore>(":memory:"), clock);
+  SharedStore cluster(3);
+  if (cluster.servers.empty()) return;
+  std::vector<std::unique_ptr<Instance>>& servers = cluster.servers;
+  Instance reference(std::make_unique<SqliteStore>(":memory:"), cluster.clock);
   constexpr int kClients = 5;
   const CreatedPopulation shared =
       servers[0]->repo->create_population(test_spec("p", 2, kClients, kClients));
@@ -97,16 +108,14 @@ TEST_CASE("instances_sharing_a_store_publish_the_single_server_model_bit_for_bit
 }
 
 TEST_CASE("two_instances_seeing_the_deadline_at_once_publish_one_model", "[repository][shared]") {
-  PostgresBackend backend;
-  auto first = backend.open();
-  if (!first) return;
-  FakeClock clock;
-  Instance a(std::move(first), clock);
-  Instance b(backend.open(), clock);
+  SharedStore cluster(2);
+  if (cluster.servers.empty()) return;
+  Instance& a = *cluster.servers[0];
+  Instance& b = *cluster.servers[1];
   const CreatedPopulation p = a.repo->create_population(test_spec("p", 3, 4, 1));
   a.upload(b.claim(p), result_for(0, 1));
   CHECK(b.repo->status("p").round.reports == 1);  // both have the round loaded
-  clock.advance(101);                             // past the deadline, with min_reports
+  cluster.clock.advance(101);                     // past the deadline, with min_reports
 
   std::thread ta([&] { a.repo->tick(); });
   std::thread tb([&] { b.repo->tick(); });
@@ -132,12 +141,10 @@ namespace fedleaf::server {
 
 TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_checkpoint",
           "[repository][shared]") {
-  PostgresBackend backend;
-  auto first = backend.open();
-  if (!first) return;
-  FakeClock clock;
-  Instance a(std::move(first), clock);
-  Instance b(backend.open(), clock);
+  SharedStore cluster(2);
+  if (cluster.servers.empty()) return;
+  Instance& a = *cluster.servers[0];
+  Instance& b = *cluster.servers[1];
   const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 4, 4));
   const TaskAssignment t0 = a.claim(p);
   const TaskAssignment t1 = b.claim(p);
@@ -147,20 +154,18 @@ TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_
   a.upload(t2, result_for(0, 2));  // seq 3: a holds results 1 and 3
 
   a.repo->checkpoint_all();
-  Instance restarted(backend.open(), clock);
+  Instance restarted(cluster.backend.open(), cluster.clock);
 
   CHECK_FALSE(restarted.store->find_checkpoint("p", 0));
   CHECK(restarted.repo->status("p").round.reports == 3);  // loads: not quarantined
 }
 
 TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repository][shared]") {
-  PostgresBackend backend;
-  auto first = backend.open();
-  if (!first) return;
-  FakeClock clock;
-  Instance a(std::move(first), clock);
-  Instance b(backend.open(), clock);
-  Instance reference(std::make_unique<SqliteStore>(":memory:"), clock);
+  SharedStore cluster(2);
+  if (cluster.servers.empty()) return;
+  Instance& a = *cluster.servers[0];
+  Instance& b = *cluster.servers[1];
+  Instance reference(std::make_unique<SqliteStore>(":memory:"), cluster.clock);
   const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
   const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
   const TaskAssignment t0 = a.claim(p);
@@ -171,7 +176,7 @@ TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repos
   for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
 
   a.repo->checkpoint_all();  // holds seq 1 only, in order: a checkpoint of result 1
-  Instance restarted(backend.open(), clock);
+  Instance restarted(cluster.backend.open(), cluster.clock);
   restarted.upload(t2, result_for(0, 2));
 
   CHECK(restarted.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);

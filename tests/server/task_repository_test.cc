@@ -31,6 +31,7 @@ struct Harness {
   SqliteStore store{":memory:"};
   FakeClock clock;
   ServerMetrics metrics;
+  int woken = 0;  // wake-ups of the claims park_claim() parked (declared before repo: outlives it)
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
 
   TaskAssignment claim_task(const CreatedPopulation& p) {
@@ -45,6 +46,11 @@ struct Harness {
   }
   UploadOutcome upload(const TaskAssignment& task, const std::string& body) {
     return repo.upload(task.task_id, task.lease_token, body);
+  }
+  // Claims (the answer must be RetryLater) and parks that claim until its wake epoch passes.
+  void park_claim(const CreatedPopulation& p) {
+    const RetryLater retry = claim_retry(p);
+    repo.waiters().park(p.id, retry.wake_epoch, [this] { ++woken; });
   }
   nlohmann::json status(const CreatedPopulation& p) { return status_json(repo.status(p.id)); }
 };
@@ -82,14 +88,12 @@ TEST_CASE("a_parked_claim_is_woken_by_the_upload_that_opens_the_next_round", "[r
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
   const TaskAssignment task = h.claim_task(p);
-  const RetryLater retry = h.claim_retry(p);
-  int woken = 0;
-  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+  h.park_claim(p);
 
-  CHECK(woken == 0);
+  CHECK(h.woken == 0);
   h.upload(task, train_result({1}, 1.f, 1.f, 3));  // closes round 0, opens round 1
 
-  CHECK(woken == 1);  // during the upload: no clock needed to see the new round
+  CHECK(h.woken == 1);  // during the upload: no clock needed to see the new round
   CHECK(h.claim_task(p).round == 1);
 }
 
@@ -136,16 +140,14 @@ TEST_CASE("tick_wakes_parked_claims_when_a_lease_expired", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
   h.claim_task(p);
-  const RetryLater retry = h.claim_retry(p);
-  int woken = 0;
-  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+  h.park_claim(p);
 
   h.repo.tick();
-  CHECK(woken == 0);  // the lease holds
+  CHECK(h.woken == 0);  // the lease holds
   h.clock.advance(11);
   h.repo.tick();
 
-  CHECK(woken == 1);
+  CHECK(h.woken == 1);
   CHECK(h.claim_task(p).round == 0);
 }
 
@@ -153,13 +155,11 @@ TEST_CASE("parked_claims_learn_that_the_population_finished", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
   const TaskAssignment task = h.claim_task(p);
-  const RetryLater retry = h.claim_retry(p);
-  int woken = 0;
-  h.repo.waiters().park(p.id, retry.wake_epoch, [&] { ++woken; });
+  h.park_claim(p);
 
   h.upload(task, train_result({1}, 1.f, 1.f, 3));
 
-  CHECK(woken == 1);
+  CHECK(h.woken == 1);
   CHECK(h.claim_retry(p).finished);
 }
 

@@ -237,9 +237,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
       require_finite(contributors, n, "contributors");
       for (std::size_t e = 0; e < n; ++e) {
         const double c = contributors[e];
-        const bool counted = visit_operator(
-            spec.op, [&](auto o) { return decltype(o)::valid_contributor(c, num_updates); });
-        if (!counted) {
+        if (!operator_rules(spec.op).valid_contributor(c, num_updates)) {
           throw InvalidInput(where + ": contributor weight " + format_double_exact(c) + " of key " +
                              std::to_string(keys[e]) + " is impossible for " +
                              std::to_string(num_updates) + " updates");

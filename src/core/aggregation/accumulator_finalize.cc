@@ -9,8 +9,7 @@
 namespace fedleaf::core {
 
 Tensor SparseSumAccumulator::finalize() const {
-  const FinalizeRule rule =
-      visit_operator(spec_.op, [&](auto o) { return decltype(o)::finalize_rule(encoding_); });
+  const FinalizeRule rule = operator_rules(spec_.op).finalize_rule(encoding_);
   const std::size_t w = width_;
   const double* sums = sums_.data();
   const double* contributors = contributors_.data();

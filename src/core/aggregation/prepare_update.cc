@@ -114,8 +114,7 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
     }
   }
   // Finite values and the update's L2 norm (needed by clipping only).
-  const bool clipping =
-      robust_clip || visit_operator(spec_.op, [](auto o) { return decltype(o)::kNeedsNorm; });
+  const bool clipping = robust_clip || operator_rules(spec_.op).clips_to_norm;
   double norm = 0.0;
   visit_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
@@ -161,8 +160,7 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
     }
   });
   // clip_norm is 0 for the operators that do not clip (the constructor sees to it).
-  const UpdateScale scale = visit_operator(
-      spec_.op, [&](auto o) { return decltype(o)::scale(weight, norm, spec_.clip_norm); });
+  const UpdateScale scale = operator_rules(spec_.op).scale(weight, norm, spec_.clip_norm);
   out.value_scale = scale.values;
   out.contributor_weight = scale.contributors;
   out.clipped = spec_.op == SparseSumOperator::kClippedWeightedMean && norm > spec_.clip_norm;

@@ -58,7 +58,7 @@
 //
 // Where the code is: the fold engine (constructor, add, fold, merge) in
 // sparse_sum_accumulator.cc; what each operator means (what it tracks, its scaling, its finalize
-// rule, its checkpoint check) in operators/<operator>.h, dispatched by visit_operator();
+// rule, its checkpoint check) in operators/<operator>.h, dispatched by operator_rules();
 // validation and coalescing of one update in prepare_update.cc; representation planning and
 // switching in representation_plan.cc; finalize() in accumulator_finalize.cc; save()/load() in
 // accumulator_checkpoint.cc.

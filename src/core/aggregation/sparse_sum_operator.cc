@@ -6,9 +6,7 @@
 
 namespace fedleaf::core {
 
-std::string_view operator_name(SparseSumOperator op) {
-  return visit_operator(op, [](auto o) { return decltype(o)::kName; });
-}
+std::string_view operator_name(SparseSumOperator op) { return operator_rules(op).name; }
 
 OperatorSpec parse_operator_spec(std::string_view name, std::optional<double> clip_norm,
                                  const std::string& context) {

@@ -59,7 +59,7 @@ struct UpdateClip {
 struct OperatorSpec {
   SparseSumOperator op = SparseSumOperator::kWeightedMean;
   double clip_norm = 0.0;  // L2 bound of clipped_weighted_mean (> 0); 0 for the others
-  UpdateClip clip;         // robust clipping; kOff for count and clipped_weighted_mean
+  UpdateClip clip{};       // robust clipping; kOff for count and clipped_weighted_mean
   // mean_over_contributors only: a key changes only when at least this many reports sent it
   // (operators/mean_over_contributors.h); 0 (or 1, normalised to 0 by the accumulator): off.
   std::uint64_t min_contributors = 0;
@@ -77,39 +77,34 @@ std::string_view operator_name(SparseSumOperator op);
 OperatorSpec parse_operator_spec(std::string_view name, std::optional<double> clip_norm,
                                  const std::string& context);
 
-// Calls f(O{}) with the operator's rules type O (operators/*.h: what it tracks, its scaling,
-// its finalize rule, its checkpoint check) and returns what f returns. The one switch over
-// operators; everything else asks the rules.
-template <class F>
-constexpr decltype(auto) visit_operator(SparseSumOperator op, F&& f) {
+// The operator's rules (operators/*.h: what it folds, its scaling, its finalize rule; what it
+// tracks and its checkpoint check follow). The one switch over operators; everything else asks
+// the rules.
+constexpr const OperatorRules& operator_rules(SparseSumOperator op) {
   switch (op) {
     case SparseSumOperator::kSum:
-      return f(Sum{});
+      return kSumRules;
     case SparseSumOperator::kWeightedMean:
-      return f(WeightedMean{});
+      return kWeightedMeanRules;
     case SparseSumOperator::kMeanOverContributors:
-      return f(MeanOverContributors{});
+      return kMeanOverContributorsRules;
     case SparseSumOperator::kCount:
-      return f(Count{});
+      return kCountRules;
     case SparseSumOperator::kClippedWeightedMean:
       break;
   }
-  return f(ClippedWeightedMean{});
+  return kClippedWeightedMeanRules;
 }
 
 // Whether the operator needs, per index, the summed weight of the clients that sent it.
 constexpr bool tracks_contributors(SparseSumOperator op) {
-  return visit_operator(op, [](auto o) { return decltype(o)::kTracksContributors; });
+  return operator_rules(op).tracks_contributors();
 }
 // Whether the operator keeps per-index value sums (every operator but count).
-constexpr bool tracks_values(SparseSumOperator op) {
-  return visit_operator(op, [](auto o) { return decltype(o)::kTracksValues; });
-}
-// Whether a client's update must be coalesced before folding: duplicates of one index count
-// once for contributor weights, and a clipping norm is the norm of the summed tensor. For the
-// other operators the fold is linear, so duplicates may be folded one by one.
+constexpr bool tracks_values(SparseSumOperator op) { return operator_rules(op).tracks_values(); }
+// Whether a client's update must be coalesced before folding (OperatorRules).
 constexpr bool needs_coalesced_input(SparseSumOperator op) {
-  return visit_operator(op, [](auto o) { return decltype(o)::kNeedsCoalescedInput; });
+  return operator_rules(op).needs_coalesced_input();
 }
 
 }  // namespace fedleaf::core

@@ -7,28 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/plan_json.h"
 #include "core/text_format.h"
 
 namespace fedleaf::core {
 namespace {
 
-using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& path, const std::string& rule) {
-  throw InvalidInput(path + ": " + rule);
-}
-
-const json* find_field(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
-
-std::string require_string(const json& object, const std::string& path, const char* key) {
-  const json* v = find_field(object, key);
-  if (v == nullptr) fail(path + "." + key, "missing");
-  if (!v->is_string()) fail(path + "." + key, "expected a string");
-  return v->get<std::string>();
-}
+using namespace plan_json;
 
 // An integer in [1, max]; `path` is the field's own path.
 std::uint64_t positive_integer(const json& v, const std::string& path, std::uint64_t max,
@@ -167,8 +152,8 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   out.path = update_plan_path(name);
   const std::string& path = out.path;
   if (!spec.is_object()) fail(path, "expected an object");
-  out.encoding = parse_update_encoding(require_string(spec, path, "encoding"), path + ".encoding");
-  const std::string aggregator = require_string(spec, path, "aggregator");
+  out.encoding = parse_update_encoding(get_string(spec, path, "encoding"), path + ".encoding");
+  const std::string aggregator = get_string(spec, path, "aggregator");
   const std::optional<double> clip_norm = optional_positive_number(spec, path, "clip_norm");
   if (aggregator == operator_name(SparseSumOperator::kClippedWeightedMean) && !clip_norm) {
     fail(path + ".clip_norm", "missing (clipped_weighted_mean needs a finite clip_norm > 0)");
@@ -215,13 +200,7 @@ UpdatePlan parse_update_plan(const json& plan) {
 }
 
 UpdatePlan parse_update_plan(const std::string& plan_json) {
-  json plan;
-  try {
-    plan = json::parse(plan_json);
-  } catch (const json::exception& e) {
-    fail("plan", std::string("not valid JSON (") + e.what() + ")");
-  }
-  return parse_update_plan(plan);
+  return parse_update_plan(parse_text(plan_json));
 }
 
 std::string_view download_mode_name(DownloadMode mode) {

@@ -8,23 +8,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/plan_json.h"
 
 namespace fedleaf::core {
 namespace {
 
-using nlohmann::json;
-
-[[noreturn]] void fail(const std::string& path, const std::string& rule) {
-  throw InvalidInput(path + ": " + rule);
-}
-
-const json* find(const json& object, const char* key) {
-  const auto it = object.find(key);
-  return it == object.end() ? nullptr : &*it;
-}
+using namespace plan_json;
 
 const json& require(const json& object, const std::string& path, const char* key) {
-  const json* v = find(object, key);
+  const json* v = find_field(object, key);
   if (v == nullptr) fail(path + "." + key, "missing");
   return *v;
 }
@@ -33,17 +25,6 @@ const json& require_object(const json& object, const std::string& path, const ch
   const json& v = require(object, path, key);
   if (!v.is_object()) fail(path + "." + key, "expected an object");
   return v;
-}
-
-std::string get_string(const json& object, const std::string& path, const char* key,
-                       const char* fallback = nullptr) {
-  const json* v = find(object, key);
-  if (v == nullptr) {
-    if (fallback == nullptr) fail(path + "." + key, "missing");
-    return fallback;
-  }
-  if (!v->is_string()) fail(path + "." + key, "expected a string");
-  return v->get<std::string>();
 }
 
 // The value named by string field `key` (`fallback` when absent). An unknown name fails naming
@@ -66,7 +47,7 @@ Value get_choice(const json& object, const std::string& path, const char* key, c
 std::uint64_t get_integer(const json& object, const std::string& path, const char* key,
                           std::optional<std::uint64_t> fallback, std::uint64_t min,
                           std::uint64_t max = 0xffffffffull) {
-  const json* v = find(object, key);
+  const json* v = find_field(object, key);
   if (v == nullptr) {
     if (!fallback) fail(path + "." + key, "missing");
     return *fallback;
@@ -97,7 +78,7 @@ std::size_t get_size(const json& object, const std::string& path, const char* ke
 template <class Check>
 float get_float(const json& object, const std::string& path, const char* key,
                 std::optional<float> fallback, const char* rule, Check ok) {
-  const json* v = find(object, key);
+  const json* v = find_field(object, key);
   if (v == nullptr) {
     if (!fallback) fail(path + "." + key, "missing");
     return *fallback;
@@ -109,7 +90,7 @@ float get_float(const json& object, const std::string& path, const char* key,
 }
 
 bool get_bool(const json& object, const std::string& path, const char* key, bool fallback) {
-  const json* v = find(object, key);
+  const json* v = find_field(object, key);
   if (v == nullptr) return fallback;
   if (!v->is_boolean()) fail(path + "." + key, "expected true or false");
   return v->get<bool>();
@@ -167,13 +148,13 @@ void parse_layers(const json& model, ModelSpec& spec) {
     LayerSpec layer;
     layer.path = path;
     const std::string type = get_string(l, path, "type");
-    if (const json* input = find(l, "input")) {
+    if (const json* input = find_field(l, "input")) {
       const std::string expected = i == 0 ? spec.input_name : spec.layers.back().name;
       if (!input->is_string() || input->get<std::string>() != expected) {
         fail(path + ".input", "layers are sequential: expected \"" + expected + "\"");
       }
     }
-    const json* name = find(l, "name");
+    const json* name = find_field(l, "name");
     if (name != nullptr && (!name->is_string() || name->get<std::string>().empty())) {
       fail(path + ".name", "expected a non-empty string");
     }
@@ -208,7 +189,7 @@ void parse_layers(const json& model, ModelSpec& spec) {
           {{"glorot_uniform", Initializer::kGlorotUniform}, {"zeros", Initializer::kZeros}});
       layer.input_width = width;
       layer.output_width = layer.units;
-      if (const json* act = find(l, "activation")) {
+      if (const json* act = find_field(l, "activation")) {
         if (!act->is_string() || !activation_type(act->get<std::string>(), activation)) {
           fail(path + ".activation", "expected relu, sigmoid or tanh");
         }
@@ -230,7 +211,7 @@ void parse_layers(const json& model, ModelSpec& spec) {
       fail(path + ".name", "duplicate layer name '" + layer.name + "'");
     }
     width = layer.output_width;
-    const bool expand = layer.type == LayerType::kDense && find(l, "activation") != nullptr;
+    const bool expand = layer.type == LayerType::kDense && find_field(l, "activation") != nullptr;
     spec.layers.push_back(layer);
     if (expand) {
       LayerSpec act;
@@ -290,7 +271,7 @@ TrainSpec parse_train(const json& train) {
   spec.batch_size = get_size(train, path, "batch_size", 32, 1, 1u << 20);
   spec.shuffle = get_bool(train, path, "shuffle", true);
   spec.shuffle_seed = get_integer(train, path, "shuffle_seed", 0, 0, ~std::uint64_t{0});
-  if (find(train, "clip_norm") != nullptr) {
+  if (find_field(train, "clip_norm") != nullptr) {
     spec.clip_norm = get_float(train, path, "clip_norm", std::nullopt, "> 0", positive);
   }
   return spec;
@@ -333,12 +314,7 @@ TextFeatureOptions parse_features(const json& f) {
 }
 
 json parse_json(const std::string& text) {
-  json plan;
-  try {
-    plan = json::parse(text);
-  } catch (const json::exception& e) {
-    fail("plan", std::string("not valid JSON (") + e.what() + ")");
-  }
+  json plan = parse_text(text);
   if (!plan.is_object()) fail("plan", "expected a JSON object");
   return plan;
 }
@@ -390,7 +366,7 @@ Plan parse_plan(const std::string& plan_json) {
   else
     fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
   out.model = parse_model(plan);
-  if (const json* train = find(plan, "train")) {
+  if (const json* train = find_field(plan, "train")) {
     if (!train->is_object()) fail("plan.train", "expected an object");
     out.train = parse_train(*train);
   } else if (out.kind == PlanKind::kTrain) {
@@ -401,11 +377,11 @@ Plan parse_plan(const std::string& plan_json) {
   if (out.kind == PlanKind::kTrain && out.updates.tensors.empty()) {
     fail("plan.updates", "missing (a train plan names at least one tensor to update)");
   }
-  if (const json* features = find(plan, "features")) {
+  if (const json* features = find_field(plan, "features")) {
     if (!features->is_object()) fail("plan.features", "expected an object");
     out.features = parse_features(*features);
   }
-  if (const json* eval = find(plan, "eval")) {
+  if (const json* eval = find_field(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");
     out.eval_batch_size = get_size(*eval, "plan.eval", "batch_size", 256, 1, 1u << 20);
   }
@@ -414,7 +390,7 @@ Plan parse_plan(const std::string& plan_json) {
 
 TextFeatureOptions text_features_from_plan(const std::string& plan_json) {
   const json plan = parse_json(plan_json);
-  const json* features = find(plan, "features");
+  const json* features = find_field(plan, "features");
   if (features == nullptr) return TextFeatureOptions{};
   if (!features->is_object()) fail("plan.features", "expected an object");
   return parse_features(*features);

@@ -10,6 +10,29 @@ namespace {
 constexpr double kPhaseBucketBounds[] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05,
                                          0.1,    0.25,   0.5,   1,     2.5,  5,     10};
 
+// The # HELP and # TYPE lines that open a metric family.
+void family(std::ostream& out, const char* name, const char* type, const char* help) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+}
+
+// A counter family with one sample per value of `label`.
+template <class Value>
+void labelled_counter(std::ostream& out, const char* name, const char* label, const char* help,
+                      const std::map<Value, std::uint64_t>& counts) {
+  family(out, name, "counter", help);
+  for (const auto& [value, n] : counts) {
+    out << name << "{" << label << "=\"" << value << "\"} " << n << "\n";
+  }
+}
+
+// A family of one unlabelled sample.
+struct Single {
+  const char* name;
+  const char* type;
+  const char* help;
+  std::string value;
+};
+
 }  // namespace
 
 ServerMetrics::ServerMetrics()
@@ -74,28 +97,14 @@ void ServerMetrics::add_bytes_out(std::uint64_t bytes) {
 std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_claims) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
-  out << "# HELP fedleaf_http_requests_total HTTP responses by status code.\n"
-         "# TYPE fedleaf_http_requests_total counter\n";
-  for (const auto& [code, n] : requests_) {
-    out << "fedleaf_http_requests_total{code=\"" << code << "\"} " << n << "\n";
-  }
-  out << "# HELP fedleaf_claims_total Task claims by outcome.\n"
-         "# TYPE fedleaf_claims_total counter\n";
-  for (const auto& [outcome, n] : claims_) {
-    out << "fedleaf_claims_total{outcome=\"" << outcome << "\"} " << n << "\n";
-  }
-  out << "# HELP fedleaf_uploads_total Result uploads by response status.\n"
-         "# TYPE fedleaf_uploads_total counter\n";
-  for (const auto& [code, n] : uploads_) {
-    out << "fedleaf_uploads_total{status=\"" << code << "\"} " << n << "\n";
-  }
-  out << "# HELP fedleaf_upload_rejections_total Rejected uploads by reason.\n"
-         "# TYPE fedleaf_upload_rejections_total counter\n";
-  for (const auto& [reason, n] : rejections_) {
-    out << "fedleaf_upload_rejections_total{reason=\"" << reason << "\"} " << n << "\n";
-  }
-  out << "# HELP fedleaf_round_duration_seconds Wall time of closed rounds.\n"
-         "# TYPE fedleaf_round_duration_seconds histogram\n";
+  labelled_counter(out, "fedleaf_http_requests_total", "code", "HTTP responses by status code.",
+                   requests_);
+  labelled_counter(out, "fedleaf_claims_total", "outcome", "Task claims by outcome.", claims_);
+  labelled_counter(out, "fedleaf_uploads_total", "status", "Result uploads by response status.",
+                   uploads_);
+  labelled_counter(out, "fedleaf_upload_rejections_total", "reason", "Rejected uploads by reason.",
+                   rejections_);
+  family(out, "fedleaf_round_duration_seconds", "histogram", "Wall time of closed rounds.");
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < round_bucket_bounds_.size(); ++i) {
     cumulative += round_buckets_[i];
@@ -105,9 +114,9 @@ std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_
   out << "fedleaf_round_duration_seconds_bucket{le=\"+Inf\"} " << rounds_closed_ << "\n"
       << "fedleaf_round_duration_seconds_sum " << round_seconds_sum_ << "\n"
       << "fedleaf_round_duration_seconds_count " << rounds_closed_ << "\n";
-  out << "# HELP fedleaf_phase_seconds Server time per step: fold, close_finalize, close_encode, "
-         "close_hash, close_store, commit, sync.\n"
-         "# TYPE fedleaf_phase_seconds histogram\n";
+  family(out, "fedleaf_phase_seconds", "histogram",
+         "Server time per step: fold, close_finalize, close_encode, close_hash, close_store, "
+         "commit, sync.");
   for (const auto& [phase, h] : phases_) {
     std::uint64_t below = 0;
     for (std::size_t i = 0; i < h.buckets.size(); ++i) {
@@ -119,27 +128,26 @@ std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_
         << "fedleaf_phase_seconds_sum{phase=\"" << phase << "\"} " << h.sum << "\n"
         << "fedleaf_phase_seconds_count{phase=\"" << phase << "\"} " << h.count << "\n";
   }
-  out << "# HELP fedleaf_group_commits_total Commits of batched operations.\n"
-         "# TYPE fedleaf_group_commits_total counter\n"
-      << "fedleaf_group_commits_total " << group_commits_ << "\n"
-      << "# HELP fedleaf_group_commit_syncs_total Store syncs after a group commit.\n"
-         "# TYPE fedleaf_group_commit_syncs_total counter\n"
-      << "fedleaf_group_commit_syncs_total " << group_commit_syncs_ << "\n"
-      << "# HELP fedleaf_group_commit_answers_total Answers released by group commits.\n"
-         "# TYPE fedleaf_group_commit_answers_total counter\n"
-      << "fedleaf_group_commit_answers_total " << group_commit_answers_ << "\n";
-  out << "# HELP fedleaf_http_bytes_received_total Request body bytes received.\n"
-         "# TYPE fedleaf_http_bytes_received_total counter\n"
-      << "fedleaf_http_bytes_received_total " << bytes_in_ << "\n"
-      << "# HELP fedleaf_http_bytes_sent_total Response body bytes sent.\n"
-         "# TYPE fedleaf_http_bytes_sent_total counter\n"
-      << "fedleaf_http_bytes_sent_total " << bytes_out_ << "\n"
-      << "# HELP fedleaf_open_leases Leased tasks whose lease has not expired.\n"
-         "# TYPE fedleaf_open_leases gauge\n"
-      << "fedleaf_open_leases " << open_leases << "\n"
-      << "# HELP fedleaf_waiting_claims Claims held open until a task appears (long poll).\n"
-         "# TYPE fedleaf_waiting_claims gauge\n"
-      << "fedleaf_waiting_claims " << waiting_claims << "\n";
+  for (const Single& single : {
+           Single{"fedleaf_group_commits_total", "counter", "Commits of batched operations.",
+                  std::to_string(group_commits_)},
+           Single{"fedleaf_group_commit_syncs_total", "counter",
+                  "Store syncs after a group commit.", std::to_string(group_commit_syncs_)},
+           Single{"fedleaf_group_commit_answers_total", "counter",
+                  "Answers released by group commits.", std::to_string(group_commit_answers_)},
+           Single{"fedleaf_http_bytes_received_total", "counter", "Request body bytes received.",
+                  std::to_string(bytes_in_)},
+           Single{"fedleaf_http_bytes_sent_total", "counter", "Response body bytes sent.",
+                  std::to_string(bytes_out_)},
+           Single{"fedleaf_open_leases", "gauge", "Leased tasks whose lease has not expired.",
+                  std::to_string(open_leases)},
+           Single{"fedleaf_waiting_claims", "gauge",
+                  "Claims held open until a task appears (long poll).",
+                  std::to_string(waiting_claims)},
+       }) {
+    family(out, single.name, single.type, single.help);
+    out << single.name << " " << single.value << "\n";
+  }
   return out.str();
 }
 

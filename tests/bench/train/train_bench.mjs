@@ -62,6 +62,23 @@ function planOf({ layers, loss, epochs, updates, features, optimizer = SGD }) {
   return plan;
 }
 
+// An embedding bag into a dense softmax layer of `classes` units, every update as a leaf sends it.
+function bagClassifierPlan({ vocab, dim, combiner, classes, ...train }) {
+  return planOf({
+    layers: [
+      { type: 'embedding_bag', name: 'emb', vocab, dim, combiner },
+      { type: 'dense', name: 'out', units: classes },
+    ],
+    loss: 'softmax_cross_entropy',
+    updates: {
+      'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
+      'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
+      'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
+    },
+    ...train,
+  });
+}
+
 const WORKLOADS = {
   a: {
     name: 'a_sparse_logreg',
@@ -80,38 +97,16 @@ const WORKLOADS = {
     name: 'b_embedding_bag',
     describe: 'embedding_bag 100k x 32 (mean, ~20 ids/example) + dense to 10 classes, 10k ' +
       'examples, batch 32, 1 epoch, sgd',
-    plan: planOf({
-      layers: [
-        { type: 'embedding_bag', name: 'emb', vocab: 100000, dim: 32, combiner: 'mean' },
-        { type: 'dense', name: 'out', units: 10 },
-      ],
-      loss: 'softmax_cross_entropy',
-      epochs: 1,
-      updates: {
-        'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-        'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
-        'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
-      },
-    }),
+    plan: bagClassifierPlan({ vocab: 100000, dim: 32, combiner: 'mean', classes: 10, epochs: 1 }),
     generate: () => synthetic({ seed: 2, examples: 10000, vocab: 100000, meanIds: 20, classes: 10 }),
   },
   c: {
     name: 'c_spamassassin',
     describe: 'SpamAssassin train split, murmur3 hashed bag of words (2^18 buckets, binary), ' +
       'embedding_bag 262144 x 16 (sqrtn) + dense 2, batch 32, 5 epochs, adam',
-    plan: planOf({
-      layers: [
-        { type: 'embedding_bag', name: 'emb', vocab: 262144, dim: 16, combiner: 'sqrtn' },
-        { type: 'dense', name: 'out', units: 2 },
-      ],
-      loss: 'softmax_cross_entropy',
-      epochs: 5,
+    plan: bagClassifierPlan({
+      vocab: 262144, dim: 16, combiner: 'sqrtn', classes: 2, epochs: 5,
       optimizer: { type: 'adam', learning_rate: 0.01 },
-      updates: {
-        'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' },
-        'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' },
-        'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' },
-      },
       features: { hash: 'murmur3_32', num_buckets: 262144, binary: true },
     }),
   },

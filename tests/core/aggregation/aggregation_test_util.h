@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/aggregation/sparse_sum_accumulator.h"
@@ -278,6 +279,18 @@ inline std::vector<core::OperatorSpec> all_operator_specs() {
           {SparseSumOperator::kMeanOverContributors, 0.0, {}, 3},
           {SparseSumOperator::kCount, 0.0},
           {SparseSumOperator::kClippedWeightedMean, 0.7}};
+}
+
+// Every (operator, encoding) pair, operators outermost.
+inline std::vector<std::pair<core::OperatorSpec, core::UpdateEncoding>> every_spec_and_encoding() {
+  std::vector<std::pair<core::OperatorSpec, core::UpdateEncoding>> out;
+  for (const core::OperatorSpec& spec : all_operator_specs()) {
+    for (auto encoding : {core::UpdateEncoding::kDense, core::UpdateEncoding::kCoo,
+                          core::UpdateEncoding::kRowSparse}) {
+      out.emplace_back(spec, encoding);
+    }
+  }
+  return out;
 }
 
 inline core::SparseSumAccumulator accumulate(const Scenario& s, const core::OperatorSpec& spec,

@@ -8,40 +8,37 @@ namespace {
 
 TEST_CASE("merge_of_random_groups_in_random_order_matches_the_dense_reference") {
   std::mt19937_64 rng(707);
-  for (const core::OperatorSpec& spec : test::all_operator_specs()) {
-    for (auto encoding :
-         {UpdateEncoding::kDense, UpdateEncoding::kCoo, UpdateEncoding::kRowSparse}) {
-      for (auto dtype : {DType::F32, DType::F64}) {
-        for (int trial = 0; trial < 4; ++trial) {
-          const test::Scenario s = test::random_scenario(rng, encoding, dtype, 20);
-          const std::size_t groups = std::uniform_int_distribution<std::size_t>(1, 6)(rng);
-          std::vector<core::SparseSumAccumulator> parts;
-          for (std::size_t g = 0; g < groups; ++g) {
-            const auto policy =
-                static_cast<RepresentationPolicy>(std::uniform_int_distribution<int>(0, 2)(rng));
-            parts.emplace_back("t", spec, encoding, dtype, s.dense_shape,
-                               core::AccumulatorOptions{policy, 0});
-          }
-          double total = 0.0;
-          for (const test::ClientUpdate& c : s.clients) {
-            parts[std::uniform_int_distribution<std::size_t>(0, groups - 1)(rng)].add(c.tensor,
-                                                                                      c.weight);
-            total += c.weight;
-          }
-          while (parts.size() > 1) {
-            const std::size_t i =
-                std::uniform_int_distribution<std::size_t>(0, parts.size() - 1)(rng);
-            std::size_t j = std::uniform_int_distribution<std::size_t>(0, parts.size() - 2)(rng);
-            if (j >= i) ++j;
-            parts[i].merge(parts[j]);
-            parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(j));
-          }
-          INFO("operator " << core::operator_name(spec.op) << ", encoding "
-                           << core::update_encoding_name(encoding) << ", trial " << trial);
-          test::check_against_reference(parts[0].finalize(), s, spec);
-          CHECK(parts[0].num_updates() == s.clients.size());
-          CHECK(parts[0].total_weight() == Approx(total).epsilon(1e-15));
+  for (const auto& [spec, encoding] : test::every_spec_and_encoding()) {
+    for (auto dtype : {DType::F32, DType::F64}) {
+      for (int trial = 0; trial < 4; ++trial) {
+        const test::Scenario s = test::random_scenario(rng, encoding, dtype, 20);
+        const std::size_t groups = std::uniform_int_distribution<std::size_t>(1, 6)(rng);
+        std::vector<core::SparseSumAccumulator> parts;
+        for (std::size_t g = 0; g < groups; ++g) {
+          const auto policy =
+              static_cast<RepresentationPolicy>(std::uniform_int_distribution<int>(0, 2)(rng));
+          parts.emplace_back("t", spec, encoding, dtype, s.dense_shape,
+                             core::AccumulatorOptions{policy, 0});
         }
+        double total = 0.0;
+        for (const test::ClientUpdate& c : s.clients) {
+          parts[std::uniform_int_distribution<std::size_t>(0, groups - 1)(rng)].add(c.tensor,
+                                                                                    c.weight);
+          total += c.weight;
+        }
+        while (parts.size() > 1) {
+          const std::size_t i =
+              std::uniform_int_distribution<std::size_t>(0, parts.size() - 1)(rng);
+          std::size_t j = std::uniform_int_distribution<std::size_t>(0, parts.size() - 2)(rng);
+          if (j >= i) ++j;
+          parts[i].merge(parts[j]);
+          parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(j));
+        }
+        INFO("operator " << core::operator_name(spec.op) << ", encoding "
+                         << core::update_encoding_name(encoding) << ", trial " << trial);
+        test::check_against_reference(parts[0].finalize(), s, spec);
+        CHECK(parts[0].num_updates() == s.clients.size());
+        CHECK(parts[0].total_weight() == Approx(total).epsilon(1e-15));
       }
     }
   }

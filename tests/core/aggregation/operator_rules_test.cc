@@ -12,7 +12,7 @@ using core::UpdateEncoding;
 TEST_CASE("operator_rules_scale_each_update_by_the_operators_weighting") {
   // weight 3, update norm 4, clip_norm 2 (ignored by every operator but clipped_weighted_mean)
   const auto scale = [](SparseSumOperator op) {
-    return core::visit_operator(op, [](auto o) { return decltype(o)::scale(3.0, 4.0, 2.0); });
+    return core::operator_rules(op).scale(3.0, 4.0, 2.0);
   };
   CHECK(scale(SparseSumOperator::kSum).values == 1.0);
   CHECK(scale(SparseSumOperator::kSum).contributors == 0.0);
@@ -22,13 +22,13 @@ TEST_CASE("operator_rules_scale_each_update_by_the_operators_weighting") {
   CHECK(scale(SparseSumOperator::kMeanOverContributors).contributors == 3.0);
   CHECK(scale(SparseSumOperator::kCount).values == 0.0);
   CHECK(scale(SparseSumOperator::kCount).contributors == 1.0);
-  CHECK(scale(SparseSumOperator::kClippedWeightedMean).values == 1.5);   // 3 · 2/4
-  CHECK(core::ClippedWeightedMean::scale(3.0, 1.0, 2.0).values == 3.0);  // within the bound
+  CHECK(scale(SparseSumOperator::kClippedWeightedMean).values == 1.5);        // 3 · 2/4
+  CHECK(core::kClippedWeightedMeanRules.scale(3.0, 1.0, 2.0).values == 3.0);  // within the bound
 }
 
 TEST_CASE("operator_rules_name_the_finalize_rule_per_encoding") {
   const auto rule = [](SparseSumOperator op, UpdateEncoding e) {
-    return core::visit_operator(op, [e](auto o) { return decltype(o)::finalize_rule(e); });
+    return core::operator_rules(op).finalize_rule(e);
   };
   for (UpdateEncoding e :
        {UpdateEncoding::kDense, UpdateEncoding::kCoo, UpdateEncoding::kRowSparse}) {
@@ -45,26 +45,26 @@ TEST_CASE("operator_rules_name_the_finalize_rule_per_encoding") {
 }
 
 TEST_CASE("operator_rules_accept_only_possible_checkpointed_contributor_values") {
-  CHECK(core::MeanOverContributors::valid_contributor(0.5, 1));
-  CHECK_FALSE(core::MeanOverContributors::valid_contributor(0.0, 3));
-  CHECK(core::Count::valid_contributor(3.0, 3));
-  CHECK_FALSE(core::Count::valid_contributor(4.0, 3));
-  CHECK_FALSE(core::Count::valid_contributor(1.5, 3));
-  CHECK_FALSE(core::Count::valid_contributor(0.0, 3));
+  CHECK(core::kMeanOverContributorsRules.valid_contributor(0.5, 1));
+  CHECK_FALSE(core::kMeanOverContributorsRules.valid_contributor(0.0, 3));
+  CHECK(core::kCountRules.valid_contributor(3.0, 3));
+  CHECK_FALSE(core::kCountRules.valid_contributor(4.0, 3));
+  CHECK_FALSE(core::kCountRules.valid_contributor(1.5, 3));
+  CHECK_FALSE(core::kCountRules.valid_contributor(0.0, 3));
   // Operators without contributors accept none.
-  CHECK_FALSE(core::Sum::valid_contributor(1.0, 3));
-  CHECK_FALSE(core::WeightedMean::valid_contributor(1.0, 3));
-  CHECK_FALSE(core::ClippedWeightedMean::valid_contributor(1.0, 3));
+  CHECK_FALSE(core::kSumRules.valid_contributor(1.0, 3));
+  CHECK_FALSE(core::kWeightedMeanRules.valid_contributor(1.0, 3));
+  CHECK_FALSE(core::kClippedWeightedMeanRules.valid_contributor(1.0, 3));
 }
 
 TEST_CASE("operator_rules_state_what_each_operator_tracks") {
-  CHECK(core::Sum::kTracksValues);
-  CHECK_FALSE(core::Sum::kNeedsCoalescedInput);
-  CHECK_FALSE(core::WeightedMean::kTracksContributors);
-  CHECK(core::MeanOverContributors::kTracksContributors);
-  CHECK_FALSE(core::Count::kTracksValues);
-  CHECK(core::ClippedWeightedMean::kNeedsNorm);
-  CHECK_FALSE(core::WeightedMean::kNeedsNorm);
+  CHECK(core::kSumRules.tracks_values());
+  CHECK_FALSE(core::kSumRules.needs_coalesced_input());
+  CHECK_FALSE(core::kWeightedMeanRules.tracks_contributors());
+  CHECK(core::kMeanOverContributorsRules.tracks_contributors());
+  CHECK_FALSE(core::kCountRules.tracks_values());
+  CHECK(core::kClippedWeightedMeanRules.clips_to_norm);
+  CHECK_FALSE(core::kWeightedMeanRules.clips_to_norm);
   CHECK(core::operator_name(SparseSumOperator::kMeanOverContributors) == "mean_over_contributors");
 }
 

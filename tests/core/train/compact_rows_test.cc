@@ -1,23 +1,18 @@
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <tuple>
 
 #include "core/train/compact_rows.h"
 #include "core/train/seeded_random.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;
 using fedleaf::test::MessageContains;
+using fedleaf::test::random_ids;
+using fedleaf::test::sorted_unique;
 
 namespace {
-
-// Sorted, deduplicated ids: the dense reference of CompactRows.
-std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  return ids;
-}
 
 // The rows for_each_run visits over [begin, end), expanded run by run: (compact, global) pairs.
 std::vector<std::pair<std::size_t, std::uint32_t>> visited(const CompactRows& rows,
@@ -35,8 +30,7 @@ TEST_CASE("compact_rows_number_the_distinct_ids_in_increasing_order", "[compact_
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     SeededRandom rng(seed);
     const auto vocab = static_cast<std::size_t>(1 + rng.below(1000));
-    std::vector<std::uint32_t> ids(static_cast<std::size_t>(rng.below(600)));
-    for (auto& id : ids) id = static_cast<std::uint32_t>(rng.below(vocab));
+    const std::vector<std::uint32_t> ids = random_ids(rng, rng.below(600), vocab);
     const std::vector<std::uint32_t> expected = sorted_unique(ids);
 
     const CompactRows rows(ids, vocab);
@@ -53,9 +47,8 @@ TEST_CASE("compact_rows_runs_over_any_range_give_each_row_once_with_its_global_r
     SeededRandom rng(seed);
     const auto vocab = static_cast<std::size_t>(1 + rng.below(700));
     // Dense and sparse draws: long runs of consecutive rows and isolated rows, empty words.
-    std::vector<std::uint32_t> ids(static_cast<std::size_t>(rng.below(2 * vocab)));
-    for (auto& id : ids)
-      id = static_cast<std::uint32_t>(rng.below(seed % 2 ? vocab : vocab / 3 + 1));
+    const std::vector<std::uint32_t> ids =
+        random_ids(rng, rng.below(2 * vocab), seed % 2 ? vocab : vocab / 3 + 1);
     const std::vector<std::uint32_t> expected = sorted_unique(ids);
     const CompactRows rows(ids, vocab);
     const auto begin = static_cast<std::size_t>(rng.below(expected.size() + 1));

@@ -1,10 +1,9 @@
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-
 #include "core/train/distinct_ids.h"
 #include "core/train/seeded_random.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;
 using fedleaf::test::MessageContains;
@@ -13,12 +12,8 @@ TEST_CASE("distinct_ids_equal_sorting_and_deduplicating_random_ids", "[distinct_
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     SeededRandom rng(seed);
     const auto vocab = static_cast<std::size_t>(1 + rng.below(1000));
-    std::vector<std::uint32_t> ids(static_cast<std::size_t>(rng.below(300)));
-    for (auto& id : ids) id = static_cast<std::uint32_t>(rng.below(vocab));
-    std::vector<std::uint32_t> expected = ids;
-    std::sort(expected.begin(), expected.end());
-    expected.erase(std::unique(expected.begin(), expected.end()), expected.end());
-    CHECK(distinct_ids(ids, vocab) == expected);
+    const std::vector<std::uint32_t> ids = fedleaf::test::random_ids(rng, rng.below(300), vocab);
+    CHECK(distinct_ids(ids, vocab) == fedleaf::test::sorted_unique(ids));
   }
 }
 

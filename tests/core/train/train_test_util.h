@@ -1,6 +1,7 @@
 // Helpers shared by the training tests: random datasets, models built from plan JSON.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -68,6 +69,21 @@ inline core::Parameters initial_parameters(const std::string& plan_json, std::ui
     params.emplace(name, std::get<core::DenseTensor>(std::move(tensor)));
   }
   return params;
+}
+
+// `count` ids drawn uniformly below `range` (duplicates likely).
+inline std::vector<std::uint32_t> random_ids(core::SeededRandom& rng, std::uint64_t count,
+                                             std::uint64_t range) {
+  std::vector<std::uint32_t> ids(static_cast<std::size_t>(count));
+  for (auto& id : ids) id = static_cast<std::uint32_t>(rng.below(range));
+  return ids;
+}
+
+// Sorted, deduplicated ids: the reference of distinct_ids and CompactRows.
+inline std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 // Every example of `dataset`, in order, as one batch (views into `gatherer`).

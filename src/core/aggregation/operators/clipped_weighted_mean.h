@@ -3,33 +3,15 @@
 // whole update after its duplicates are summed (the tensor it means), computed in f64 without
 // overflow.
 //
-//   ClippedWeightedMean::scale(n_c, /*norm=*/4.0, /*clip_norm=*/1.0).values == n_c / 4;
+//   kClippedWeightedMeanRules.scale(n_c, /*norm=*/4.0, /*clip_norm=*/1.0).values == n_c / 4;
 #pragma once
 
-#include <cstdint>
-#include <string_view>
-
-#include "core/aggregation/operators/update_scale.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/operator_rules.h"
 
 namespace fedleaf::core {
 
-struct ClippedWeightedMean {
-  static constexpr std::string_view kName = "clipped_weighted_mean";
-  static constexpr bool kTracksValues = true;
-  static constexpr bool kTracksContributors = false;
-  static constexpr bool kNeedsCoalescedInput = true;  // the norm is the summed tensor's
-  static constexpr bool kNeedsNorm = true;
-
-  static constexpr UpdateScale scale(double weight, double norm, double clip_norm) {
-    return {norm > clip_norm ? weight * (clip_norm / norm) : weight, 0.0};
-  }
-  static constexpr FinalizeRule finalize_rule(UpdateEncoding /*encoding*/) {
-    return FinalizeRule::kSumsOverTotal;
-  }
-  static constexpr bool valid_contributor(double /*weight*/, std::uint64_t /*num_updates*/) {
-    return false;  // tracks no contributors
-  }
-};
+inline constexpr OperatorRules kClippedWeightedMeanRules{
+    "clipped_weighted_mean", Weighting::kWeight,           Weighting::kNone,
+    /*clips_to_norm=*/true,  FinalizeRule::kSumsOverTotal, FinalizeRule::kSumsOverTotal};
 
 }  // namespace fedleaf::core

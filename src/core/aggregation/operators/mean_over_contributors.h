@@ -13,35 +13,15 @@
 // 2^53) in every representation, merge and checkpoint. For a dense update every key is sent by
 // every report, so the whole tensor is withheld while the round has fewer than k reports.
 //
-//   MeanOverContributors::scale(n_c, norm, clip_norm).contributors == n_c;
+//   kMeanOverContributorsRules.scale(n_c, norm, clip_norm).contributors == n_c;
 #pragma once
 
-#include <cstdint>
-#include <string_view>
-
-#include "core/aggregation/operators/update_scale.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/operator_rules.h"
 
 namespace fedleaf::core {
 
-struct MeanOverContributors {
-  static constexpr std::string_view kName = "mean_over_contributors";
-  static constexpr bool kTracksValues = true;
-  static constexpr bool kTracksContributors = true;
-  static constexpr bool kNeedsCoalescedInput = true;  // a client counts once per key
-  static constexpr bool kNeedsNorm = false;
-
-  static constexpr UpdateScale scale(double weight, double /*norm*/, double /*clip_norm*/) {
-    return {weight, weight};
-  }
-  static constexpr FinalizeRule finalize_rule(UpdateEncoding encoding) {
-    return encoding == UpdateEncoding::kDense ? FinalizeRule::kSumsOverTotal
-                                              : FinalizeRule::kSumsOverContributors;
-  }
-  // A stored key was sent by at least one client of weight > 0.
-  static constexpr bool valid_contributor(double weight, std::uint64_t /*num_updates*/) {
-    return weight > 0.0;
-  }
-};
+inline constexpr OperatorRules kMeanOverContributorsRules{
+    "mean_over_contributors", Weighting::kWeight,           Weighting::kWeight,
+    /*clips_to_norm=*/false,  FinalizeRule::kSumsOverTotal, FinalizeRule::kSumsOverContributors};
 
 }  // namespace fedleaf::core
