@@ -187,6 +187,16 @@ bool TaskRepository::lock_round_to_close(PopulationState& st, double now) {
   return next_round_step(st.record, st.round, now) != RoundStep::kStay;
 }
 
+void TaskRepository::commit_before_close() {
+  if (!store_.shared()) return;
+  try {
+    batch_.commit(false);  // earlier than its answers need: they are still released after a
+                           // later commit (and sync) of GroupCommit
+  } catch (const std::exception& e) {
+    throw Unavailable(std::string("commit before a round close: store failure: ") + e.what());
+  }
+}
+
 void TaskRepository::reload(PopulationState& st) {
   std::optional<PopulationRecord> record = store_.find_population(st.record.id);
   if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
@@ -200,9 +210,14 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
   // A step of the batch like any other: whoever learns of the new round waits for its commit
   // (claims) or its sync (uploads, model and status reads; see Router). The round's row lock
   // (held until the batch commits) makes this server the only one that closes it.
+  commit_before_close();
   population_step(id, "close round", [&] {
     if (!lock_round_to_close(st, now)) return;
-    if (!st.aggregator_in_seq_order || st.result_seq != st.round.reports) {
+    // The aggregator holds results this server accepted (or loaded) in seq order: when they are
+    // as many as the round's, they are all of them (a server sharing its store rebuilds
+    // otherwise, from every server's results).
+    if (!st.aggregator_in_seq_order ||
+        st.aggregator->num_reports() != static_cast<std::size_t>(st.round.reports)) {
       rebuild_aggregator(store_, st);
     }
     close = close_training_round(st, now);
@@ -258,6 +273,7 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
 void TaskRepository::finish(PopulationState& st, double now) {
   const std::string id = st.record.id;
   std::optional<RoundCloseWrite> close;
+  commit_before_close();
   population_step(id, "finish population", [&] {
     if (!lock_round_to_close(st, now)) return;
     close.emplace();
@@ -302,6 +318,9 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     int created;
   };
   std::vector<Pool> pools;
+  // A shared store may hold tasks created but never leased (another server's chunk of claims,
+  // PostgresStore): a used-up pool is tried anyway.
+  const bool pool_counts_are_final = !store_.shared();
   if (st.record.eval_tasks_per_round > 0) {
     pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
   }
@@ -311,7 +330,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   }
   std::optional<bool> any_expired;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
-    if (pool.created >= pool.limit) {
+    if (pool_counts_are_final && pool.created >= pool.limit) {
       if (!any_expired) any_expired = store_.has_expired_lease(population_id, st.round.number, now);
       if (!*any_expired) continue;
     }
@@ -441,9 +460,11 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
   population_step(id, "accept result", [&] {
     outcome = store_.accept_result(request);
     if (outcome->status != AcceptStatus::kAccepted) return;
-    const std::int64_t seq = outcome->round.reports;
-    if (st.aggregator_in_seq_order && seq == st.result_seq + 1 && options_.checkpoint_every > 0 &&
-        seq - st.checkpoint_seq >= options_.checkpoint_every) {
+    // A shared store's seqs skip values (other servers' results, some not yet committed): its
+    // rounds are rebuilt from the stored results at close, never checkpointed midway.
+    const std::int64_t seq = outcome->seq;
+    if (!store_.shared() && st.aggregator_in_seq_order && seq == st.result_seq + 1 &&
+        options_.checkpoint_every > 0 && seq - st.checkpoint_seq >= options_.checkpoint_every) {
       store_.put_checkpoint({id, task.round, seq, to_string_bytes(st.aggregator->checkpoint())});
       checkpointed = true;
     }
@@ -454,8 +475,8 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
     st.aggregator_in_seq_order = false;
     return answer_refused(id, outcome->status, outcome->task);
   }
-  const std::int64_t seq = outcome->round.reports;
-  if (seq != st.result_seq + 1) st.aggregator_in_seq_order = false;  // another server's in between
+  const std::int64_t seq = outcome->seq;
+  if (!store_.shared() && seq != st.result_seq + 1) st.aggregator_in_seq_order = false;
   st.result_seq = seq;
   if (checkpointed) st.checkpoint_seq = seq;
   st.round = outcome->round;
@@ -585,6 +606,8 @@ void TaskRepository::tick() {
 
 void TaskRepository::checkpoint_all() {
   std::lock_guard lock(mutex_);
+  // A shared store's rounds are rebuilt from their stored results (accept_train).
+  if (store_.shared()) return;
   for (auto& [id, st] : populations_) {
     // Only an aggregator of results 1..result_seq in seq order is a checkpoint of them (a
     // server sharing its store holds just the results it accepted).

@@ -216,6 +216,11 @@ class TaskRepository {
   // In a step: locks the open round for its close and re-reads it. False when it is not due
   // after all, or closed by another server (then state.round.status is closed).
   bool lock_round_to_close(PopulationState& state, double now);
+  // A shared store: commits the open batch, so that this server holds no lock on the round it
+  // is about to close (lock_open_round waits for every other server's accepts; two closers each
+  // holding accepts of the round would wait for each other). A failure is Unavailable (the
+  // batch is abandoned: the in-memory state is dropped).
+  void commit_before_close();
   void advance(PopulationState& state, double now);
   // Closes the open training round (RoundClose) and opens the next with the published model.
   void publish_next_model(PopulationState& state, double now);

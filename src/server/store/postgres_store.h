@@ -38,7 +38,9 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
+  // Tasks a claim creates at once when the round has none to lease (at most the limit).
+  static constexpr int kTaskChunk = 64;
 
   explicit PostgresStore(const std::string& url);
   ~PostgresStore() override;
@@ -91,8 +93,11 @@ class PostgresStore : public Store {
   void insert_round(const RoundRecord& round);
   std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
                                        int number);
+  // The task claim_task leases without creating one: never leased, or its lease expired.
+  std::optional<std::int64_t> leasable_task(const ClaimRequest& request);
 
   pg_conn* conn_ = nullptr;
+  std::int64_t shard_ = 0;  // this connection's round_shards rows: its backend pid
   std::map<const char*, std::string> prepared_;  // sql -> statement name
   std::mutex sync_mutex_;
   pg_conn* sync_conn_ = nullptr;  // guarded by sync_mutex_

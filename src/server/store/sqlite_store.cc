@@ -492,6 +492,7 @@ AcceptOutcome SqliteStore::accept_result(const AcceptRequest& r) {
   }
   complete_task(out.task, r, round->reports);
   update_task(out.task);
+  if (train) out.seq = round->reports;
   out.round = std::move(*round);
   return out;
 }
