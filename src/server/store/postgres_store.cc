@@ -16,38 +16,59 @@
 namespace fedleaf::server {
 
 PostgresStore::PostgresStore(const std::string& url) {
-  conn_ = pg_connect(url);
+  main_.conn = pg_connect(url);
   try {
     exec("SET client_min_messages = warning");
     create_schema();
     shard_ = run("SELECT pg_backend_pid()", Params()).int32(0, 0);
+    side_.conn = pg_connect(url);
+    pg_exec(side_.conn, kSideLockTimeout);
     sync_conn_ = pg_connect(url);
   } catch (...) {
-    PQfinish(conn_);
+    PQfinish(side_.conn);
+    PQfinish(main_.conn);
     throw;
   }
 }
 
 PostgresStore::~PostgresStore() {
   PQfinish(sync_conn_);
-  PQfinish(conn_);
+  PQfinish(side_.conn);
+  PQfinish(main_.conn);
 }
 
-void PostgresStore::exec(const char* sql) { pg_exec(conn_, sql); }
+void PostgresStore::exec(const char* sql) { pg_exec(main_.conn, sql); }
 
-PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
-  auto it = prepared_.find(sql);
-  if (it == prepared_.end()) {
-    const std::string name = "s" + std::to_string(prepared_.size());
-    const PgResult prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr),
+PostgresStore::Rows PostgresStore::run_on(Connection& c, const char* sql, const Params& params) {
+  auto it = c.prepared.find(sql);
+  if (it == c.prepared.end()) {
+    const std::string name = "s" + std::to_string(c.prepared.size());
+    const PgResult prepared(PQprepare(c.conn, name.c_str(), sql, 0, nullptr),
                             std::string("prepare ") + sql);
-    it = prepared_.emplace(sql, name).first;
+    it = c.prepared.emplace(sql, name).first;
   }
   const auto values = params.pointers();
   const auto lengths = params.lengths();
-  return Rows(PgResult(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(),
+  return Rows(PgResult(PQexecPrepared(c.conn, it->second.c_str(), params.size(), values.data(),
                                       lengths.data(), params.formats().data(), 0),
                        sql));
+}
+
+PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
+  return run_on(main_, sql, params);
+}
+
+template <class Body>
+void PostgresStore::side_transaction(Body&& body) {
+  pg_exec(side_.conn, "BEGIN");
+  try {
+    pg_exec(side_.conn, "SET LOCAL synchronous_commit = off");
+    body();
+    pg_exec(side_.conn, "COMMIT");
+  } catch (...) {
+    PQclear(PQexec(side_.conn, "ROLLBACK"));
+    throw;
+  }
 }
 
 void PostgresStore::create_schema() {
@@ -69,7 +90,7 @@ void PostgresStore::create_schema() {
     }
     exec("COMMIT");
   } catch (...) {
-    PQclear(PQexec(conn_, "ROLLBACK"));
+    PQclear(PQexec(main_.conn, "ROLLBACK"));
     throw;
   }
 }
@@ -321,20 +342,24 @@ std::vector<RoundRecord> PostgresStore::list_rounds(const std::string& populatio
 
 std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& population_id,
                                                           int number) {
-  // Every shard row first, in one order (closers queue behind one another): this waits for the
-  // accepts other servers have in flight, and an accept locks its shard before reading whether
-  // the round is open. Then the round row, which a shard's first accept locks too and a second
-  // closer waits for. FOR NO KEY UPDATE does not wait for the key-share locks that foreign keys
-  // take (every result insert takes one).
-  run("SELECT 1 FROM round_shards WHERE population_id = $1 AND round = $2 ORDER BY shard "
-      "FOR UPDATE",
-      Params().text(population_id).integer(number));
+  // Every shard row, in one order (closers queue behind one another): this waits for the
+  // accepts other servers have in flight, and an accept locks its shard row before it reads
+  // whether the round is open. Then the round row, under whose lock shard rows are created (and
+  // which a second closer waits for), and the shard rows created meanwhile. FOR NO KEY UPDATE
+  // does not wait for the key-share locks that foreign keys take (every result insert takes
+  // one). The round row is held only by short side transactions and by another closer (which
+  // holds no shard row this one waits for).
+  const char* shards_sql =
+      "SELECT 1 FROM round_shards WHERE population_id = $1 AND round = $2 ORDER BY shard "
+      "FOR UPDATE";
+  run(shards_sql, Params().text(population_id).integer(number));
   static const std::string lock_sql = select_from(
       kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR NO KEY UPDATE");
   if (!open_round_or_nothing(round_row(lock_sql.c_str(), population_id, number), population_id,
                              number)) {
     return std::nullopt;
   }
+  run(shards_sql, Params().text(population_id).integer(number));
   return find_round(population_id, number);  // a new snapshot: every accept committed before
 }
 
@@ -405,45 +430,51 @@ std::optional<std::int64_t> PostgresStore::leasable_task(const ClaimRequest& r) 
   return rows.int64(0, 0);
 }
 
+bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
+  const bool train = r.kind == TaskKind::kTrain;
+  // Read without the lock first: a round whose tasks are all created is not locked at all.
+  const char* count_sql = train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
+                                  "number = $2 AND status = 'open'"
+                                : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
+                                  "number = $2 AND status = 'open'";
+  Rows counted = run(count_sql, Params().text(r.population_id).integer(r.round));
+  if (counted.size() == 0 || counted.int32(0, 0) >= r.limit) return false;
+  bool created_some = false;
+  side_transaction([&] {
+    Rows locked = run_on(side_,
+                         train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
+                                 "number = $2 AND status = 'open' FOR NO KEY UPDATE"
+                               : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
+                                 "number = $2 AND status = 'open' FOR NO KEY UPDATE",
+                         Params().text(r.population_id).integer(r.round));
+    if (locked.size() == 0) return;
+    const int created = locked.int32(0, 0);
+    if (created >= r.limit) {
+      created_some = true;  // by another server while this one waited: look again
+      return;
+    }
+    const int chunk = std::min(r.limit - created, kTaskChunk);
+    run_on(side_,
+           train ? "UPDATE rounds SET train_tasks = $1 WHERE population_id = $2 AND number = $3"
+                 : "UPDATE rounds SET eval_tasks = $1 WHERE population_id = $2 AND number = $3",
+           Params().integer(created + chunk).text(r.population_id).integer(r.round));
+    run_on(side_,
+           "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
+           "completed_lease_id, result_sha256, result_status, result_body) "
+           "SELECT $1, $2, $3, 'leased', 0, 0, 0, '', 0, '' FROM generate_series(1, $4)",
+           Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).integer(chunk));
+    created_some = true;
+  });
+  return created_some;
+}
+
 std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
   std::optional<std::int64_t> task_id = leasable_task(r);
-  if (!task_id) {
-    // Create a chunk of tasks under the round row's lock (held until this transaction ends):
-    // one wait per chunk, not per claim, when servers claim at once.
-    // Read without the lock first: a round whose tasks are all created is not locked at all.
-    const bool train = r.kind == TaskKind::kTrain;
-    Rows counted = run(train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
-                               "number = $2 AND status = 'open'"
-                             : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
-                               "number = $2 AND status = 'open'",
-                       Params().text(r.population_id).integer(r.round));
-    if (counted.size() == 0 || counted.int32(0, 0) >= r.limit) return std::nullopt;
-    Rows locked = run(train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
-                              "number = $2 AND status = 'open' FOR NO KEY UPDATE"
-                            : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
-                              "number = $2 AND status = 'open' FOR NO KEY UPDATE",
-                      Params().text(r.population_id).integer(r.round));
-    if (locked.size() == 0) return std::nullopt;
-    const int created = locked.int32(0, 0);
-    // Another server's chunk, committed while this one waited for the lock.
-    if (created >= r.limit) task_id = leasable_task(r);
-    if (!task_id && created < r.limit) {
-      const int chunk = std::min(r.limit - created, kTaskChunk);
-      run(train ? "UPDATE rounds SET train_tasks = $1 WHERE population_id = $2 AND number = $3"
-                : "UPDATE rounds SET eval_tasks = $1 WHERE population_id = $2 AND number = $3",
-          Params().integer(created + chunk).text(r.population_id).integer(r.round));
-      Rows inserted = run(
-          "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
-          "completed_lease_id, result_sha256, result_status, result_body) "
-          "SELECT $1, $2, $3, 'leased', 0, 0, 0, '', 0, '' FROM generate_series(1, $4) "
-          "RETURNING id",
-          Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).integer(chunk));
-      std::int64_t first = inserted.int64(0, 0);
-      for (int i = 1; i < inserted.size(); ++i) first = std::min(first, inserted.int64(i, 0));
-      task_id = first;
-    }
-    if (!task_id) return std::nullopt;
-  }
+  // A chunk of tasks at once, committed at once on the side connection (never leased, they are
+  // any server's to lease; a claim that rolls back leaves them): one wait for the round row per
+  // chunk, and no round row locked until this server's batch commits.
+  if (!task_id && create_task_chunk(r)) task_id = leasable_task(r);
+  if (!task_id) return std::nullopt;
   Rows lease =
       run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES ($1, $2, $3) RETURNING id",
           Params().integer(*task_id).text(r.lease_token_hash).real(r.lease_expires_at));
@@ -460,6 +491,12 @@ std::optional<TaskRecord> PostgresStore::find_task(std::int64_t id) {
   return read_task(rows, 0);
 }
 
+std::optional<RoundRecord> PostgresStore::shard_of(const char* sql, const Params& key) {
+  Rows rows = run(sql, key);
+  if (rows.size() == 0) return std::nullopt;
+  return read_shard(rows, 0, 0);
+}
+
 AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   static const std::string task_sql = select_from(kTaskColumns, "tasks WHERE id = $1 FOR UPDATE");
   AcceptOutcome out;
@@ -472,42 +509,37 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   if (out.status != AcceptStatus::kAccepted) return out;
   const std::string& population_id = out.task.population_id;
   const int number = out.task.round;
-  // This connection's shard row, locked before the round is read: a closer (lock_open_round)
-  // locks every shard row first, so it waits for this report, or this report sees the round
-  // closed. The first report of the round here has no row yet: the round row stands in for it,
-  // locked as a closer and a chunk of claims lock it (a shared lock would deadlock with this
-  // transaction's own later chunk of claims while another server's did the same).
-  RoundRecord shard;
-  {
-    Rows rows =
-        run("SELECT reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, "
-            "eval_reports, eval_examples, eval_sums_json FROM round_shards WHERE "
-            "population_id = $1 AND round = $2 AND shard = $3 FOR UPDATE",
-            Params().text(population_id).integer(number).integer(shard_));
-    if (rows.size() > 0) {
-      shard = read_shard(rows, 0, 0);
-    } else {
-      run("SELECT 1 FROM rounds WHERE population_id = $1 AND number = $2 FOR NO KEY UPDATE",
-          Params().text(population_id).integer(number));
+  const bool train = out.task.kind == TaskKind::kTrain;
+  // This store's shard row, locked before the round is read: a closer (lock_open_round) locks
+  // every shard row, so it waits for this report, or this report sees the round closed. The
+  // first report of the round here creates the row first (committed at once, under the round
+  // row's lock: a closer holding it sees the row).
+  const char* shard_sql =
+      "SELECT reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, "
+      "eval_reports, eval_examples, eval_sums_json FROM round_shards WHERE population_id = $1 "
+      "AND round = $2 AND shard = $3 FOR UPDATE";
+  const Params shard_key = Params().text(population_id).integer(number).integer(shard_);
+  std::optional<RoundRecord> locked_shard = shard_of(shard_sql, shard_key);
+  if (!locked_shard) {
+    if (!create_shard(population_id, number, train)) {
+      out.status = AcceptStatus::kRoundClosed;
+      return out;
     }
+    locked_shard = shard_of(shard_sql, shard_key);
+    if (!locked_shard) throw Error("postgres store: the shard row just created is missing");
   }
+  RoundRecord shard = std::move(*locked_shard);
   std::optional<RoundRecord> round = find_round(population_id, number);
   if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
-  const bool train = out.task.kind == TaskKind::kTrain;
   if (train && round->status != RoundStatus::kOpen) {
     out.status = AcceptStatus::kRoundClosed;
     return out;
   }
   apply_delta(shard, out.task.kind, r.delta);
   apply_delta(*round, out.task.kind, r.delta);
-  run("INSERT INTO round_shards (population_id, round, shard, reports, examples, loss_sum, "
-      "accuracy_sum, accuracy_examples, upload_bytes, eval_reports, eval_examples, "
-      "eval_sums_json) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
-      "ON CONFLICT (population_id, round, shard) DO UPDATE SET reports = excluded.reports, "
-      "examples = excluded.examples, loss_sum = excluded.loss_sum, "
-      "accuracy_sum = excluded.accuracy_sum, accuracy_examples = excluded.accuracy_examples, "
-      "upload_bytes = excluded.upload_bytes, eval_reports = excluded.eval_reports, "
-      "eval_examples = excluded.eval_examples, eval_sums_json = excluded.eval_sums_json",
+  run("UPDATE round_shards SET reports = $4, examples = $5, loss_sum = $6, accuracy_sum = $7, "
+      "accuracy_examples = $8, upload_bytes = $9, eval_reports = $10, eval_examples = $11, "
+      "eval_sums_json = $12 WHERE population_id = $1 AND round = $2 AND shard = $3",
       Params()
           .text(population_id)
           .integer(number)
@@ -540,6 +572,29 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
           .integer(out.task.id));
   out.round = std::move(*round);
   return out;
+}
+
+bool PostgresStore::create_shard(const std::string& population_id, int number, bool open_only) {
+  bool created = false;
+  side_transaction([&] {
+    Rows round = run_on(side_,
+                        "SELECT status FROM rounds WHERE population_id = $1 AND number = $2 "
+                        "FOR NO KEY UPDATE",
+                        Params().text(population_id).integer(number));
+    if (round.size() == 0) {
+      throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
+                     "' does not exist");
+    }
+    if (open_only && parse_round_status(round.text(0, 0)) != RoundStatus::kOpen) return;
+    run_on(side_,
+           "INSERT INTO round_shards (population_id, round, shard, reports, examples, loss_sum, "
+           "accuracy_sum, accuracy_examples, upload_bytes, eval_reports, eval_examples, "
+           "eval_sums_json) VALUES ($1, $2, $3, 0, 0, 0, 0, 0, 0, 0, 0, '{}') "
+           "ON CONFLICT DO NOTHING",
+           Params().text(population_id).integer(number).integer(shard_));
+    created = true;
+  });
+  return created;
 }
 
 bool PostgresStore::has_expired_lease(const std::string& population_id, int round, double now) {

@@ -41,6 +41,8 @@ class PostgresStore : public Store {
   static constexpr int kSchemaVersion = 2;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
+  // The side connection's lock wait limit (see side_transaction).
+  static constexpr const char* kSideLockTimeout = "SET lock_timeout = '1s'";
 
   explicit PostgresStore(const std::string& url);
   ~PostgresStore() override;
@@ -86,8 +88,20 @@ class PostgresStore : public Store {
   using Rows = PgRows;
 
  private:
-  // Runs a statement (prepared once per connection) with its parameters.
+  // A connection and its statements, each prepared once.
+  struct Connection {
+    pg_conn* conn = nullptr;
+    std::map<const char*, std::string> prepared;  // sql -> statement name
+  };
+  // Runs a statement on the main connection (the caller's transaction) with its parameters.
   Rows run(const char* sql, const Params& params);
+  static Rows run_on(Connection& connection, const char* sql, const Params& params);
+  // Runs `body` in a transaction of its own on the side connection, committed before it returns
+  // (whatever the caller's transaction does later): what must not keep the round row locked
+  // until the caller's batch commits. Its lock waits time out (kSideLockTimeout): a server
+  // waiting here holds its own batch open, which a closer may be waiting for.
+  template <class Body>
+  void side_transaction(Body&& body);
   void exec(const char* sql);
   void create_schema();
   void insert_round(const RoundRecord& round);
@@ -95,10 +109,17 @@ class PostgresStore : public Store {
                                        int number);
   // The task claim_task leases without creating one: never leased, or its lease expired.
   std::optional<std::int64_t> leasable_task(const ClaimRequest& request);
+  // Side transactions: creates a chunk of tasks when the round has created fewer than the
+  // limit; creates this connection's (empty) shard row of a round. Both under the round row's
+  // lock, and only while the round is open (train) or exists (evaluate). False when not.
+  bool create_task_chunk(const ClaimRequest& request);
+  bool create_shard(const std::string& population_id, int number, bool open_only);
+  // The counters of the shard row `sql` selects (and locks) with `key`.
+  std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
 
-  pg_conn* conn_ = nullptr;
-  std::int64_t shard_ = 0;  // this connection's round_shards rows: its backend pid
-  std::map<const char*, std::string> prepared_;  // sql -> statement name
+  Connection main_;
+  Connection side_;
+  std::int64_t shard_ = 0;  // this store's round_shards rows: its main connection's backend pid
   std::mutex sync_mutex_;
   pg_conn* sync_conn_ = nullptr;  // guarded by sync_mutex_
 };
