@@ -346,8 +346,11 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
                                    task.lease_expires_at, hash_token(task.lease_token)});
     });
     if (!claimed) continue;
-    std::optional<RoundRecord> round = store_.find_round(population_id, task.round);
-    if (round) st.round = *round;  // the task counters claim_task advanced
+    if (pool_counts_are_final) {  // the task counters claim_task advanced (a shared store's
+                                  // are re-read by the next request anyway)
+      std::optional<RoundRecord> round = store_.find_round(population_id, task.round);
+      if (round) st.round = *round;
+    }
     task.task_id = claimed->task_id;
     task.plan_json = task.kind == TaskKind::kTrain ? st.train_plan_json : st.eval_plan_json;
     task.model_etag = st.model.etag;
