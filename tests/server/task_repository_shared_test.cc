@@ -8,6 +8,7 @@
 
 #include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"
+#include "server/util/sha256.h"
 #include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
 
@@ -129,6 +130,63 @@ TEST_CASE("two_instances_seeing_the_deadline_at_once_publish_one_model", "[repos
 }  // namespace fedleaf::server
 
 namespace fedleaf::server {
+
+TEST_CASE("two_instances_seeing_quorum_at_once_publish_one_model_equal_to_one_servers",
+          "[repository][shared]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  FakeClock clock;
+  Instance a(std::move(first), clock);
+  Instance b(backend.open(), clock);
+  std::unique_ptr<Store> third = backend.open();  // a third server, seen by neither instance
+  Instance reference(std::make_unique<SqliteStore>(":memory:"), clock);
+  const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
+  const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
+  const TaskAssignment t0 = a.claim(p);
+  const TaskAssignment t1 = b.claim(p);
+  const TaskAssignment t2 = a.claim(p);
+  a.upload(t0, result_for(0, 0));
+  b.upload(t1, result_for(0, 1));
+  for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
+  {  // the quorum's last report, accepted by the third server
+    const std::string body = result_for(0, 2);
+    AcceptRequest request;
+    request.task_id = t2.task_id;
+    request.lease_id = third->list_leases(t2.task_id).at(0).id;
+    request.result_sha256 = sha256_hex(body);
+    request.now = clock.now();
+    request.train_bytes = body;
+    request.delta.examples = 1;
+    request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
+    StoreTransaction tx(*third, Durability::kNormal);
+    REQUIRE(third->accept_result(request).status == AcceptStatus::kAccepted);
+    tx.commit();
+  }
+  CHECK(std::stoi(a.rounds_closed()) + std::stoi(b.rounds_closed()) == 0);
+
+  // Both see the quorum on their next request, at once: each tries to close the round.
+  std::thread ta([&] {
+    a.repo->status("p");
+    a.commit();
+  });
+  std::thread tb([&] {
+    b.repo->status("p");
+    b.commit();
+  });
+  ta.join();
+  tb.join();
+
+  CHECK(std::stoi(a.rounds_closed()) + std::stoi(b.rounds_closed()) == 1);
+  const ModelBlob expected = reference.repo->model("p", 1);
+  CHECK(a.repo->model("p", 1).etag == expected.etag);
+  CHECK(*b.repo->model("p", 1).bytes == *expected.bytes);
+  const PopulationStatus status = a.repo->status("p");
+  CHECK(status.record.current_round == 1);
+  REQUIRE(status.history.size() == 2);  // round 1: the evaluation of the final model
+  CHECK(status.history[0].status == RoundStatus::kClosed);
+  CHECK(status.history[0].reports == 3);
+}
 
 TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_checkpoint",
           "[repository][shared]") {
