@@ -237,3 +237,63 @@ TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repos
 }
 
 }  // namespace fedleaf::server
+
+namespace fedleaf::server {
+namespace {
+
+// A second connection to a SQLite file that calls itself shared (or not) and whose first
+// `failures` reads of results fail: a population it loads is quarantined until a load
+// succeeds.
+class FailingResultsStore : public SqliteStore {
+ public:
+  FailingResultsStore(const std::string& path, bool shared, int failures)
+      : SqliteStore(path), shared_(shared), failures_(failures) {}
+  bool shared() const override { return shared_; }
+  std::vector<ResultRecord> list_results(const std::string& population_id, int round,
+                                         std::int64_t after_seq) override {
+    if (failures_ > 0) {
+      --failures_;
+      throw Error("results unreadable (test)");
+    }
+    return SqliteStore::list_results(population_id, round, after_seq);
+  }
+
+ private:
+  bool shared_;
+  int failures_;
+};
+
+// Loads population "p" (one report accepted by another server) through a store whose reads of
+// results fail more often than a load retries; then lets `wait_s` pass and asks for its status.
+PopulationStatus status_after_quarantine(bool shared, double wait_s) {
+  SqliteFileBackend file;
+  FakeClock clock;
+  Instance other(std::make_unique<SqliteStore>(file.path), clock);
+  const CreatedPopulation p = other.repo->create_population(test_spec("p", 1, 3, 3));
+  other.upload(other.claim(p), result_for(0, 0));
+  FailingResultsStore store(file.path, shared, 5);  // as many as a shared store's load tries
+  ServerMetrics metrics;
+  TaskRepository repo(store, clock, metrics, {});
+  CHECK(repo.status("p").failure_reason);
+  CHECK_THROWS_AS(repo.claim("p", p.client_token), Unavailable);
+  clock.advance(wait_s);
+  return repo.status("p");
+}
+
+}  // namespace
+
+TEST_CASE("a_quarantined_population_of_a_shared_store_is_loaded_again_when_the_recheck_is_due",
+          "[repository][shared]") {
+  const PopulationStatus status =
+      status_after_quarantine(true, TaskRepository::kQuarantineRecheckS);
+  CHECK_FALSE(status.failure_reason);
+  CHECK(status.round.reports == 1);
+}
+
+TEST_CASE("a_quarantined_population_stays_quarantined_before_the_recheck_and_on_an_owned_store",
+          "[repository][shared]") {
+  CHECK(status_after_quarantine(true, TaskRepository::kQuarantineRecheckS / 2).failure_reason);
+  CHECK(status_after_quarantine(false, 10 * TaskRepository::kQuarantineRecheckS).failure_reason);
+}
+
+}  // namespace fedleaf::server

@@ -53,7 +53,7 @@ Unavailable quarantined_error(const std::string& population_id, const std::strin
 }  // namespace
 
 void TaskRepository::quarantine(const std::string& population_id, const std::string& reason) {
-  quarantined_[population_id] = reason;
+  quarantined_[population_id] = {reason, clock_.now() + kQuarantineRecheckS};
   if (options_.logger) {
     options_.logger->error("event=population_quarantined population={} reason=\"{}\"",
                            population_id, reason);
@@ -94,8 +94,8 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
     if (store_.shared()) refresh(*it->second);
     return *it->second;
   }
-  if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
-    throw quarantined_error(population_id, failed->second);
+  if (quarantine_holds(population_id)) {
+    throw quarantined_error(population_id, quarantined_.at(population_id).reason);
   }
   auto record = store_.find_population(population_id);
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
@@ -106,7 +106,19 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
     quarantine(population_id, e.what());
     throw quarantined_error(population_id, e.what());
   }
+  if (quarantined_.erase(population_id) > 0 && options_.logger) {
+    options_.logger->info("event=population_restored population={}", population_id);
+  }
   return *populations_.emplace(population_id, std::move(loaded)).first->second;
+}
+
+bool TaskRepository::quarantine_holds(const std::string& population_id) const {
+  auto failed = quarantined_.find(population_id);
+  if (failed == quarantined_.end()) return false;
+  // A shared store may hold what another server wrote since (or what a load caught mid-commit
+  // more often than load_population_state_consistently reads again): loaded again when due. A
+  // store this server owns changes only through it: the quarantine lasts until a restart.
+  return !store_.shared() || clock_.now() < failed->second.recheck_at;
 }
 
 void TaskRepository::refresh(PopulationState& st) {
@@ -541,12 +553,20 @@ SelectableModel TaskRepository::selectable_model(const std::string& population_i
 PopulationStatus TaskRepository::status(const std::string& population_id) {
   std::lock_guard lock(mutex_);
   PopulationStatus out;
-  if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
+  PopulationState* loaded = nullptr;
+  if (!quarantine_holds(population_id)) {
+    try {
+      loaded = &state_of(population_id);
+    } catch (const Unavailable&) {
+      if (!quarantined_.count(population_id)) throw;  // a store failure, not a failed load
+    }
+  }
+  if (!loaded) {
     out.record.id = population_id;
-    out.failure_reason = failed->second;
+    out.failure_reason = quarantined_.at(population_id).reason;
     return out;
   }
-  PopulationState& st = state_of(population_id);
+  PopulationState& st = *loaded;
   advance(st, clock_.now());
   out.record = st.record;
   out.round = st.round;
@@ -583,7 +603,7 @@ void TaskRepository::tick() {
     for (const auto& entry : populations_) ids.push_back(entry.first);
   }
   for (const std::string& id : ids) {
-    if (quarantined_.count(id)) continue;
+    if (quarantine_holds(id)) continue;
     try {
       PopulationState& st = state_of(id);
       advance(st, now);
