@@ -429,6 +429,22 @@ TEMPLATE_TEST_CASE("store_lease_queries_ignore_expired_and_done_tasks", "[store]
   CHECK(store->has_expired_lease("p", 0, 17));
 }
 
+TEMPLATE_TEST_CASE("store_has_leasable_task_sees_tasks_never_leased_and_expired_leases", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  claim(*store, TaskKind::kTrain, 10, 3);  // expires at 15
+
+  // A store that created more tasks than it leased (PostgreSQL's chunk) has one to lease.
+  const bool created_more = store->find_round("p", 0)->train_tasks > 1;
+  CHECK(store->has_leasable_task("p", 0, 11) == created_more);
+  CHECK_FALSE(store->has_expired_lease("p", 0, 11));
+  CHECK(store->has_leasable_task("p", 0, 15));
+  CHECK(store->has_expired_lease("p", 0, 15));
+}
+
 TEMPLATE_TEST_CASE("store_checkpoint_is_replaced_and_found", "[store]", FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();

@@ -330,9 +330,6 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     int created;
   };
   std::vector<Pool> pools;
-  // A shared store may hold tasks created but never leased (another server's chunk of claims,
-  // PostgresStore): a used-up pool is tried anyway.
-  const bool pool_counts_are_final = !store_.shared();
   if (st.record.eval_tasks_per_round > 0) {
     pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
   }
@@ -340,11 +337,13 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   if (st.round.number < st.record.rounds && !wants_later_round) {
     pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
   }
-  std::optional<bool> any_expired;  // read once, only when a pool is used up
+  std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
-    if (pool_counts_are_final && pool.created >= pool.limit) {
-      if (!any_expired) any_expired = store_.has_expired_lease(population_id, st.round.number, now);
-      if (!*any_expired) continue;
+    if (pool.created >= pool.limit) {
+      if (!any_leasable) {
+        any_leasable = store_.has_leasable_task(population_id, st.round.number, now);
+      }
+      if (!*any_leasable) continue;
     }
     TaskAssignment task;
     task.population = population_id;
@@ -358,8 +357,8 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
                                    task.lease_expires_at, hash_token(task.lease_token)});
     });
     if (!claimed) continue;
-    if (pool_counts_are_final) {  // the task counters claim_task advanced (a shared store's
-                                  // are re-read by the next request anyway)
+    if (!store_.shared()) {  // the task counters claim_task advanced (a shared store's are
+                             // re-read by the next request anyway)
       std::optional<RoundRecord> round = store_.find_round(population_id, task.round);
       if (round) st.round = *round;
     }

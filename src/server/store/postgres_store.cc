@@ -597,6 +597,14 @@ bool PostgresStore::create_shard(const std::string& population_id, int number, b
   return created;
 }
 
+bool PostgresStore::has_leasable_task(const std::string& population_id, int round, double now) {
+  Rows rows =
+      run("SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN ('train', "
+          "'evaluate') AND state = 'leased' AND lease_expires_at <= $3 LIMIT 1",
+          Params().text(population_id).integer(round).real(now));
+  return rows.size() > 0;
+}
+
 bool PostgresStore::has_expired_lease(const std::string& population_id, int round, double now) {
   Rows rows =
       run("SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN ('train', "

@@ -497,6 +497,11 @@ AcceptOutcome SqliteStore::accept_result(const AcceptRequest& r) {
   return out;
 }
 
+// Every task SQLite creates is leased at once.
+bool SqliteStore::has_leasable_task(const std::string& population_id, int round, double now) {
+  return has_expired_lease(population_id, round, now);
+}
+
 bool SqliteStore::has_expired_lease(const std::string& population_id, int round, double now) {
   auto s = statement(
       "SELECT 1 FROM tasks WHERE population_id = ? AND round = ? AND kind IN ('train', "

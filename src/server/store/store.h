@@ -285,6 +285,9 @@ class Store {
   // Whether a leased task of the round has a lease that expired at or before `now` (a task
   // created but never leased has none).
   virtual bool has_expired_lease(const std::string& population_id, int round, double now) = 0;
+  // Whether claim_task would lease a task of the round without creating one: a task created but
+  // never leased, or one whose lease expired at or before `now`.
+  virtual bool has_leasable_task(const std::string& population_id, int round, double now) = 0;
   // Earliest lease expiry after `now` among the round's leased tasks.
   virtual std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                                   double now) = 0;
