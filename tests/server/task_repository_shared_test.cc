@@ -54,6 +54,30 @@ std::string result_for(int round, int i) {
                       0.01f * static_cast<float>(i * i + round), 3 + i);
 }
 
+// Instances a and b sharing a store, and a single-server reference: population "p" (one round
+// of 3 reports) on both; the shared round holds results 0 (through a) and 1 (through b), and t2
+// is leased (by b, or a); the reference holds all three results.
+struct TwoOfThreeReported {
+  FakeClock clock;
+  Instance a;
+  Instance b;
+  Instance reference;
+  TaskAssignment t2;
+  TwoOfThreeReported(std::unique_ptr<Store> first, std::unique_ptr<Store> second, bool t2_by_b)
+      : a(std::move(first), clock),
+        b(std::move(second), clock),
+        reference(std::make_unique<SqliteStore>(":memory:"), clock) {
+    const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
+    const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
+    const TaskAssignment t0 = a.claim(p);
+    const TaskAssignment t1 = b.claim(p);
+    t2 = (t2_by_b ? b : a).claim(p);
+    a.upload(t0, result_for(0, 0));
+    b.upload(t1, result_for(0, 1));
+    for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("instances_sharing_a_store_publish_the_single_server_model_bit_for_bit",
@@ -136,19 +160,13 @@ TEST_CASE("two_instances_seeing_quorum_at_once_publish_one_model_equal_to_one_se
   PostgresBackend backend;
   auto first = backend.open();
   if (!first) return;
-  FakeClock clock;
-  Instance a(std::move(first), clock);
-  Instance b(backend.open(), clock);
+  TwoOfThreeReported stored(std::move(first), backend.open(), false);
+  FakeClock& clock = stored.clock;
+  Instance& a = stored.a;
+  Instance& b = stored.b;
+  Instance& reference = stored.reference;
+  const TaskAssignment& t2 = stored.t2;
   std::unique_ptr<Store> third = backend.open();  // a third server, seen by neither instance
-  Instance reference(std::make_unique<SqliteStore>(":memory:"), clock);
-  const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
-  const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
-  const TaskAssignment t0 = a.claim(p);
-  const TaskAssignment t1 = b.claim(p);
-  const TaskAssignment t2 = a.claim(p);
-  a.upload(t0, result_for(0, 0));
-  b.upload(t1, result_for(0, 1));
-  for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
   {  // the quorum's last report, accepted by the third server
     const std::string body = result_for(0, 2);
     AcceptRequest request;
@@ -215,20 +233,13 @@ TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repos
   PostgresBackend backend;
   auto first = backend.open();
   if (!first) return;
-  FakeClock clock;
-  Instance a(std::move(first), clock);
-  Instance b(backend.open(), clock);
-  Instance reference(std::make_unique<SqliteStore>(":memory:"), clock);
-  const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
-  const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
-  const TaskAssignment t0 = a.claim(p);
-  const TaskAssignment t1 = b.claim(p);
-  const TaskAssignment t2 = b.claim(p);
-  a.upload(t0, result_for(0, 0));
-  b.upload(t1, result_for(0, 1));
-  for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
+  TwoOfThreeReported stored(std::move(first), backend.open(), true);
+  FakeClock& clock = stored.clock;
+  Instance& a = stored.a;
+  Instance& reference = stored.reference;
+  const TaskAssignment& t2 = stored.t2;
 
-  a.repo->checkpoint_all();  // holds seq 1 only, in order: a checkpoint of result 1
+  a.repo->checkpoint_all();  // on a shared store none: the restart replays the stored results
   Instance restarted(backend.open(), clock);
   restarted.upload(t2, result_for(0, 2));
 

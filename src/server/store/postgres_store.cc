@@ -598,17 +598,22 @@ bool PostgresStore::create_shard(const std::string& population_id, int number, b
 }
 
 bool PostgresStore::has_leasable_task(const std::string& population_id, int round, double now) {
-  Rows rows =
-      run("SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN ('train', "
-          "'evaluate') AND state = 'leased' AND lease_expires_at <= $3 LIMIT 1",
-          Params().text(population_id).integer(round).real(now));
-  return rows.size() > 0;
+  return leasable_rows(population_id, round, now, false);
 }
 
 bool PostgresStore::has_expired_lease(const std::string& population_id, int round, double now) {
+  return leasable_rows(population_id, round, now, true);
+}
+
+bool PostgresStore::leasable_rows(const std::string& population_id, int round, double now,
+                                  bool leased_before) {
   Rows rows =
-      run("SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN ('train', "
-          "'evaluate') AND state = 'leased' AND lease_expires_at <= $3 AND lease_id <> 0 LIMIT 1",
+      run(leased_before ? "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
+                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
+                          "AND lease_id <> 0 LIMIT 1"
+                        : "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
+                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
+                          "LIMIT 1",
           Params().text(population_id).integer(round).real(now));
   return rows.size() > 0;
 }

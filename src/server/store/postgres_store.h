@@ -115,6 +115,9 @@ class PostgresStore : public Store {
   // lock, and only while the round is open (train) or exists (evaluate). False when not.
   bool create_task_chunk(const ClaimRequest& request);
   bool create_shard(const std::string& population_id, int number, bool open_only);
+  // Whether a task of the round is leased with an expiry at or before `now` (never leased
+  // tasks have expiry 0); only those leased before when `leased_before`.
+  bool leasable_rows(const std::string& population_id, int round, double now, bool leased_before);
   // The counters of the shard row `sql` selects (and locks) with `key`.
   std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
 
