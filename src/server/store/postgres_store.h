@@ -3,16 +3,20 @@
 //
 //   PostgresStore store("postgresql://fedleaf@127.0.0.1:55432/fedleaf");  // schema on first open
 //
-// Atomicity is PostgreSQL's: claim_task picks an expired lease with FOR UPDATE SKIP LOCKED (two
-// servers never wait for, nor take, the same task) or counts a new task on the round row;
-// accept_result locks the task row, then the round row, and a result is unique per task and per
-// (round, seq); lock_open_round is SELECT ... FOR UPDATE on the round, so one server closes it.
-// Row locks last until the transaction (the repository's batch) commits.
+// Atomicity is PostgreSQL's, with no row every server's claims and uploads lock until their
+// batch commits (docs/deploy.md "Locks"): claim_task picks a never-leased or expired task with
+// FOR UPDATE SKIP LOCKED (two servers never wait for, nor take, the same task), and when none is
+// left creates a chunk of tasks under the round row's lock in a side transaction committed at
+// once; accept_result locks the task row, then this store's round_shards row (its report
+// counters for the round: a round's counters are its row plus its shards), takes the result's
+// seq from a sequence, and a result is unique per task and per (round, seq); lock_open_round
+// locks every shard row of the round and then the round row, so one server closes it, with
+// every report. Other row locks last until the transaction (the repository's batch) commits.
 //
 // Durability: a kFull commit waits for the WAL flush (synchronous_commit on); a kNormal commit
 // does not (it survives a killed server process — PostgreSQL holds it — and a PostgreSQL crash
 // once a later sync() returned). sync() commits a transaction that takes an xid with
-// synchronous_commit on over a second connection: its WAL flush covers every earlier commit.
+// synchronous_commit on over another connection: its WAL flush covers every earlier commit.
 // Thread-safety as Store: one thread at a time, sync() from any thread.
 //
 // Schema version and migrations as SqliteStore's (postgres_schema.h); created under an advisory
