@@ -115,8 +115,9 @@ class InterleavedStore : public SqliteStore {
   std::function<void()> between_;
 };
 
-// A population "p" with one accepted report and a second task leased, on a file store; `then`
-// uploads the second task's result through the writing server and commits it.
+// A population "p" (2 rounds of `clients` reports) with one accepted report and a second task
+// leased, on a file store; upload_second() uploads the second task's result through the writing
+// server (with 2 clients that closes round 0, dropping its results) and commits it.
 struct OneReportAndOneLeased {
   SqliteFileBackend file;  // a temporary file, removed with it
   SqliteStore writer{file.path};
@@ -124,8 +125,8 @@ struct OneReportAndOneLeased {
   ServerMetrics metrics;
   TaskRepository repo{writer, clock, metrics, {}};
   TaskAssignment second;
-  OneReportAndOneLeased() {
-    const CreatedPopulation p = repo.create_population(test::test_spec("p", 1, 3, 3));
+  explicit OneReportAndOneLeased(int clients) {
+    const CreatedPopulation p = repo.create_population(test::test_spec("p", 2, clients, clients));
     const auto first = std::get<TaskAssignment>(repo.claim(p.id, p.client_token));
     second = std::get<TaskAssignment>(repo.claim(p.id, p.client_token));
     repo.upload(first.task_id, first.lease_token, test::train_result({1}, 0.5f, 0.1f, 3));
@@ -141,7 +142,7 @@ struct OneReportAndOneLeased {
 
 TEST_CASE("a_load_another_servers_commit_made_inconsistent_is_read_again_on_a_shared_store",
           "[population_state]") {
-  OneReportAndOneLeased stored;
+  OneReportAndOneLeased stored(2);
   int commits_between = 0;
   InterleavedStore reader(stored.file.path, true, [&] {
     stored.upload_second();
@@ -151,13 +152,26 @@ TEST_CASE("a_load_another_servers_commit_made_inconsistent_is_read_again_on_a_sh
   const auto st = load_population_state_consistently(reader, *reader.find_population("p"));
 
   CHECK(commits_between == 1);
-  CHECK(st->round.reports == 2);
+  CHECK(st->round.number == 1);  // read again: round 1, opened in between
+  CHECK(st->round.reports == 0);
+  REQUIRE(st->aggregator);
+  CHECK(st->aggregator->num_reports() == 0);
+}
+
+TEST_CASE("a_load_whose_results_include_a_report_committed_after_its_round_read_holds_it",
+          "[population_state]") {
+  OneReportAndOneLeased stored(3);
+  InterleavedStore reader(stored.file.path, true, [&] { stored.upload_second(); });
+
+  const auto st = load_population_state_consistently(reader, *reader.find_population("p"));
+
+  CHECK(st->round.reports == 1);  // as read before the commit; the next refresh re-reads it
   REQUIRE(st->aggregator);
   CHECK(st->aggregator->num_reports() == 2);
 }
 
 TEST_CASE("a_load_that_does_not_add_up_on_a_store_one_server_owns_fails", "[population_state]") {
-  OneReportAndOneLeased stored;
+  OneReportAndOneLeased stored(2);
   InterleavedStore reader(stored.file.path, false, [&] { stored.upload_second(); });
 
   CHECK_THROWS_AS(load_population_state_consistently(reader, *reader.find_population("p")), Error);
