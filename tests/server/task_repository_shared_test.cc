@@ -233,18 +233,14 @@ TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repos
   PostgresBackend backend;
   auto first = backend.open();
   if (!first) return;
-  TwoOfThreeReported stored(std::move(first), backend.open(), true);
-  FakeClock& clock = stored.clock;
-  Instance& a = stored.a;
-  Instance& reference = stored.reference;
-  const TaskAssignment& t2 = stored.t2;
+  TwoOfThreeReported s(std::move(first), backend.open(), true);
 
-  a.repo->checkpoint_all();  // on a shared store none: the restart replays the stored results
-  Instance restarted(backend.open(), clock);
-  restarted.upload(t2, result_for(0, 2));
+  s.a.repo->checkpoint_all();  // on a shared store none: the restart replays the stored results
+  Instance restarted(backend.open(), s.clock);
+  restarted.upload(s.t2, result_for(0, 2));
 
-  CHECK(restarted.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);
-  CHECK(a.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);
+  CHECK(restarted.repo->model("p", 1).etag == s.reference.repo->model("p", 1).etag);
+  CHECK(s.a.repo->model("p", 1).etag == s.reference.repo->model("p", 1).etag);
 }
 
 }  // namespace fedleaf::server
