@@ -5,10 +5,15 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <functional>
+#include <utility>
+
+#include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
 #include "tests/server/server_fixtures.h"
+#include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
 
@@ -100,6 +105,92 @@ TEST_CASE("select_index_of_the_current_model_is_built_once", "[population_state]
   CHECK(first->arrays.count("emb/weight") == 1);
   const ModelBlob other{"other", std::make_shared<const std::string>(test::test_model_bytes())};
   CHECK(select_index(*st, other) != first);
+}
+
+}  // namespace fedleaf::server
+
+namespace fedleaf::server {
+namespace {
+
+// A SqliteStore (a second connection to a file) that lets another server commit once, between
+// a load's read of the round and its read of the round's results — the interleaving a shared
+// store allows — and says it is shared or not.
+class InterleavedStore : public SqliteStore {
+ public:
+  InterleavedStore(const std::string& path, bool shared, std::function<void()> between)
+      : SqliteStore(path), shared_(shared), between_(std::move(between)) {}
+  bool shared() const override { return shared_; }
+  std::vector<ResultRecord> list_results(const std::string& population_id, int round,
+                                         std::int64_t after_seq) override {
+    if (between_) std::exchange(between_, nullptr)();
+    return SqliteStore::list_results(population_id, round, after_seq);
+  }
+
+ private:
+  bool shared_;
+  std::function<void()> between_;
+};
+
+// A population "p" (2 rounds of `clients` reports) with one accepted report and a second task
+// leased, on a file store; upload_second() uploads the second task's result through the writing
+// server (with 2 clients that closes round 0, dropping its results) and commits it.
+struct OneReportAndOneLeased {
+  SqliteFileBackend file;  // a temporary file, removed with it
+  SqliteStore writer{file.path};
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepository repo{writer, clock, metrics, {}};
+  TaskAssignment second;
+  explicit OneReportAndOneLeased(int clients) {
+    const CreatedPopulation p = repo.create_population(test::test_spec("p", 2, clients, clients));
+    const auto first = std::get<TaskAssignment>(repo.claim(p.id, p.client_token));
+    second = std::get<TaskAssignment>(repo.claim(p.id, p.client_token));
+    repo.upload(first.task_id, first.lease_token, test::train_result({1}, 0.5f, 0.1f, 3));
+    repo.commit_batch();
+  }
+  void upload_second() {
+    repo.upload(second.task_id, second.lease_token, test::train_result({2}, 0.25f, 0.2f, 4));
+    repo.commit_batch();
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a_load_another_servers_commit_made_inconsistent_is_read_again_on_a_shared_store",
+          "[population_state]") {
+  OneReportAndOneLeased stored(2);
+  int commits_between = 0;
+  InterleavedStore reader(stored.file.path, true, [&] {
+    stored.upload_second();
+    ++commits_between;
+  });
+
+  const auto st = load_population_state_consistently(reader, *reader.find_population("p"));
+
+  CHECK(commits_between == 1);
+  CHECK(st->round.number == 1);  // read again: round 1, opened in between
+  CHECK(st->round.reports == 0);
+  REQUIRE(st->aggregator);
+  CHECK(st->aggregator->num_reports() == 0);
+}
+
+TEST_CASE("a_load_whose_results_include_a_report_committed_after_its_round_read_holds_it",
+          "[population_state]") {
+  OneReportAndOneLeased stored(3);
+  InterleavedStore reader(stored.file.path, true, [&] { stored.upload_second(); });
+
+  const auto st = load_population_state_consistently(reader, *reader.find_population("p"));
+
+  CHECK(st->round.reports == 1);  // as read before the commit; the next refresh re-reads it
+  REQUIRE(st->aggregator);
+  CHECK(st->aggregator->num_reports() == 2);
+}
+
+TEST_CASE("a_load_that_does_not_add_up_on_a_store_one_server_owns_fails", "[population_state]") {
+  OneReportAndOneLeased stored(2);
+  InterleavedStore reader(stored.file.path, false, [&] { stored.upload_second(); });
+
+  CHECK_THROWS_AS(load_population_state_consistently(reader, *reader.find_population("p")), Error);
 }
 
 }  // namespace fedleaf::server

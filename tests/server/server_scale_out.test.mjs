@@ -172,3 +172,57 @@ test('three servers behind haproxy count every accepted upload once through a ki
       assert.equal(direct.headers.get('etag'), viaLb.headers.get('etag'));
     }
   });
+
+// Two servers on one database, no balancer: each round's two reports are uploaded to the two
+// servers at once, then both are asked for the status at once — both may see the quorum and try
+// to close the round. Each round must close exactly once (the servers' closed-round counts sum to
+// the rounds), with both reports, and both servers publish the same model.
+test('two servers that see a round\'s quorum at once publish one model', { skip: missing ?? false },
+  async (t) => {
+    const dir = tempDir('fedleaf-race-');
+    const db = createDatabase(`fedleaf_race_${process.pid}`);
+    const args = ['--tick-interval-s', '60'];  // only requests close rounds here
+    const servers = [await startServer({ dir, db, args }), await startServer({ dir, db, args })];
+    t.after(async () => { for (const s of servers) await s.stop(); });
+    const rounds = 4;
+    const population = await createPopulation(servers[0].url, {
+      id: 'race', rounds, clients_per_round: 2, lease_s: 600 });
+    const uploads = [];
+    for (let round = 0; round < rounds; round++) {
+      const tasks = [];
+      for (const s of servers) {
+        const claim = await call(`${s.url}/v1/populations/race/tasks:claim`, {
+          method: 'POST', token: population.client_token, body: JSON.stringify({ min_round: round }) });
+        assert.equal(claim.status, 200, `claim of round ${round}: ${claim.status} ${claim.bytes}`);
+        assert.equal(claim.json.round, round);
+        tasks.push(claim.json);
+      }
+      const specs = tasks.map((_, i) => ({ rows: [i, 3 + round], rowValue: 0.25 * (i + 1),
+                                           denseValue: 0.1 * (round + 1), numExamples: 2 + i }));
+      uploads.push(specs);
+      const answers = await Promise.all(tasks.map((task, i) => call(`${servers[i].url}${task.upload_url}`, {
+        method: 'PUT', token: task.lease_token, body: trainResult(specs[i]) })));
+      for (const a of answers) assert.equal(a.status, 201, `upload: ${a.status} ${a.bytes}`);
+      const statuses = await Promise.all(servers.map((s) => call(`${s.url}/v1/populations/race`)));
+      for (const s of statuses) {
+        assert.equal(s.status, 200);
+        assert.equal(s.json.history[round].status, 'closed', `round ${round}`);
+        assert.equal(s.json.history[round].reports, 2);
+      }
+    }
+    let closes = 0;
+    for (const s of servers) {
+      const metrics = (await call(`${s.url}/metrics`)).bytes.toString();
+      closes += Number(/^fedleaf_round_duration_seconds_count (\d+)/m.exec(metrics)[1]);
+    }
+    assert.equal(closes, rounds, 'every round closed once');
+    for (let round = 1; round <= rounds; round++) {
+      const models = await Promise.all(servers.map(
+        (s) => call(`${s.url}/v1/populations/race/rounds/${round}/model`)));
+      assert.equal(models[0].status, 200);
+      assert.equal(models[0].headers.get('etag'), models[1].headers.get('etag'));
+    }
+    const first = await call(`${servers[1].url}/v1/populations/race/rounds/1/model`);
+    const difference = maxAbsDifference(first.bytes, referenceNextModel(uploads[0]));
+    assert.ok(difference < 1e-5, `round 0's aggregate differs from the reference by ${difference}`);
+  });

@@ -1,7 +1,7 @@
 // The Store backends the one store suite (store_test.cc) runs on: SQLite in memory, SQLite in a
 // file and PostgreSQL (when FEDLEAF_TEST_PG_URL names a server; scripts/test.sh starts one).
 //
-//   TEMPLATE_LIST_TEST_CASE("store_...", "[store]", StoreBackends) {
+//   TEMPLATE_TEST_CASE("store_...", "[store]", FEDLEAF_STORE_BACKENDS) {
 //     TestType backend;
 //     auto store = backend.open();   // a fresh, empty store
 //     if (!store) return;            // PostgreSQL not configured (a failure when CI=true)
@@ -96,7 +96,10 @@ struct PostgresBackend {
   }
 };
 
-using StoreBackends = std::tuple<SqliteMemoryBackend, SqliteFileBackend, PostgresBackend>;
-using SharedStoreBackends = std::tuple<SqliteFileBackend, PostgresBackend>;
-
 }  // namespace fedleaf::server
+
+// The backends as TEMPLATE_TEST_CASE's type list: Catch names each case after its type
+// ("store_... - PostgresBackend"), where a TEMPLATE_LIST_TEST_CASE would number them. Every
+// backend, and those where several connections share one store.
+#define FEDLEAF_STORE_BACKENDS SqliteMemoryBackend, SqliteFileBackend, PostgresBackend
+#define FEDLEAF_SHARED_STORE_BACKENDS SqliteFileBackend, PostgresBackend

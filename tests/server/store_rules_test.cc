@@ -66,6 +66,49 @@ TEST_CASE("apply_delta_adds_a_train_or_an_evaluate_report", "[store_rules]") {
   CHECK(round.reports == 2);
 }
 
+TEST_CASE("add_round_counts_equals_applying_every_report_of_the_part_to_the_round",
+          "[store_rules]") {
+  RoundDelta train;
+  train.examples = 10;
+  train.loss_sum = 5;
+  train.accuracy_sum = 8;
+  train.accuracy_examples = 10;
+  train.upload_bytes = 100;
+  RoundDelta eval;
+  eval.examples = 4;
+  eval.eval_sums = {{"accuracy", 3.0}, {"loss", 1.5}};
+  RoundDelta other_eval;
+  other_eval.examples = 2;
+  other_eval.eval_sums = {{"auc", 0.5}, {"loss", 1.0}};
+
+  RoundRecord all;  // the reference: every report applied to one record
+  RoundRecord round;
+  RoundRecord part;
+  apply_delta(all, TaskKind::kTrain, train);
+  apply_delta(round, TaskKind::kTrain, train);
+  apply_delta(all, TaskKind::kEvaluate, eval);
+  apply_delta(round, TaskKind::kEvaluate, eval);
+  for (const RoundDelta* delta : {&train, &train}) {
+    apply_delta(all, TaskKind::kTrain, *delta);
+    apply_delta(part, TaskKind::kTrain, *delta);
+  }
+  apply_delta(all, TaskKind::kEvaluate, other_eval);
+  apply_delta(part, TaskKind::kEvaluate, other_eval);
+  add_round_counts(round, part);
+
+  CHECK(round.reports == all.reports);
+  CHECK(round.reports == 3);
+  CHECK(round.examples == all.examples);
+  CHECK(round.loss_sum == all.loss_sum);
+  CHECK(round.accuracy_sum == all.accuracy_sum);
+  CHECK(round.accuracy_examples == all.accuracy_examples);
+  CHECK(round.upload_bytes == all.upload_bytes);
+  CHECK(round.eval_reports == all.eval_reports);
+  CHECK(round.eval_examples == all.eval_examples);
+  CHECK(nlohmann::json::parse(round.eval_sums_json) == nlohmann::json::parse(all.eval_sums_json));
+  CHECK(nlohmann::json::parse(round.eval_sums_json)["loss"] == 2.5);
+}
+
 TEST_CASE("open_round_or_nothing_is_the_open_round_nothing_once_closed_and_not_found_without_row",
           "[store_rules]") {
   RoundRecord open;

@@ -76,6 +76,13 @@ AcceptOutcome accept(Store& store, const AcceptRequest& request) {
   return outcome;
 }
 
+// A claim rolled back leaves no lease: its task is gone, or (a task PostgresStore created in a
+// chunk, committed on its own) there and never leased.
+bool never_leased(Store& store, std::int64_t task_id) {
+  const std::optional<TaskRecord> task = store.find_task(task_id);
+  return store.list_leases(task_id).empty() && (!task || task->lease_id == 0);
+}
+
 // Closes round `number` of "p" and opens the next with its model.
 void close(Store& store, int number, double now) {
   StoreTransaction tx(store, Durability::kFull);
@@ -96,8 +103,8 @@ void close(Store& store, int number, double now) {
 
 }  // namespace
 
-TEMPLATE_LIST_TEST_CASE("store_create_population_then_find_returns_every_field", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_create_population_then_find_returns_every_field", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -127,7 +134,7 @@ TEMPLATE_LIST_TEST_CASE("store_create_population_then_find_returns_every_field",
   CHECK_FALSE(store->find_model("p", 1));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_create_population_twice_is_conflict", "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_create_population_twice_is_conflict", "[store]", FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -139,7 +146,7 @@ TEMPLATE_LIST_TEST_CASE("store_create_population_twice_is_conflict", "[store]", 
       Conflict);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -153,8 +160,8 @@ TEMPLATE_LIST_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", St
   CHECK(all[1].id == "b");
 }
 
-TEMPLATE_LIST_TEST_CASE("store_claim_task_creates_tasks_up_to_the_limit_and_counts_them", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_claim_task_creates_tasks_up_to_the_limit_and_counts_them", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -184,8 +191,8 @@ TEMPLATE_LIST_TEST_CASE("store_claim_task_creates_tasks_up_to_the_limit_and_coun
   CHECK_FALSE(store->find_task(9999));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_first", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_first", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -213,8 +220,8 @@ TEMPLATE_LIST_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_fi
   CHECK(store->find_round("p", 0)->train_tasks == 3);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_claim_task_finds_nothing_in_a_closed_round", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_claim_task_finds_nothing_in_a_closed_round", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -226,8 +233,8 @@ TEMPLATE_LIST_TEST_CASE("store_claim_task_finds_nothing_in_a_closed_round", "[st
   CHECK_FALSE(claim(*store, TaskKind::kTrain, 100, 1));  // even its expired task
 }
 
-TEMPLATE_LIST_TEST_CASE("store_accept_result_completes_the_task_and_counts_the_report", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_accept_result_completes_the_task_and_counts_the_report", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -265,8 +272,8 @@ TEMPLATE_LIST_TEST_CASE("store_accept_result_completes_the_task_and_counts_the_r
   CHECK(store->count_active_leases(11) == 0);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_accept_result_is_idempotent_per_lease_and_refuses_the_rest",
-                        "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_accept_result_is_idempotent_per_lease_and_refuses_the_rest", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -288,8 +295,8 @@ TEMPLATE_LIST_TEST_CASE("store_accept_result_is_idempotent_per_lease_and_refuses
   CHECK(store->list_results("p", 0, 0).size() == 1);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_accept_result_refuses_expired_and_replaced_leases", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_accept_result_refuses_expired_and_replaced_leases", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -311,8 +318,8 @@ TEMPLATE_LIST_TEST_CASE("store_accept_result_refuses_expired_and_replaced_leases
   CHECK_THROWS_AS(store->accept_result(unknown), NotFound);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_accept_result_refuses_train_of_a_closed_round_not_evaluations",
-                        "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_accept_result_refuses_train_of_a_closed_round_not_evaluations", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -340,8 +347,8 @@ TEMPLATE_LIST_TEST_CASE("store_accept_result_refuses_train_of_a_closed_round_not
   CHECK(round.eval_sums_json == R"({"accuracy":3.0,"loss":2.0})");
 }
 
-TEMPLATE_LIST_TEST_CASE("store_close_round_writes_the_close_once_and_drops_its_results", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_close_round_writes_the_close_once_and_drops_its_results", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -378,8 +385,8 @@ TEMPLATE_LIST_TEST_CASE("store_close_round_writes_the_close_once_and_drops_its_r
   CHECK_THROWS_AS(store->close_round(again), Conflict);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_close_round_without_a_next_round_finishes_the_population", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_close_round_without_a_next_round_finishes_the_population", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -402,8 +409,8 @@ TEMPLATE_LIST_TEST_CASE("store_close_round_without_a_next_round_finishes_the_pop
   CHECK_FALSE(store->find_model("p", 1));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_lease_queries_ignore_expired_and_done_tasks", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_lease_queries_ignore_expired_and_done_tasks", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -422,7 +429,23 @@ TEMPLATE_LIST_TEST_CASE("store_lease_queries_ignore_expired_and_done_tasks", "[s
   CHECK(store->has_expired_lease("p", 0, 17));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_checkpoint_is_replaced_and_found", "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_has_leasable_task_sees_tasks_never_leased_and_expired_leases", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  claim(*store, TaskKind::kTrain, 10, 3);  // expires at 15
+
+  // A store that created more tasks than it leased (PostgreSQL's chunk) has one to lease.
+  const bool created_more = store->find_round("p", 0)->train_tasks > 1;
+  CHECK(store->has_leasable_task("p", 0, 11) == created_more);
+  CHECK_FALSE(store->has_expired_lease("p", 0, 11));
+  CHECK(store->has_leasable_task("p", 0, 15));
+  CHECK(store->has_expired_lease("p", 0, 15));
+}
+
+TEMPLATE_TEST_CASE("store_checkpoint_is_replaced_and_found", "[store]", FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -440,7 +463,7 @@ TEMPLATE_LIST_TEST_CASE("store_checkpoint_is_replaced_and_found", "[store]", Sto
   CHECK_FALSE(store->find_checkpoint("p", 1));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -458,29 +481,33 @@ TEMPLATE_LIST_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", St
   CHECK(counts.size() == 2);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
   create(*store, "p");
 
+  std::optional<ClaimedTask> claimed;
   {
     StoreTransaction tx(*store, Durability::kFull);
     store->create_population(population("q"), round_record("q", 0), {"q", 0, "e", "m"});
-    store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
+    claimed = store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
   }
 
   CHECK_FALSE(store->find_population("q"));
   CHECK(store->count_active_leases(0) == 0);
-  CHECK(store->find_round("p", 0)->train_tasks == 0);
+  REQUIRE(claimed);
+  CHECK(never_leased(*store, claimed->task_id));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]", StoreBackends) {
+TEMPLATE_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
   create(*store, "p");
+  std::optional<ClaimedTask> claimed;
 
   {
     StoreTransaction tx(*store, Durability::kNormal);
@@ -488,7 +515,7 @@ TEMPLATE_LIST_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]",
     store->add_rejection("p", "forbidden");
     store->commit_nested();
     store->begin_nested();
-    store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
+    claimed = store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
     store->rollback_nested();
     store->begin_nested();
     store->add_rejection("p", "conflict");
@@ -498,11 +525,12 @@ TEMPLATE_LIST_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]",
 
   CHECK(store->rejections("p").at("forbidden") == 1);
   CHECK(store->rejections("p").at("conflict") == 1);
-  CHECK(store->find_round("p", 0)->train_tasks == 0);
+  REQUIRE(claimed);
+  CHECK(never_leased(*store, claimed->task_id));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_a_failed_step_rolls_back_and_the_transaction_goes_on", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_a_failed_step_rolls_back_and_the_transaction_goes_on", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -524,8 +552,8 @@ TEMPLATE_LIST_TEST_CASE("store_a_failed_step_rolls_back_and_the_transaction_goes
   CHECK(store->rejections("p").at("conflict") == 1);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -542,8 +570,8 @@ TEMPLATE_LIST_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transa
   CHECK(store->find_population("p"));
 }
 
-TEMPLATE_LIST_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[store]",
-                        StoreBackends) {
+TEMPLATE_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
   TestType backend;
   auto store = backend.open();
   if (!store) return;
@@ -572,8 +600,8 @@ TEMPLATE_LIST_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit"
 
 // ---- several connections to one store (what several servers do)
 
-TEMPLATE_LIST_TEST_CASE("store_commits_are_seen_by_another_connection_once_committed", "[store]",
-                        SharedStoreBackends) {
+TEMPLATE_TEST_CASE("store_commits_are_seen_by_another_connection_once_committed", "[store]",
+                   FEDLEAF_SHARED_STORE_BACKENDS) {
   TestType backend;
   auto writer = backend.open();
   if (!writer) return;
@@ -592,8 +620,8 @@ TEMPLATE_LIST_TEST_CASE("store_commits_are_seen_by_another_connection_once_commi
   CHECK(reader->rejections("p").at("conflict") == 1);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_a_task", "[store]",
-                        SharedStoreBackends) {
+TEMPLATE_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_a_task", "[store]",
+                   FEDLEAF_SHARED_STORE_BACKENDS) {
   TestType backend;
   auto first = backend.open();
   if (!first) return;
@@ -622,8 +650,8 @@ TEMPLATE_LIST_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_
   CHECK(first->find_round("p", 0)->train_tasks == kTasks);
 }
 
-TEMPLATE_LIST_TEST_CASE("store_two_connections_closing_one_round_close_it_once", "[store]",
-                        SharedStoreBackends) {
+TEMPLATE_TEST_CASE("store_two_connections_closing_one_round_close_it_once", "[store]",
+                   FEDLEAF_SHARED_STORE_BACKENDS) {
   TestType backend;
   auto first = backend.open();
   if (!first) return;
@@ -653,6 +681,67 @@ TEMPLATE_LIST_TEST_CASE("store_two_connections_closing_one_round_close_it_once",
 
   CHECK(closes == 1);
   CHECK(first->find_population("p")->current_round == 1);
+}
+
+TEMPLATE_TEST_CASE(
+    "store_a_closer_waits_for_an_accept_in_flight_on_another_connection_and_counts_it", "[store]",
+    FEDLEAF_SHARED_STORE_BACKENDS) {
+  TestType backend;
+  auto accepter = backend.open();
+  if (!accepter) return;
+  create(*accepter, "p");
+  auto closer = backend.open();
+  const ClaimedTask task = *claim(*accepter, TaskKind::kTrain, 10);
+
+  StoreTransaction in_flight(*accepter, Durability::kNormal);  // accepted, not yet committed
+  REQUIRE(accepter->accept_result(train_upload(task, "sha", 11)).status == AcceptStatus::kAccepted);
+  std::optional<RoundRecord> locked;
+  std::thread close_it([&] {
+    StoreTransaction tx(*closer, Durability::kFull);
+    locked = closer->lock_open_round("p", 0);  // waits for the accept's commit
+    tx.commit();
+  });
+  in_flight.commit();
+  close_it.join();
+
+  REQUIRE(locked);
+  CHECK(locked->reports == 1);
+  CHECK(locked->examples == 10);
+}
+
+TEMPLATE_TEST_CASE("store_an_accept_on_another_connection_while_a_round_closes_sees_it_closed",
+                   "[store]", FEDLEAF_SHARED_STORE_BACKENDS) {
+  TestType backend;
+  auto accepter = backend.open();
+  if (!accepter) return;
+  create(*accepter, "p");
+  auto closer = backend.open();
+  const ClaimedTask first = *claim(*accepter, TaskKind::kTrain, 10);
+  const ClaimedTask late = *claim(*accepter, TaskKind::kTrain, 10);
+  accept(*accepter, train_upload(first, "sha-1", 11));  // the accepter's shard row exists
+
+  StoreTransaction closing(*closer, Durability::kFull);
+  std::optional<RoundRecord> locked = closer->lock_open_round("p", 0);
+  REQUIRE(locked);
+  std::optional<AcceptOutcome> outcome;
+  std::thread upload([&] { outcome = accept(*accepter, train_upload(late, "sha-2", 12)); });
+  RoundCloseWrite write;
+  write.closed = *locked;
+  write.closed.closed_at = 12;
+  write.population = population("p");
+  write.population.current_round = 1;
+  write.opened = round_record("p", 1);
+  write.model = ModelRecord{"p", 1, "etag-1", "model"};
+  closer->close_round(write);
+  closing.commit();
+  upload.join();
+
+  REQUIRE(outcome);
+  CHECK(outcome->status == AcceptStatus::kRoundClosed);
+  const RoundRecord closed = *accepter->find_round("p", 0);
+  CHECK(closed.status == RoundStatus::kClosed);
+  CHECK(closed.reports == 1);
+  CHECK(accepter->list_results("p", 0, 0).empty());
 }
 
 }  // namespace fedleaf::server

@@ -8,6 +8,7 @@
 
 #include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"
+#include "server/util/sha256.h"
 #include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
 
@@ -68,6 +69,30 @@ std::string result_for(int round, int i) {
   return train_result({i % 10, (i * 3 + round) % 10}, 0.1f * static_cast<float>(i + 1),
                       0.01f * static_cast<float>(i * i + round), 3 + i);
 }
+
+// Instances a and b sharing a store, and a single-server reference: population "p" (one round
+// of 3 reports) on both; the shared round holds results 0 (through a) and 1 (through b), and t2
+// is leased (by b, or a); the reference holds all three results.
+struct TwoOfThreeReported {
+  FakeClock clock;
+  Instance a;
+  Instance b;
+  Instance reference;
+  TaskAssignment t2;
+  TwoOfThreeReported(std::unique_ptr<Store> first, std::unique_ptr<Store> second, bool t2_by_b)
+      : a(std::move(first), clock),
+        b(std::move(second), clock),
+        reference(std::make_unique<SqliteStore>(":memory:"), clock) {
+    const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
+    const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
+    const TaskAssignment t0 = a.claim(p);
+    const TaskAssignment t1 = b.claim(p);
+    t2 = (t2_by_b ? b : a).claim(p);
+    a.upload(t0, result_for(0, 0));
+    b.upload(t1, result_for(0, 1));
+    for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
+  }
+};
 
 }  // namespace
 
@@ -139,6 +164,57 @@ TEST_CASE("two_instances_seeing_the_deadline_at_once_publish_one_model", "[repos
 
 namespace fedleaf::server {
 
+TEST_CASE("two_instances_seeing_quorum_at_once_publish_one_model_equal_to_one_servers",
+          "[repository][shared]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  TwoOfThreeReported stored(std::move(first), backend.open(), false);
+  FakeClock& clock = stored.clock;
+  Instance& a = stored.a;
+  Instance& b = stored.b;
+  Instance& reference = stored.reference;
+  const TaskAssignment& t2 = stored.t2;
+  std::unique_ptr<Store> third = backend.open();  // a third server, seen by neither instance
+  {  // the quorum's last report, accepted by the third server
+    const std::string body = result_for(0, 2);
+    AcceptRequest request;
+    request.task_id = t2.task_id;
+    request.lease_id = third->list_leases(t2.task_id).at(0).id;
+    request.result_sha256 = sha256_hex(body);
+    request.now = clock.now();
+    request.train_bytes = body;
+    request.delta.examples = 1;
+    request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
+    StoreTransaction tx(*third, Durability::kNormal);
+    REQUIRE(third->accept_result(request).status == AcceptStatus::kAccepted);
+    tx.commit();
+  }
+  CHECK(std::stoi(a.rounds_closed()) + std::stoi(b.rounds_closed()) == 0);
+
+  // Both see the quorum on their next request, at once: each tries to close the round.
+  std::thread ta([&] {
+    a.repo->status("p");
+    a.commit();
+  });
+  std::thread tb([&] {
+    b.repo->status("p");
+    b.commit();
+  });
+  ta.join();
+  tb.join();
+
+  CHECK(std::stoi(a.rounds_closed()) + std::stoi(b.rounds_closed()) == 1);
+  const ModelBlob expected = reference.repo->model("p", 1);
+  CHECK(a.repo->model("p", 1).etag == expected.etag);
+  CHECK(*b.repo->model("p", 1).bytes == *expected.bytes);
+  const PopulationStatus status = a.repo->status("p");
+  CHECK(status.record.current_round == 1);
+  REQUIRE(status.history.size() == 2);  // round 1: the evaluation of the final model
+  CHECK(status.history[0].status == RoundStatus::kClosed);
+  CHECK(status.history[0].reports == 3);
+}
+
 TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_checkpoint",
           "[repository][shared]") {
   SharedStore cluster(2);
@@ -161,26 +237,77 @@ TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_
 }
 
 TEST_CASE("a_restarted_instance_rebuilds_a_round_other_instances_share", "[repository][shared]") {
-  SharedStore cluster(2);
-  if (cluster.servers.empty()) return;
-  Instance& a = *cluster.servers[0];
-  Instance& b = *cluster.servers[1];
-  Instance reference(std::make_unique<SqliteStore>(":memory:"), cluster.clock);
-  const CreatedPopulation p = a.repo->create_population(test_spec("p", 1, 3, 3));
-  const CreatedPopulation single = reference.repo->create_population(test_spec("p", 1, 3, 3));
-  const TaskAssignment t0 = a.claim(p);
-  const TaskAssignment t1 = b.claim(p);
-  const TaskAssignment t2 = b.claim(p);
-  a.upload(t0, result_for(0, 0));
-  b.upload(t1, result_for(0, 1));
-  for (int i = 0; i < 3; ++i) reference.upload(reference.claim(single), result_for(0, i));
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  TwoOfThreeReported s(std::move(first), backend.open(), true);
 
-  a.repo->checkpoint_all();  // holds seq 1 only, in order: a checkpoint of result 1
-  Instance restarted(cluster.backend.open(), cluster.clock);
-  restarted.upload(t2, result_for(0, 2));
+  s.a.repo->checkpoint_all();  // on a shared store none: the restart replays the stored results
+  Instance restarted(backend.open(), s.clock);
+  restarted.upload(s.t2, result_for(0, 2));
 
-  CHECK(restarted.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);
-  CHECK(a.repo->model("p", 1).etag == reference.repo->model("p", 1).etag);
+  CHECK(restarted.repo->model("p", 1).etag == s.reference.repo->model("p", 1).etag);
+  CHECK(s.a.repo->model("p", 1).etag == s.reference.repo->model("p", 1).etag);
+}
+
+}  // namespace fedleaf::server
+
+namespace fedleaf::server {
+namespace {
+
+// A second connection to a SQLite file that calls itself shared (or not) and whose first
+// `failures` reads of results fail: a population it loads is quarantined until a load
+// succeeds.
+class FailingResultsStore : public SqliteStore {
+ public:
+  FailingResultsStore(const std::string& path, bool shared, int failures)
+      : SqliteStore(path), shared_(shared), failures_(failures) {}
+  bool shared() const override { return shared_; }
+  std::vector<ResultRecord> list_results(const std::string& population_id, int round,
+                                         std::int64_t after_seq) override {
+    if (failures_ > 0) {
+      --failures_;
+      throw Error("results unreadable (test)");
+    }
+    return SqliteStore::list_results(population_id, round, after_seq);
+  }
+
+ private:
+  bool shared_;
+  int failures_;
+};
+
+// Loads population "p" (one report accepted by another server) through a store whose reads of
+// results fail more often than a load retries; then lets `wait_s` pass and asks for its status.
+PopulationStatus status_after_quarantine(bool shared, double wait_s) {
+  SqliteFileBackend file;
+  FakeClock clock;
+  Instance other(std::make_unique<SqliteStore>(file.path), clock);
+  const CreatedPopulation p = other.repo->create_population(test_spec("p", 1, 3, 3));
+  other.upload(other.claim(p), result_for(0, 0));
+  FailingResultsStore store(file.path, shared, 5);  // as many as a shared store's load tries
+  ServerMetrics metrics;
+  TaskRepository repo(store, clock, metrics, {});
+  CHECK(repo.status("p").failure_reason);
+  CHECK_THROWS_AS(repo.claim("p", p.client_token), Unavailable);
+  clock.advance(wait_s);
+  return repo.status("p");
+}
+
+}  // namespace
+
+TEST_CASE("a_quarantined_population_of_a_shared_store_is_loaded_again_when_the_recheck_is_due",
+          "[repository][shared]") {
+  const PopulationStatus status =
+      status_after_quarantine(true, TaskRepository::kQuarantineRecheckS);
+  CHECK_FALSE(status.failure_reason);
+  CHECK(status.round.reports == 1);
+}
+
+TEST_CASE("a_quarantined_population_stays_quarantined_before_the_recheck_and_on_an_owned_store",
+          "[repository][shared]") {
+  CHECK(status_after_quarantine(true, TaskRepository::kQuarantineRecheckS / 2).failure_reason);
+  CHECK(status_after_quarantine(false, 10 * TaskRepository::kQuarantineRecheckS).failure_reason);
 }
 
 }  // namespace fedleaf::server

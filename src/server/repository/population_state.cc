@@ -105,7 +105,12 @@ void rebuild_aggregator(Store& store, PopulationState& st) {
     st.result_seq = result.seq;
   }
   st.aggregator_in_seq_order = true;
-  if (st.aggregator->num_reports() != static_cast<std::size_t>(round.reports)) {
+  // On a shared store the results were read after the round: reports other servers committed
+  // in between are among them (the round's counters are re-read by the next request, and a
+  // close rebuilds under its lock, where both agree). Fewer results than reports means the
+  // round closed in between (its results dropped), or a corrupt store.
+  const auto held = static_cast<std::int64_t>(st.aggregator->num_reports());
+  if (store.shared() ? held < round.reports : held != round.reports) {
     throw Error("population '" + record.id + "' round " + std::to_string(round.number) +
                 ": the store records " + std::to_string(round.reports) +
                 " reports but its results and checkpoint hold " +

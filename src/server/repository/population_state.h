@@ -59,7 +59,8 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
 // Rebuilds the open training round's aggregator from the store: its checkpoint, then the
 // results stored after it in seq order (what a single server folded, in the same order, so the
 // aggregate is bit-identical). Throws fedleaf::Error when the results do not add up to
-// `round.reports`; InvalidInput for an invalid checkpoint.
+// `round.reports` (on a shared store: are fewer; more were committed after the round was read);
+// InvalidInput for an invalid checkpoint.
 void rebuild_aggregator(Store& store, PopulationState& state);
 
 // load_population_state, read again (up to 5 times, with the population's record read again) when

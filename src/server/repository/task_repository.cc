@@ -55,7 +55,7 @@ Unavailable quarantined_error(const std::string& population_id, const std::strin
 }  // namespace
 
 void TaskRepository::quarantine(const std::string& population_id, const std::string& reason) {
-  quarantined_[population_id] = reason;
+  quarantined_[population_id] = {reason, clock_.now() + kQuarantineRecheckS};
   if (options_.logger) {
     options_.logger->error("event=population_quarantined population={} reason=\"{}\"",
                            population_id, reason);
@@ -97,8 +97,8 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
     if (store_.shared()) refresh(*it->second);
     return *it->second;
   }
-  if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
-    throw quarantined_error(population_id, failed->second);
+  if (quarantine_holds(population_id)) {
+    throw quarantined_error(population_id, quarantined_.at(population_id).reason);
   }
   auto record = store_.find_population(population_id);
   if (!record) throw NotFound("population '" + population_id + "' does not exist");
@@ -109,7 +109,19 @@ PopulationState& TaskRepository::state_of(const std::string& population_id) {
     quarantine(population_id, e.what());
     throw quarantined_error(population_id, e.what());
   }
+  if (quarantined_.erase(population_id) > 0 && options_.logger) {
+    options_.logger->info("event=population_restored population={}", population_id);
+  }
   return *populations_.emplace(population_id, std::move(loaded)).first->second;
+}
+
+bool TaskRepository::quarantine_holds(const std::string& population_id) const {
+  auto failed = quarantined_.find(population_id);
+  if (failed == quarantined_.end()) return false;
+  // A shared store may hold what another server wrote since (or what a load caught mid-commit
+  // more often than load_population_state_consistently reads again): loaded again when due. A
+  // store this server owns changes only through it: the quarantine lasts until a restart.
+  return !store_.shared() || clock_.now() < failed->second.recheck_at;
 }
 
 void TaskRepository::refresh(PopulationState& st) {
@@ -194,6 +206,16 @@ bool TaskRepository::lock_round_to_close(PopulationState& st, double now) {
   return next_round_step(st.record, st.round, now) != RoundStep::kStay;
 }
 
+void TaskRepository::commit_before_close() {
+  if (!store_.shared()) return;
+  try {
+    batch_.commit(false);  // earlier than its answers need: they are still released after a
+                           // later commit (and sync) of GroupCommit
+  } catch (const std::exception& e) {
+    throw Unavailable(std::string("commit before a round close: store failure: ") + e.what());
+  }
+}
+
 void TaskRepository::reload(PopulationState& st) {
   std::optional<PopulationRecord> record = store_.find_population(st.record.id);
   if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
@@ -208,9 +230,14 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
   // A step of the batch like any other: whoever learns of the new round waits for its commit
   // (claims) or its sync (uploads, model and status reads; see Router). The round's row lock
   // (held until the batch commits) makes this server the only one that closes it.
+  commit_before_close();
   population_step(id, "close round", [&] {
     if (!lock_round_to_close(st, now)) return;
-    if (!st.aggregator_in_seq_order || st.result_seq != st.round.reports) {
+    // The aggregator holds results this server accepted (or loaded) in seq order: when they are
+    // as many as the round's, they are all of them (a server sharing its store rebuilds
+    // otherwise, from every server's results).
+    if (!st.aggregator_in_seq_order ||
+        st.aggregator->num_reports() != static_cast<std::size_t>(st.round.reports)) {
       rebuild_aggregator(store_, st);
     }
     close = close_training_round(st, now);
@@ -347,6 +374,7 @@ void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& sn
 void TaskRepository::finish(PopulationState& st, double now) {
   const std::string id = st.record.id;
   std::optional<RoundCloseWrite> close;
+  commit_before_close();
   population_step(id, "finish population", [&] {
     if (!lock_round_to_close(st, now)) return;
     close.emplace();
@@ -399,11 +427,13 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   if (st.round.number < st.record.rounds && !wants_later_round && st.closing == 0) {
     pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
   }
-  std::optional<bool> any_expired;  // read once, only when a pool is used up
+  std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
     if (pool.created >= pool.limit) {
-      if (!any_expired) any_expired = store_.has_expired_lease(population_id, st.round.number, now);
-      if (!*any_expired) continue;
+      if (!any_leasable) {
+        any_leasable = store_.has_leasable_task(population_id, st.round.number, now);
+      }
+      if (!*any_leasable) continue;
     }
     TaskAssignment task;
     task.population = population_id;
@@ -417,8 +447,11 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
                                    task.lease_expires_at, hash_token(task.lease_token)});
     });
     if (!claimed) continue;
-    std::optional<RoundRecord> round = store_.find_round(population_id, task.round);
-    if (round) st.round = *round;  // the task counters claim_task advanced
+    if (!store_.shared()) {  // the task counters claim_task advanced (a shared store's are
+                             // re-read by the next request anyway)
+      std::optional<RoundRecord> round = store_.find_round(population_id, task.round);
+      if (round) st.round = *round;
+    }
     task.task_id = claimed->task_id;
     task.plan_json = task.kind == TaskKind::kTrain ? st.train_plan_json : st.eval_plan_json;
     task.model_etag = st.model.etag;
@@ -531,9 +564,11 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
   population_step(id, "accept result", [&] {
     outcome = store_.accept_result(request);
     if (outcome->status != AcceptStatus::kAccepted) return;
-    const std::int64_t seq = outcome->round.reports;
-    if (st.aggregator_in_seq_order && seq == st.result_seq + 1 && options_.checkpoint_every > 0 &&
-        seq - st.checkpoint_seq >= options_.checkpoint_every) {
+    // A shared store's seqs skip values (other servers' results, some not yet committed): its
+    // rounds are rebuilt from the stored results at close, never checkpointed midway.
+    const std::int64_t seq = outcome->seq;
+    if (!store_.shared() && st.aggregator_in_seq_order && seq == st.result_seq + 1 &&
+        options_.checkpoint_every > 0 && seq - st.checkpoint_seq >= options_.checkpoint_every) {
       store_.put_checkpoint({id, task.round, seq, to_string_bytes(st.aggregator->checkpoint())});
       checkpointed = true;
     }
@@ -544,8 +579,8 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
     st.aggregator_in_seq_order = false;
     return answer_refused(id, outcome->status, outcome->task);
   }
-  const std::int64_t seq = outcome->round.reports;
-  if (seq != st.result_seq + 1) st.aggregator_in_seq_order = false;  // another server's in between
+  const std::int64_t seq = outcome->seq;
+  if (!store_.shared() && seq != st.result_seq + 1) st.aggregator_in_seq_order = false;
   st.result_seq = seq;
   if (checkpointed) st.checkpoint_seq = seq;
   st.round = outcome->round;
@@ -621,12 +656,20 @@ PopulationStatus TaskRepository::status(const std::string& population_id) {
   wait_for_close_past(population_id, std::numeric_limits<int>::max());
   std::lock_guard lock(mutex_);
   PopulationStatus out;
-  if (auto failed = quarantined_.find(population_id); failed != quarantined_.end()) {
+  PopulationState* loaded = nullptr;
+  if (!quarantine_holds(population_id)) {
+    try {
+      loaded = &state_of(population_id);
+    } catch (const Unavailable&) {
+      if (!quarantined_.count(population_id)) throw;  // a store failure, not a failed load
+    }
+  }
+  if (!loaded) {
     out.record.id = population_id;
-    out.failure_reason = failed->second;
+    out.failure_reason = quarantined_.at(population_id).reason;
     return out;
   }
-  PopulationState& st = state_of(population_id);
+  PopulationState& st = *loaded;
   advance(st, clock_.now());
   out.record = st.record;
   out.round = st.round;
@@ -663,7 +706,7 @@ void TaskRepository::tick() {
     for (const auto& entry : populations_) ids.push_back(entry.first);
   }
   for (const std::string& id : ids) {
-    if (quarantined_.count(id)) continue;
+    if (quarantine_holds(id)) continue;
     try {
       PopulationState& st = state_of(id);
       advance(st, now);
@@ -694,6 +737,8 @@ void TaskRepository::wait_for_closes() {
 void TaskRepository::checkpoint_all() {
   wait_for_closes();
   std::lock_guard lock(mutex_);
+  // A shared store's rounds are rebuilt from their stored results (accept_train).
+  if (store_.shared()) return;
   for (auto& [id, st] : populations_) {
     // Only an aggregator of results 1..result_seq in seq order is a checkpoint of them (a
     // server sharing its store holds just the results it accepted).

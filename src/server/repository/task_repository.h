@@ -29,7 +29,8 @@
 // model; Forbidden (403) a token that does not match; Gone (410) expired lease or closed round;
 // Conflict (409) different bytes for a finished task, or an existing population id;
 // InvalidInput (400) an invalid spec or result; Unavailable (503) a store failure, or a
-// population that failed to load (quarantined: state "failed" in its status).
+// population that failed to load (quarantined: state "failed" in its status; on a shared store
+// loaded again kQuarantineRecheckS later).
 //
 // Crash safety (group commit): every state change is one all-or-nothing step (a nested store
 // transaction) of the open *batch* transaction; commit_batch() commits the batch (kNormal: it
@@ -170,6 +171,9 @@ struct SelectableModel {
 
 class TaskRepository {
  public:
+  // A shared store: how long after a failed load a quarantined population is loaded again.
+  static constexpr double kQuarantineRecheckS = 10;
+
   // Loads every population from the store and resumes its open round. The store, clock and
   // metrics must outlive the repository.
   TaskRepository(Store& store, const Clock& clock, ServerMetrics& metrics,
@@ -228,6 +232,10 @@ class TaskRepository {
   // failed: its calls answer 503 with the reason, its status says state "failed", the others
   // serve on.
   void quarantine(const std::string& population_id, const std::string& reason);
+  // Whether a population's calls answer "quarantined" now: always on a store this server owns;
+  // on a shared store until kQuarantineRecheckS after the failed load, when the next call (or
+  // tick) loads it again.
+  bool quarantine_holds(const std::string& population_id) const;
   // A shared store (Store::shared()): re-reads the round's counters, or the whole state when
   // another server closed the round.
   void refresh(PopulationState& state);
@@ -235,6 +243,11 @@ class TaskRepository {
   // In a step: locks the open round for its close and re-reads it. False when it is not due
   // after all, or closed by another server (then state.round.status is closed).
   bool lock_round_to_close(PopulationState& state, double now);
+  // A shared store: commits the open batch, so that this server holds no lock on the round it
+  // is about to close (lock_open_round waits for every other server's accepts; two closers each
+  // holding accepts of the round would wait for each other). A failure is Unavailable (the
+  // batch is abandoned: the in-memory state is dropped).
+  void commit_before_close();
   void advance(PopulationState& state, double now);
   // Closes the open training round (RoundClose) and opens the next with the published model.
   void publish_next_model(PopulationState& state, double now);
@@ -270,7 +283,11 @@ class TaskRepository {
   TaskRepositoryOptions options_;
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<PopulationState>> populations_;
-  std::map<std::string, std::string> quarantined_;  // population id -> why it failed to load
+  struct Quarantine {
+    std::string reason;  // why it failed to load
+    double recheck_at = 0;
+  };
+  std::map<std::string, Quarantine> quarantined_;  // by population id
   StoreBatch batch_;  // after populations_: its abandon handler clears them
   ClaimWaiters waiters_;
   std::uint64_t last_close_id_ = 0;

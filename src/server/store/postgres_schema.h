@@ -85,6 +85,30 @@ inline constexpr const char* kPostgresSchema[] = {
          bytes BYTEA NOT NULL,
          PRIMARY KEY (population_id, round, seq),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+    // Result seqs come from one sequence (no round row to count on): increasing in the order
+    // the results were accepted, so a round's results read in seq order are folded as one
+    // server would have folded them.
+    R"sql(CREATE SEQUENCE IF NOT EXISTS result_seq)sql",
+    // A round's report counters while it is open, one row per server connection (shard = its
+    // backend pid): an accept adds to its own row only, so servers never wait for one another's
+    // commits; a round's counters are its row plus its shards (close_round folds them in). A
+    // closer locks every shard row first: that waits for the accepts in flight, and an accept
+    // locks its shard row before it reads whether the round is open.
+    R"sql(CREATE TABLE IF NOT EXISTS round_shards (
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         shard BIGINT NOT NULL,
+         reports INTEGER NOT NULL,
+         examples DOUBLE PRECISION NOT NULL,
+         loss_sum DOUBLE PRECISION NOT NULL,
+         accuracy_sum DOUBLE PRECISION NOT NULL,
+         accuracy_examples DOUBLE PRECISION NOT NULL,
+         upload_bytes BIGINT NOT NULL,
+         eval_reports INTEGER NOT NULL,
+         eval_examples DOUBLE PRECISION NOT NULL,
+         eval_sums_json TEXT NOT NULL,
+         PRIMARY KEY (population_id, round, shard),
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
     R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
@@ -100,7 +124,11 @@ inline constexpr const char* kPostgresSchema[] = {
 };
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
-// same transaction as the version bump. Version 1 is the first PostgreSQL schema: none yet.
-inline constexpr std::array<const char*, 0> kPostgresMigrations{};
+// same transaction as the version bump (the new tables exist already: the schema above runs
+// first).
+inline constexpr std::array<const char*, 1> kPostgresMigrations{
+    // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
+    "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
+};
 
 }  // namespace fedleaf::server

@@ -2,6 +2,7 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,37 +16,59 @@
 namespace fedleaf::server {
 
 PostgresStore::PostgresStore(const std::string& url) {
-  conn_ = pg_connect(url);
+  main_.conn = pg_connect(url);
   try {
     exec("SET client_min_messages = warning");
     create_schema();
+    shard_ = run("SELECT pg_backend_pid()", Params()).int32(0, 0);
+    side_.conn = pg_connect(url);
+    pg_exec(side_.conn, kSideLockTimeout);
     sync_conn_ = pg_connect(url);
   } catch (...) {
-    PQfinish(conn_);
+    PQfinish(side_.conn);
+    PQfinish(main_.conn);
     throw;
   }
 }
 
 PostgresStore::~PostgresStore() {
   PQfinish(sync_conn_);
-  PQfinish(conn_);
+  PQfinish(side_.conn);
+  PQfinish(main_.conn);
 }
 
-void PostgresStore::exec(const char* sql) { pg_exec(conn_, sql); }
+void PostgresStore::exec(const char* sql) { pg_exec(main_.conn, sql); }
 
-PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
-  auto it = prepared_.find(sql);
-  if (it == prepared_.end()) {
-    const std::string name = "s" + std::to_string(prepared_.size());
-    const PgResult prepared(PQprepare(conn_, name.c_str(), sql, 0, nullptr),
+PostgresStore::Rows PostgresStore::run_on(Connection& c, const char* sql, const Params& params) {
+  auto it = c.prepared.find(sql);
+  if (it == c.prepared.end()) {
+    const std::string name = "s" + std::to_string(c.prepared.size());
+    const PgResult prepared(PQprepare(c.conn, name.c_str(), sql, 0, nullptr),
                             std::string("prepare ") + sql);
-    it = prepared_.emplace(sql, name).first;
+    it = c.prepared.emplace(sql, name).first;
   }
   const auto values = params.pointers();
   const auto lengths = params.lengths();
-  return Rows(PgResult(PQexecPrepared(conn_, it->second.c_str(), params.size(), values.data(),
+  return Rows(PgResult(PQexecPrepared(c.conn, it->second.c_str(), params.size(), values.data(),
                                       lengths.data(), params.formats().data(), 0),
                        sql));
+}
+
+PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
+  return run_on(main_, sql, params);
+}
+
+template <class Body>
+void PostgresStore::side_transaction(Body&& body) {
+  pg_exec(side_.conn, "BEGIN");
+  try {
+    pg_exec(side_.conn, "SET LOCAL synchronous_commit = off");
+    body();
+    pg_exec(side_.conn, "COMMIT");
+  } catch (...) {
+    PQclear(PQexec(side_.conn, "ROLLBACK"));
+    throw;
+  }
 }
 
 void PostgresStore::create_schema() {
@@ -67,7 +90,7 @@ void PostgresStore::create_schema() {
     }
     exec("COMMIT");
   } catch (...) {
-    PQclear(PQexec(conn_, "ROLLBACK"));
+    PQclear(PQexec(main_.conn, "ROLLBACK"));
     throw;
   }
 }
@@ -196,6 +219,49 @@ TaskRecord read_task(const PostgresStore::Rows& s, int i) {
 std::string select_from(const char* columns, const char* rest) {
   return std::string("SELECT ") + columns + " FROM " + rest;
 }
+
+// A round shard's counters from column `first` on (reports .. eval_sums_json).
+RoundRecord read_shard(const PostgresStore::Rows& s, int i, int first) {
+  RoundRecord r;
+  r.reports = s.int32(i, first);
+  r.examples = s.real(i, first + 1);
+  r.loss_sum = s.real(i, first + 2);
+  r.accuracy_sum = s.real(i, first + 3);
+  r.accuracy_examples = s.real(i, first + 4);
+  r.upload_bytes = s.int64(i, first + 5);
+  r.eval_reports = s.int32(i, first + 6);
+  r.eval_examples = s.real(i, first + 7);
+  r.eval_sums_json = s.text(i, first + 8);
+  return r;
+}
+
+// Rows of `rounds r LEFT JOIN round_shards s` (the round's columns, then its shard's counters,
+// null without shards), ordered by round: each round with its shards added.
+std::vector<RoundRecord> read_rounds_with_shards(const PostgresStore::Rows& rows) {
+  std::vector<RoundRecord> out;
+  constexpr int kFirstShardColumn = 18;
+  for (int i = 0; i < rows.size(); ++i) {
+    RoundRecord round = read_round(rows, i);
+    if (out.empty() || out.back().number != round.number) out.push_back(std::move(round));
+    if (!rows.is_null(i, kFirstShardColumn)) {
+      add_round_counts(out.back(), read_shard(rows, i, kFirstShardColumn));
+    }
+  }
+  return out;
+}
+
+// The rounds matching `where` (on r), each row with one of its shards (null without).
+std::string rounds_with_shards(const char* where) {
+  return std::string(
+             "SELECT r.population_id, r.number, r.status, r.started_at, r.deadline, r.closed_at, "
+             "r.train_tasks, r.eval_tasks, r.reports, r.examples, r.loss_sum, r.accuracy_sum, "
+             "r.accuracy_examples, r.upload_bytes, r.eval_reports, r.eval_examples, "
+             "r.eval_sums_json, r.robust_json, s.reports, s.examples, s.loss_sum, "
+             "s.accuracy_sum, s.accuracy_examples, s.upload_bytes, s.eval_reports, "
+             "s.eval_examples, s.eval_sums_json FROM rounds r LEFT JOIN round_shards s ON "
+             "s.population_id = r.population_id AND s.round = r.number WHERE ") +
+         where + " ORDER BY r.number, s.shard";
+}
 }  // namespace
 
 void PostgresStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
@@ -262,43 +328,61 @@ std::optional<RoundRecord> PostgresStore::round_row(const char* sql,
 }
 
 std::optional<RoundRecord> PostgresStore::find_round(const std::string& population_id, int number) {
-  static const std::string sql =
-      select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2");
-  return round_row(sql.c_str(), population_id, number);
+  static const std::string sql = rounds_with_shards("r.population_id = $1 AND r.number = $2");
+  std::vector<RoundRecord> rounds =
+      read_rounds_with_shards(run(sql.c_str(), Params().text(population_id).integer(number)));
+  if (rounds.empty()) return std::nullopt;
+  return std::move(rounds.front());
 }
 
 std::vector<RoundRecord> PostgresStore::list_rounds(const std::string& population_id) {
-  static const std::string sql =
-      select_from(kRoundColumns, "rounds WHERE population_id = $1 ORDER BY number");
-  Rows rows = run(sql.c_str(), Params().text(population_id));
-  std::vector<RoundRecord> out;
-  out.reserve(static_cast<std::size_t>(rows.size()));
-  for (int i = 0; i < rows.size(); ++i) out.push_back(read_round(rows, i));
-  return out;
+  static const std::string sql = rounds_with_shards("r.population_id = $1");
+  return read_rounds_with_shards(run(sql.c_str(), Params().text(population_id)));
 }
 
 std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& population_id,
                                                           int number) {
-  static const std::string sql =
-      select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR UPDATE");
-  return open_round_or_nothing(round_row(sql.c_str(), population_id, number), population_id,
-                               number);
+  // Every shard row, in one order (closers queue behind one another): this waits for the
+  // accepts other servers have in flight, and an accept locks its shard row before it reads
+  // whether the round is open. Then the round row, under whose lock shard rows are created (and
+  // which a second closer waits for), and the shard rows created meanwhile. FOR NO KEY UPDATE
+  // does not wait for the key-share locks that foreign keys take (every result insert takes
+  // one). The round row is held only by short side transactions and by another closer (which
+  // holds no shard row this one waits for).
+  const char* shards_sql =
+      "SELECT 1 FROM round_shards WHERE population_id = $1 AND round = $2 ORDER BY shard "
+      "FOR UPDATE";
+  run(shards_sql, Params().text(population_id).integer(number));
+  static const std::string lock_sql = select_from(
+      kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR NO KEY UPDATE");
+  if (!open_round_or_nothing(round_row(lock_sql.c_str(), population_id, number), population_id,
+                             number)) {
+    return std::nullopt;
+  }
+  run(shards_sql, Params().text(population_id).integer(number));
+  return find_round(population_id, number);  // a new snapshot: every accept committed before
 }
 
 void PostgresStore::close_round(const RoundCloseWrite& close) {
-  const RoundRecord& closed = close.closed;
+  RoundRecord closed = close.closed;
+  closed.status = RoundStatus::kClosed;
+  Params fields;
+  add_round_fields(fields, closed);
+  fields.text(closed.population_id).integer(closed.number);
+  // The counters lock_open_round summed (the round row plus its shards) replace the row's.
   Rows updated =
-      run("UPDATE rounds SET status = 'closed', closed_at = $1, robust_json = $2 "
-          "WHERE population_id = $3 AND number = $4 AND status = 'open'",
-          Params()
-              .real(closed.closed_at)
-              .text(closed.robust_json)
-              .text(closed.population_id)
-              .integer(closed.number));
+      run("UPDATE rounds SET status = $1, started_at = $2, deadline = $3, closed_at = $4, "
+          "train_tasks = $5, eval_tasks = $6, reports = $7, examples = $8, loss_sum = $9, "
+          "accuracy_sum = $10, accuracy_examples = $11, upload_bytes = $12, eval_reports = $13, "
+          "eval_examples = $14, eval_sums_json = $15, robust_json = $16 WHERE population_id = $17 "
+          "AND number = $18 AND status = 'open'",
+          fields);
   if (updated.affected() == 0) {
     throw Conflict("round " + std::to_string(closed.number) + " of population '" +
                    closed.population_id + "' is not open");
   }
+  run("DELETE FROM round_shards WHERE population_id = $1 AND round = $2",
+      Params().text(closed.population_id).integer(closed.number));
   run("DELETE FROM results WHERE population_id = $1 AND round = $2",
       Params().text(closed.population_id).integer(closed.number));
   run("DELETE FROM checkpoints WHERE population_id = $1 AND round = $2",
@@ -333,42 +417,71 @@ std::optional<ModelRecord> PostgresStore::find_model(const std::string& populati
 
 // ---- tasks and leases
 
+std::optional<std::int64_t> PostgresStore::leasable_task(const ClaimRequest& r) {
+  // A task another server is leasing right now is skipped, not waited for. Tasks created but
+  // never leased (lease_expires_at 0) come first.
+  Rows rows =
+      run("SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = t.population_id AND "
+          "r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND t.kind = $3 AND "
+          "t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
+          "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
+          Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).real(r.now));
+  if (rows.size() == 0) return std::nullopt;
+  return rows.int64(0, 0);
+}
+
+bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
+  const bool train = r.kind == TaskKind::kTrain;
+  // Read without the lock first: a round whose tasks are all created is not locked at all.
+  const char* count_sql = train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
+                                  "number = $2 AND status = 'open'"
+                                : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
+                                  "number = $2 AND status = 'open'";
+  Rows counted = run(count_sql, Params().text(r.population_id).integer(r.round));
+  if (counted.size() == 0 || counted.int32(0, 0) >= r.limit) return false;
+  bool created_some = false;
+  side_transaction([&] {
+    Rows locked = run_on(side_,
+                         train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
+                                 "number = $2 AND status = 'open' FOR NO KEY UPDATE"
+                               : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
+                                 "number = $2 AND status = 'open' FOR NO KEY UPDATE",
+                         Params().text(r.population_id).integer(r.round));
+    if (locked.size() == 0) return;
+    const int created = locked.int32(0, 0);
+    if (created >= r.limit) {
+      created_some = true;  // by another server while this one waited: look again
+      return;
+    }
+    const int chunk = std::min(r.limit - created, kTaskChunk);
+    run_on(side_,
+           train ? "UPDATE rounds SET train_tasks = $1 WHERE population_id = $2 AND number = $3"
+                 : "UPDATE rounds SET eval_tasks = $1 WHERE population_id = $2 AND number = $3",
+           Params().integer(created + chunk).text(r.population_id).integer(r.round));
+    run_on(side_,
+           "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
+           "completed_lease_id, result_sha256, result_status, result_body) "
+           "SELECT $1, $2, $3, 'leased', 0, 0, 0, '', 0, '' FROM generate_series(1, $4)",
+           Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).integer(chunk));
+    created_some = true;
+  });
+  return created_some;
+}
+
 std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
-  const char* kind = to_string(r.kind);
-  std::int64_t task_id = 0;
-  {
-    // A task another server is leasing right now is skipped, not waited for.
-    Rows expired =
-        run("SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = t.population_id AND "
-            "r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND t.kind = $3 AND "
-            "t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
-            "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
-            Params().text(r.population_id).integer(r.round).text(kind).real(r.now));
-    if (expired.size() > 0) task_id = expired.int64(0, 0);
-  }
-  if (task_id == 0) {
-    const char* count_sql =
-        r.kind == TaskKind::kTrain
-            ? "UPDATE rounds SET train_tasks = train_tasks + 1 WHERE population_id = $1 AND "
-              "number = $2 AND status = 'open' AND train_tasks < $3"
-            : "UPDATE rounds SET eval_tasks = eval_tasks + 1 WHERE population_id = $1 AND "
-              "number = $2 AND status = 'open' AND eval_tasks < $3";
-    Rows counted = run(count_sql, Params().text(r.population_id).integer(r.round).integer(r.limit));
-    if (counted.affected() == 0) return std::nullopt;
-    Rows inserted =
-        run("INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
-            "completed_lease_id, result_sha256, result_status, result_body) "
-            "VALUES ($1, $2, $3, 'leased', 0, 0, 0, '', 0, '') RETURNING id",
-            Params().text(r.population_id).integer(r.round).text(kind));
-    task_id = inserted.int64(0, 0);
-  }
+  std::optional<std::int64_t> task_id = leasable_task(r);
+  // A chunk of tasks at once, committed at once on the side connection (never leased, they are
+  // any server's to lease; a claim that rolls back leaves them): one wait for the round row per
+  // chunk, and no round row locked until this server's batch commits.
+  if (!task_id && create_task_chunk(r)) task_id = leasable_task(r);
+  if (!task_id) return std::nullopt;
   Rows lease =
       run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES ($1, $2, $3) RETURNING id",
-          Params().integer(task_id).text(r.lease_token_hash).real(r.lease_expires_at));
+          Params().integer(*task_id).text(r.lease_token_hash).real(r.lease_expires_at));
   const std::int64_t lease_id = lease.int64(0, 0);
   run("UPDATE tasks SET lease_id = $1, lease_expires_at = $2 WHERE id = $3",
-      Params().integer(lease_id).real(r.lease_expires_at).integer(task_id));
-  return ClaimedTask{task_id, lease_id};
+      Params().integer(lease_id).real(r.lease_expires_at).integer(*task_id));
+  return ClaimedTask{*task_id, lease_id};
 }
 
 std::optional<TaskRecord> PostgresStore::find_task(std::int64_t id) {
@@ -378,10 +491,14 @@ std::optional<TaskRecord> PostgresStore::find_task(std::int64_t id) {
   return read_task(rows, 0);
 }
 
+std::optional<RoundRecord> PostgresStore::shard_of(const char* sql, const Params& key) {
+  Rows rows = run(sql, key);
+  if (rows.size() == 0) return std::nullopt;
+  return read_shard(rows, 0, 0);
+}
+
 AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   static const std::string task_sql = select_from(kTaskColumns, "tasks WHERE id = $1 FOR UPDATE");
-  static const std::string round_sql =
-      select_from(kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR UPDATE");
   AcceptOutcome out;
   {
     Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
@@ -390,35 +507,58 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   }
   out.status = classify_upload(out.task, r);
   if (out.status != AcceptStatus::kAccepted) return out;
-  std::optional<RoundRecord> round =
-      round_row(round_sql.c_str(), out.task.population_id, out.task.round);
-  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
+  const std::string& population_id = out.task.population_id;
+  const int number = out.task.round;
   const bool train = out.task.kind == TaskKind::kTrain;
+  // This store's shard row, locked before the round is read: a closer (lock_open_round) locks
+  // every shard row, so it waits for this report, or this report sees the round closed. The
+  // first report of the round here creates the row first (committed at once, under the round
+  // row's lock: a closer holding it sees the row).
+  const char* shard_sql =
+      "SELECT reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, "
+      "eval_reports, eval_examples, eval_sums_json FROM round_shards WHERE population_id = $1 "
+      "AND round = $2 AND shard = $3 FOR UPDATE";
+  const Params shard_key = Params().text(population_id).integer(number).integer(shard_);
+  std::optional<RoundRecord> locked_shard = shard_of(shard_sql, shard_key);
+  if (!locked_shard) {
+    if (!create_shard(population_id, number, train)) {
+      out.status = AcceptStatus::kRoundClosed;
+      return out;
+    }
+    locked_shard = shard_of(shard_sql, shard_key);
+    if (!locked_shard) throw Error("postgres store: the shard row just created is missing");
+  }
+  RoundRecord shard = std::move(*locked_shard);
+  std::optional<RoundRecord> round = find_round(population_id, number);
+  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
   if (train && round->status != RoundStatus::kOpen) {
     out.status = AcceptStatus::kRoundClosed;
     return out;
   }
+  apply_delta(shard, out.task.kind, r.delta);
   apply_delta(*round, out.task.kind, r.delta);
-  {
-    Params p;
-    add_round_fields(p, *round);
-    p.text(round->population_id).integer(round->number);
-    run("UPDATE rounds SET status = $1, started_at = $2, deadline = $3, closed_at = $4, "
-        "train_tasks = $5, eval_tasks = $6, reports = $7, examples = $8, loss_sum = $9, "
-        "accuracy_sum = $10, accuracy_examples = $11, upload_bytes = $12, eval_reports = $13, "
-        "eval_examples = $14, eval_sums_json = $15, robust_json = $16 WHERE population_id = $17 "
-        "AND number = $18",
-        p);
-  }
+  run("UPDATE round_shards SET reports = $4, examples = $5, loss_sum = $6, accuracy_sum = $7, "
+      "accuracy_examples = $8, upload_bytes = $9, eval_reports = $10, eval_examples = $11, "
+      "eval_sums_json = $12 WHERE population_id = $1 AND round = $2 AND shard = $3",
+      Params()
+          .text(population_id)
+          .integer(number)
+          .integer(shard_)
+          .integer(shard.reports)
+          .real(shard.examples)
+          .real(shard.loss_sum)
+          .real(shard.accuracy_sum)
+          .real(shard.accuracy_examples)
+          .integer(shard.upload_bytes)
+          .integer(shard.eval_reports)
+          .real(shard.eval_examples)
+          .text(shard.eval_sums_json));
   if (train) {
-    run("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES ($1, $2, $3, $4, "
-        "$5)",
-        Params()
-            .text(round->population_id)
-            .integer(round->number)
-            .integer(round->reports)
-            .integer(r.task_id)
-            .blob(r.train_bytes));
+    Rows inserted =
+        run("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES ($1, $2, "
+            "nextval('result_seq'), $3, $4) RETURNING seq",
+            Params().text(population_id).integer(number).integer(r.task_id).blob(r.train_bytes));
+    out.seq = inserted.int64(0, 0);
   }
   complete_task(out.task, r, round->reports);
   run("UPDATE tasks SET state = $1, completed_lease_id = $2, result_sha256 = $3, "
@@ -434,10 +574,46 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   return out;
 }
 
+bool PostgresStore::create_shard(const std::string& population_id, int number, bool open_only) {
+  bool created = false;
+  side_transaction([&] {
+    Rows round = run_on(side_,
+                        "SELECT status FROM rounds WHERE population_id = $1 AND number = $2 "
+                        "FOR NO KEY UPDATE",
+                        Params().text(population_id).integer(number));
+    if (round.size() == 0) {
+      throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
+                     "' does not exist");
+    }
+    if (open_only && parse_round_status(round.text(0, 0)) != RoundStatus::kOpen) return;
+    run_on(side_,
+           "INSERT INTO round_shards (population_id, round, shard, reports, examples, loss_sum, "
+           "accuracy_sum, accuracy_examples, upload_bytes, eval_reports, eval_examples, "
+           "eval_sums_json) VALUES ($1, $2, $3, 0, 0, 0, 0, 0, 0, 0, 0, '{}') "
+           "ON CONFLICT DO NOTHING",
+           Params().text(population_id).integer(number).integer(shard_));
+    created = true;
+  });
+  return created;
+}
+
+bool PostgresStore::has_leasable_task(const std::string& population_id, int round, double now) {
+  return leasable_rows(population_id, round, now, false);
+}
+
 bool PostgresStore::has_expired_lease(const std::string& population_id, int round, double now) {
+  return leasable_rows(population_id, round, now, true);
+}
+
+bool PostgresStore::leasable_rows(const std::string& population_id, int round, double now,
+                                  bool leased_before) {
   Rows rows =
-      run("SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN ('train', "
-          "'evaluate') AND state = 'leased' AND lease_expires_at <= $3 LIMIT 1",
+      run(leased_before ? "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
+                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
+                          "AND lease_id <> 0 LIMIT 1"
+                        : "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
+                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
+                          "LIMIT 1",
           Params().text(population_id).integer(round).real(now));
   return rows.size() > 0;
 }

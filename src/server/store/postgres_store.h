@@ -3,16 +3,20 @@
 //
 //   PostgresStore store("postgresql://fedleaf@127.0.0.1:55432/fedleaf");  // schema on first open
 //
-// Atomicity is PostgreSQL's: claim_task picks an expired lease with FOR UPDATE SKIP LOCKED (two
-// servers never wait for, nor take, the same task) or counts a new task on the round row;
-// accept_result locks the task row, then the round row, and a result is unique per task and per
-// (round, seq); lock_open_round is SELECT ... FOR UPDATE on the round, so one server closes it.
-// Row locks last until the transaction (the repository's batch) commits.
+// Atomicity is PostgreSQL's, with no row every server's claims and uploads lock until their
+// batch commits (docs/deploy.md "Locks"): claim_task picks a never-leased or expired task with
+// FOR UPDATE SKIP LOCKED (two servers never wait for, nor take, the same task), and when none is
+// left creates a chunk of tasks under the round row's lock in a side transaction committed at
+// once; accept_result locks the task row, then this store's round_shards row (its report
+// counters for the round: a round's counters are its row plus its shards), takes the result's
+// seq from a sequence, and a result is unique per task and per (round, seq); lock_open_round
+// locks every shard row of the round and then the round row, so one server closes it, with
+// every report. Other row locks last until the transaction (the repository's batch) commits.
 //
 // Durability: a kFull commit waits for the WAL flush (synchronous_commit on); a kNormal commit
 // does not (it survives a killed server process — PostgreSQL holds it — and a PostgreSQL crash
 // once a later sync() returned). sync() commits a transaction that takes an xid with
-// synchronous_commit on over a second connection: its WAL flush covers every earlier commit.
+// synchronous_commit on over another connection: its WAL flush covers every earlier commit.
 // Thread-safety as Store: one thread at a time, sync() from any thread.
 //
 // Schema version and migrations as SqliteStore's (postgres_schema.h); created under an advisory
@@ -38,7 +42,11 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
+  // Tasks a claim creates at once when the round has none to lease (at most the limit).
+  static constexpr int kTaskChunk = 64;
+  // The side connection's lock wait limit (see side_transaction).
+  static constexpr const char* kSideLockTimeout = "SET lock_timeout = '1s'";
 
   explicit PostgresStore(const std::string& url);
   ~PostgresStore() override;
@@ -71,6 +79,7 @@ class PostgresStore : public Store {
   std::optional<TaskRecord> find_task(std::int64_t id) override;
   std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
   bool has_expired_lease(const std::string& population_id, int round, double now) override;
+  bool has_leasable_task(const std::string& population_id, int round, double now) override;
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                           double now) override;
   std::int64_t count_active_leases(double now) override;
@@ -84,16 +93,41 @@ class PostgresStore : public Store {
   using Rows = PgRows;
 
  private:
-  // Runs a statement (prepared once per connection) with its parameters.
+  // A connection and its statements, each prepared once.
+  struct Connection {
+    pg_conn* conn = nullptr;
+    std::map<const char*, std::string> prepared;  // sql -> statement name
+  };
+  // Runs a statement on the main connection (the caller's transaction) with its parameters.
   Rows run(const char* sql, const Params& params);
+  static Rows run_on(Connection& connection, const char* sql, const Params& params);
+  // Runs `body` in a transaction of its own on the side connection, committed before it returns
+  // (whatever the caller's transaction does later): what must not keep the round row locked
+  // until the caller's batch commits. Its lock waits time out (kSideLockTimeout): a server
+  // waiting here holds its own batch open, which a closer may be waiting for.
+  template <class Body>
+  void side_transaction(Body&& body);
   void exec(const char* sql);
   void create_schema();
   void insert_round(const RoundRecord& round);
   std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
                                        int number);
+  // The task claim_task leases without creating one: never leased, or its lease expired.
+  std::optional<std::int64_t> leasable_task(const ClaimRequest& request);
+  // Side transactions: creates a chunk of tasks when the round has created fewer than the
+  // limit; creates this connection's (empty) shard row of a round. Both under the round row's
+  // lock, and only while the round is open (train) or exists (evaluate). False when not.
+  bool create_task_chunk(const ClaimRequest& request);
+  bool create_shard(const std::string& population_id, int number, bool open_only);
+  // Whether a task of the round is leased with an expiry at or before `now` (never leased
+  // tasks have expiry 0); only those leased before when `leased_before`.
+  bool leasable_rows(const std::string& population_id, int round, double now, bool leased_before);
+  // The counters of the shard row `sql` selects (and locks) with `key`.
+  std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
 
-  pg_conn* conn_ = nullptr;
-  std::map<const char*, std::string> prepared_;  // sql -> statement name
+  Connection main_;
+  Connection side_;
+  std::int64_t shard_ = 0;  // this store's round_shards rows: its main connection's backend pid
   std::mutex sync_mutex_;
   pg_conn* sync_conn_ = nullptr;  // guarded by sync_mutex_
 };

@@ -522,8 +522,14 @@ AcceptOutcome SqliteStore::accept_result(const AcceptRequest& r) {
   }
   complete_task(out.task, r, round->reports);
   update_task(out.task);
+  if (train) out.seq = round->reports;
   out.round = std::move(*round);
   return out;
+}
+
+// Every task SQLite creates is leased at once.
+bool SqliteStore::has_leasable_task(const std::string& population_id, int round, double now) {
+  return has_expired_lease(population_id, round, now);
 }
 
 bool SqliteStore::has_expired_lease(const std::string& population_id, int round, double now) {

@@ -72,6 +72,7 @@ class SqliteStore : public Store {
   std::optional<TaskRecord> find_task(std::int64_t id) override;
   std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
   bool has_expired_lease(const std::string& population_id, int round, double now) override;
+  bool has_leasable_task(const std::string& population_id, int round, double now) override;
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                           double now) override;
   std::int64_t count_active_leases(double now) override;

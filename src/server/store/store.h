@@ -204,7 +204,11 @@ enum class AcceptStatus {
 struct AcceptOutcome {
   AcceptStatus status = AcceptStatus::kAccepted;
   TaskRecord task;    // the row after the operation (done when accepted or repeated)
-  RoundRecord round;  // kAccepted: the task's round after the report; seq = round.reports
+  RoundRecord round;  // kAccepted: the task's round after the report, as this connection sees it
+  // kAccepted train: the result's seq. A store one server owns numbers a round's results
+  // 1, 2, ... (seq = round.reports); a shared store's seqs increase in the order of acceptance
+  // but may skip values.
+  std::int64_t seq = 0;
 };
 
 // close_round: what a round close writes, once lock_open_round() returned the round.
@@ -254,19 +258,24 @@ class Store {
   // Leases a task of the round in one operation: the task of that kind whose lease expired
   // first (at or before now; one another connection holds is skipped), else a new task when the
   // round has created fewer than `limit` of that kind (counted in train_tasks / eval_tasks).
-  // Nothing for a round that is not open, or when every task is leased.
+  // Nothing for a round that is not open, or when every task is leased. A shared store may
+  // create tasks a chunk at a time (PostgreSQL), never more than `limit`: a task created but
+  // never leased is leased before any expired one.
   virtual std::optional<ClaimedTask> claim_task(const ClaimRequest& request) = 0;
   // Completes a task with a result, once per lease: the checks and the write are one operation
-  // (see AcceptStatus; only kAccepted changes anything). A train report becomes result
-  // seq = round.reports of its round. NotFound for an unknown task.
+  // (see AcceptStatus; only kAccepted changes anything). A train report becomes a result of its
+  // round (AcceptOutcome::seq). NotFound for an unknown task.
   virtual AcceptOutcome accept_result(const AcceptRequest& request) = 0;
   // The round when it is still open, locked until the transaction ends so that one connection
-  // alone closes it; nullopt when it is closed (another server closed it first).
+  // alone closes it, with every report accepted so far (it waits for the accepts other
+  // connections have in flight); nullopt when it is closed (another server closed it first).
+  // A shared store's caller must hold no other lock on the round: it commits what it holds
+  // first (two closers each waiting for the other's accepts would deadlock).
   virtual std::optional<RoundRecord> lock_open_round(const std::string& population_id,
                                                      int number) = 0;
-  // Writes a round close (after lock_open_round in the same transaction): the closed round,
-  // the population, the next round and its model, and drops the closed round's results and
-  // checkpoint. Conflict when the round is closed already.
+  // Writes a round close (after lock_open_round in the same transaction): the closed round with
+  // its counters, the population, the next round and its model, and drops the closed round's
+  // results and checkpoint. Conflict when the round is closed already.
   virtual void close_round(const RoundCloseWrite& close) = 0;
   // Inserts or replaces the round's checkpoint.
   virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
@@ -282,8 +291,12 @@ class Store {
   virtual std::optional<ModelRecord> find_model(const std::string& population_id, int round) = 0;
   virtual std::optional<TaskRecord> find_task(std::int64_t id) = 0;
   virtual std::vector<LeaseRecord> list_leases(std::int64_t task_id) = 0;  // ordered by id
-  // Whether a leased task of the round has a lease that expired at or before `now`.
+  // Whether a leased task of the round has a lease that expired at or before `now` (a task
+  // created but never leased has none).
   virtual bool has_expired_lease(const std::string& population_id, int round, double now) = 0;
+  // Whether claim_task would lease a task of the round without creating one: a task created but
+  // never leased, or one whose lease expired at or before `now`.
+  virtual bool has_leasable_task(const std::string& population_id, int round, double now) = 0;
   // Earliest lease expiry after `now` among the round's leased tasks.
   virtual std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                                   double now) = 0;

@@ -36,6 +36,23 @@ void apply_delta(RoundRecord& round, TaskKind kind, const RoundDelta& delta) {
   round.eval_sums_json = sums.dump();
 }
 
+void add_round_counts(RoundRecord& round, const RoundRecord& part) {
+  round.reports += part.reports;
+  round.examples += part.examples;
+  round.loss_sum += part.loss_sum;
+  round.accuracy_sum += part.accuracy_sum;
+  round.accuracy_examples += part.accuracy_examples;
+  round.upload_bytes += part.upload_bytes;
+  round.eval_reports += part.eval_reports;
+  round.eval_examples += part.eval_examples;
+  nlohmann::json sums = nlohmann::json::parse(round.eval_sums_json);
+  const nlohmann::json part_sums = nlohmann::json::parse(part.eval_sums_json);
+  for (auto it = part_sums.begin(); it != part_sums.end(); ++it) {
+    sums[it.key()] = sums.value(it.key(), 0.0) + it.value().get<double>();
+  }
+  round.eval_sums_json = sums.dump();
+}
+
 void complete_task(TaskRecord& task, const AcceptRequest& request, int reports) {
   task.state = TaskState::kDone;
   task.completed_lease_id = task.lease_id;

@@ -20,6 +20,9 @@ namespace fedleaf::server {
 AcceptStatus classify_upload(const TaskRecord& task, const AcceptRequest& request);
 // Adds one report to the round: train counters, or evaluate counters and metric sums.
 void apply_delta(RoundRecord& round, TaskKind kind, const RoundDelta& delta);
+// Adds a part's report counters (a PostgreSQL round shard) to a round's: reports, examples,
+// sums, upload bytes, evaluate reports and each metric's sum.
+void add_round_counts(RoundRecord& round, const RoundRecord& part);
 // Marks the task done under request's lease with its receipt (request.receipt_body(reports)).
 void complete_task(TaskRecord& task, const AcceptRequest& request, int reports);
 // lock_open_round's answer for the round row the backend read (under its lock): the round while
