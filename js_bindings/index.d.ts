@@ -73,7 +73,8 @@ export interface UpdateSpec {
   encoding: 'dense' | 'row_sparse' | 'coo';
   aggregator: Aggregator;
   clip_norm?: number;
-  clip?: 'off' | { rms: number } | { norm: number };
+  /** Fixed bound, or adaptive with `quantile` (the bound follows that quantile of the reports' sizes; the number is the first round's bound). */
+  clip?: 'off' | ({ rms: number } | { norm: number }) & { quantile?: number; learning_rate?: number };
   download?: 'full' | 'select';
   max_select_rows?: number;
   select_padding?: { multiple: number } | { count: number };
@@ -369,7 +370,16 @@ export interface RoundHistory {
   closed_at: number | null;
   duration_s: number | null;
   eval?: { reports: number; examples: number; loss: number; accuracy: number; auc?: number };
-  robust?: { clipped?: Record<string, number>; capped?: number; withheld_nonfinite?: number };
+  robust?: {
+    clipped?: Record<string, number>;
+    /** The bound each clipped tensor used this round (an open round: its adaptive bounds). */
+    clip_bound?: Record<string, number>;
+    /** The bound each adaptive clip uses next round. */
+    next_clip_bound?: Record<string, number>;
+    capped?: number;
+    withheld_rows?: Record<string, number>;
+    withheld_nonfinite?: number;
+  };
 }
 
 /** GET /v1/populations/{p}. */

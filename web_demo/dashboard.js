@@ -28,6 +28,18 @@ function robustCounts(robust) {
   return counts.map(formatCount).join(' / ');
 }
 
+// "0.021 / 0.15 / 0.14": the bound each tensor's robust clip used in the round (rms or L2 norm,
+// as the plan's clip says; an open round shows the adaptive bounds it clips at), tensors in name
+// order, named in the cell's title; "–" when no tensor is clipped.
+function clipBounds(robust) {
+  const entries = Object.entries(robust?.clip_bound ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
+  if (entries.length === 0) return '–';
+  const span = document.createElement('span');
+  span.textContent = entries.map(([, bound]) => bound.toPrecision(2)).join(' / ');
+  span.title = entries.map(([tensor, bound]) => `${tensor}: ${bound}`).join('\n');
+  return span;
+}
+
 function cell(text, { num = false, className = '' } = {}) {
   const td = document.createElement('td');
   if (num) td.className = 'num';
@@ -117,6 +129,7 @@ function renderDetail(status) {
       cell(r.mean_train_accuracy == null ? '–' : formatPercent(r.mean_train_accuracy), { num: true }),
       cell(r.eval?.accuracy == null ? '–' : formatPercent(r.eval.accuracy), { num: true }),
       cell(robustCounts(r.robust), { num: true }),
+      cell(clipBounds(r.robust), { num: true }),
       cell(r.duration_s == null ? 'open' : formatDuration(r.duration_s), { num: true }));
     rounds.append(tr);
   }

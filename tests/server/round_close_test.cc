@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/safetensors.h"
+#include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 #include "tests/server/server_fixtures.h"
 
@@ -61,6 +62,22 @@ TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new
   CHECK(robust["withheld_nonfinite"] == 0);
 }
 
+TEST_CASE("close_training_round_gives_the_next_round_its_adaptive_clip_bounds", "[round_close]") {
+  // The test plan's clips are the defaults: adaptive, starting at rms kDefaultClipRms. The one
+  // report is above it in both tensors, so both were clipped and both bounds grow.
+  const auto st = state_at_round(2, 5, 1);
+  const RoundClose close = close_training_round(*st, 160);
+  const double grown = core::next_clip_bound(
+      core::kDefaultClipRms, 1, 1, {core::kDefaultClipQuantile, core::kDefaultClipLearningRate});
+  CHECK(close.next_clip_bounds == core::ClipBounds{{"emb/weight", grown}, {"out/weight", grown}});
+  const auto robust = nlohmann::json::parse(close.closed.robust_json);
+  CHECK(robust["clip_bound"]["emb/weight"] == core::kDefaultClipRms);
+  CHECK(robust["next_clip_bound"]["out/weight"] == grown);
+  CHECK(round_clip_bounds(close.opened) == close.next_clip_bounds);
+  // No training round follows the last one: nothing to carry.
+  CHECK(close_training_round(*state_at_round(4, 5, 1), 160).opened.robust_json == "{}");
+}
+
 TEST_CASE("close_training_round_of_the_last_round_finishes_a_population_without_evaluation",
           "[round_close]") {
   const RoundClose with_eval = close_training_round(*state_at_round(4, 5, 1), 160);
@@ -81,13 +98,17 @@ TEST_CASE("robust_json_lists_clipped_reports_and_withheld_rows_per_tensor_and_th
   stats.num_capped = 2;
   stats.clipped_per_tensor.emplace_back("emb/weight", 3);
   stats.withheld_per_tensor.emplace_back("emb/weight", 41);
-  const auto json = nlohmann::json::parse(robust_json(stats, 7));
+  stats.clip_bound_per_tensor.emplace_back("emb/weight", 0.25);
+  const auto json = nlohmann::json::parse(robust_json(stats, 7, {{"emb/weight", 0.5}}));
   CHECK(json["clipped"]["emb/weight"] == 3);
+  CHECK(json["clip_bound"]["emb/weight"] == 0.25);
+  CHECK(json["next_clip_bound"]["emb/weight"] == 0.5);
   CHECK(json["withheld_rows"]["emb/weight"] == 41);
   CHECK(json["capped"] == 2);
   CHECK(json["withheld_nonfinite"] == 7);
-  CHECK(nlohmann::json::parse(robust_json({}, 0))["clipped"].empty());
-  CHECK(nlohmann::json::parse(robust_json({}, 0))["withheld_rows"].empty());
+  CHECK(nlohmann::json::parse(robust_json({}, 0, {}))["clipped"].empty());
+  CHECK(nlohmann::json::parse(robust_json({}, 0, {}))["withheld_rows"].empty());
+  CHECK(nlohmann::json::parse(robust_json({}, 0, {}))["clip_bound"].empty());
 }
 
 }  // namespace fedleaf::server

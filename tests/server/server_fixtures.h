@@ -98,7 +98,8 @@ struct TrainUpload {
   int num_examples;
 };
 
-// Dense reference of the next model after `uploads`: out/weight += weighted mean, emb/weight rows
+// Dense reference of round 1's model after `uploads` in round 0: out/weight += weighted mean,
+// emb/weight rows
 // += mean over the clients that sent the row (rows at least kDefaultMinContributors clients
 // sent), out/bias unchanged.
 inline std::map<std::string, std::vector<float>> reference_next_model(
@@ -112,9 +113,12 @@ inline std::map<std::string, std::vector<float>> reference_next_model(
   double total = 0;
   double dense_sum = 0;
   std::vector<double> row_sum(10, 0), row_weight(10, 0), row_reports(10, 0);
-  // The plan's default robust clip ({"rms": 1}, core/aggregation/update_plan.h): an update
-  // whose sent values all equal v has RMS |v|, so clipping clamps v to [-1, 1].
-  const auto clip = [](float v) { return std::max(-1.0, std::min(1.0, double(v))); };
+  // The plan's default robust clip in a population's first round (adaptive, starting at
+  // {"rms": kDefaultClipRms}, core/aggregation/update_plan.h): an update whose sent values all
+  // equal v has RMS |v|, so clipping clamps v to [-kDefaultClipRms, kDefaultClipRms].
+  const auto clip = [](float v) {
+    return std::max(-core::kDefaultClipRms, std::min(core::kDefaultClipRms, double(v)));
+  };
   for (const TrainUpload& u : uploads) {
     total += u.num_examples;
     dense_sum += u.num_examples * clip(u.dense_value);

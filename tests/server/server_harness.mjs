@@ -166,11 +166,13 @@ export function randomTrainSpec(random) {
            numExamples: 1 + Math.floor(random() * 9) };
 }
 
-// Dense reference of the next model after the uploads (same rules as the C++ fixtures).
-// The plan's default robust clip ({"rms": 1}, src/core/aggregation/update_plan.h) bounds the root
-// mean square of each report's values per tensor by 1; a scripted report fills each tensor with
-// one value, so the clip is a clamp of that value to [-1, 1].
-const clipped = (v) => Math.max(-1, Math.min(1, Math.fround(v)));
+// Dense reference of round 1's model after round 0's uploads (same rules as the C++ fixtures).
+// The plan's default robust clip is adaptive (src/core/aggregation/update_plan.h): in a
+// population's first round it bounds the root mean square of each report's values per tensor by
+// kDefaultClipRms = 0.01; a scripted report fills each tensor with one value, so the clip is a
+// clamp of that value to [-0.01, 0.01]. (Later rounds clip at bounds the server adapts.)
+const DEFAULT_CLIP_RMS = 0.01;
+const clipped = (v) => Math.max(-DEFAULT_CLIP_RMS, Math.min(DEFAULT_CLIP_RMS, Math.fround(v)));
 // The default min_contributors of mean_over_contributors (update_plan.h): a row fewer reports
 // sent stays unchanged.
 const MIN_CONTRIBUTORS = 2;

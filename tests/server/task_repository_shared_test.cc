@@ -2,10 +2,12 @@
 // accepts uploads, any closes a round, exactly once, and the published model is the single
 // server's, bit for bit. Runs when FEDLEAF_TEST_PG_URL is set (store_backends.h).
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "server/api/wire_json.h"
 #include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"
 #include "server/util/sha256.h"
@@ -125,6 +127,18 @@ TEST_CASE("instances_sharing_a_store_publish_the_single_server_model_bit_for_bit
       CHECK(published.etag == expected.etag);
       CHECK(*published.bytes == *expected.bytes);
     }
+  }
+  // The plan's clips are adaptive (the defaults): round 1 clipped at the bound round 0's close
+  // stored with it, the same on every instance as on the single server.
+  const auto history = [](Instance& server) {
+    return status_json(server.repo->status("p"))["history"];
+  };
+  const auto expected_history = history(reference);
+  CHECK(expected_history[1]["robust"]["clip_bound"] != expected_history[0]["robust"]["clip_bound"]);
+  for (auto& server : servers) {
+    const auto seen = history(*server);
+    CHECK(seen[0]["robust"] == expected_history[0]["robust"]);
+    CHECK(seen[1]["robust"] == expected_history[1]["robust"]);
   }
   int closes = 0;
   for (auto& server : servers) closes += std::stoi(server->rounds_closed());

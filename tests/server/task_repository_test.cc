@@ -729,9 +729,11 @@ TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "
   const CreatedPopulation p = repo.create_population(test_spec("p", 2, 2, 2));
   const auto a = std::get<TaskAssignment>(repo.claim("p", p.client_token));
   const auto b = std::get<TaskAssignment>(repo.claim("p", p.client_token));
-  // Rows of 5 exceed the default clip (RMS 1); 20,000 examples exceed the default cap (10,000).
-  repo.upload(a.task_id, a.lease_token, train_result({1, 2}, 5.0f, 0.5f, 20000));
-  repo.upload(b.task_id, b.lease_token, train_result({3}, 0.5f, 0.5f, 3));
+  // Rows of 5 exceed the default clip of round 0 (RMS kDefaultClipRms), values of
+  // kDefaultClipRms / 2 do not; 20,000 examples exceed the default cap (10,000).
+  const auto small = static_cast<float>(core::kDefaultClipRms / 2);
+  repo.upload(a.task_id, a.lease_token, train_result({1, 2}, 5.0f, small, 20000));
+  repo.upload(b.task_id, b.lease_token, train_result({3}, small, small, 3));
 
   const PopulationStatus status = repo.status("p");
 
@@ -741,7 +743,55 @@ TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "
   CHECK(robust["clipped"]["out/weight"] == 0);
   CHECK(robust["capped"] == 1);
   CHECK(robust["withheld_nonfinite"] == 0);
-  CHECK(status.history[1].robust_json == "{}");  // the open round
+  // The open round states the adaptive clip bounds it clips at: the closed round's next ones.
+  const auto open = nlohmann::json::parse(status.history[1].robust_json);
+  CHECK(open == nlohmann::json{{"clip_bound", robust["next_clip_bound"]}});
+}
+
+TEST_CASE("a_restarted_repository_clips_the_open_round_at_the_adaptive_bound_it_stored",
+          "[repository]") {
+  // Round 0 clips everything at the initial bound, so round 1's bound differs from the plan's.
+  const auto upload_of = [](int round, int i) {
+    return train_result({i, i + 3}, 0.02f * static_cast<float>(i + 1 + round),
+                        0.05f * static_cast<float>(i + 1), 2 + i);
+  };
+  std::string expected;
+  {  // One repository, no restart.
+    Harness h;
+    const CreatedPopulation p = h.repo.create_population(test_spec("p", 2, 3, 3));
+    for (int round = 0; round < 2; ++round) {
+      for (int i = 0; i < 3; ++i) h.upload(h.claim_task(p), upload_of(round, i));
+    }
+    expected = model_of(h.repo, "p", 2);
+    const auto history = h.status(p)["history"];
+    CHECK(history[1]["robust"]["clip_bound"] == history[0]["robust"]["next_clip_bound"]);
+    CHECK(history[1]["robust"]["clip_bound"] != history[0]["robust"]["clip_bound"]);
+  }
+  for (int checkpoint_every : {0, 1}) {
+    INFO("checkpoint_every " << checkpoint_every);
+    SqliteStore store(":memory:");
+    FakeClock clock;
+    ServerMetrics metrics;
+    TaskRepositoryOptions options;
+    options.checkpoint_every = checkpoint_every;
+    TaskAssignment last;
+    {
+      TaskRepository repo(store, clock, metrics, options);
+      const CreatedPopulation p = repo.create_population(test_spec("p", 2, 3, 3));
+      for (int i = 0; i < 3; ++i) {
+        auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+        repo.upload(task.task_id, task.lease_token, upload_of(0, i));
+      }
+      for (int i = 0; i < 2; ++i) {
+        auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+        repo.upload(task.task_id, task.lease_token, upload_of(1, i));
+      }
+      last = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+    }
+    TaskRepository restarted(store, clock, metrics, options);
+    restarted.upload(last.task_id, last.lease_token, upload_of(1, 2));
+    CHECK(model_of(restarted, "p", 2) == expected);
+  }
 }
 
 }  // namespace fedleaf::server

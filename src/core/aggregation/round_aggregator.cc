@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/linear_index.h"
 #include "core/safetensors.h"
+#include "core/safetensors_index.h"
 #include "core/text_format.h"
 
 namespace fedleaf::core {
@@ -224,6 +225,9 @@ RoundStats RoundAggregator::stats() const {
   stats.num_capped = state_->num_capped;
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     stats.clipped_per_tensor.emplace_back(acc.name(), acc.num_clipped());
+    if (acc.spec().clip.kind != ClipKind::kOff) {
+      stats.clip_bound_per_tensor.emplace_back(acc.name(), acc.spec().clip.bound);
+    }
     stats.withheld_per_tensor.emplace_back(acc.name(), acc.num_withheld());
   }
   return stats;
@@ -337,6 +341,27 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
   round.state_->num_reports = static_cast<std::size_t>(reports);
   round.state_->total_weight = total;
   return round;
+}
+
+ClipBounds RoundAggregator::checkpoint_clip_bounds(const std::uint8_t* data, std::size_t size) {
+  const SafetensorsIndex index = index_safetensors(data, size);
+  constexpr std::string_view kSuffix = "@clip";
+  ClipBounds bounds;
+  for (const auto& [key, value] : index.metadata) {
+    if (key.size() <= kSuffix.size() ||
+        key.compare(key.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) {
+      continue;
+    }
+    const std::size_t colon = value.find(':');
+    const std::string kind = value.substr(0, colon);
+    if (colon == std::string::npos || (kind != "norm" && kind != "rms")) {
+      throw InvalidInput("round checkpoint: " + in_quotes(key) + " " + in_quotes(value) +
+                         " is not \"norm:<bound>\" or \"rms:<bound>\"");
+    }
+    bounds.emplace_back(key.substr(0, key.size() - kSuffix.size()),
+                        parse_weight_total(value.substr(colon + 1), "round checkpoint: " + key));
+  }
+  return bounds;
 }
 
 }  // namespace fedleaf::core

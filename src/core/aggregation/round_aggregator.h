@@ -34,6 +34,9 @@ struct RoundStats {
   // Per tensor of the plan's updates (by name, sorted): reports whose update was scaled down
   // by clipping (the tensor's "clip", or clipped_weighted_mean's clip_norm).
   std::vector<std::pair<std::string, std::uint64_t>> clipped_per_tensor;
+  // Per tensor of the plan's updates with a robust clip (by name, sorted): the bound it clipped
+  // at this round (rms or norm, as the plan's clip says; for an adaptive clip the round's bound).
+  ClipBounds clip_bound_per_tensor;
   // Per tensor of the plan's updates (by name, sorted): keys (rows for row_sparse) the next
   // model leaves unchanged because fewer than the tensor's min_contributors reports sent them
   // (mean_over_contributors; 0 elsewhere).
@@ -83,6 +86,11 @@ class RoundAggregator {
   std::vector<std::uint8_t> checkpoint() const;
   static RoundAggregator restore(const UpdatePlan& plan, NamedTensors model,
                                  const std::uint8_t* data, std::size_t size);
+  // The robust clip bound each accumulator of a checkpoint was saved with (tensors whose clip is
+  // off are absent): what with_clip_bounds() needs to restore a round whose bounds are known only
+  // from its checkpoint. Reads the header alone; InvalidInput for bytes that are not safetensors
+  // or a clip entry that is not "norm:<bound>" or "rms:<bound>".
+  static ClipBounds checkpoint_clip_bounds(const std::uint8_t* data, std::size_t size);
 
  private:
   class State;

@@ -42,7 +42,9 @@ enum class SparseSumOperator {
 // mean_over_contributors): an update u_c whose L2 norm exceeds the bound B_c is scaled by
 // B_c / ‖u_c‖₂ (its direction is kept). kNorm: B_c = bound. kRms: B_c = bound · sqrt(m_c), m_c
 // the number of values the update sent (after summing duplicates), i.e. a bound on the root
-// mean square of the values it sent, so one setting fits tensors of any size. The norm is that
+// mean square of the values it sent, so one setting fits tensors of any size. `bound` is the
+// bound of the round the accumulator folds: a plan's adaptive clip (adaptive_clip.h) changes it
+// from round to round (with_clip_bounds), never within one. The norm is that
 // of the update as the tensor it means (duplicates summed), in f64. Weights and contributor
 // weights are not changed by clipping.
 enum class ClipKind { kOff, kNorm, kRms };

@@ -74,35 +74,75 @@ SelectPadding parse_select_padding(const json& v, const std::string& where) {
   return padding;
 }
 
-// "clip": "off" | {"norm": F} | {"rms": F}; default {"rms": kDefaultClipRms} for the operators
-// with values that do not clip by themselves.
-UpdateClip parse_clip(const json& spec, const std::string& path, SparseSumOperator op) {
+// A robust clip: its bound (the first round's, when adaptive) and, when adaptive, its rule.
+struct ParsedClip {
+  UpdateClip clip;
+  std::optional<AdaptiveClip> adaptive;
+};
+
+// A number in (low, high] (high_open: in (low, high)); `where` is the field's own path.
+double number_in(const json& object, const std::string& where, const char* key, double low,
+                 double high, bool high_open, const char* rule) {
+  const json* v = find_field(object, key);
+  const double d = v->is_number() ? v->get<double>() : 0.0;
+  const bool below_high = high_open ? d < high : d <= high;
+  if (!v->is_number() || !std::isfinite(d) || d <= low || !below_high) {
+    fail(where + "." + key, rule);
+  }
+  return d;
+}
+
+// "clip": "off" | {"norm": F} | {"rms": F} (fixed), or either with "quantile": γ and optionally
+// "learning_rate": η (adaptive, F its initial bound). Default: adaptive rms with the kDefaultClip*
+// settings for the operators with values that do not clip by themselves.
+ParsedClip parse_clip(const json& spec, const std::string& path, SparseSumOperator op) {
   const bool clippable = tracks_values(op) && op != SparseSumOperator::kClippedWeightedMean;
   const json* v = find_field(spec, "clip");
   if (v == nullptr) {
-    return clippable ? UpdateClip{ClipKind::kRms, kDefaultClipRms} : UpdateClip{};
+    if (!clippable) return {};
+    return {UpdateClip{ClipKind::kRms, kDefaultClipRms},
+            AdaptiveClip{kDefaultClipQuantile, kDefaultClipLearningRate}};
   }
   const std::string where = path + ".clip";
-  if (v->is_string() && v->get<std::string>() == "off") return UpdateClip{};
+  if (v->is_string() && v->get<std::string>() == "off") return {};
   if (!clippable) {
     fail(where, std::string(operator_name(op)) + " takes no clip other than \"off\" (" +
                     (tracks_values(op) ? "it clips by its clip_norm" : "it has no values") + ")");
   }
-  constexpr const char* kShape = "expected \"off\", {\"norm\": F} or {\"rms\": F} with F > 0";
-  if (!v->is_object() || v->size() != 1) fail(where, kShape);
-  UpdateClip clip;
-  const auto bound = [&](const char* key) {
-    const std::optional<double> b = optional_positive_number(*v, where, key);
-    return *b;
-  };
-  if (find_field(*v, "norm") != nullptr) {
-    clip = {ClipKind::kNorm, bound("norm")};
-  } else if (find_field(*v, "rms") != nullptr) {
-    clip = {ClipKind::kRms, bound("rms")};
-  } else {
-    fail(where, kShape);
+  constexpr const char* kShape =
+      "expected \"off\", {\"norm\": F} or {\"rms\": F} with F > 0, optionally with "
+      "\"quantile\" (adaptive) and \"learning_rate\"";
+  if (!v->is_object()) fail(where, kShape);
+  const bool norm = find_field(*v, "norm") != nullptr;
+  const bool rms = find_field(*v, "rms") != nullptr;
+  if (norm == rms) fail(where, kShape);
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    const std::string& key = it.key();
+    if (key != "norm" && key != "rms" && key != "quantile" && key != "learning_rate") {
+      fail(where, std::string(kShape) + "; unknown field " + in_quotes(key));
+    }
   }
-  return clip;
+  ParsedClip out;
+  const char* kind = norm ? "norm" : "rms";
+  out.clip = {norm ? ClipKind::kNorm : ClipKind::kRms, *optional_positive_number(*v, where, kind)};
+  const bool adaptive = find_field(*v, "quantile") != nullptr;
+  if (!adaptive) {
+    if (find_field(*v, "learning_rate") != nullptr) {
+      fail(where + ".learning_rate", "only applies with \"quantile\" (an adaptive clip)");
+    }
+    return out;
+  }
+  AdaptiveClip rule;
+  rule.quantile = number_in(*v, where, "quantile", 0.0, 1.0, true, "expected a number in (0, 1)");
+  rule.learning_rate =
+      find_field(*v, "learning_rate") == nullptr
+          ? kDefaultClipLearningRate
+          : number_in(*v, where, "learning_rate", 0.0, 10.0, false, "expected a number in (0, 10]");
+  if (out.clip.bound < kMinAdaptiveClipBound || out.clip.bound > kMaxAdaptiveClipBound) {
+    fail(where + "." + kind, "an adaptive clip's initial bound must be in [1e-12, 1e12]");
+  }
+  out.adaptive = rule;
+  return out;
 }
 
 // "min_contributors": "off" | N in [1, 2^31] (1 is off too); default kDefaultMinContributors
@@ -160,7 +200,9 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   }
   // The operator list lives with the operators: one list for every reader of a plan.
   out.op = parse_operator_spec(aggregator, clip_norm, path + ".aggregator");
-  out.op.clip = parse_clip(spec, path, out.op.op);
+  ParsedClip clip = parse_clip(spec, path, out.op.op);
+  out.op.clip = clip.clip;
+  out.adaptive_clip = clip.adaptive;
   out.op.min_contributors = parse_min_contributors(spec, path, out.op.op);
   out.download = parse_download(spec, path, out.encoding);
   const bool select = out.download == DownloadMode::kSelect;

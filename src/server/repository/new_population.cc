@@ -3,6 +3,7 @@
 #include "core/safetensors.h"
 #include "core/train/plan.h"
 #include "server/repository/population_state.h"
+#include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 #include "server/util/tokens.h"
 
@@ -36,6 +37,7 @@ NewPopulation make_new_population(const PopulationSpec& spec, std::string model_
   round0.population_id = record.id;
   round0.started_at = now;
   round0.deadline = now + record.round_deadline_s;
+  round0.robust_json = open_round_robust_json(core::initial_clip_bounds(*update_plan));
   std::string etag = sha256_hex(model_bytes);
   return {std::move(client_token), std::move(record), std::move(round0),
           std::move(model_bytes),  std::move(etag),   std::move(update_plan),

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "server/repository/round_clip_bounds.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
 
@@ -90,13 +91,21 @@ void rebuild_aggregator(Store& store, PopulationState& st) {
   st.aggregator.reset();
   st.result_seq = st.checkpoint_seq = 0;
   auto checkpoint = store.find_checkpoint(record.id, round.number);
+  // The round's own bounds; a round opened by a server before adaptive clipping stored none, and
+  // its checkpoint, if any, says what it clipped at.
+  core::ClipBounds bounds = round_clip_bounds(round);
+  if (bounds.empty() && checkpoint) {
+    bounds = core::RoundAggregator::checkpoint_clip_bounds(
+        reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()), checkpoint->bytes.size());
+  }
+  const core::UpdatePlan round_plan = core::with_clip_bounds(*st.update_plan, bounds);
   if (checkpoint) {
     st.aggregator = core::RoundAggregator::restore(
-        *st.update_plan, std::move(tensors),
+        round_plan, std::move(tensors),
         reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()), checkpoint->bytes.size());
     st.checkpoint_seq = st.result_seq = checkpoint->seq;
   } else {
-    st.aggregator.emplace(*st.update_plan, std::move(tensors), expected_reports(record));
+    st.aggregator.emplace(round_plan, std::move(tensors), expected_reports(record));
   }
   for (const ResultRecord& result :
        store.list_results(record.id, round.number, st.checkpoint_seq)) {

@@ -4,16 +4,25 @@
 #include <nlohmann/json.hpp>
 
 #include "core/safetensors.h"
+#include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 
 namespace fedleaf::server {
 
-std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite) {
+std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite,
+                        const core::ClipBounds& next_clip_bounds) {
+  const auto bounds_json = [](const core::ClipBounds& bounds) {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [tensor, bound] : bounds) out[tensor] = bound;
+    return out;
+  };
   nlohmann::json clipped = nlohmann::json::object();
   for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
   nlohmann::json withheld_rows = nlohmann::json::object();
   for (const auto& [tensor, rows] : stats.withheld_per_tensor) withheld_rows[tensor] = rows;
   return nlohmann::json{{"clipped", clipped},
+                        {"clip_bound", bounds_json(stats.clip_bound_per_tensor)},
+                        {"next_clip_bound", bounds_json(next_clip_bounds)},
                         {"capped", stats.num_capped},
                         {"withheld_rows", withheld_rows},
                         {"withheld_nonfinite", withheld_nonfinite}}
@@ -39,7 +48,9 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.closed = state.round;
   out.closed.status = RoundStatus::kClosed;
   out.closed.closed_at = now;
-  out.closed.robust_json = robust_json(state.aggregator->stats(), out.withheld_nonfinite);
+  const core::RoundStats stats = state.aggregator->stats();
+  out.next_clip_bounds = core::next_clip_bounds(*state.update_plan, stats);
+  out.closed.robust_json = robust_json(stats, out.withheld_nonfinite, out.next_clip_bounds);
   out.opened.population_id = state.record.id;
   out.opened.number = out.closed.number + 1;
   out.opened.started_at = now;
@@ -47,6 +58,7 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.record = state.record;
   out.record.current_round = out.opened.number;
   out.training_over = out.opened.number >= out.record.rounds;
+  if (!out.training_over) out.opened.robust_json = open_round_robust_json(out.next_clip_bounds);
   if (out.training_over && out.record.eval_tasks_per_round == 0) {
     out.opened.status = RoundStatus::kClosed;
     out.opened.closed_at = now;

@@ -26,12 +26,14 @@ struct RoundCloseTimings {
 
 struct RoundClose {
   RoundRecord closed;       // status "closed", closed_at, robust_json
-  RoundRecord opened;       // the next round; already closed when training ends without eval
+  RoundRecord opened;       // the next round (robust_json: its clip bounds); already closed when
+                            // training ends without eval
   PopulationRecord record;  // current_round advanced; "finished" when nothing is left to do
   core::NamedTensors next;  // the published model's tensors
   std::string model_bytes;  // safetensors of `next`
   std::string model_etag;   // sha256 of model_bytes
   std::uint64_t withheld_nonfinite = 0;  // elements kept at their old value (not finite)
+  core::ClipBounds next_clip_bounds;     // the next round's adaptive clip bounds
   bool training_over = false;            // no training round follows
   RoundCloseTimings timings;
 };
@@ -40,8 +42,11 @@ struct RoundClose {
 RoundClose close_training_round(const PopulationState& state, double now);
 
 // What robust aggregation did in a round, as the status JSON shows it:
-// {"clipped": {tensor: reports}, "capped": n, "withheld_rows": {tensor: rows below the tensor's
-// min_contributors, unchanged}, "withheld_nonfinite": n}.
-std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite);
+// {"clipped": {tensor: reports}, "clip_bound": {tensor: the bound it clipped at, for tensors with
+// a robust clip}, "next_clip_bound": {tensor: the next round's bound, for adaptive clips},
+// "capped": n, "withheld_rows": {tensor: rows below the tensor's min_contributors, unchanged},
+// "withheld_nonfinite": n}.
+std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite,
+                        const core::ClipBounds& next_clip_bounds);
 
 }  // namespace fedleaf::server

@@ -291,7 +291,8 @@ void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double 
   if (close.training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(*st.update_plan, std::move(close.next), expected_reports(st.record));
+    st.aggregator.emplace(core::with_clip_bounds(*st.update_plan, close.next_clip_bounds),
+                          std::move(close.next), expected_reports(st.record));
   }
   if (options_.logger && st.record.state == RunState::kFinished) {
     options_.logger->info("event=population_finished population={} rounds={}", id,

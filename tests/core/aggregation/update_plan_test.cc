@@ -166,13 +166,20 @@ UpdateClip clip_of(const std::string& entry) {
   return core::parse_update_plan(plan_with(entry)).tensors.at(0).op.clip;
 }
 
+std::optional<core::AdaptiveClip> adaptive_of(const std::string& entry) {
+  return core::parse_update_plan(plan_with(entry)).tensors.at(0).adaptive_clip;
+}
+
 TEST_CASE("update_plan_robust_defaults_clip_value_operators_and_cap_report_weight") {
   for (const char* op : {"sum", "weighted_mean", "mean_over_contributors"}) {
     INFO(op);
-    CHECK(clip_of(R"({"encoding": "coo", "aggregator": ")" + std::string(op) + R"("})") ==
-          UpdateClip{ClipKind::kRms, core::kDefaultClipRms});
+    const std::string entry = R"({"encoding": "coo", "aggregator": ")" + std::string(op) + R"("})";
+    CHECK(clip_of(entry) == UpdateClip{ClipKind::kRms, core::kDefaultClipRms});
+    CHECK(adaptive_of(entry) ==
+          core::AdaptiveClip{core::kDefaultClipQuantile, core::kDefaultClipLearningRate});
   }
   CHECK(clip_of(R"({"encoding": "coo", "aggregator": "count"})") == UpdateClip{});
+  CHECK_FALSE(adaptive_of(R"({"encoding": "coo", "aggregator": "count"})"));
   CHECK(clip_of(R"({"encoding": "coo", "aggregator": "clipped_weighted_mean", "clip_norm": 2})") ==
         UpdateClip{});
   CHECK(core::parse_update_plan(plan_with(R"({"encoding": "dense", "aggregator": "sum"})"))
@@ -187,6 +194,17 @@ TEST_CASE("update_plan_robust_rules_can_be_set_or_turned_off_explicitly") {
   CHECK(clip_of(R"({"encoding": "dense", "aggregator": "weighted_mean", "clip": {"rms": 0.1}})") ==
         UpdateClip{ClipKind::kRms, 0.1});
   CHECK(clip_of(R"({"encoding": "dense", "aggregator": "count", "clip": "off"})") == UpdateClip{});
+  CHECK_FALSE(adaptive_of(R"({"encoding": "dense", "aggregator": "sum", "clip": "off"})"));
+  CHECK_FALSE(adaptive_of(R"({"encoding": "dense", "aggregator": "sum", "clip": {"rms": 1}})"));
+  const std::string adaptive_rms =
+      R"({"encoding": "dense", "aggregator": "sum", "clip": {"rms": 0.5, "quantile": 0.9}})";
+  CHECK(clip_of(adaptive_rms) == UpdateClip{ClipKind::kRms, 0.5});
+  CHECK(adaptive_of(adaptive_rms) == core::AdaptiveClip{0.9, core::kDefaultClipLearningRate});
+  const std::string adaptive_norm =
+      R"({"encoding": "coo", "aggregator": "weighted_mean",
+          "clip": {"norm": 3, "quantile": 0.25, "learning_rate": 0.2}})";
+  CHECK(clip_of(adaptive_norm) == UpdateClip{ClipKind::kNorm, 3.0});
+  CHECK(adaptive_of(adaptive_norm) == core::AdaptiveClip{0.25, 0.2});
   const auto cap = [](const std::string& value) {
     return core::parse_update_plan(std::string(R"({"max_examples_per_report": )") + value + "}")
         .max_examples_per_report;
@@ -213,6 +231,29 @@ TEST_CASE("update_plan_rejects_bad_robust_settings_naming_the_path_and_rule") {
   check_rejects(
       R"({"encoding": "dense", "aggregator": "clipped_weighted_mean", "clip_norm": 1, "clip": {"rms": 1}})",
       "clip: clipped_weighted_mean takes no clip other than \"off\" (it clips by its clip_norm)");
+  const auto clip = [](const std::string& value) {
+    return R"({"encoding": "dense", "aggregator": "sum", "clip": )" + value + "}";
+  };
+  check_rejects(clip(R"({"quantile": 0.5})"), R"(plan.updates['emb/weight'].clip: expected "off")");
+  check_rejects(clip(R"({"rms": 1, "quantile": 0.5, "step": 1})"), R"(unknown field 'step')");
+  check_rejects(clip(R"({"rms": 1, "learning_rate": 0.2})"),
+                R"(plan.updates['emb/weight'].clip.learning_rate: only applies with "quantile")");
+  for (const char* quantile : {"0", "1", "-0.5", "1.5", R"("0.5")", "null"}) {
+    INFO(quantile);
+    check_rejects(clip(R"({"rms": 1, "quantile": )" + std::string(quantile) + "}"),
+                  "plan.updates['emb/weight'].clip.quantile: expected a number in (0, 1)");
+  }
+  for (const char* rate : {"0", "-1", "10.5", R"("1")"}) {
+    INFO(rate);
+    check_rejects(
+        clip(R"({"rms": 1, "quantile": 0.5, "learning_rate": )" + std::string(rate) + "}"),
+        "plan.updates['emb/weight'].clip.learning_rate: expected a number in (0, 10]");
+  }
+  check_rejects(clip(R"({"norm": 1e13, "quantile": 0.5})"),
+                "plan.updates['emb/weight'].clip.norm: an adaptive clip's initial bound must be in "
+                "[1e-12, 1e12]");
+  check_rejects(clip(R"({"rms": 0, "quantile": 0.5})"),
+                "plan.updates['emb/weight'].clip.rms: expected a finite number > 0");
   for (const char* bad : {"0", "-1", "1.5", R"("on")", "9007199254740993", "null"}) {
     INFO(bad);
     CHECK_THROWS_MATCHES(
