@@ -68,6 +68,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -293,5 +294,16 @@ class TaskRepository {
   std::uint64_t last_close_id_ = 0;
   std::unique_ptr<RoundCloser> closer_;  // close_in_background; stopped first by the destructor
 };
+
+template <class Body>
+inline void TaskRepository::population_step(const std::string& population_id,
+                                            const std::string& what, Body&& body) {
+  try {
+    batch_.step(what, std::forward<Body>(body));
+  } catch (...) {
+    populations_.erase(population_id);
+    throw;
+  }
+}
 
 }  // namespace fedleaf::server

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "server/store/sqlite_rows.h"
 #include "server/store/sqlite_schema.h"
 #include "server/store/sqlite_statement.h"
 #include "server/store/store_rules.h"
@@ -149,31 +150,6 @@ void SqliteStore::rollback_nested() {
 
 // ---- populations
 
-namespace {
-constexpr const char* kPopulationColumns =
-    "id, plan_json, client_token_hash, rounds, clients_per_round, min_reports, round_deadline_s, "
-    "lease_s, train_tasks_per_round, eval_tasks_per_round, state, current_round, created_at";
-
-template <class Stmt>
-PopulationRecord read_population(const Stmt& s) {
-  PopulationRecord p;
-  p.id = s.text(0);
-  p.plan_json = s.text(1);
-  p.client_token_hash = s.text(2);
-  p.rounds = s.int32(3);
-  p.clients_per_round = s.int32(4);
-  p.min_reports = s.int32(5);
-  p.round_deadline_s = s.real(6);
-  p.lease_s = s.real(7);
-  p.train_tasks_per_round = s.int32(8);
-  p.eval_tasks_per_round = s.int32(9);
-  p.state = parse_run_state(s.text(10));
-  p.current_round = s.int32(11);
-  p.created_at = s.real(12);
-  return p;
-}
-}  // namespace
-
 void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                     const ModelRecord& model0) {
   static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
@@ -216,58 +192,6 @@ std::vector<PopulationRecord> SqliteStore::list_populations() {
 }
 
 // ---- rounds
-
-namespace {
-constexpr const char* kRoundColumns =
-    "population_id, number, status, started_at, deadline, closed_at, train_tasks, eval_tasks, "
-    "reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, eval_reports, "
-    "eval_examples, eval_sums_json, robust_json";
-
-template <class Stmt>
-RoundRecord read_round(const Stmt& s) {
-  RoundRecord r;
-  r.population_id = s.text(0);
-  r.number = s.int32(1);
-  r.status = parse_round_status(s.text(2));
-  r.started_at = s.real(3);
-  r.deadline = s.real(4);
-  r.closed_at = s.real(5);
-  r.train_tasks = s.int32(6);
-  r.eval_tasks = s.int32(7);
-  r.reports = s.int32(8);
-  r.examples = s.real(9);
-  r.loss_sum = s.real(10);
-  r.accuracy_sum = s.real(11);
-  r.accuracy_examples = s.real(12);
-  r.upload_bytes = s.int64(13);
-  r.eval_reports = s.int32(14);
-  r.eval_examples = s.real(15);
-  r.eval_sums_json = s.text(16);
-  r.robust_json = s.text(17);
-  return r;
-}
-
-// Binds the round's non-key fields at positions first..first+15.
-template <class Stmt>
-void bind_round_fields(Stmt& s, const RoundRecord& r, int first) {
-  s.bind(first, to_string(r.status))
-      .bind(first + 1, r.started_at)
-      .bind(first + 2, r.deadline)
-      .bind(first + 3, r.closed_at)
-      .bind(first + 4, r.train_tasks)
-      .bind(first + 5, r.eval_tasks)
-      .bind(first + 6, r.reports)
-      .bind(first + 7, r.examples)
-      .bind(first + 8, r.loss_sum)
-      .bind(first + 9, r.accuracy_sum)
-      .bind(first + 10, r.accuracy_examples)
-      .bind(first + 11, r.upload_bytes)
-      .bind(first + 12, r.eval_reports)
-      .bind(first + 13, r.eval_examples)
-      .bind(first + 14, r.eval_sums_json)
-      .bind(first + 15, r.robust_json);
-}
-}  // namespace
 
 void SqliteStore::insert_round(const RoundRecord& r) {
   static const std::string sql = std::string("INSERT INTO rounds (") + kRoundColumns +
@@ -402,29 +326,6 @@ void SqliteStore::remove_unreferenced_model_files() {
 }
 
 // ---- tasks and leases
-
-namespace {
-constexpr const char* kTaskColumns =
-    "id, population_id, round, kind, state, lease_id, lease_expires_at, completed_lease_id, "
-    "result_sha256, result_status, result_body";
-
-template <class Stmt>
-TaskRecord read_task(const Stmt& s) {
-  TaskRecord t;
-  t.id = s.int64(0);
-  t.population_id = s.text(1);
-  t.round = s.int32(2);
-  t.kind = parse_task_kind(s.text(3));
-  t.state = parse_task_state(s.text(4));
-  t.lease_id = s.int64(5);
-  t.lease_expires_at = s.real(6);
-  t.completed_lease_id = s.int64(7);
-  t.result_sha256 = s.text(8);
-  t.result_status = s.int32(9);
-  t.result_body = s.text(10);
-  return t;
-}
-}  // namespace
 
 std::optional<ClaimedTask> SqliteStore::claim_task(const ClaimRequest& r) {
   const char* kind = to_string(r.kind);

@@ -1,0 +1,32 @@
+#pragma once
+// How the PostgreSQL store's rows map to records and back: the column lists its statements
+// select, the readers of a row and the writer of a round's fields. Shared by every
+// PostgresStore operation so that a column is named and read in one place.
+//
+//   PgRows rows = ...;  // SELECT <kRoundColumns> FROM rounds ...
+//   RoundRecord r = read_round(rows, 0);
+
+#include <string>
+#include <vector>
+
+#include "server/store/postgres_statement.h"
+#include "server/store/store.h"
+#include "server/store/store_columns.h"
+
+namespace fedleaf::server {
+
+PopulationRecord read_population(const PgRows& s, int i);
+RoundRecord read_round(const PgRows& s, int i);
+// The round's non-key fields, in kRoundColumns order after the key.
+void add_round_fields(PgParams& p, const RoundRecord& r);
+TaskRecord read_task(const PgRows& s, int i);
+std::string select_from(const char* columns, const char* rest);
+// A round shard's counters from column `first` on (reports .. eval_sums_json).
+RoundRecord read_shard(const PgRows& s, int i, int first);
+// Rows of `rounds r LEFT JOIN round_shards s` (the round's columns, then its shard's counters,
+// null without shards), ordered by round: each round with its shards added.
+std::vector<RoundRecord> read_rounds_with_shards(const PgRows& rows);
+// The rounds matching `where` (on r), each row with one of its shards (null without).
+std::string rounds_with_shards(const char* where);
+
+}  // namespace fedleaf::server
