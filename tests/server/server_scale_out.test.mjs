@@ -159,7 +159,9 @@ test('three servers behind haproxy count every accepted upload once through a ki
     assert.equal(status.state, 'finished', JSON.stringify(status).slice(0, 600));
     for (const round of [0, 1]) {
       assert.equal(status.history[round].reports, accepted[round].size, `round ${round} reports`);
-      assert.equal(accepted[round].size, clientsPerRound);
+      // Accepts in flight on other servers when the quorum is reached are part of the close
+      // (docs/deploy.md "Locks"): a round may count more than clients_per_round, each once.
+      assert.ok(accepted[round].size >= clientsPerRound, `round ${round}: ${accepted[round].size}`);
     }
     // Round 1 trains from round 1's model: check round 0's aggregate against the reference.
     const model = await call(`${lb.url}/v1/populations/scale/rounds/1/model`);
