@@ -325,3 +325,50 @@ TEST_CASE("a_quarantined_population_stays_quarantined_before_the_recheck_and_on_
 }
 
 }  // namespace fedleaf::server
+
+namespace fedleaf::server {
+namespace {
+
+// A SQLite file that calls itself shared and whose first claim_task finds nothing, as a
+// PostgreSQL claim does when another server holds the round row past the lock wait limit.
+class BusyFirstClaimStore : public SqliteStore {
+ public:
+  explicit BusyFirstClaimStore(const std::string& path) : SqliteStore(path) {}
+  bool shared() const override { return true; }
+  std::optional<ClaimedTask> claim_task(const ClaimRequest& request) override {
+    if (busy_) {
+      busy_ = false;
+      return std::nullopt;
+    }
+    return SqliteStore::claim_task(request);
+  }
+
+ private:
+  bool busy_ = true;
+};
+
+}  // namespace
+
+TEST_CASE("a_claim_parked_while_its_task_could_not_be_taken_is_woken_by_the_next_tick",
+          "[repository][shared]") {
+  SqliteFileBackend file;
+  FakeClock clock;
+  BusyFirstClaimStore store(file.path);
+  ServerMetrics metrics;
+  TaskRepository repo(store, clock, metrics, {});
+  const CreatedPopulation p = repo.create_population(test_spec("p", 1, 3, 3));
+  ClaimOutcome first = repo.claim(p.id, p.client_token);
+  repo.commit_batch();
+  REQUIRE(std::holds_alternative<RetryLater>(first));
+  int woken = 0;
+  repo.waiters().park(p.id, std::get<RetryLater>(first).wake_epoch, [&] { ++woken; });
+
+  repo.tick();  // nothing moved: only the tick can tell the parked claim a task is there
+
+  CHECK(woken == 1);
+  ClaimOutcome again = repo.claim(p.id, p.client_token);
+  repo.commit_batch();
+  CHECK(std::holds_alternative<TaskAssignment>(again));
+}
+
+}  // namespace fedleaf::server

@@ -447,6 +447,14 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
   return out;
 }
 
+bool TaskRepository::has_task_to_offer(const PopulationState& st, double now) {
+  if (st.record.state != RunState::kRunning || st.closing != 0) return false;
+  const bool train_left =
+      st.round.number < st.record.rounds && st.round.train_tasks < st.record.train_tasks_per_round;
+  const bool eval_left = st.round.eval_tasks < st.record.eval_tasks_per_round;
+  return train_left || eval_left || store_.has_leasable_task(st.record.id, st.round.number, now);
+}
+
 void TaskRepository::tick() {
   std::lock_guard lock(mutex_);
   const bool batch_was_open = batch_.is_open();
@@ -466,8 +474,12 @@ void TaskRepository::tick() {
     try {
       PopulationState& st = state_of(id);
       advance(st, now);
-      // A lease that expired hands its task back: wake the claims waiting for one.
-      if (waiters_.waiting(id) > 0 && store_.has_expired_lease(id, st.round.number, now)) {
+      // A lease that expired hands its task back: wake the claims waiting for one. On a shared
+      // store a claim may also have parked while another server held what it needed (the round
+      // row creating tasks, a close): nothing here would wake it, so the tick wakes the claims
+      // waiting for a round that has a task to lease or to create.
+      if (waiters_.waiting(id) > 0 && (store_.has_expired_lease(id, st.round.number, now) ||
+                                       (store_.shared() && has_task_to_offer(st, now)))) {
         waiters_.notify(id);
       }
     } catch (const std::exception& e) {

@@ -273,6 +273,9 @@ class TaskRepository {
   // repeat, else the rejection is counted and Conflict or Gone thrown.
   UploadOutcome answer_refused(const std::string& population_id, AcceptStatus status,
                                const TaskRecord& task);
+  // Whether a claim on this server could get a task of the population's round now (one to
+  // create, a never-leased one, or an expired lease).
+  bool has_task_to_offer(const PopulationState& st, double now);
   // A step of the open batch that changes a loaded population: on failure its in-memory state
   // (which may already hold the change) is dropped, to be reloaded from the store.
   template <class Body>
