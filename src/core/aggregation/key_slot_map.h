@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/aggregation/huge_page_reserve.h"
+
 namespace fedleaf::core {
 
 class KeySlotMap {
@@ -35,7 +37,9 @@ class KeySlotMap {
   // Rebuilds the table with `capacity` entries (a power of two ≥ capacity_for(size())). On
   // bad_alloc the map is unchanged.
   void rehash(std::size_t capacity) {
-    std::vector<Entry> fresh(capacity, Entry{kEmptyKey, 0});
+    std::vector<Entry> fresh;
+    reserve_on_huge_pages(fresh, capacity);
+    fresh.assign(capacity, Entry{kEmptyKey, 0});
     const unsigned shift = shift_for(capacity);
     for (const Entry& e : entries_) {
       if (e.key != kEmptyKey) place(fresh, shift, e);

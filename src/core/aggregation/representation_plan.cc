@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/aggregation/huge_page_reserve.h"
 #include "core/aggregation/sparse_sum_accumulator.h"
 
 namespace fedleaf::core {
@@ -118,7 +119,7 @@ void SparseSumAccumulator::reserve_keys(std::size_t extra) {
   const auto grow = [&](auto& v, std::size_t count) {
     if (v.capacity() >= count) return;
     const std::size_t old = v.capacity() * sizeof(v[0]);
-    v.reserve(count);
+    reserve_on_huge_pages(v, count);
     note_bytes(old);
   };
   grow(slot_keys_, slots);
@@ -133,12 +134,16 @@ void SparseSumAccumulator::switch_to_dense() {
   std::vector<double> contributors;
   std::vector<double> reports;
   std::vector<std::uint64_t> bits;
-  if (tracks_values(spec_.op)) sums.assign(keys * width_, 0.0);
-  if (counts_reports()) reports.assign(keys, 0.0);
+  const auto zeroed = [](auto& v, std::size_t count) {
+    reserve_on_huge_pages(v, count);
+    v.assign(count, 0);
+  };
+  if (tracks_values(spec_.op)) zeroed(sums, keys * width_);
+  if (counts_reports()) zeroed(reports, keys);
   if (tracks_contributors(spec_.op)) {
-    contributors.assign(keys, 0.0);
+    zeroed(contributors, keys);
   } else {
-    bits.assign((keys + 63) / 64, 0);
+    zeroed(bits, (keys + 63) / 64);
   }
   const std::size_t fresh_bytes =
       (sums.capacity() + contributors.capacity() + reports.capacity() + bits.capacity()) * 8;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <utility>
 
+#include "core/aggregation/huge_page_reserve.h"
 #include "core/aggregation/prefetch.h"
 #include "core/aggregation/update_values.h"
 #include "core/error.h"
@@ -105,7 +106,10 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
   }
   if (encoding_ == UpdateEncoding::kDense) {
     representation_ = Representation::kDense;
-    if (tracks_values(spec_.op)) sums_.assign(static_cast<std::size_t>(num_keys_), 0.0);
+    if (tracks_values(spec_.op)) {
+      reserve_on_huge_pages(sums_, static_cast<std::size_t>(num_keys_));
+      sums_.assign(static_cast<std::size_t>(num_keys_), 0.0);
+    }
   } else if (options_.policy == RepresentationPolicy::kDense) {
     switch_to_dense();
   } else if (options_.expected_entries > 0) {

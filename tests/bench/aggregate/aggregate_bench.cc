@@ -5,7 +5,7 @@
 // which the benchmark cross-checks.
 //
 //   fedleaf_aggregate_bench [--clients N] [--pairs K] [--rounds R] [--warmup W] [--json PATH]
-//                           [--point NAME]
+//                           [--point NAME] [--min-sample-s S]
 //
 // Points: weighted_mean of COO updates into d = 2^20 and d = 10^7, and mean_over_contributors
 // of row-sparse updates into an embedding of 2^25 rows × 32 (K values = K/32 rows per client).
@@ -15,13 +15,18 @@
 // which a server taking uploads one at a time cannot do; its row says so.
 //
 // Method (ratios you can trust on a shared machine): methods are interleaved, never timed one
-// after another. Per point, W warm-up rounds, then R rounds; a round runs every method once, one
-// at a time, starting with a different method each round (round r starts with method r mod M).
-// A method's time is the median of its rounds. Then each speed ratio (fedleaf / fastest
+// after another. A sample of a method is the method run `reps` times back to back, its time per
+// run; in the first warm-up round a method runs until its sample has lasted S seconds of CPU
+// (default 0.5: one run at d=2^20 is ~0.04 s, too short to be stable on its own), which fixes
+// its reps. Per point, W
+// warm-up rounds, then R rounds; a round takes one sample of every method, one at a time,
+// starting with a different method each round (round r starts with method r mod M). A method's
+// time is the median of its rounds. Then each speed ratio (fedleaf / fastest
 // baseline, the fastest by those medians) is measured in R back-to-back pairs, alternating which
-// runs first (F B, B F, ...); each pair gives one ratio, reported as the median over pairs with its
-// min–max. Pairs seconds apart see the same load from other processes. Times are this thread's
-// CPU time (cpu_seconds), so time the core spent on other processes is not counted.
+// runs first (F B, B F, ...); each pair of samples gives one ratio, reported as the median over
+// pairs with its min–max. Pairs seconds apart see the same load from other processes. Times are
+// this thread's CPU time (cpu_seconds), so time the core spent on other processes is not counted;
+// the load average at the start and the end is printed and stored beside the ratios.
 #include <sys/resource.h>
 #include <time.h>
 
@@ -85,6 +90,14 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The 1-minute load average (/proc/loadavg), -1 where unavailable.
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1.0;
+  in >> load;
+  return in ? load : -1.0;
 }
 
 // Process peak RSS since the last reset (Linux: VmHWM, reset through clear_refs).
@@ -383,6 +396,7 @@ struct Measured {
   std::size_t state_bytes = 0;
   double peak_rss_mib = 0.0;
   std::string note;
+  int reps = 1;
 };
 
 // The bench, in fedleaf::core beside the code it measures; main() calls it.
@@ -390,6 +404,7 @@ int run(int argc, char** argv) {
   std::size_t clients = 1000, pairs = 5000;
   int rounds = 7;
   int warmup = 1;
+  double min_sample_s = 0.5;
   std::string json_path = "build/bench/aggregate.json";
   std::string only_point;  // empty: every point
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -406,17 +421,25 @@ int run(int argc, char** argv) {
       json_path = argv[i + 1];
     else if (flag == "--point")
       only_point = argv[i + 1];
+    else if (flag == "--min-sample-s")
+      min_sample_s = std::stod(argv[i + 1]);
     else {
       std::cerr << "unknown flag " << flag << "\n";
       return 2;
     }
   }
+  if (rounds < 1 || warmup < 1 || !(min_sample_s >= 0.0)) {
+    std::cerr << "--rounds and --warmup must be >= 1, --min-sample-s >= 0\n";
+    return 2;
+  }
+  const double load_start = load_average();
   const double bandwidth = stream_add_gbps();
   std::printf(
       "fedleaf aggregate bench: N = %zu clients, k = %zu pairs each, %d interleaved rounds after "
-      "%d warm-up\n",
-      clients, pairs, rounds, warmup);
-  std::printf("machine: stream-add memory bandwidth %.1f GB/s\n\n", bandwidth);
+      "%d warm-up, samples of >= %.2f s CPU\n",
+      clients, pairs, rounds, warmup, min_sample_s);
+  std::printf("machine: stream-add memory bandwidth %.1f GB/s, load average %.2f\n\n", bandwidth,
+              load_start);
 
   const std::vector<Point> points{
       {"d=2^20", UpdateEncoding::kCoo, std::uint64_t{1} << 20, 1, SparseSumOperator::kWeightedMean},
@@ -430,8 +453,8 @@ int run(int argc, char** argv) {
   nlohmann::json speed_updates_hint = nlohmann::json::object();
   nlohmann::json spreads = nlohmann::json::object();
   double memory_vs_dense = 0.0;
-  std::printf("%-10s %-26s %12s %12s %14s %12s  %s\n", "point", "method", "median cpu s",
-              "Mpairs/s", "state MiB", "peak RSS MiB", "note");
+  std::printf("%-10s %-26s %12s %5s %12s %14s %12s  %s\n", "point", "method", "median cpu s",
+              "reps", "Mpairs/s", "state MiB", "peak RSS MiB", "note");
   for (const Point& p : points) {
     if (!only_point.empty() && p.name != only_point) continue;
     const Inputs in = make_inputs(p, clients, pairs, 42);
@@ -488,6 +511,22 @@ int run(int argc, char** argv) {
     std::vector<std::vector<double>> times(methods.size());
     std::vector<std::size_t> bytes(methods.size());
     std::vector<double> rss(methods.size());
+    std::vector<int> reps(methods.size(), 0);  // 0 until the first warm-up round sets it
+    // One sample: `reps` runs back to back; the CPU seconds per run, the last run's output. The
+    // first sample of a method runs until it has lasted min_sample_s and fixes reps to its count.
+    const auto sample = [&](std::size_t m, Output& out) {
+      double total = 0.0;
+      int count = 0;
+      while (reps[m] > 0 ? count < reps[m] : count == 0 || total < min_sample_s) {
+        double seconds = 0.0;
+        const double start = cpu_seconds();
+        out = methods[m].run(bytes[m], seconds);
+        total += seconds > 0.0 ? seconds : cpu_seconds() - start;
+        ++count;
+      }
+      reps[m] = count;
+      return total / count;
+    };
     Output reference;
     // Round r starts with method r (mod the count), so no method always runs first, right after
     // the previous point or method freed its memory. Warm-up rounds are checked, not timed.
@@ -495,10 +534,9 @@ int run(int argc, char** argv) {
       for (std::size_t turn = 0; turn < methods.size(); ++turn) {
         const std::size_t m = (turn + static_cast<std::size_t>(r + warmup)) % methods.size();
         reset_peak_rss();
-        double seconds = 0.0;
-        const double start = cpu_seconds();
-        Output out = methods[m].run(bytes[m], seconds);
-        if (r >= 0) times[m].push_back(seconds > 0.0 ? seconds : cpu_seconds() - start);
+        Output out;
+        const double seconds = sample(m, out);
+        if (r >= 0) times[m].push_back(seconds);
         rss[m] = std::max(rss[m], peak_rss_mib());
         if (r == -warmup && turn == 0) {  // method 0: fedleaf
           reference = std::move(out);
@@ -514,10 +552,11 @@ int run(int argc, char** argv) {
     }
     std::vector<Measured> rows;
     for (std::size_t m = 0; m < methods.size(); ++m) {
-      Measured row{methods[m].name, median(times[m]), 0.0, bytes[m], rss[m], *methods[m].note};
+      Measured row{methods[m].name, median(times[m]), 0.0,    bytes[m],
+                   rss[m],          *methods[m].note, reps[m]};
       row.pairs_per_s = total_pairs / row.seconds;
-      std::printf("%-10s %-26s %12.4f %12.1f %14.1f %12.0f  %s\n", p.name.c_str(),
-                  row.method.c_str(), row.seconds, row.pairs_per_s / 1e6,
+      std::printf("%-10s %-26s %12.4f %5d %12.1f %14.1f %12.0f  %s\n", p.name.c_str(),
+                  row.method.c_str(), row.seconds, reps[m], row.pairs_per_s / 1e6,
                   static_cast<double>(row.state_bytes) / 1048576.0, row.peak_rss_mib,
                   row.note.c_str());
       rows.push_back(row);
@@ -541,11 +580,8 @@ int run(int argc, char** argv) {
       }
     }
     const auto timed = [&](std::size_t m) {
-      std::size_t unused_bytes = 0;
-      double seconds = 0.0;
-      const double start = cpu_seconds();
-      const Output out = methods[m].run(unused_bytes, seconds);
-      return seconds > 0.0 ? seconds : cpu_seconds() - start;
+      Output unused;
+      return sample(m, unused);
     };
     const auto speed_ratio = [&](std::size_t fedleaf_row) {
       std::vector<double> ratios;
@@ -589,6 +625,7 @@ int run(int argc, char** argv) {
       results.push_back({{"point", p.name},
                          {"method", m.method},
                          {"median_cpu_seconds", m.seconds},
+                         {"repetitions_per_sample", m.reps},
                          {"pairs_per_second", m.pairs_per_s},
                          {"state_bytes", m.state_bytes},
                          {"peak_rss_mib", m.peak_rss_mib},
@@ -603,12 +640,16 @@ int run(int argc, char** argv) {
   }
   std::printf("memory_vs_dense at d=2^25x32 (dense f32 bytes / fedleaf peak state bytes) = %.1f\n",
               memory_vs_dense);
+  const double load_end = load_average();
+  std::printf("load average: %.2f at the start, %.2f at the end\n", load_start, load_end);
   const nlohmann::json doc{{"benchmark", "aggregate"},
                            {"clients", clients},
                            {"pairs_per_client", pairs},
                            {"method", "interleaved rounds; ratios: median of back-to-back pairs"},
                            {"rounds", rounds},
                            {"warmup_rounds", warmup},
+                           {"min_sample_cpu_seconds", min_sample_s},
+                           {"load_average", {{"start", load_start}, {"end", load_end}}},
                            {"stream_add_gbps", bandwidth},
                            {"results", results},
                            {"ratios",
