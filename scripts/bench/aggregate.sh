@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# scripts/bench.sh aggregate [--clients N] [--pairs K] [--rounds R] [--warmup W]: the sparse-sum
-# accumulator against dense, radix-sort and hash baselines (tests/bench/aggregate). Builds the
-# Release bench in build/, runs it from the repository root, prints the table and writes
-# build/bench/aggregate.json. Methods are interleaved round by round and ratios are medians of
-# per-round ratios (method: the bench's header comment). About two minutes on 2 cores.
+# scripts/bench.sh aggregate [--clients N] [--pairs K] [--rounds R] [--warmup W]
+# [--min-sample-s S]: the sparse-sum accumulator against dense, radix-sort and hash baselines
+# (tests/bench/aggregate). Builds the Release bench in build/, runs it from the repository root,
+# prints the table and writes build/bench/aggregate.json. Methods are interleaved round by round
+# and ratios are medians of per-pair ratios with their min-max (method: the bench's header
+# comment). Samples last >= 0.5 s of CPU (--min-sample-s); about four minutes on 2 cores.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
