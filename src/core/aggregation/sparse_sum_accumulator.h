@@ -50,6 +50,9 @@
 // and grows by doubling). With expected_entries the choice is made up front from the projected
 // touched count, which avoids holding both structures during a switch; expected_updates does
 // the same at the first add(), projecting from that update's entry count.
+// Both representations reserve their large arrays on transparent huge pages on Linux before the
+// first write (huge_page_reserve.h): faulting in 4 KiB pages cost as much as the fold at 10^7
+// keys.
 // finalize() and save() visit the touched keys once in key order: the dense representation
 // scans its touched bitmap word by word (or its contributor weights), the sparse one radix-sorts
 // its (key, slot) pairs.
