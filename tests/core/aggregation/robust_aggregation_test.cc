@@ -335,6 +335,33 @@ TEST_CASE("round_withholds_rows_below_min_contributors_by_default_and_counts_the
   CHECK(std::get<core::DenseTensor>(off.next_model().at("emb")).data<float>()[2] == 0.5f);
 }
 
+core::UpdatePlan row_clip_plan(const std::string& row_clip) {
+  return core::parse_update_plan(
+      R"({"updates": {"emb": {"encoding": "row_sparse", "aggregator": "mean_over_contributors",
+                              "clip": {"rms": 0.1})" +
+      row_clip + "}}}");
+}
+
+TEST_CASE("round_counts_clipped_rows_and_finishes_a_round_checkpointed_before_row_clipping") {
+  // Rows of 0.5 against the rms bound 0.1: with row_clip 2 each row is cut to rms 0.2, then the
+  // report to rms 0.1.
+  core::RoundAggregator round(row_clip_plan(R"(, "row_clip": 2)"), emb_model());
+  add(round, row_report({1, 2}));
+  CHECK(round.stats().rows_clipped_per_tensor ==
+        std::vector<std::pair<std::string, std::uint64_t>>{{"emb", 2}});
+  // A round checkpointed by a server without row clipping restores under a plan that has it
+  // and finishes as it started: without it (and without a clipped-rows count).
+  core::RoundAggregator before(row_clip_plan(R"(, "row_clip": "off")"), emb_model());
+  add(before, row_report({1, 2}));
+  const auto ckpt = before.checkpoint();
+  core::RoundAggregator resumed =
+      core::RoundAggregator::restore(row_clip_plan(""), emb_model(), ckpt.data(), ckpt.size());
+  CHECK(resumed.stats().rows_clipped_per_tensor.empty());
+  add(resumed, row_report({1, 2}));
+  add(before, row_report({1, 2}));
+  CHECK(resumed.next_model() == before.next_model());
+}
+
 TEST_CASE("round_restores_a_v1_checkpoint_without_the_threshold_and_rejects_unknown_formats") {
   // A v1 checkpoint (written before report counts) holds no @reports and no @min_contributors:
   // the round it holds finishes without the threshold.
