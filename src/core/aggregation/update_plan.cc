@@ -145,8 +145,6 @@ ParsedClip parse_clip(const json& spec, const std::string& path, SparseSumOperat
   return out;
 }
 
-// "min_contributors": "off" | N in [1, 2^31] (1 is off too); default kDefaultMinContributors
-// for mean_over_contributors, which alone takes it.
 // "row_clip": "off" | k in [1, 1e6]: row_sparse tensors with an rms clip only; default
 // kDefaultRowClip for them, off for every other tensor.
 double parse_row_clip(const json& spec, const std::string& path, UpdateEncoding encoding,
@@ -168,6 +166,8 @@ double parse_row_clip(const json& spec, const std::string& path, UpdateEncoding 
   return k;
 }
 
+// "min_contributors": "off" | N in [1, 2^31] (1 is off too); default kDefaultMinContributors
+// for mean_over_contributors, which alone takes it.
 std::uint64_t parse_min_contributors(const json& spec, const std::string& path,
                                      SparseSumOperator op) {
   const bool applies = op == SparseSumOperator::kMeanOverContributors;
