@@ -376,7 +376,13 @@ export interface RoundHistory {
     clip_bound?: Record<string, number>;
     /** The bound each adaptive clip uses next round. */
     next_clip_bound?: Record<string, number>;
+    /** Rows the row clip scaled down, per row_sparse tensor with one. */
+    clipped_rows?: Record<string, number>;
     capped?: number;
+    /** The cap reports were weighed with this round (null: off; an open round: its adaptive cap). */
+    example_cap?: number | null;
+    /** The adaptive example cap the next round uses. */
+    next_example_cap?: number;
     withheld_rows?: Record<string, number>;
     withheld_nonfinite?: number;
   };

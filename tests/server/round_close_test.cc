@@ -99,16 +99,25 @@ TEST_CASE("robust_json_lists_clipped_reports_and_withheld_rows_per_tensor_and_th
   stats.clipped_per_tensor.emplace_back("emb/weight", 3);
   stats.withheld_per_tensor.emplace_back("emb/weight", 41);
   stats.clip_bound_per_tensor.emplace_back("emb/weight", 0.25);
-  const auto json = nlohmann::json::parse(robust_json(stats, 7, {{"emb/weight", 0.5}}));
+  stats.rows_clipped_per_tensor.emplace_back("emb/weight", 5);
+  stats.example_cap = 606;
+  const auto json = nlohmann::json::parse(robust_json(stats, 7, {{"emb/weight", 0.5}}, 604));
   CHECK(json["clipped"]["emb/weight"] == 3);
   CHECK(json["clip_bound"]["emb/weight"] == 0.25);
   CHECK(json["next_clip_bound"]["emb/weight"] == 0.5);
   CHECK(json["withheld_rows"]["emb/weight"] == 41);
   CHECK(json["capped"] == 2);
+  CHECK(json["clipped_rows"]["emb/weight"] == 5);
+  CHECK(json["example_cap"] == 606);
+  CHECK(json["next_example_cap"] == 604);
   CHECK(json["withheld_nonfinite"] == 7);
-  CHECK(nlohmann::json::parse(robust_json({}, 0, {}))["clipped"].empty());
-  CHECK(nlohmann::json::parse(robust_json({}, 0, {}))["withheld_rows"].empty());
-  CHECK(nlohmann::json::parse(robust_json({}, 0, {}))["clip_bound"].empty());
+  const auto empty = nlohmann::json::parse(robust_json({}, 0, {}, std::nullopt));
+  CHECK(empty["clipped"].empty());
+  CHECK(empty["clipped_rows"].empty());
+  CHECK(empty["withheld_rows"].empty());
+  CHECK(empty["clip_bound"].empty());
+  CHECK(empty["example_cap"].is_null());  // the cap was off
+  CHECK_FALSE(empty.contains("next_example_cap"));
 }
 
 }  // namespace fedleaf::server

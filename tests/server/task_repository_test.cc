@@ -743,17 +743,22 @@ TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "
   CHECK(robust["clipped"]["out/weight"] == 0);
   CHECK(robust["capped"] == 1);
   CHECK(robust["withheld_nonfinite"] == 0);
-  // The open round states the adaptive clip bounds it clips at: the closed round's next ones.
+  // The adaptive cap: 10,000 in round 0, then twice the lower median of the claims {20000, 3}.
+  CHECK(robust["example_cap"] == core::kDefaultMaxExamplesPerReport);
+  CHECK(robust["next_example_cap"] == 6);
+  // The open round states the adaptive clip bounds and cap it uses: the closed round's next ones.
   const auto open = nlohmann::json::parse(status.history[1].robust_json);
-  CHECK(open == nlohmann::json{{"clip_bound", robust["next_clip_bound"]}});
+  CHECK(open == nlohmann::json{{"clip_bound", robust["next_clip_bound"]},
+                               {"example_cap", robust["next_example_cap"]}});
 }
 
 TEST_CASE("a_restarted_repository_clips_the_open_round_at_the_adaptive_bound_it_stored",
           "[repository]") {
-  // Round 0 clips everything at the initial bound, so round 1's bound differs from the plan's.
+  // Round 0 clips everything at the initial bound, so round 1's bound differs from the plan's;
+  // its claims {2, 3, 4} set round 1's example cap to 6, below round 1's claims {7, 8, 9}.
   const auto upload_of = [](int round, int i) {
     return train_result({i, i + 3}, 0.02f * static_cast<float>(i + 1 + round),
-                        0.05f * static_cast<float>(i + 1), 2 + i);
+                        0.05f * static_cast<float>(i + 1), 2 + i + 5 * round);
   };
   std::string expected;
   {  // One repository, no restart.
@@ -766,6 +771,8 @@ TEST_CASE("a_restarted_repository_clips_the_open_round_at_the_adaptive_bound_it_
     const auto history = h.status(p)["history"];
     CHECK(history[1]["robust"]["clip_bound"] == history[0]["robust"]["next_clip_bound"]);
     CHECK(history[1]["robust"]["clip_bound"] != history[0]["robust"]["clip_bound"]);
+    CHECK(history[1]["robust"]["example_cap"] == 6);
+    CHECK(history[1]["robust"]["capped"] == 3);
   }
   for (int checkpoint_every : {0, 1}) {
     INFO("checkpoint_every " << checkpoint_every);

@@ -79,6 +79,10 @@ void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors
         std::string(spec_.clip.kind == ClipKind::kNorm ? "norm:" : "rms:") +
         format_double_exact(spec_.clip.bound);
   }
+  if (spec_.row_clip > 0.0) {
+    metadata[prefix + "@row_clip"] = format_double_exact(spec_.row_clip);
+    metadata[prefix + "@num_rows_clipped"] = std::to_string(num_rows_clipped_);
+  }
   if (spec_.min_contributors > 1) {
     metadata[prefix + "@min_contributors"] = std::to_string(spec_.min_contributors);
   }
@@ -147,6 +151,12 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
     }
     spec.clip.kind = kind == "norm" ? ClipKind::kNorm : ClipKind::kRms;
     spec.clip.bound = parse_double(text.substr(colon + 1), where + ": clip bound");
+  }
+  // Absent: the row clip was off (or the checkpoint predates it, see RoundAggregator::restore).
+  std::uint64_t num_rows_clipped = 0;
+  if (metadata.count(prefix + "@row_clip")) {
+    spec.row_clip = parse_double(meta("row_clip"), where + ": row_clip");
+    num_rows_clipped = parse_count(meta("num_rows_clipped"), where + ": num_rows_clipped");
   }
   // Absent: the threshold was off (or the checkpoint predates it, see RoundAggregator::restore).
   if (metadata.count(prefix + "@min_contributors")) {
@@ -267,6 +277,7 @@ SparseSumAccumulator SparseSumAccumulator::load(const std::string& prefix,
   }
   acc.num_updates_ = num_updates;
   acc.num_clipped_ = num_clipped;
+  acc.num_rows_clipped_ = num_rows_clipped;
   acc.total_weight_ = total_weight;
   acc.note_bytes();
   return acc;

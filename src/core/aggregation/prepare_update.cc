@@ -32,6 +32,22 @@ double l2_norm(const T* values, std::size_t count) {
   return largest * std::sqrt(scaled);
 }
 
+// Scales each row (of `width` values) whose L2 norm exceeds `bound` down to `bound`; returns how
+// many it scaled.
+std::uint64_t clip_rows(std::vector<double>& values, std::size_t width, double bound) {
+  std::uint64_t clipped = 0;
+  for (std::size_t at = 0; at + width <= values.size(); at += width) {
+    double* row = values.data() + at;
+    const double n = l2_norm(row, width);
+    if (n > bound) {
+      const double s = bound / n;
+      for (std::size_t j = 0; j < width; ++j) row[j] *= s;
+      ++clipped;
+    }
+  }
+  return clipped;
+}
+
 }  // namespace
 
 void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared& out) const {
@@ -86,6 +102,7 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
   }
   out.weight = weight;
   out.use_coalesced = false;
+  out.rows_clipped = 0;
   out.key_data = nullptr;
   out.key_count = entries;
   // Keys. Index ranges are an invariant of SparseTensor / RowSparseTensor (their constructors
@@ -156,6 +173,16 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
         if (clipping) norm = l2_norm(out.coalesced.data(), out.coalesced.size());
       } else if (clipping) {
         norm = l2_norm(v, count);
+      }
+      if (spec_.row_clip > 0.0) {
+        // Row clip (sparse_sum_operator.h): rows scaled in a copy, then the norm of the result.
+        if (!out.use_coalesced) {
+          out.coalesced.assign(v, v + count);
+          out.use_coalesced = true;
+        }
+        out.rows_clipped = clip_rows(out.coalesced, width_,
+                                     spec_.row_clip * spec_.clip.bound * std::sqrt(double(width_)));
+        norm = l2_norm(out.coalesced.data(), out.coalesced.size());
       }
     }
   });

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/aggregation/adaptive_example_cap.h"
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/error.h"
 #include "core/linear_index.h"
@@ -46,6 +47,28 @@ double parse_weight_total(const std::string& text, const std::string& what) {
     throw InvalidInput(what + " " + in_quotes(text) + " must be a finite number >= 0");
   }
   return v;
+}
+
+// Claims as checkpoint metadata: decimal integers joined by ',' ("" for none).
+std::string join_claims(const std::vector<std::uint64_t>& claims) {
+  std::string out;
+  for (std::uint64_t c : claims) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(c);
+  }
+  return out;
+}
+
+std::vector<std::uint64_t> parse_claims(const std::string& text, const std::string& what) {
+  std::vector<std::uint64_t> claims;
+  if (text.empty()) return claims;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t length = comma == std::string::npos ? std::string::npos : comma - start;
+    claims.push_back(parse_positive_integer(text.substr(start, length), what));
+    if (comma == std::string::npos) return claims;
+    start = comma + 1;
+  }
 }
 
 const std::string& metadata_value(const Metadata& metadata, const std::string& key,
@@ -125,6 +148,10 @@ class RoundAggregator::State {
   double total_weight = 0.0;
   std::uint64_t max_examples_per_report = 0;  // 0: no cap
   std::uint64_t num_capped = 0;
+  // Every report's num_examples as claimed (uncapped), in fold order: the adaptive cap's median.
+  // claims_known is false for a round restored from a checkpoint written before claims were kept.
+  std::vector<std::uint64_t> claims;
+  bool claims_known = true;
 };
 
 RoundAggregator::RoundAggregator(const UpdatePlan& plan, NamedTensors model,
@@ -185,6 +212,7 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
   ++state_->num_reports;
   state_->total_weight += weight;
   if (capped) ++state_->num_capped;
+  state_->claims.push_back(claimed);
 }
 
 void RoundAggregator::merge(const RoundAggregator& other) {
@@ -215,6 +243,8 @@ void RoundAggregator::merge(const RoundAggregator& other) {
   ours.num_reports += theirs.num_reports;
   ours.total_weight += theirs.total_weight;
   ours.num_capped += theirs.num_capped;
+  ours.claims.insert(ours.claims.end(), theirs.claims.begin(), theirs.claims.end());
+  ours.claims_known = ours.claims_known && theirs.claims_known;
 }
 
 std::size_t RoundAggregator::num_reports() const { return state_->num_reports; }
@@ -223,12 +253,17 @@ RoundStats RoundAggregator::stats() const {
   RoundStats stats;
   stats.num_reports = state_->num_reports;
   stats.num_capped = state_->num_capped;
+  stats.example_cap = state_->max_examples_per_report;
+  stats.median_claim = state_->claims_known ? median_claim(state_->claims) : 0;
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     stats.clipped_per_tensor.emplace_back(acc.name(), acc.num_clipped());
     if (acc.spec().clip.kind != ClipKind::kOff) {
       stats.clip_bound_per_tensor.emplace_back(acc.name(), acc.spec().clip.bound);
     }
     stats.withheld_per_tensor.emplace_back(acc.name(), acc.num_withheld());
+    if (acc.spec().row_clip > 0.0) {
+      stats.rows_clipped_per_tensor.emplace_back(acc.name(), acc.num_rows_clipped());
+    }
   }
   return stats;
 }
@@ -267,6 +302,7 @@ std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
                     {"num_reports", std::to_string(state_->num_reports)},
                     {"total_weight", format_double_exact(state_->total_weight)},
                     {"num_capped", std::to_string(state_->num_capped)}};
+  if (state_->claims_known) metadata.emplace("claims", join_claims(state_->claims));
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     acc.save(acc.name(), tensors, metadata);
   }
@@ -313,6 +349,8 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
     const std::string what = where + ": accumulator " + in_quotes(planned.name());
     OperatorSpec expected = planned.spec();
     if (v1) expected.min_contributors = 0;  // v1 kept no report counts
+    // A round checkpointed before row clipping finishes without it (as it started).
+    if (loaded.spec().row_clip == 0.0) expected.row_clip = 0.0;
     if (loaded.spec() != expected || loaded.encoding() != planned.encoding() ||
         loaded.dtype() != planned.dtype() || loaded.dense_shape() != planned.dense_shape()) {
       throw InvalidInput(what + " was saved for " + std::string(operator_name(loaded.spec().op)) +
@@ -338,6 +376,16 @@ RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors mo
                        " exceeds num_reports " + std::to_string(reports));
   }
   round.state_->num_capped = num_capped;
+  // Checkpoints written before claims were kept carry none: the round's median is then unknown.
+  const auto claims = file.metadata.find("claims");
+  round.state_->claims_known = claims != file.metadata.end();
+  if (round.state_->claims_known) {
+    round.state_->claims = parse_claims(claims->second, where + ": claims");
+    if (round.state_->claims.size() != reports) {
+      throw InvalidInput(where + ": claims lists " + std::to_string(round.state_->claims.size()) +
+                         " reports' num_examples, but the round has " + std::to_string(reports));
+    }
+  }
   round.state_->num_reports = static_cast<std::size_t>(reports);
   round.state_->total_weight = total;
   return round;

@@ -31,12 +31,20 @@ struct RoundStats {
   // Reports whose claimed num_examples exceeded the plan's max_examples_per_report and were
   // weighted with the cap instead.
   std::uint64_t num_capped = 0;
+  // The cap the round weighed reports with (0: off), and the lower median of the num_examples its
+  // reports claimed, before the cap (0 without reports, or when the round resumed from a
+  // checkpoint that predates claim lists): what the next round's adaptive cap follows.
+  std::uint64_t example_cap = 0;
+  std::uint64_t median_claim = 0;
   // Per tensor of the plan's updates (by name, sorted): reports whose update was scaled down
   // by clipping (the tensor's "clip", or clipped_weighted_mean's clip_norm).
   std::vector<std::pair<std::string, std::uint64_t>> clipped_per_tensor;
   // Per tensor of the plan's updates with a robust clip (by name, sorted): the bound it clipped
   // at this round (rms or norm, as the plan's clip says; for an adaptive clip the round's bound).
   ClipBounds clip_bound_per_tensor;
+  // Per tensor of the plan's updates with a row clip (by name, sorted): rows of reports scaled
+  // down by it (sparse_sum_operator.h, "Row clip").
+  std::vector<std::pair<std::string, std::uint64_t>> rows_clipped_per_tensor;
   // Per tensor of the plan's updates (by name, sorted): keys (rows for row_sparse) the next
   // model leaves unchanged because fewer than the tensor's min_contributors reports sent them
   // (mean_over_contributors; 0 elsewhere).

@@ -2,6 +2,7 @@ set(FEDLEAF_AGGREGATION_SOURCES
   accumulator_checkpoint.cc
   accumulator_finalize.cc
   adaptive_clip.cc
+  adaptive_example_cap.cc
   prepare_update.cc
   radix_sort_by_key.cc
   representation_plan.cc

@@ -50,6 +50,12 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
   } else {
     spec_.clip.bound = 0.0;
   }
+  if (spec_.row_clip != 0.0 &&
+      (encoding_ != UpdateEncoding::kRowSparse || spec_.clip.kind != ClipKind::kRms ||
+       !(std::isfinite(spec_.row_clip) && spec_.row_clip > 0.0))) {
+    throw InvalidInput(where + ": a row clip (" + format_double_exact(spec_.row_clip) +
+                       ") needs a row_sparse tensor with an rms clip and a finite multiple > 0");
+  }
   if (spec_.min_contributors == 1) spec_.min_contributors = 0;  // one report always suffices
   if (spec_.min_contributors != 0 && spec_.op != SparseSumOperator::kMeanOverContributors) {
     throw InvalidInput(where + ": min_contributors applies to mean_over_contributors only, not " +
@@ -140,6 +146,7 @@ void SparseSumAccumulator::add(const Tensor& update, double weight) {
 void SparseSumAccumulator::fold(const Tensor& update, const Prepared& p) {
   ++num_updates_;
   if (p.clipped) ++num_clipped_;
+  num_rows_clipped_ += p.rows_clipped;
   total_weight_ += p.weight;
   if (encoding_ == UpdateEncoding::kDense) {
     if (!tracks_values(spec_.op)) return;
@@ -286,6 +293,7 @@ void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
   }
   num_updates_ += other.num_updates_;
   num_clipped_ += other.num_clipped_;
+  num_rows_clipped_ += other.num_rows_clipped_;
   total_weight_ += other.total_weight_;
 }
 

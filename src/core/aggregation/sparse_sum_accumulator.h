@@ -122,6 +122,8 @@ class SparseSumAccumulator {
   std::uint64_t num_updates() const { return num_updates_; }
   // Updates scaled down by spec().clip or by clipped_weighted_mean's clip_norm.
   std::uint64_t num_clipped() const { return num_clipped_; }
+  // Rows scaled down by spec().row_clip, over all updates (0 when the row clip is off).
+  std::uint64_t num_rows_clipped() const { return num_rows_clipped_; }
   double total_weight() const { return total_weight_; }
   Representation representation() const { return representation_; }
   // Distinct keys touched so far (all keys for a dense encoding). O(keys) when dense.
@@ -139,9 +141,9 @@ class SparseSumAccumulator {
   // `<prefix>@contributors` (F64), `<prefix>@reports` (F64 report counts, with
   // min_contributors on a sparse encoding) and metadata `<prefix>@operator`, `@clip_norm`,
   // `@clip` ("norm:<bound>" | "rms:<bound>", absent when off), `@min_contributors` (absent when
-  // off), `@encoding`, `@dtype`, `@dense_shape`, `@num_updates`, `@num_clipped`,
-  // `@total_weight`. Keys are stored sorted, so the checkpoint does not depend on the
-  // representation.
+  // off), `@row_clip` and `@num_rows_clipped` (absent when off), `@encoding`, `@dtype`,
+  // `@dense_shape`, `@num_updates`, `@num_clipped`, `@total_weight`. Keys are stored sorted, so the
+  // checkpoint does not depend on the representation.
   void save(const std::string& prefix, NamedTensors& tensors, Metadata& metadata) const;
   // Inverse of save(). Validates everything (the data comes from disk); throws InvalidInput.
   static SparseSumAccumulator load(const std::string& prefix, const NamedTensors& tensors,
@@ -162,6 +164,7 @@ class SparseSumAccumulator {
     std::vector<double> coalesced;  // values, when duplicates had to be summed first
     bool use_coalesced = false;
     bool clipped = false;             // value_scale includes a clipping factor < 1
+    std::uint64_t rows_clipped = 0;   // rows the row clip scaled down (in `coalesced`)
     double weight = 0.0;              // n_c
     double value_scale = 1.0;         // multiplies every value: 1, n_c or n_c·s_c
     double contributor_weight = 0.0;  // added per touched key: n_c or 1
@@ -217,6 +220,7 @@ class SparseSumAccumulator {
 
   std::uint64_t num_updates_ = 0;
   std::uint64_t num_clipped_ = 0;
+  std::uint64_t num_rows_clipped_ = 0;
   double total_weight_ = 0.0;
   // Both representations: indexed by slot (sparse) or by key (dense).
   std::vector<double> sums_;          // × width_; empty for count

@@ -145,6 +145,27 @@ ParsedClip parse_clip(const json& spec, const std::string& path, SparseSumOperat
   return out;
 }
 
+// "row_clip": "off" | k in [1, 1e6]: row_sparse tensors with an rms clip only; default
+// kDefaultRowClip for them, off for every other tensor.
+double parse_row_clip(const json& spec, const std::string& path, UpdateEncoding encoding,
+                      ClipKind clip) {
+  const bool applies = encoding == UpdateEncoding::kRowSparse && clip == ClipKind::kRms;
+  const json* v = find_field(spec, "row_clip");
+  if (v == nullptr) return applies ? kDefaultRowClip : 0.0;
+  const std::string where = path + ".row_clip";
+  if (v->is_string() && v->get<std::string>() == "off") return 0.0;
+  if (!applies) {
+    fail(where,
+         "only applies to a row_sparse tensor with an rms clip (its rows are clipped at a "
+         "multiple of the rms bound); use \"off\"");
+  }
+  const double k = v->is_number() ? v->get<double>() : 0.0;
+  if (!v->is_number() || !(k >= 1.0 && k <= kMaxRowClip)) {
+    fail(where, "expected a number in [1, 1e6] or \"off\"");
+  }
+  return k;
+}
+
 // "min_contributors": "off" | N in [1, 2^31] (1 is off too); default kDefaultMinContributors
 // for mean_over_contributors, which alone takes it.
 std::uint64_t parse_min_contributors(const json& spec, const std::string& path,
@@ -170,20 +191,49 @@ std::uint64_t parse_min_contributors(const json& spec, const std::string& path,
   return k == 1 ? 0 : k;
 }
 
-std::uint64_t parse_max_examples(const json& plan) {
+// "max_examples_per_report": N | "off" | {"initial": N, "median_multiple": k}; default adaptive
+// (kDefaultMaxExamplesPerReport, kDefaultExampleCapMedianMultiple).
+void parse_max_examples(const json& plan, UpdatePlan& out) {
   const json* v = find_field(plan, "max_examples_per_report");
-  if (v == nullptr) return kDefaultMaxExamplesPerReport;
-  if (v->is_string() && v->get<std::string>() == "off") return 0;
+  const std::string where = "plan.max_examples_per_report";
   constexpr std::uint64_t kMax = std::uint64_t{1} << 53;
-  const bool in_range = v->is_number_unsigned()
-                            ? v->get<std::uint64_t>() >= 1 && v->get<std::uint64_t>() <= kMax
-                        : v->is_number_integer() ? v->get<std::int64_t>() >= 1
-                                                 : false;
-  if (!in_range) {
-    fail("plan.max_examples_per_report", "expected an integer in [1, 2^53] or \"off\"");
+  if (v == nullptr) {
+    out.max_examples_per_report = kDefaultMaxExamplesPerReport;
+    out.adaptive_example_cap = AdaptiveExampleCap{kDefaultExampleCapMedianMultiple};
+    return;
   }
-  return v->is_number_unsigned() ? v->get<std::uint64_t>()
-                                 : static_cast<std::uint64_t>(v->get<std::int64_t>());
+  if (v->is_string() && v->get<std::string>() == "off") {
+    out.max_examples_per_report = 0;
+    return;
+  }
+  constexpr const char* kShape =
+      "expected an integer in [1, 2^53], \"off\" or {\"initial\": N, \"median_multiple\": k}";
+  if (!v->is_number_integer() && !v->is_object()) fail(where, kShape);
+  if (v->is_number_integer()) {
+    const bool in_range = v->is_number_unsigned()
+                              ? v->get<std::uint64_t>() >= 1 && v->get<std::uint64_t>() <= kMax
+                              : v->get<std::int64_t>() >= 1;
+    if (!in_range) fail(where, kShape);
+    out.max_examples_per_report = v->get<std::uint64_t>();
+    return;
+  }
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    if (it.key() != "initial" && it.key() != "median_multiple") {
+      fail(where, std::string(kShape) + "; unknown field " + in_quotes(it.key()));
+    }
+  }
+  const json* initial = find_field(*v, "initial");
+  if (initial == nullptr) fail(where + ".initial", "missing (the first round's cap)");
+  out.max_examples_per_report = positive_integer(*initial, where + ".initial", kMax, "2^53");
+  const json* multiple = find_field(*v, "median_multiple");
+  if (multiple == nullptr) {
+    fail(where + ".median_multiple", "missing (the cap as a multiple of the median claim)");
+  }
+  const double k = multiple->is_number() ? multiple->get<double>() : 0.0;
+  if (!multiple->is_number() || !(k >= 1.0 && k <= kMaxExampleCapMedianMultiple)) {
+    fail(where + ".median_multiple", "expected a number in [1, 1e6]");
+  }
+  out.adaptive_example_cap = AdaptiveExampleCap{k};
 }
 
 TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
@@ -204,6 +254,7 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   out.op.clip = clip.clip;
   out.adaptive_clip = clip.adaptive;
   out.op.min_contributors = parse_min_contributors(spec, path, out.op.op);
+  out.op.row_clip = parse_row_clip(spec, path, out.encoding, out.op.clip.kind);
   out.download = parse_download(spec, path, out.encoding);
   const bool select = out.download == DownloadMode::kSelect;
   if (const json* cap = find_field(spec, "max_select_rows")) {
@@ -230,7 +281,7 @@ const TensorUpdatePlan* UpdatePlan::find(std::string_view name) const {
 UpdatePlan parse_update_plan(const json& plan) {
   if (!plan.is_object()) fail("plan", "expected a JSON object");
   UpdatePlan out;
-  out.max_examples_per_report = parse_max_examples(plan);
+  parse_max_examples(plan, out);
   const json* updates = find_field(plan, "updates");
   if (updates == nullptr) return out;
   if (!updates->is_object()) fail("plan.updates", "expected an object");

@@ -28,14 +28,22 @@
 //                                     for sum, weighted_mean and mean_over_contributors; only
 //                                     "off" for count (no values) and clipped_weighted_mean
 //                                     (clip_norm)
+//   "row_clip": "off" | k in [1, 1e6]  row_sparse tensors with an "rms" clip only: each row of a
+//                                     report whose rms exceeds k × the round's rms bound is
+//                                     scaled down to it before the report is clipped
+//                                     (sparse_sum_operator.h, "Row clip"); default 10 for them
 //   "min_contributors": "off" | N in [1, 2^31]
 //                                     mean_over_contributors only: a row (key) changes only
 //                                     when at least N distinct reports sent it in the round
 //                                     (operators/mean_over_contributors.h); default 2; 1 or
 //                                     "off" turns it off; other operators take only "off"
 //
-// Plan level: "max_examples_per_report": N in [1, 2^53] | "off", default 10000. A report
-// claiming more examples than N is weighted as N (and counted as capped).
+// Plan level: "max_examples_per_report": N in [1, 2^53] | "off"
+//                                   | {"initial": N in [1, 2^53], "median_multiple": k in [1, 1e6]}
+// A report claiming more examples than the round's cap is weighted as the cap (and counted as
+// capped). N is a fixed cap; the object form is adaptive (adaptive_example_cap.h): the first
+// round's cap is "initial", each later round's is k × the median claim of the round before.
+// Default {"initial": 10000, "median_multiple": 2}.
 //
 // Robust defaults, and why they do not hurt honest training. The clip is adaptive because no
 // fixed bound fits: an honest report's size depends on the optimizer, its learning rate, the
@@ -52,12 +60,16 @@
 // honest sizes shrink. η = 1 (the paper uses 0.2 over thousands of rounds) makes it settle within
 // the first rounds of a short job. The bound is fixed within a round, because the accumulators
 // fold each report as it arrives (streaming, checkpointed) and cannot rescale a report already
-// folded; it changes between rounds only. 10000 examples bounds the weight one report can claim
-// (2^53 otherwise dominates any weighted mean) and is far above a browser leaf's data (~300 in the
-// demo). min_contributors 2 keeps one leaf from setting (or publishing) a row no other leaf sent
-// that round; rows only one leaf sent simply wait for a round in which a second one sends them, so
-// the demo loses little (16 non-IID leaves, 20 rounds, scripts/bench.sh poison, clean job: 98.76%
-// eval accuracy with it, 99.09% without, both under the former fixed clip).
+// folded; it changes between rounds only. The example cap is adaptive for the same reason: no
+// fixed number is both above every honest leaf's data and close to a typical one, and a report
+// claiming 2^53 examples weighs as much as the cap (at a fixed 10000, 2/3 of every weighted mean
+// of the demo, whose leaves hold ~300 examples each). The first round's 10000 is far above a
+// browser leaf's data; from the second round on a report weighs at most twice the round before's
+// median report, which fewer than half the leaves cannot raise (adaptive_example_cap.h).
+// min_contributors 2 keeps one leaf from setting (or publishing) a row no other leaf sent that
+// round; rows only one leaf sent simply wait for a round in which a second one sends them, so the
+// demo loses little (16 non-IID leaves, 20 rounds, scripts/bench.sh poison, clean job: 98.76% eval
+// accuracy with it, 99.09% without, both under the former fixed clip).
 //
 // Download policy. "full": the leaf downloads the whole tensor with the model. "select": the leaf
 // POSTs the row ids its data touch to model:select and receives only those rows. When its data
@@ -79,6 +91,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/aggregation/adaptive_clip.h"
+#include "core/aggregation/adaptive_example_cap.h"
 #include "core/aggregation/sparse_sum_operator.h"
 #include "core/aggregation/update_encoding.h"
 
@@ -115,12 +128,18 @@ struct TensorUpdatePlan {
 inline constexpr double kDefaultClipRms = 0.01;  // the initial bound of the default adaptive clip
 inline constexpr double kDefaultClipQuantile = 0.9;
 inline constexpr double kDefaultClipLearningRate = 1.0;
-inline constexpr std::uint64_t kDefaultMaxExamplesPerReport = 10000;
+inline constexpr std::uint64_t kDefaultMaxExamplesPerReport = 10000;  // the first round's cap
+inline constexpr double kDefaultExampleCapMedianMultiple = 2.0;
 inline constexpr std::uint64_t kDefaultMinContributors = 2;
+inline constexpr double kDefaultRowClip = 10.0;  // row_sparse rows: rms ≤ 10 × the rms bound
+inline constexpr double kMaxRowClip = 1e6;
 
 struct UpdatePlan {
   std::vector<TensorUpdatePlan> tensors;  // sorted by name, names unique
+  // The round's cap (adaptive: the first round's, until with_example_cap sets a later round's).
   std::uint64_t max_examples_per_report = kDefaultMaxExamplesPerReport;  // 0: off
+  // Set when the cap is adaptive (the default): each later round's cap follows this rule.
+  std::optional<AdaptiveExampleCap> adaptive_example_cap;
 
   const TensorUpdatePlan* find(std::string_view name) const;
 };

@@ -37,7 +37,11 @@ NewPopulation make_new_population(const PopulationSpec& spec, std::string model_
   round0.population_id = record.id;
   round0.started_at = now;
   round0.deadline = now + record.round_deadline_s;
-  round0.robust_json = open_round_robust_json(core::initial_clip_bounds(*update_plan));
+  round0.robust_json = open_round_robust_json(
+      core::initial_clip_bounds(*update_plan),
+      update_plan->adaptive_example_cap
+          ? std::optional<std::uint64_t>(update_plan->max_examples_per_report)
+          : std::nullopt);
   std::string etag = sha256_hex(model_bytes);
   return {std::move(client_token), std::move(record), std::move(round0),
           std::move(model_bytes),  std::move(etag),   std::move(update_plan),

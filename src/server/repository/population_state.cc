@@ -98,7 +98,10 @@ void rebuild_aggregator(Store& store, PopulationState& st) {
     bounds = core::RoundAggregator::checkpoint_clip_bounds(
         reinterpret_cast<const std::uint8_t*>(checkpoint->bytes.data()), checkpoint->bytes.size());
   }
-  const core::UpdatePlan round_plan = core::with_clip_bounds(*st.update_plan, bounds);
+  core::UpdatePlan round_plan = core::with_clip_bounds(*st.update_plan, bounds);
+  if (const auto cap = round_example_cap(round)) {
+    round_plan = core::with_example_cap(std::move(round_plan), *cap);
+  }
   if (checkpoint) {
     st.aggregator = core::RoundAggregator::restore(
         round_plan, std::move(tensors),

@@ -7,11 +7,24 @@
 
 namespace fedleaf::server {
 
+namespace {
+
+std::string robust_json_path(const RoundRecord& round) {
+  return "round " + std::to_string(round.number) + " of population '" + round.population_id +
+         "': robust_json";
+}
+
+nlohmann::json robust_object(const RoundRecord& round) {
+  nlohmann::json robust = nlohmann::json::parse(round.robust_json, nullptr, false);
+  if (!robust.is_object()) throw InvalidInput(robust_json_path(round) + " is not a JSON object");
+  return robust;
+}
+
+}  // namespace
+
 core::ClipBounds round_clip_bounds(const RoundRecord& round) {
-  const std::string where = "round " + std::to_string(round.number) + " of population '" +
-                            round.population_id + "': robust_json";
-  const nlohmann::json robust = nlohmann::json::parse(round.robust_json, nullptr, false);
-  if (!robust.is_object()) throw InvalidInput(where + " is not a JSON object");
+  const std::string where = robust_json_path(round);
+  const nlohmann::json robust = robust_object(round);
   const auto it = robust.find("clip_bound");
   core::ClipBounds bounds;
   if (it == robust.end()) return bounds;
@@ -25,11 +38,28 @@ core::ClipBounds round_clip_bounds(const RoundRecord& round) {
   return bounds;
 }
 
-std::string open_round_robust_json(const core::ClipBounds& bounds) {
-  if (bounds.empty()) return "{}";
-  nlohmann::json clip_bound = nlohmann::json::object();
-  for (const auto& [name, bound] : bounds) clip_bound[name] = bound;
-  return nlohmann::json{{"clip_bound", clip_bound}}.dump();
+std::optional<std::uint64_t> round_example_cap(const RoundRecord& round) {
+  const nlohmann::json robust = robust_object(round);
+  const auto it = robust.find("example_cap");
+  if (it == robust.end()) return std::nullopt;
+  constexpr std::uint64_t kMax = std::uint64_t{1} << 53;
+  if (!it->is_number_unsigned() || it->get<std::uint64_t>() < 1 ||
+      it->get<std::uint64_t>() > kMax) {
+    throw InvalidInput(robust_json_path(round) + ".example_cap is not an integer in [1, 2^53]");
+  }
+  return it->get<std::uint64_t>();
+}
+
+std::string open_round_robust_json(const core::ClipBounds& bounds,
+                                   std::optional<std::uint64_t> example_cap) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!bounds.empty()) {
+    nlohmann::json clip_bound = nlohmann::json::object();
+    for (const auto& [name, bound] : bounds) clip_bound[name] = bound;
+    out["clip_bound"] = clip_bound;
+  }
+  if (example_cap) out["example_cap"] = *example_cap;
+  return out.dump();
 }
 
 }  // namespace fedleaf::server

@@ -10,7 +10,8 @@
 namespace fedleaf::server {
 
 std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite,
-                        const core::ClipBounds& next_clip_bounds) {
+                        const core::ClipBounds& next_clip_bounds,
+                        std::optional<std::uint64_t> next_example_cap) {
   const auto bounds_json = [](const core::ClipBounds& bounds) {
     nlohmann::json out = nlohmann::json::object();
     for (const auto& [tensor, bound] : bounds) out[tensor] = bound;
@@ -18,15 +19,21 @@ std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_no
   };
   nlohmann::json clipped = nlohmann::json::object();
   for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
+  nlohmann::json clipped_rows = nlohmann::json::object();
+  for (const auto& [tensor, rows] : stats.rows_clipped_per_tensor) clipped_rows[tensor] = rows;
   nlohmann::json withheld_rows = nlohmann::json::object();
   for (const auto& [tensor, rows] : stats.withheld_per_tensor) withheld_rows[tensor] = rows;
-  return nlohmann::json{{"clipped", clipped},
-                        {"clip_bound", bounds_json(stats.clip_bound_per_tensor)},
-                        {"next_clip_bound", bounds_json(next_clip_bounds)},
-                        {"capped", stats.num_capped},
-                        {"withheld_rows", withheld_rows},
-                        {"withheld_nonfinite", withheld_nonfinite}}
-      .dump();
+  nlohmann::json out{{"clipped", clipped},
+                     {"clipped_rows", clipped_rows},
+                     {"clip_bound", bounds_json(stats.clip_bound_per_tensor)},
+                     {"next_clip_bound", bounds_json(next_clip_bounds)},
+                     {"capped", stats.num_capped},
+                     {"example_cap", stats.example_cap == 0 ? nlohmann::json(nullptr)
+                                                            : nlohmann::json(stats.example_cap)},
+                     {"withheld_rows", withheld_rows},
+                     {"withheld_nonfinite", withheld_nonfinite}};
+  if (next_example_cap) out["next_example_cap"] = *next_example_cap;
+  return out.dump();
 }
 
 RoundClose close_training_round(const PopulationState& state, double now) {
@@ -50,7 +57,9 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.closed.closed_at = now;
   const core::RoundStats stats = state.aggregator->stats();
   out.next_clip_bounds = core::next_clip_bounds(*state.update_plan, stats);
-  out.closed.robust_json = robust_json(stats, out.withheld_nonfinite, out.next_clip_bounds);
+  out.next_example_cap = core::next_example_cap(*state.update_plan, stats);
+  out.closed.robust_json =
+      robust_json(stats, out.withheld_nonfinite, out.next_clip_bounds, out.next_example_cap);
   out.opened.population_id = state.record.id;
   out.opened.number = out.closed.number + 1;
   out.opened.started_at = now;
@@ -58,7 +67,8 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.record = state.record;
   out.record.current_round = out.opened.number;
   out.training_over = out.opened.number >= out.record.rounds;
-  if (!out.training_over) out.opened.robust_json = open_round_robust_json(out.next_clip_bounds);
+  if (!out.training_over)
+    out.opened.robust_json = open_round_robust_json(out.next_clip_bounds, out.next_example_cap);
   if (out.training_over && out.record.eval_tasks_per_round == 0) {
     out.opened.status = RoundStatus::kClosed;
     out.opened.closed_at = now;

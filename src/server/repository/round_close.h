@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/aggregation/round_aggregator.h"
@@ -32,9 +33,10 @@ struct RoundClose {
   core::NamedTensors next;  // the published model's tensors
   std::string model_bytes;  // safetensors of `next`
   std::string model_etag;   // sha256 of model_bytes
-  std::uint64_t withheld_nonfinite = 0;  // elements kept at their old value (not finite)
-  core::ClipBounds next_clip_bounds;     // the next round's adaptive clip bounds
-  bool training_over = false;            // no training round follows
+  std::uint64_t withheld_nonfinite = 0;           // elements kept at their old value (not finite)
+  core::ClipBounds next_clip_bounds;              // the next round's adaptive clip bounds
+  std::optional<std::uint64_t> next_example_cap;  // the next round's adaptive example cap
+  bool training_over = false;                     // no training round follows
   RoundCloseTimings timings;
 };
 
@@ -42,11 +44,14 @@ struct RoundClose {
 RoundClose close_training_round(const PopulationState& state, double now);
 
 // What robust aggregation did in a round, as the status JSON shows it:
-// {"clipped": {tensor: reports}, "clip_bound": {tensor: the bound it clipped at, for tensors with
+// {"clipped": {tensor: reports}, "clipped_rows": {tensor: rows scaled by its row clip},
+// "clip_bound": {tensor: the bound it clipped at, for tensors with
 // a robust clip}, "next_clip_bound": {tensor: the next round's bound, for adaptive clips},
-// "capped": n, "withheld_rows": {tensor: rows below the tensor's min_contributors, unchanged},
-// "withheld_nonfinite": n}.
+// "capped": n, "example_cap": the cap it weighed reports with (null: off), "next_example_cap": the
+// next round's (adaptive caps only), "withheld_rows": {tensor: rows below the tensor's
+// min_contributors, unchanged}, "withheld_nonfinite": n}.
 std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite,
-                        const core::ClipBounds& next_clip_bounds);
+                        const core::ClipBounds& next_clip_bounds,
+                        std::optional<std::uint64_t> next_example_cap);
 
 }  // namespace fedleaf::server

@@ -130,8 +130,12 @@ void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double 
   if (close.training_over) {
     st.aggregator.reset();
   } else {
-    st.aggregator.emplace(core::with_clip_bounds(*st.update_plan, close.next_clip_bounds),
-                          std::move(close.next), expected_reports(st.record));
+    core::UpdatePlan round_plan = core::with_clip_bounds(*st.update_plan, close.next_clip_bounds);
+    if (close.next_example_cap) {
+      round_plan = core::with_example_cap(std::move(round_plan), *close.next_example_cap);
+    }
+    st.aggregator.emplace(std::move(round_plan), std::move(close.next),
+                          expected_reports(st.record));
   }
   if (options_.logger && st.record.state == RunState::kFinished) {
     options_.logger->info("event=population_finished population={} rounds={}", id,

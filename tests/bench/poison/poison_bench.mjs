@@ -9,9 +9,12 @@
 //
 //   node tests/bench/poison/poison_bench.mjs [--rounds 20] [--out build/bench/poison.json]
 //       [--attacks scale:1e6,flip_labels] [--robust-only] [--plan scripts/demo/spam_plan.json]
+//       [--jobs attacked-robust] [--clean-accuracy 0.9867]
 //
 // --attacks runs only the named attackers (to see which one costs accuracy); --robust-only
-// skips the two jobs with robust aggregation off.
+// skips the two jobs with robust aggregation off; --jobs runs only the named ones (clean-robust,
+// attacked-robust, attacked-plain, clean-plain), and --clean-accuracy then stands in for the
+// clean job's accuracy in the ratios (its accuracy is deterministic: one run is enough).
 //
 // Ratios: robust_under_attack_over_clean = accuracy with attackers and the defaults ÷ clean
 // accuracy (target ≥ 0.97); plain_under_attack_over_clean, the same with robust aggregation off.
@@ -33,6 +36,8 @@ const { values: args } = parseArgs({
     attacks: { type: 'string', default: 'scale:1e6,claim_examples:9007199254740992,flip_labels' },
     'robust-only': { type: 'boolean', default: false },
     plan: { type: 'string', default: path.join(root, 'scripts/demo/spam_plan.json') },
+    jobs: { type: 'string' },
+    'clean-accuracy': { type: 'string' },
   },
 });
 const rounds = Number(args.rounds);
@@ -84,16 +89,23 @@ async function runJob({ name, plan, attacked }) {
   }
 }
 
-const jobs = [
-  { name: 'clean, robust defaults', plan: demoPlan, attacked: false },
-  { name: 'attacked, robust defaults', plan: demoPlan, attacked: true },
-  { name: 'attacked, robust off', plan: plainPlan(demoPlan), attacked: true },
-  { name: 'clean, robust off', plan: plainPlan(demoPlan), attacked: false },
-].filter((job) => !args['robust-only'] || job.plan === demoPlan);
+const JOBS = [
+  { key: 'clean-robust', name: 'clean, robust defaults', plan: demoPlan, attacked: false },
+  { key: 'attacked-robust', name: 'attacked, robust defaults', plan: demoPlan, attacked: true },
+  { key: 'attacked-plain', name: 'attacked, robust off', plan: plainPlan(demoPlan), attacked: true },
+  { key: 'clean-plain', name: 'clean, robust off', plan: plainPlan(demoPlan), attacked: false },
+];
+const selected = args.jobs?.split(',').filter(Boolean);
+for (const key of selected ?? []) {
+  if (!JOBS.some((job) => job.key === key)) {
+    throw new RangeError(`--jobs: '${key}' is not one of ${JOBS.map((job) => job.key).join(', ')}`);
+  }
+}
+const jobs = JOBS.filter((job) => (selected ? selected.includes(job.key) : !args['robust-only'] || job.plan === demoPlan));
 const results = [];
 for (const job of jobs) {
   process.stderr.write(`poison bench: ${job.name} (${rounds} rounds)…\n`);
-  results.push(await runJob(job));
+  results.push({ key: job.key, ...(await runJob(job)) });
 }
 evalData.delete();
 
@@ -104,14 +116,13 @@ for (const r of results) {
   console.log(line([r.name, r.leaves, `${(100 * r.eval_accuracy).toFixed(2)}%`, r.eval_loss.toFixed(4),
     r.dropped_uploads, r.seconds.toFixed(1)]));
 }
-const clean = results[0].eval_accuracy;
-const ratios = {
-  robust_under_attack_over_clean: results[1].eval_accuracy / clean,
-  ...(results.length > 2 && {
-    plain_under_attack_over_clean: results[2].eval_accuracy / clean,
-    plain_clean_over_robust_clean: results[3].eval_accuracy / clean,
-  }),
-};
+const accuracyOf = (key) => results.find((r) => r.key === key)?.eval_accuracy;
+const clean = args['clean-accuracy'] !== undefined ? Number(args['clean-accuracy']) : accuracyOf('clean-robust');
+const ratioNames = { 'attacked-robust': 'robust_under_attack_over_clean',
+  'attacked-plain': 'plain_under_attack_over_clean', 'clean-plain': 'plain_clean_over_robust_clean' };
+const ratios = Object.fromEntries(Object.entries(ratioNames)
+  .filter(([key]) => clean !== undefined && accuracyOf(key) !== undefined)
+  .map(([key, ratio]) => [ratio, accuracyOf(key) / clean]));
 for (const [k, v] of Object.entries(ratios)) console.log(`${k} = ${v.toFixed(4)}`);
 mkdirSync(path.dirname(args.out), { recursive: true });
 writeFileSync(args.out, JSON.stringify({ rounds, honest, attacks: ATTACKS, results, ratios }, null, 2));

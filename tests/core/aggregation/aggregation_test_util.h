@@ -176,7 +176,18 @@ inline Reference reference_result(const Scenario& s, const core::OperatorSpec& s
   std::vector<bool> present(n, s.encoding == core::UpdateEncoding::kDense);
   double total = 0.0;
   for (const ClientUpdate& c : s.clients) {
-    const DenseUpdate u = densify(c.tensor, n);
+    DenseUpdate u = densify(c.tensor, n);
+    if (spec.row_clip > 0.0) {  // row clip: each sent row's rms at most row_clip × the rms bound
+      const std::size_t w = n / static_cast<std::size_t>(s.dense_shape[0]);
+      const double row_bound = spec.row_clip * spec.clip.bound * std::sqrt(double(w));
+      for (std::size_t at = 0; at < n; at += w) {
+        double sq = 0.0;
+        for (std::size_t j = 0; j < w; ++j) sq += u.values[at + j] * u.values[at + j];
+        if (std::sqrt(sq) <= row_bound) continue;
+        const double f = row_bound / std::sqrt(sq);
+        for (std::size_t j = 0; j < w; ++j) u.values[at + j] *= f;
+      }
+    }
     double scale = 1.0;
     if (spec.op == SparseSumOperator::kClippedWeightedMean) {
       double sq = 0.0;
@@ -308,6 +319,8 @@ inline void check_operator_properties(const core::OperatorSpec& spec, std::uint6
   std::mt19937_64 rng(seed);
   for (auto encoding : {core::UpdateEncoding::kDense, core::UpdateEncoding::kCoo,
                         core::UpdateEncoding::kRowSparse}) {
+    // A row clip applies to row_sparse tensors only (the accumulator rejects it elsewhere).
+    if (spec.row_clip > 0.0 && encoding != core::UpdateEncoding::kRowSparse) continue;
     for (auto dtype : {core::DType::F32, core::DType::F64}) {
       for (int trial = 0; trial < 9; ++trial) {
         const std::size_t clients =

@@ -26,6 +26,60 @@ TEST_CASE("robust_clip_matches_the_clipped_dense_reference_for_every_value_opera
   }
 }
 
+TEST_CASE("row_clip_matches_the_row_clipped_dense_reference") {
+  std::uint64_t seed = 800;
+  for (SparseSumOperator op : {SparseSumOperator::kSum, SparseSumOperator::kWeightedMean,
+                               SparseSumOperator::kMeanOverContributors}) {
+    // Values in [-1, 1]: rows of rms ≈ 0.58 against row bounds 0.5 and 1.5 · 0.5 (some clipped,
+    // some not), then the whole update against rms 0.5.
+    for (double k : {1.0, 1.5}) {
+      INFO(core::operator_name(op) << " row_clip " << k);
+      OperatorSpec spec{op, 0.0, {ClipKind::kRms, 0.5}};
+      spec.row_clip = k;
+      test::check_operator_properties(spec, ++seed);
+    }
+  }
+}
+
+TEST_CASE("row_clip_scales_rows_above_the_multiple_of_the_rms_bound_and_counts_them") {
+  // rms bound 1, row_clip 2, rows of width 2: a row's norm may be at most 2 · 1 · sqrt(2).
+  OperatorSpec spec{SparseSumOperator::kSum, 0.0, {ClipKind::kRms, 1.0}};
+  spec.row_clip = 2.0;
+  core::SparseSumAccumulator acc("e", spec, UpdateEncoding::kRowSparse, DType::F64, {100, 2});
+  // 98 rows of zeros and one row {30, 40} (norm 50): the report's rms, 50 / sqrt(198) ≈ 3.6,
+  // would let the whole budget through on one row; the row clip scales it to norm 2·sqrt(2)
+  // first, and the report (norm 2.83 ≤ sqrt(198)) is then not clipped.
+  core::RowIndices rows = xt::arange<std::int64_t>(99);
+  xt::xarray<double> values = xt::zeros<double>({std::size_t{99}, std::size_t{2}});
+  values(7, 0) = 30.0;
+  values(7, 1) = 40.0;
+  acc.add(core::RowSparseTensor(rows, core::DenseTensor(values), {100, 2}), 1.0);
+  CHECK(acc.num_rows_clipped() == 1);
+  CHECK(acc.num_clipped() == 0);
+  const auto result = std::get<core::RowSparseTensor>(acc.finalize());
+  const double* v = result.values().data<double>();
+  CHECK(v[14] == Approx(0.6 * 2.0 * std::sqrt(2.0)));
+  CHECK(v[15] == Approx(0.8 * 2.0 * std::sqrt(2.0)));
+
+  // The count and the multiple survive a checkpoint.
+  const auto bytes = acc.to_safetensors();
+  const auto loaded = core::SparseSumAccumulator::from_safetensors(bytes.data(), bytes.size());
+  CHECK(loaded.spec() == spec);
+  CHECK(loaded.num_rows_clipped() == 1);
+}
+
+TEST_CASE("row_clip_is_refused_outside_row_sparse_tensors_with_an_rms_clip") {
+  OperatorSpec norm{SparseSumOperator::kSum, 0.0, {ClipKind::kNorm, 1.0}};
+  norm.row_clip = 2.0;
+  CHECK_THROWS_MATCHES(
+      core::SparseSumAccumulator("e", norm, UpdateEncoding::kRowSparse, DType::F64, {4, 2}),
+      InvalidInput, MessageContains("needs a row_sparse tensor with an rms clip"));
+  OperatorSpec rms{SparseSumOperator::kSum, 0.0, {ClipKind::kRms, 1.0}};
+  rms.row_clip = 2.0;
+  CHECK_THROWS_MATCHES(core::SparseSumAccumulator("e", rms, UpdateEncoding::kCoo, DType::F64, {4}),
+                       InvalidInput, MessageContains("needs a row_sparse tensor with an rms clip"));
+}
+
 core::SparseTensor coo(xt::xarray<float> values, core::CooIndices indices) {
   return core::SparseTensor(std::move(indices), core::DenseTensor(std::move(values)), {10});
 }
@@ -279,6 +333,33 @@ TEST_CASE("round_withholds_rows_below_min_contributors_by_default_and_counts_the
   add(off, row_report({1, 2}));
   CHECK(off.stats().withheld_per_tensor.at(0).second == 0);
   CHECK(std::get<core::DenseTensor>(off.next_model().at("emb")).data<float>()[2] == 0.5f);
+}
+
+core::UpdatePlan row_clip_plan(const std::string& row_clip) {
+  return core::parse_update_plan(
+      R"({"updates": {"emb": {"encoding": "row_sparse", "aggregator": "mean_over_contributors",
+                              "clip": {"rms": 0.1})" +
+      row_clip + "}}}");
+}
+
+TEST_CASE("round_counts_clipped_rows_and_finishes_a_round_checkpointed_before_row_clipping") {
+  // Rows of 0.5 against the rms bound 0.1: with row_clip 2 each row is cut to rms 0.2, then the
+  // report to rms 0.1.
+  core::RoundAggregator round(row_clip_plan(R"(, "row_clip": 2)"), emb_model());
+  add(round, row_report({1, 2}));
+  CHECK(round.stats().rows_clipped_per_tensor ==
+        std::vector<std::pair<std::string, std::uint64_t>>{{"emb", 2}});
+  // A round checkpointed by a server without row clipping restores under a plan that has it
+  // and finishes as it started: without it (and without a clipped-rows count).
+  core::RoundAggregator before(row_clip_plan(R"(, "row_clip": "off")"), emb_model());
+  add(before, row_report({1, 2}));
+  const auto ckpt = before.checkpoint();
+  core::RoundAggregator resumed =
+      core::RoundAggregator::restore(row_clip_plan(""), emb_model(), ckpt.data(), ckpt.size());
+  CHECK(resumed.stats().rows_clipped_per_tensor.empty());
+  add(resumed, row_report({1, 2}));
+  add(before, row_report({1, 2}));
+  CHECK(resumed.next_model() == before.next_model());
 }
 
 TEST_CASE("round_restores_a_v1_checkpoint_without_the_threshold_and_rejects_unknown_formats") {

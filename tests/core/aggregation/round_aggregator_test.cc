@@ -62,7 +62,7 @@ void add(core::RoundAggregator& round, const std::vector<std::uint8_t>& bytes) {
 }
 
 // The clip every value operator but clipped_weighted_mean gets by default (and
-// mean_over_contributors its default min_contributors, below).
+// mean_over_contributors its default min_contributors and, row_sparse, its row clip, below).
 const core::UpdateClip kDefaultClip{core::ClipKind::kRms, core::kDefaultClipRms};
 
 // Asserts next_model() = model + the reference aggregate of `clients`, per planned tensor, and
@@ -75,7 +75,7 @@ void check_next_model(const core::NamedTensors& next, const std::vector<Client>&
       {"emb/weight",
        UpdateEncoding::kRowSparse,
        {core::SparseSumOperator::kMeanOverContributors, 0.0, kDefaultClip,
-        core::kDefaultMinContributors}},
+        core::kDefaultMinContributors, core::kDefaultRowClip}},
       {"out/weight",
        UpdateEncoding::kDense,
        {core::SparseSumOperator::kWeightedMean, 0.0, kDefaultClip}},

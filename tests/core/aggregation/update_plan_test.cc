@@ -259,9 +259,78 @@ TEST_CASE("update_plan_rejects_bad_robust_settings_naming_the_path_and_rule") {
     CHECK_THROWS_MATCHES(
         core::parse_update_plan(std::string(R"({"max_examples_per_report": )") + bad + "}"),
         InvalidInput,
-        MessageContains("plan.max_examples_per_report: expected an integer in "
-                        "[1, 2^53] or \"off\""));
+        MessageContains("plan.max_examples_per_report: expected an integer in [1, 2^53], "
+                        "\"off\" or {\"initial\": N, \"median_multiple\": k}"));
   }
+  const auto cap = [](const std::string& value) {
+    return core::parse_update_plan(R"({"max_examples_per_report": )" + value + "}");
+  };
+  CHECK_THROWS_MATCHES(cap(R"({"initial": 10, "median_multiple": 2, "quantile": 0.5})"),
+                       InvalidInput, MessageContains("unknown field 'quantile'"));
+  CHECK_THROWS_MATCHES(cap(R"({"median_multiple": 2})"), InvalidInput,
+                       MessageContains("plan.max_examples_per_report.initial: missing"));
+  CHECK_THROWS_MATCHES(cap(R"({"initial": 10})"), InvalidInput,
+                       MessageContains("plan.max_examples_per_report.median_multiple: missing"));
+  for (const char* initial : {"0", "1.5", "9007199254740993", R"("10")"}) {
+    INFO(initial);
+    CHECK_THROWS_MATCHES(
+        cap(R"({"median_multiple": 2, "initial": )" + std::string(initial) + "}"), InvalidInput,
+        MessageContains("plan.max_examples_per_report.initial: expected an integer in [1, 2^53]"));
+  }
+  for (const char* multiple : {"0.5", "0", "-2", "1e7", R"("2")", "null"}) {
+    INFO(multiple);
+    CHECK_THROWS_MATCHES(
+        cap(R"({"initial": 10, "median_multiple": )" + std::string(multiple) + "}"), InvalidInput,
+        MessageContains("plan.max_examples_per_report.median_multiple: expected a number in "
+                        "[1, 1e6]"));
+  }
+  const auto row_clip = [](const std::string& encoding, const std::string& clip,
+                           const std::string& value) {
+    return R"({"encoding": ")" + encoding + R"(", "aggregator": "mean_over_contributors", )" +
+           R"("clip": )" + clip + R"(, "row_clip": )" + value + "}";
+  };
+  for (const char* bad : {"0.5", "0", "1e7", R"("on")", "null"}) {
+    INFO(bad);
+    check_rejects(row_clip("row_sparse", R"({"rms": 1})", bad),
+                  R"(plan.updates['emb/weight'].row_clip: expected a number in [1, 1e6] or "off")");
+  }
+  for (const auto& [encoding, clip] :
+       std::vector<std::pair<std::string, std::string>>{{"dense", R"({"rms": 1})"},
+                                                        {"coo", R"({"rms": 1})"},
+                                                        {"row_sparse", R"({"norm": 1})"},
+                                                        {"row_sparse", R"("off")"}}) {
+    INFO(encoding << " " << clip);
+    check_rejects(
+        row_clip(encoding, clip, "10"),
+        "plan.updates['emb/weight'].row_clip: only applies to a row_sparse tensor with an "
+        "rms clip");
+  }
+}
+
+TEST_CASE("update_plan_robust_defaults_cap_examples_adaptively_and_clip_sparse_rows") {
+  const core::UpdatePlan defaults = core::parse_update_plan(
+      plan_with(R"({"encoding": "row_sparse", "aggregator": "mean_over_contributors"})"));
+  CHECK(defaults.max_examples_per_report == core::kDefaultMaxExamplesPerReport);
+  REQUIRE(defaults.adaptive_example_cap);
+  CHECK(defaults.adaptive_example_cap->median_multiple == core::kDefaultExampleCapMedianMultiple);
+  CHECK(core::kDefaultExampleCapMedianMultiple == 2.0);
+  CHECK(defaults.tensors.at(0).op.row_clip == core::kDefaultRowClip);
+  CHECK(core::kDefaultRowClip == 10.0);
+
+  const core::UpdatePlan chosen = core::parse_update_plan(std::string(
+      R"({"max_examples_per_report": {"initial": 500, "median_multiple": 1.5}, "updates": {
+          "e": {"encoding": "row_sparse", "aggregator": "sum", "row_clip": 3}}})"));
+  CHECK(chosen.max_examples_per_report == 500);
+  CHECK(chosen.adaptive_example_cap->median_multiple == 1.5);
+  CHECK(chosen.tensors.at(0).op.row_clip == 3.0);
+
+  const core::UpdatePlan off = core::parse_update_plan(std::string(
+      R"({"max_examples_per_report": 500, "updates": {
+          "e": {"encoding": "row_sparse", "aggregator": "sum", "row_clip": "off"},
+          "d": {"encoding": "dense", "aggregator": "sum", "row_clip": "off"},
+          "f": {"encoding": "row_sparse", "aggregator": "sum", "clip": {"norm": 1}}}})"));
+  CHECK_FALSE(off.adaptive_example_cap);
+  for (const auto& t : off.tensors) CHECK(t.op.row_clip == 0.0);  // off, or not applicable
 }
 
 }  // namespace
