@@ -16,16 +16,28 @@ let selected = null;
 let timer = null;
 const charts = {};
 
-// "3 / 1 / 250": reports the robust clip scaled down (over all tensors) / reports whose example
-// count was capped / rows left unchanged below min_contributors (over all tensors; rounds
-// recorded before it was counted show two numbers); "–" while the round is open (the counts are
-// recorded when it closes).
+// "3 (12) / 1 / 250": reports the robust clip scaled down (over all tensors; in parentheses the
+// rows the row clip scaled down, for rounds that recorded them) / reports whose example count was
+// capped / rows left unchanged below min_contributors (over all tensors; rounds recorded before
+// it was counted show two numbers); the cell's title names each count and the example cap; "–"
+// while the round is open (the counts are recorded when it closes).
 function robustCounts(robust) {
   if (!robust || robust.capped === undefined) return '–';
   const total = (perTensor) => Object.values(perTensor ?? {}).reduce((n, c) => n + c, 0);
-  const counts = [total(robust.clipped), robust.capped];
-  if (robust.withheld_rows !== undefined) counts.push(total(robust.withheld_rows));
-  return counts.map(formatCount).join(' / ');
+  let clipped = formatCount(total(robust.clipped));
+  if (robust.clipped_rows !== undefined) clipped += ` (${formatCount(total(robust.clipped_rows))})`;
+  const counts = [clipped, formatCount(robust.capped)];
+  if (robust.withheld_rows !== undefined) counts.push(formatCount(total(robust.withheld_rows)));
+  const span = document.createElement('span');
+  span.textContent = counts.join(' / ');
+  const cap = robust.example_cap ?? 'none';
+  span.title = [
+    `reports clipped: ${total(robust.clipped)}`,
+    ...(robust.clipped_rows !== undefined ? [`rows clipped: ${total(robust.clipped_rows)}`] : []),
+    `reports capped: ${robust.capped} (example cap ${cap})`,
+    ...(robust.withheld_rows !== undefined ? [`rows withheld: ${total(robust.withheld_rows)}`] : []),
+  ].join('\n');
+  return span;
 }
 
 // "0.021 / 0.15 / 0.14": the bound each tensor's robust clip used in the round (rms or L2 norm,
