@@ -49,7 +49,6 @@ class BatchGatherer {
   std::vector<float> weights_;
   std::vector<float> dense_;
   std::vector<std::int32_t> labels_;
-  std::uint32_t touched_ = 0;  // wasm: the xor of the ids gather loaded early (keeps the loads)
 };
 
 }  // namespace fedleaf::core
