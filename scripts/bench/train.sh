@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench.sh train [--rounds K] [--warmup W] [--workloads a,b,c] [--tfjs-seconds S]
+# scripts/bench.sh train [--rounds K] [--warmup W] [--workloads a,b,c] [--tfjs-rounds K] [--tfjs-seconds S]
 #                       [--min-seconds S] [--steps-per-call K]
 # Local training throughput, same model and data in every engine: native C++ (-O3, built in
 # build/), fedleaf wasm SIMD and baseline under Node (scripts/build.sh --wasm), TensorFlow.js in

@@ -2,12 +2,17 @@
 
 #include <algorithm>
 
+#include "core/train/prefetch.h"
+
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 #endif
 
 namespace fedleaf::core {
 namespace {
+
+// Ids per example whose cache lines (16 ids each) a gather requests ahead of the copy.
+constexpr std::uint32_t kPrefetchIds = 64;
 
 // to[0..n) = from[0..n). Under wasm, std::copy is a call to a memcpy that runs as a wasm loop
 // (without bulk memory, which Emscripten 3.1.6 cannot link here): a third of a sparse step of
@@ -65,7 +70,15 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   offsets_[0] = 0;
   std::size_t nnz = 0;
   for (std::size_t b = 0; b < count; ++b) {
-    nnz += offsets[examples[b] + 1] - offsets[examples[b]];
+    const std::uint32_t begin = offsets[examples[b]];
+    const std::uint32_t end = offsets[examples[b] + 1];
+    // The examples' ids are at random places in the dataset: the first cache lines of each are
+    // requested here, all at once, instead of one example's misses at a time by the copy below
+    // (the hardware prefetcher follows a long example's later lines): ~10% of a step on workload
+    // (a), native and wasm.
+    const std::uint32_t ahead = std::min(end, begin + kPrefetchIds);
+    for (std::uint32_t j = begin; j < ahead; j += 16) prefetch_line_or_load(ids + j);
+    nnz += end - begin;
     offsets_[b + 1] = static_cast<std::uint32_t>(nnz);
   }
   batch_ids_.resize(nnz);

@@ -4,12 +4,20 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/train/prefetch.h"
+
 #if defined(__SSE2__) && !defined(__wasm_simd128__)
 #include <emmintrin.h>
 #endif
 
 namespace fedleaf::core::kernels {
 namespace {
+
+// Adam's rows are random rows of the table and of its state (on workload (c), 20 MB of p, m and
+// v): each row's lines are requested this many rows ahead. Native: +35-50% on (c). wasm has no
+// prefetch instruction and loads in its place lost (see prefetch.h): there this does nothing.
+constexpr std::size_t kAdamRowsAhead = 8;
+constexpr std::size_t kFloatsPerLine = 16;  // 64-byte cache lines
 
 // Start of row r of a [*, row_size] buffer addressed through `rows` (null: row r itself).
 inline std::size_t row_start(const std::uint32_t* rows, std::size_t r, std::size_t row_size) {
@@ -452,6 +460,12 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
   const F4 st = splat4(step.step);
   const F4 eps = splat4(step.epsilon);
   for (std::size_t r = 0; r < count; ++r) {
+    if (rows != nullptr && r + kAdamRowsAhead < count) {
+      const float* state_ahead = m + row_start(rows, r + kAdamRowsAhead, state_stride);
+      const float* p_ahead = p + row_start(rows, r + kAdamRowsAhead, row_size);
+      for (std::size_t k = 0; k < state_stride; k += kFloatsPerLine) prefetch_line(state_ahead + k);
+      for (std::size_t k = 0; k < row_size; k += kFloatsPerLine) prefetch_line(p_ahead + k);
+    }
     const std::size_t state = row_start(rows, r, state_stride);
     const float* gr = g + r * row_size;
     float* mr = m + state;

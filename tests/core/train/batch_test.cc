@@ -1,6 +1,7 @@
 // BatchGatherer's copy of a sparse batch, for every example length the SIMD build's id copy
-// distinguishes (whole groups of four ids and each remainder). Built into train_tests and, under
-// Emscripten, also against the SIMD core (train_kernels_simd_tests).
+// distinguishes (whole groups of four ids and each remainder) and lengths around the ids a gather
+// requests ahead per example (64: shorter, equal, longer, several cache lines more). Built into
+// train_tests and, under Emscripten, also against the SIMD core (train_kernels_simd_tests).
 #include <catch2/catch.hpp>
 
 #include <cstdint>
@@ -14,24 +15,26 @@ using namespace fedleaf::core;
 
 TEST_CASE("batch_gatherer_copies_examples_of_every_length_whole_with_and_without_compact_rows",
           "[dataset]") {
-  // Example e has e ids (0 .. 9), id k of example e is 3 e + 5 k (distinct, unsorted overall).
+  const std::vector<std::uint32_t> lengths{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 130};
+  // Example e has lengths[e] ids, id k of example e is 3 e + 5 k (distinct, unsorted overall).
+  const auto id = [](std::uint32_t e, std::uint32_t k) { return 3 * e + 5 * k; };
   std::vector<std::uint32_t> offsets{0};
   std::vector<std::uint32_t> ids;
   std::vector<std::int32_t> labels;
-  for (std::uint32_t e = 0; e < 10; ++e) {
-    for (std::uint32_t k = 0; k < e; ++k) ids.push_back(3 * e + 5 * k);
+  for (std::uint32_t e = 0; e < lengths.size(); ++e) {
+    for (std::uint32_t k = 0; k < lengths[e]; ++k) ids.push_back(id(e, k));
     offsets.push_back(static_cast<std::uint32_t>(ids.size()));
     labels.push_back(static_cast<std::int32_t>(e % 2));
   }
-  const Dataset d = Dataset::from_csr(offsets, ids, {}, labels, 128);
-  const CompactRows rows(d.ids(), 128);
-  const std::vector<std::uint32_t> order{9, 0, 7, 1, 6, 2, 5, 3, 8, 4};
+  const Dataset d = Dataset::from_csr(offsets, ids, {}, labels, 1024);
+  const CompactRows rows(d.ids(), 1024);
+  const std::vector<std::uint32_t> order{9, 0, 12, 7, 1, 6, 13, 2, 5, 10, 3, 8, 4, 11};
   std::vector<std::uint32_t> expected;
   for (std::uint32_t e : order) {
-    for (std::uint32_t k = 0; k < e; ++k) expected.push_back(3 * e + 5 * k);
+    for (std::uint32_t k = 0; k < lengths[e]; ++k) expected.push_back(id(e, k));
   }
   std::vector<std::uint32_t> expected_compact;
-  for (std::uint32_t id : expected) expected_compact.push_back(rows.compact(id));
+  for (std::uint32_t global : expected) expected_compact.push_back(rows.compact(global));
 
   BatchGatherer gather(d);
   BatchGatherer gather_compact(d, &rows);

@@ -199,7 +199,8 @@ TEST_CASE("optimizer_kernels_equal_their_scalar_reference_bit_for_bit", "[kernel
 }
 
 TEST_CASE("adam_kernel_on_rows_of_m_then_v_equals_the_reference_on_separate_tables", "[kernels]") {
-  // The optimizer's layout (row i: m then v, 2 · row_size floats), rows in a scattered order.
+  // The optimizer's layout (row i: m then v, 2 · row_size floats), rows in a scattered order,
+  // more of them (22) than the kernel requests ahead (8 rows): every row is also prefetched.
   SeededRandom rng(11);
   const std::size_t table_rows = 64;
   std::vector<std::uint32_t> touched;
