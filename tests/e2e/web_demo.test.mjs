@@ -166,7 +166,7 @@ test('three tabs train a population for two rounds in headless Chromium', { time
   assert.match(await dashboard.textContent('#rejections'), /None: every upload was accepted/);
   // Closed rounds show their robust counts: reports clipped (rows clipped) / capped / withheld.
   const robustCells = await dashboard.locator('#rounds tbody tr td:nth-child(9)').allTextContents();
-  assert.ok(robustCells.some((t) => /^\d+ \(\d+\) \/ \d+ \/ \d+$/.test(t)), `robust counts: ${robustCells}`);
+  assert.ok(robustCells.some((t) => /^[\d,]+ \([\d,]+\) \/ [\d,]+ \/ [\d,]+$/.test(t)), `robust counts: ${robustCells}`);
   await dashboard.waitForFunction(chartHasPoints, { id: 'reports-chart', n: ROUNDS });
   await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard.png'), fullPage: true });
 

@@ -284,24 +284,24 @@ TEST_CASE("update_plan_rejects_bad_robust_settings_naming_the_path_and_rule") {
         MessageContains("plan.max_examples_per_report.median_multiple: expected a number in "
                         "[1, 1e6]"));
   }
-  const auto row_clip = [](const std::string& encoding, const std::string& clip,
+  const auto row_clip = [](const std::string& encoding, const std::string& clip_json,
                            const std::string& value) {
     return R"({"encoding": ")" + encoding + R"(", "aggregator": "mean_over_contributors", )" +
-           R"("clip": )" + clip + R"(, "row_clip": )" + value + "}";
+           R"("clip": )" + clip_json + R"(, "row_clip": )" + value + "}";
   };
   for (const char* bad : {"0.5", "0", "1e7", R"("on")", "null"}) {
     INFO(bad);
     check_rejects(row_clip("row_sparse", R"({"rms": 1})", bad),
                   R"(plan.updates['emb/weight'].row_clip: expected a number in [1, 1e6] or "off")");
   }
-  for (const auto& [encoding, clip] :
+  for (const auto& [encoding, clip_json] :
        std::vector<std::pair<std::string, std::string>>{{"dense", R"({"rms": 1})"},
                                                         {"coo", R"({"rms": 1})"},
                                                         {"row_sparse", R"({"norm": 1})"},
                                                         {"row_sparse", R"("off")"}}) {
-    INFO(encoding << " " << clip);
+    INFO(encoding << " " << clip_json);
     check_rejects(
-        row_clip(encoding, clip, "10"),
+        row_clip(encoding, clip_json, "10"),
         "plan.updates['emb/weight'].row_clip: only applies to a row_sparse tensor with an "
         "rms clip");
   }
