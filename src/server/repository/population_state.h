@@ -69,8 +69,10 @@ std::unique_ptr<PopulationState> load_population_state_consistently(Store& store
                                                                     PopulationRecord record);
 
 // The published model of `round` (0..current round): the current one from memory, an earlier one
-// from the store. NotFound for a round without one; Unavailable when the stored bytes do not hash
-// to their ETag (a damaged model file) or cannot be read (fedleaf::Error from the store).
+// from the store. NotFound for a round without one; Gone for an earlier round whose model the
+// retention policy dropped (TaskRepositoryOptions::keep_models); Unavailable when the stored bytes
+// do not hash to their ETag (a damaged model file) or cannot be read (fedleaf::Error from the
+// store).
 ModelBlob published_model(Store& store, const PopulationState& state, int round);
 
 // The safetensors index of `model` for model:select: the current model's is built once and kept

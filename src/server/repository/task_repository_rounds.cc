@@ -87,6 +87,7 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
     store_.close_round(
         {close->closed, close->record, close->opened,
          ModelRecord{id, close->opened.number, close->model_etag, close->model_bytes}});
+    drop_old_models(id, close->opened.number, now);
     store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
   });
   if (!close) {
@@ -94,6 +95,17 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
     return;
   }
   apply_close(st, *close, persist_s, store_s);
+}
+
+void TaskRepository::drop_old_models(const std::string& population_id, int published_round,
+                                     double now) {
+  if (options_.keep_models <= 0) return;
+  const std::vector<int> dropped =
+      store_.drop_models(population_id, published_round - options_.keep_models + 1, now);
+  if (options_.logger && !dropped.empty()) {
+    options_.logger->debug("event=models_dropped population={} rounds={}..{} count={}",
+                           population_id, dropped.front(), dropped.back(), dropped.size());
+  }
 }
 
 void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double persist_s,
@@ -185,6 +197,7 @@ void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& sn
       }
       const auto store_start = std::chrono::steady_clock::now();
       store_.close_round({close.closed, close.record, close.opened, model});
+      drop_old_models(id, close.opened.number, now);
       store_s = seconds_since(store_start);
       closed = true;
     });

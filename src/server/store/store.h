@@ -65,9 +65,9 @@ struct PopulationRecord {
   std::string id;
   std::string plan_json;
   std::string client_token_hash;  // hex SHA-256 of the population's client token
-  int rounds = 1;                 // training rounds; models 0..rounds exist at the end
-  int clients_per_round = 1;      // reports that close a round at once
-  int min_reports = 1;            // reports that close a round at its deadline
+  int rounds = 1;             // training rounds; models 0..rounds are published (see drop_models)
+  int clients_per_round = 1;  // reports that close a round at once
+  int min_reports = 1;        // reports that close a round at its deadline
   double round_deadline_s = 600;
   double lease_s = 120;
   int train_tasks_per_round = 1;  // clients_per_round plus over-selection
@@ -277,6 +277,14 @@ class Store {
   // its counters, the population, the next round and its model, and drops the closed round's
   // results and checkpoint. Conflict when the round is closed already.
   virtual void close_round(const RoundCloseWrite& close) = 0;
+  // Model retention: drops the models of the population's rounds below `before_round` that no
+  // task still needs (no task of their round holds a lease valid after `now`: a leaf with such
+  // a lease may still download its round's model); returns the rounds dropped, ascending. A
+  // store that keeps a model's bytes outside its rows (SQLite's model files) deletes them only
+  // once the transaction that dropped the row is durable, and never a file another row names:
+  // a row without its bytes must never exist, bytes without a row are garbage it removes.
+  virtual std::vector<int> drop_models(const std::string& population_id, int before_round,
+                                       double now) = 0;
   // Inserts or replaces the round's checkpoint.
   virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
   // Counts a rejected upload of the population for a reason.
