@@ -774,4 +774,34 @@ TEMPLATE_TEST_CASE("store_drop_models_drops_rows_below_the_round_except_a_validl
   CHECK(store->find_model("p", 2)->etag == "etag-2");
 }
 
+TEMPLATE_TEST_CASE("store_close_round_without_drop_results_keeps_them_for_drop_results", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  accept(*store, train_upload(*claim(*store, TaskKind::kTrain, 10), "sha-a", 11));
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    RoundCloseWrite write;
+    write.closed = *store->lock_open_round("p", 0);
+    write.closed.status = RoundStatus::kClosed;
+    write.population = population("p");
+    write.population.current_round = 1;
+    write.opened = round_record("p", 1);
+    write.model = ModelRecord{"p", 1, "etag-1", "model"};
+    write.drop_results = false;
+    store->close_round(write);
+    tx.commit();
+  }
+  REQUIRE(store->list_results("p", 0, 0).size() == 1);
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    store->drop_results("p", 0);
+    tx.commit();
+  }
+  CHECK(store->list_results("p", 0, 0).empty());
+  CHECK(store->find_round("p", 0)->status == RoundStatus::kClosed);
+}
+
 }  // namespace fedleaf::server

@@ -260,6 +260,9 @@ class TaskRepository {
   // Inside a close's step, after the model of `published_round` is written: the retention
   // policy (options_.keep_models).
   void drop_old_models(const std::string& population_id, int published_round, double now);
+  // The results a background close left (PopulationState::results_to_drop_through), as a step
+  // of their own after the next round's first accepted train upload.
+  void drop_closed_results(PopulationState& state);
   // Waits for the background closes when one of the population is in flight and `round` is
   // past its current round: a read after the 201 of the upload completing a round (a status,
   // the next round's model) sees the next round, as with an inline close.

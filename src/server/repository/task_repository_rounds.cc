@@ -108,6 +108,26 @@ void TaskRepository::drop_old_models(const std::string& population_id, int publi
   }
 }
 
+void TaskRepository::drop_closed_results(PopulationState& st) {
+  if (st.results_to_drop_through < 0) return;
+  const int through = st.results_to_drop_through;
+  st.results_to_drop_through = -1;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    batch_.step("drop closed results", [&] { store_.drop_results(st.record.id, through); });
+  } catch (const std::exception& e) {
+    // Left for the next close's drop (every round up to its own) or a restart's.
+    if (options_.logger) {
+      options_.logger->warn("event=drop_results_failed population={} round={} error=\"{}\"",
+                            st.record.id, through, e.what());
+    }
+    return;
+  }
+  metrics_.observe_phase(
+      "drop_results",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double persist_s,
                                  double store_s) {
   const std::string id = st.record.id;
@@ -196,7 +216,11 @@ void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& sn
         throw Error("round " + std::to_string(st.round.number) + " took reports while closing");
       }
       const auto store_start = std::chrono::steady_clock::now();
-      store_.close_round({close.closed, close.record, close.opened, model});
+      RoundCloseWrite write{close.closed, close.record, close.opened, model};
+      // Deleting the round's results is most of this step's time, which every parked claim
+      // waits for: a later step does it (drop_closed_results).
+      write.drop_results = false;
+      store_.close_round(write);
       drop_old_models(id, close.opened.number, now);
       store_s = seconds_since(store_start);
       closed = true;
@@ -205,6 +229,7 @@ void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& sn
       reload(st);
     } else {
       apply_close(st, close, persist_s, store_s);
+      st.results_to_drop_through = close.closed.number;
     }
     waiters_.notify(id);
     advance(st, clock_.now());

@@ -245,8 +245,7 @@ void PostgresStore::close_round(const RoundCloseWrite& close) {
   }
   run("DELETE FROM round_shards WHERE population_id = $1 AND round = $2",
       Params().text(closed.population_id).integer(closed.number));
-  run("DELETE FROM results WHERE population_id = $1 AND round = $2",
-      Params().text(closed.population_id).integer(closed.number));
+  if (close.drop_results) drop_results(closed.population_id, closed.number);
   run("DELETE FROM checkpoints WHERE population_id = $1 AND round = $2",
       Params().text(closed.population_id).integer(closed.number));
   if (close.opened) insert_round(*close.opened);
@@ -269,6 +268,11 @@ void PostgresStore::close_round(const RoundCloseWrite& close) {
 }
 
 // ---- models
+
+void PostgresStore::drop_results(const std::string& population_id, int through_round) {
+  run("DELETE FROM results WHERE population_id = $1 AND round <= $2",
+      Params().text(population_id).integer(through_round));
+}
 
 std::vector<int> PostgresStore::drop_models(const std::string& population_id, int before_round,
                                             double now) {

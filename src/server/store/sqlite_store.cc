@@ -313,10 +313,7 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
     throw Conflict("round " + std::to_string(closed.number) + " of population '" +
                    closed.population_id + "' is not open");
   }
-  statement("DELETE FROM results WHERE population_id = ? AND round = ?")
-      .bind(1, closed.population_id)
-      .bind(2, closed.number)
-      .run();
+  if (close.drop_results) drop_results(closed.population_id, closed.number);
   statement("DELETE FROM checkpoints WHERE population_id = ? AND round = ?")
       .bind(1, closed.population_id)
       .bind(2, closed.number)
@@ -333,6 +330,13 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
   if (sqlite3_changes(db_) == 0) {
     throw NotFound("population '" + close.population.id + "' does not exist");
   }
+}
+
+void SqliteStore::drop_results(const std::string& population_id, int through_round) {
+  statement("DELETE FROM results WHERE population_id = ? AND round <= ?")
+      .bind(1, population_id)
+      .bind(2, through_round)
+      .run();
 }
 
 // ---- models

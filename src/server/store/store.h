@@ -217,6 +217,9 @@ struct RoundCloseWrite {
   PopulationRecord population;        // state and current_round are written
   std::optional<RoundRecord> opened;  // the next round, when one follows
   std::optional<ModelRecord> model;   // its model
+  // false: close_round keeps the closed round's results, for the caller to drop later with
+  // drop_results (deleting a round of megabyte results is the slowest part of the close step).
+  bool drop_results = true;
 };
 
 class Store {
@@ -275,7 +278,8 @@ class Store {
                                                      int number) = 0;
   // Writes a round close (after lock_open_round in the same transaction): the closed round with
   // its counters, the population, the next round and its model, and drops the closed round's
-  // results and checkpoint. Conflict when the round is closed already.
+  // results (unless close.drop_results is false) and checkpoint. Conflict when the round is closed
+  // already.
   virtual void close_round(const RoundCloseWrite& close) = 0;
   // Model retention: drops the models of the population's rounds below `before_round` that no
   // task still needs (no task of their round holds a lease valid after `now`: a leaf with such
@@ -285,6 +289,9 @@ class Store {
   // a row without its bytes must never exist, bytes without a row are garbage it removes.
   virtual std::vector<int> drop_models(const std::string& population_id, int before_round,
                                        double now) = 0;
+  // Deletes the population's results of rounds up to `through_round` (closed rounds, whose close
+  // kept them: RoundCloseWrite::drop_results).
+  virtual void drop_results(const std::string& population_id, int through_round) = 0;
   // Inserts or replaces the round's checkpoint.
   virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
   // Counts a rejected upload of the population for a reason.
