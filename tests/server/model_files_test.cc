@@ -80,4 +80,17 @@ TEST_CASE("model_files_remove_unreferenced_keeps_only_the_named_models", "[model
   CHECK_FALSE(std::filesystem::exists(files.path_of("kept") + ".99.0.tmp"));
 }
 
+TEST_CASE("model_files_remove_deletes_the_file_and_reports_whether_it_existed", "[model_files]") {
+  TempDirectory dir;
+  ModelFiles files(dir.path + "/models");
+  files.persist("gone", "bytes");
+  files.persist("kept", "other bytes");
+
+  CHECK(files.remove("gone"));
+  CHECK_FALSE(files.remove("gone"));
+  CHECK_FALSE(std::filesystem::exists(files.path_of("gone")));
+  CHECK(files.read("kept") == "other bytes");
+  CHECK_THROWS_AS(files.remove("../kept"), InvalidInput);
+}
+
 }  // namespace fedleaf::server

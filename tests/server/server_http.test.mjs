@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference,
@@ -240,4 +240,33 @@ test('SIGTERM finishes in-flight work and exits 0', async () => {
   const model = await call(`${again.url}/v1/populations/term/rounds/0/model`);
   assert.equal(decodeSafetensors(model.bytes).tensors['out/weight'].shape.join(','), '3,2');
   assert.equal((await again.stop()).code, 0);
+});
+
+test('--keep-models 1: an older round\'s model is 410 and its file deleted, the current one is served', async () => {
+  const own = await startServer({ args: ['--keep-models', '1'] });
+  try {
+    const population = await createPopulation(own.url, { id: 'keep', rounds: 4, clients_per_round: 1 });
+    const etags = [];
+    for (let round = 0; round < 3; round++) {
+      const task = (await call(`${own.url}/v1/populations/keep/tasks:claim`, { method: 'POST', token: population.client_token })).json;
+      assert.equal(task.round, round);
+      etags.push(task.model_etag);
+      const res = await call(`${own.url}${task.upload_url}`, { method: 'PUT', token: task.lease_token,
+        body: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 }) });
+      assert.equal(res.status, 201);
+      assert.equal((await call(`${own.url}/v1/populations/keep`)).json.round, round + 1);  // waits for the close
+    }
+
+    for (const round of [0, 1]) {
+      const gone = await call(`${own.url}/v1/populations/keep/rounds/${round}/model`);
+      assert.equal(gone.status, 410);
+      assert.match(gone.json.error.message, /retention/);
+    }
+    assert.equal((await call(`${own.url}/v1/populations/keep/rounds/3/model`)).status, 200);
+    // Models 0 and 1 were dropped by round 1's close, durable by round 2's upload's sync.
+    const files = readdirSync(path.join(own.dir, 'tasks.db-models'));
+    for (const etag of etags.slice(0, 2)) assert.ok(!files.includes(`${etag}.safetensors`), `${etag} is still there`);
+  } finally {
+    await own.stop();
+  }
 });

@@ -186,4 +186,59 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
         std::to_string(SqliteStore::kSchemaVersion));
 }
 
+TEST_CASE("sqlite_file_store_deletes_a_dropped_models_file_once_the_drop_is_durable", "[store]") {
+  SqliteFileBackend backend;
+  SqliteStore store(backend.path);
+  seed(store);
+  close_round0(store, "etag-1", "model-1", true);
+  const std::string file0 = backend.path + "-models/etag.safetensors";
+  {
+    StoreTransaction tx(store, Durability::kNormal);
+    CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
+    tx.commit();
+  }
+  CHECK(std::filesystem::exists(file0));  // committed, not yet durable: the row may come back
+  store.sync();
+  CHECK_FALSE(std::filesystem::exists(file0));
+  CHECK(store.find_model("p", 1)->bytes == "model-1");
+}
+
+TEST_CASE("sqlite_file_store_keeps_a_dropped_models_file_a_row_still_or_again_names", "[store]") {
+  SqliteFileBackend backend;
+  SqliteStore store(backend.path);
+  seed(store);
+  close_round0(store, "etag-1", "model-1", true);
+  const std::string file0 = backend.path + "-models/etag.safetensors";
+  SECTION("the step that dropped it rolled back") {
+    StoreTransaction tx(store, Durability::kNormal);
+    store.begin_nested();
+    CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
+    store.rollback_nested();
+    tx.commit();
+  }
+  SECTION("the transaction that dropped it rolled back") {
+    StoreTransaction tx(store, Durability::kNormal);
+    CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
+  }
+  SECTION("another population's model is the same file") {
+    PopulationRecord q;
+    q.id = "q";
+    q.plan_json = "{}";
+    RoundRecord round0;
+    round0.population_id = "q";
+    StoreTransaction tx(store, Durability::kFull);
+    store.create_population(q, round0, {"q", 0, "etag", "model"});
+    CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
+    tx.commit();
+  }
+  SECTION("a new model of the same bytes is persisted before the drop is durable") {
+    StoreTransaction tx(store, Durability::kNormal);
+    CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
+    tx.commit();
+    store.persist_model({"p", 2, "etag", "model"});
+  }
+  store.sync();
+  CHECK(std::filesystem::exists(file0));
+}
+
 }  // namespace fedleaf::server

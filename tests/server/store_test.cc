@@ -744,4 +744,64 @@ TEMPLATE_TEST_CASE("store_an_accept_on_another_connection_while_a_round_closes_s
   CHECK(accepter->list_results("p", 0, 0).empty());
 }
 
+TEMPLATE_TEST_CASE("store_drop_models_drops_rows_below_the_round_except_a_validly_leased_rounds",
+                   "[store]", FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  REQUIRE(claim(*store, TaskKind::kTrain, 10));  // round 0's lease holds until 15
+  close(*store, 0, 11);
+  close(*store, 1, 12);
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    CHECK(store->drop_models("p", 2, 12) == std::vector<int>{1});
+    CHECK(store->drop_models("other", 2, 12).empty());
+    tx.commit();
+  }
+  CHECK(store->find_model("p", 0));
+  CHECK_FALSE(store->find_model("p", 1));
+  CHECK(store->find_model("p", 2)->etag == "etag-2");
+  {
+    StoreTransaction rolled_back(*store, Durability::kFull);
+    CHECK(store->drop_models("p", 2, 15) == std::vector<int>{0});
+  }
+  CHECK(store->find_model("p", 0));
+  StoreTransaction tx(*store, Durability::kFull);
+  CHECK(store->drop_models("p", 2, 15) == std::vector<int>{0});
+  tx.commit();
+  CHECK_FALSE(store->find_model("p", 0));
+  CHECK(store->find_model("p", 2)->etag == "etag-2");
+}
+
+TEMPLATE_TEST_CASE("store_close_round_without_drop_results_keeps_them_for_drop_results", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  accept(*store, train_upload(*claim(*store, TaskKind::kTrain, 10), "sha-a", 11));
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    RoundCloseWrite write;
+    write.closed = *store->lock_open_round("p", 0);
+    write.closed.status = RoundStatus::kClosed;
+    write.population = population("p");
+    write.population.current_round = 1;
+    write.opened = round_record("p", 1);
+    write.model = ModelRecord{"p", 1, "etag-1", "model"};
+    write.drop_results = false;
+    store->close_round(write);
+    tx.commit();
+  }
+  REQUIRE(store->list_results("p", 0, 0).size() == 1);
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    store->drop_results("p", 0);
+    tx.commit();
+  }
+  CHECK(store->list_results("p", 0, 0).empty());
+  CHECK(store->find_round("p", 0)->status == RoundStatus::kClosed);
+}
+
 }  // namespace fedleaf::server

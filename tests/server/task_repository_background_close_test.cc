@@ -118,4 +118,30 @@ TEST_CASE("a_round_whose_quorum_is_stored_but_not_closed_is_closed_at_restart", 
   CHECK(*restarted.model("p", 1).bytes == round1_model({}));
 }
 
+// The close step leaves the round's results (their delete is most of its time, which parked
+// claims wait for); the next round's first accepted train upload drops them in a step of its own.
+TEST_CASE("a_background_close_leaves_its_results_to_the_next_rounds_first_train_upload",
+          "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepository repo(store, clock, metrics, background());
+  const CreatedPopulation p = repo.create_population(test_spec("p", 3, 1, 1));
+  auto task = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+  CHECK(repo.upload(task.task_id, task.lease_token, body_of(kUploads[0])).status == 201);
+  repo.wait_for_closes();
+  repo.commit_batch();
+  REQUIRE(status_json(repo.status("p"))["round"] == 1);
+  CHECK(store.list_results("p", 0, 0).size() == 1);
+
+  auto next = std::get<TaskAssignment>(repo.claim("p", p.client_token));
+  CHECK(repo.upload(next.task_id, next.lease_token, body_of(kUploads[1])).status == 201);
+  repo.wait_for_closes();
+  repo.commit_batch();
+
+  CHECK(store.list_results("p", 0, 0).empty());
+  CHECK(store.list_results("p", 1, 0).size() == 1);  // round 1's own, left by its close
+  CHECK(status_json(repo.status("p"))["round"] == 2);
+}
+
 }  // namespace fedleaf::server

@@ -171,7 +171,11 @@ ModelBlob published_model(Store& store, const PopulationState& state, int round)
                    ")");
   }
   auto record = store.find_model(state.record.id, round);
-  if (!record) throw NotFound("model of round " + std::to_string(round) + " is missing");
+  // A round below the current one had a model: without its row, retention dropped it.
+  if (!record) {
+    throw Gone("the model of round " + std::to_string(round) + " of population '" +
+               state.record.id + "' was dropped by the retention policy (--keep-models)");
+  }
   if (!hashes_to_etag(*record)) throw Unavailable(damaged_model(state.record, round));
   return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
 }

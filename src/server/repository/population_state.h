@@ -47,6 +47,9 @@ struct PopulationState {
   // The background close in flight for the current round (0: none). While set, the aggregator
   // is with the close: the round takes no more train uploads and hands out no train tasks.
   std::uint64_t closing = 0;
+  // A background close left its round's results to a later step (the next accepted train
+  // upload's, off the next round's start): the rounds up to this one (-1: none).
+  int results_to_drop_through = -1;
 };
 
 // Rebuilds a stored population's state. Throws fedleaf::Error when its round or model is missing,
@@ -69,8 +72,10 @@ std::unique_ptr<PopulationState> load_population_state_consistently(Store& store
                                                                     PopulationRecord record);
 
 // The published model of `round` (0..current round): the current one from memory, an earlier one
-// from the store. NotFound for a round without one; Unavailable when the stored bytes do not hash
-// to their ETag (a damaged model file) or cannot be read (fedleaf::Error from the store).
+// from the store. NotFound for a round without one; Gone for an earlier round whose model the
+// retention policy dropped (TaskRepositoryOptions::keep_models); Unavailable when the stored bytes
+// do not hash to their ETag (a damaged model file) or cannot be read (fedleaf::Error from the
+// store).
 ModelBlob published_model(Store& store, const PopulationState& state, int round);
 
 // The safetensors index of `model` for model:select: the current model's is built once and kept

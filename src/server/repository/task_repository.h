@@ -109,6 +109,11 @@ struct TaskRepositoryOptions {
   // request that finds them due (see "Round close" above). Ignored with a shared store, whose
   // closes stay on the request path.
   bool close_in_background = false;
+  // Model retention: each round close drops the models of rounds more than this many below the
+  // newly published one (it keeps the last keep_models models, the current one included),
+  // except those of rounds a task still holds a valid lease of (Store::drop_models). 0: keep
+  // every model.
+  int keep_models = 0;
 };
 
 struct CreatedPopulation {
@@ -252,6 +257,12 @@ class TaskRepository {
   void advance(PopulationState& state, double now);
   // Closes the open training round (RoundClose) and opens the next with the published model.
   void publish_next_model(PopulationState& state, double now);
+  // Inside a close's step, after the model of `published_round` is written: the retention
+  // policy (options_.keep_models).
+  void drop_old_models(const std::string& population_id, int published_round, double now);
+  // The results a background close left (PopulationState::results_to_drop_through), as a step
+  // of their own after the next round's first accepted train upload.
+  void drop_closed_results(PopulationState& state);
   // Waits for the background closes when one of the population is in flight and `round` is
   // past its current round: a read after the 201 of the upload completing a round (a status,
   // the next round's model) sees the next round, as with an inline close.

@@ -87,6 +87,7 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
     store_.close_round(
         {close->closed, close->record, close->opened,
          ModelRecord{id, close->opened.number, close->model_etag, close->model_bytes}});
+    drop_old_models(id, close->opened.number, now);
     store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
   });
   if (!close) {
@@ -94,6 +95,37 @@ void TaskRepository::publish_next_model(PopulationState& st, double now) {
     return;
   }
   apply_close(st, *close, persist_s, store_s);
+}
+
+void TaskRepository::drop_old_models(const std::string& population_id, int published_round,
+                                     double now) {
+  if (options_.keep_models <= 0) return;
+  const std::vector<int> dropped =
+      store_.drop_models(population_id, published_round - options_.keep_models + 1, now);
+  if (options_.logger && !dropped.empty()) {
+    options_.logger->debug("event=models_dropped population={} rounds={}..{} count={}",
+                           population_id, dropped.front(), dropped.back(), dropped.size());
+  }
+}
+
+void TaskRepository::drop_closed_results(PopulationState& st) {
+  if (st.results_to_drop_through < 0) return;
+  const int through = st.results_to_drop_through;
+  st.results_to_drop_through = -1;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    batch_.step("drop closed results", [&] { store_.drop_results(st.record.id, through); });
+  } catch (const std::exception& e) {
+    // Left for the next close's drop (every round up to its own) or a restart's.
+    if (options_.logger) {
+      options_.logger->warn("event=drop_results_failed population={} round={} error=\"{}\"",
+                            st.record.id, through, e.what());
+    }
+    return;
+  }
+  metrics_.observe_phase(
+      "drop_results",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
 }
 
 void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double persist_s,
@@ -188,7 +220,12 @@ void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& sn
         throw Error("round " + std::to_string(st.round.number) + " took reports while closing");
       }
       const auto store_start = std::chrono::steady_clock::now();
-      store_.close_round({close.closed, close.record, close.opened, model});
+      RoundCloseWrite write{close.closed, close.record, close.opened, model};
+      // Deleting the round's results is most of this step's time, which every parked claim
+      // waits for: a later step does it (drop_closed_results).
+      write.drop_results = false;
+      store_.close_round(write);
+      drop_old_models(id, close.opened.number, now);
       store_s = seconds_since(store_start);
       closed = true;
     });
@@ -196,6 +233,7 @@ void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& sn
       reload(st);
     } else {
       apply_close(st, close, persist_s, store_s);
+      st.results_to_drop_through = close.closed.number;
     }
     waiters_.notify(id);
     advance(st, clock_.now());

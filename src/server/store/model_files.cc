@@ -129,6 +129,13 @@ std::string ModelFiles::read(const std::string& name) const {
   return bytes;
 }
 
+bool ModelFiles::remove(const std::string& name) const {
+  const std::string path = path_of(name);
+  if (::unlink(path.c_str()) == 0) return true;
+  if (errno != ENOENT) fail("cannot remove", path);
+  return false;
+}
+
 int ModelFiles::remove_unreferenced(const std::set<std::string>& names) const {
   int removed = 0;
   for (const auto& entry : std::filesystem::directory_iterator(directory_)) {

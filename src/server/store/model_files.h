@@ -6,6 +6,7 @@
 //   files.persist(etag, bytes);         // durable when it returns; a second call is a stat
 //   std::string again = files.read(etag);
 //   files.remove_unreferenced({etag});  // at open: what a crashed close left behind
+//   files.remove(etag);                 // a model no row names any more (retention)
 //
 // Contracts:
 // - A name is the model's ETag (the SHA-256 of its bytes, or any [A-Za-z0-9_-]{1,128} text
@@ -35,6 +36,9 @@ class ModelFiles {
   // is fsynced, renamed into place, then the directory fsynced.
   void persist(const std::string& name, const std::string& bytes) const;
   std::string read(const std::string& name) const;
+  // Removes the file of `name`; true when it existed. The caller's contract: no committed row
+  // names it, and none will without persist() writing it again.
+  bool remove(const std::string& name) const;
   // Removes every file that is not one of `names` (temporary files of an interrupted write
   // included); returns how many it removed.
   int remove_unreferenced(const std::set<std::string>& names) const;

@@ -245,8 +245,7 @@ void PostgresStore::close_round(const RoundCloseWrite& close) {
   }
   run("DELETE FROM round_shards WHERE population_id = $1 AND round = $2",
       Params().text(closed.population_id).integer(closed.number));
-  run("DELETE FROM results WHERE population_id = $1 AND round = $2",
-      Params().text(closed.population_id).integer(closed.number));
+  if (close.drop_results) drop_results(closed.population_id, closed.number);
   run("DELETE FROM checkpoints WHERE population_id = $1 AND round = $2",
       Params().text(closed.population_id).integer(closed.number));
   if (close.opened) insert_round(*close.opened);
@@ -269,6 +268,24 @@ void PostgresStore::close_round(const RoundCloseWrite& close) {
 }
 
 // ---- models
+
+void PostgresStore::drop_results(const std::string& population_id, int through_round) {
+  run("DELETE FROM results WHERE population_id = $1 AND round <= $2",
+      Params().text(population_id).integer(through_round));
+}
+
+std::vector<int> PostgresStore::drop_models(const std::string& population_id, int before_round,
+                                            double now) {
+  Rows rows = run(
+      "DELETE FROM models AS m WHERE population_id = $1 AND round < $2 AND NOT EXISTS (SELECT 1 "
+      "FROM tasks AS t WHERE t.population_id = m.population_id AND t.round = m.round AND "
+      "t.state = 'leased' AND t.lease_expires_at > $3) RETURNING round",
+      Params().text(population_id).integer(before_round).real(now));
+  std::vector<int> rounds;
+  for (int i = 0; i < rows.size(); ++i) rounds.push_back(rows.int32(i, 0));
+  std::sort(rounds.begin(), rounds.end());
+  return rounds;
+}
 
 std::optional<ModelRecord> PostgresStore::find_model(const std::string& population_id, int round) {
   Rows rows = run("SELECT etag, bytes FROM models WHERE population_id = $1 AND round = $2",

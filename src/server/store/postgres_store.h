@@ -68,6 +68,9 @@ class PostgresStore : public Store {
   AcceptOutcome accept_result(const AcceptRequest& request) override;
   std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
   void close_round(const RoundCloseWrite& close) override;
+  void drop_results(const std::string& population_id, int through_round) override;
+  std::vector<int> drop_models(const std::string& population_id, int before_round,
+                               double now) override;
   void put_checkpoint(const CheckpointRecord& checkpoint) override;
   void add_rejection(const std::string& population_id, const std::string& reason) override;
 

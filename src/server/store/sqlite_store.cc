@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -74,10 +75,35 @@ void SqliteStore::open_wal_for_sync() {
 
 void SqliteStore::sync() {
   if (wal_fd_ < 0) return;
+  std::set<std::string> committed;
+  {
+    std::lock_guard lock(files_mutex_);
+    committed = committed_dropped_files_;
+  }
   if (::fdatasync(wal_fd_) != 0) {
     throw Error(std::string("sqlite store: fdatasync of the write-ahead log failed: ") +
                 std::strerror(errno));
   }
+  remove_dropped_files(committed);
+}
+
+void SqliteStore::remove_dropped_files(const std::set<std::string>& durable) {
+  std::lock_guard lock(files_mutex_);
+  for (const std::string& etag : durable) {
+    // Taken back by persist_model() meanwhile: a row names it again.
+    if (committed_dropped_files_.erase(etag) == 0) continue;
+    try {
+      model_files_->remove(etag);
+    } catch (const Error&) {  // left behind: a file no row names, removed at the next open
+    }
+  }
+}
+
+void SqliteStore::forget_dropped_file(const std::string& etag) {
+  std::lock_guard lock(files_mutex_);
+  step_dropped_files_.erase(etag);
+  transaction_dropped_files_.erase(etag);
+  committed_dropped_files_.erase(etag);
 }
 
 SqliteStore::Statement SqliteStore::statement(const char* sql) {
@@ -139,13 +165,43 @@ void SqliteStore::begin(Durability durability) {
   set_durability(durability);
   statement("BEGIN IMMEDIATE").run();
 }
-void SqliteStore::commit() { statement("COMMIT").run(); }
-void SqliteStore::rollback() { statement("ROLLBACK").run(); }
-void SqliteStore::begin_nested() { statement("SAVEPOINT step").run(); }
-void SqliteStore::commit_nested() { statement("RELEASE step").run(); }
+void SqliteStore::commit() {
+  statement("COMMIT").run();
+  std::set<std::string> committed;
+  {
+    std::lock_guard lock(files_mutex_);
+    committed_dropped_files_.insert(transaction_dropped_files_.begin(),
+                                    transaction_dropped_files_.end());
+    committed.swap(transaction_dropped_files_);
+  }
+  if (durability_ == Durability::kFull) remove_dropped_files(committed);
+}
+void SqliteStore::rollback() {
+  {
+    std::lock_guard lock(files_mutex_);
+    step_dropped_files_.clear();
+    transaction_dropped_files_.clear();
+  }
+  in_step_ = false;
+  statement("ROLLBACK").run();
+}
+void SqliteStore::begin_nested() {
+  statement("SAVEPOINT step").run();
+  in_step_ = true;
+}
+void SqliteStore::commit_nested() {
+  statement("RELEASE step").run();
+  in_step_ = false;
+  std::lock_guard lock(files_mutex_);
+  transaction_dropped_files_.insert(step_dropped_files_.begin(), step_dropped_files_.end());
+  step_dropped_files_.clear();
+}
 void SqliteStore::rollback_nested() {
   statement("ROLLBACK TO step").run();
   statement("RELEASE step").run();
+  in_step_ = false;
+  std::lock_guard lock(files_mutex_);
+  step_dropped_files_.clear();
 }
 
 // ---- populations
@@ -257,10 +313,7 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
     throw Conflict("round " + std::to_string(closed.number) + " of population '" +
                    closed.population_id + "' is not open");
   }
-  statement("DELETE FROM results WHERE population_id = ? AND round = ?")
-      .bind(1, closed.population_id)
-      .bind(2, closed.number)
-      .run();
+  if (close.drop_results) drop_results(closed.population_id, closed.number);
   statement("DELETE FROM checkpoints WHERE population_id = ? AND round = ?")
       .bind(1, closed.population_id)
       .bind(2, closed.number)
@@ -279,10 +332,46 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
   }
 }
 
+void SqliteStore::drop_results(const std::string& population_id, int through_round) {
+  statement("DELETE FROM results WHERE population_id = ? AND round <= ?")
+      .bind(1, population_id)
+      .bind(2, through_round)
+      .run();
+}
+
 // ---- models
 
 void SqliteStore::persist_model(const ModelRecord& model) {
-  if (model_files_) model_files_->persist(model.etag, model.bytes);
+  if (!model_files_) return;
+  forget_dropped_file(model.etag);
+  model_files_->persist(model.etag, model.bytes);
+}
+
+std::vector<int> SqliteStore::drop_models(const std::string& population_id, int before_round,
+                                          double now) {
+  std::vector<int> rounds;
+  std::set<std::string> files;
+  {
+    auto s = statement(
+        "DELETE FROM models AS m WHERE population_id = ? AND round < ? AND NOT EXISTS (SELECT 1 "
+        "FROM tasks AS t WHERE t.population_id = m.population_id AND t.round = m.round AND "
+        "t.state = 'leased' AND t.lease_expires_at > ?) RETURNING round, etag, storage");
+    s.bind(1, population_id).bind(2, before_round).bind(3, now);
+    while (s.step()) {
+      rounds.push_back(s.int32(0));
+      if (s.text(2) == "file") files.insert(s.text(1));
+    }
+  }
+  std::sort(rounds.begin(), rounds.end());
+  if (!model_files_) return rounds;
+  std::lock_guard lock(files_mutex_);
+  for (const std::string& etag : files) {
+    // Content-addressed: another row (another population's equal model) may name the same file.
+    auto named = statement("SELECT 1 FROM models WHERE etag = ? AND storage = 'file' LIMIT 1");
+    named.bind(1, etag);
+    if (!named.step()) (in_step_ ? step_dropped_files_ : transaction_dropped_files_).insert(etag);
+  }
+  return rounds;
 }
 
 // The file first: the row that names it commits after the file and its directory entry are

@@ -22,7 +22,9 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "server/store/model_files.h"
@@ -61,6 +63,9 @@ class SqliteStore : public Store {
   AcceptOutcome accept_result(const AcceptRequest& request) override;
   std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
   void close_round(const RoundCloseWrite& close) override;
+  void drop_results(const std::string& population_id, int through_round) override;
+  std::vector<int> drop_models(const std::string& population_id, int before_round,
+                               double now) override;
   void put_checkpoint(const CheckpointRecord& checkpoint) override;
   void add_rejection(const std::string& population_id, const std::string& reason) override;
 
@@ -95,12 +100,21 @@ class SqliteStore : public Store {
   void update_task(const TaskRecord& task);
   void insert_model(const ModelRecord& model);
   void remove_unreferenced_model_files();
+  // Model files whose rows drop_models deleted move with the transaction: from the open step to
+  // the transaction, to "committed" at commit, and are deleted once durable (a kFull commit, or
+  // the next sync() after it); a rollback forgets them, and persist_model() takes a name back
+  // (a row names it again). Under files_mutex_: sync() and persist_model() run on other threads.
+  void forget_dropped_file(const std::string& etag);
+  void remove_dropped_files(const std::set<std::string>& durable);
 
   sqlite3* db_ = nullptr;
   std::map<const char*, sqlite3_stmt*> cache_;
   std::optional<Durability> durability_;
   int wal_fd_ = -1;  // read-only descriptor of the write-ahead log, for sync(); -1 in memory
   std::optional<ModelFiles> model_files_;  // a file database's model directory
+  std::mutex files_mutex_;
+  bool in_step_ = false;
+  std::set<std::string> step_dropped_files_, transaction_dropped_files_, committed_dropped_files_;
 };
 
 }  // namespace fedleaf::server

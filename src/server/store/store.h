@@ -65,9 +65,9 @@ struct PopulationRecord {
   std::string id;
   std::string plan_json;
   std::string client_token_hash;  // hex SHA-256 of the population's client token
-  int rounds = 1;                 // training rounds; models 0..rounds exist at the end
-  int clients_per_round = 1;      // reports that close a round at once
-  int min_reports = 1;            // reports that close a round at its deadline
+  int rounds = 1;             // training rounds; models 0..rounds are published (see drop_models)
+  int clients_per_round = 1;  // reports that close a round at once
+  int min_reports = 1;        // reports that close a round at its deadline
   double round_deadline_s = 600;
   double lease_s = 120;
   int train_tasks_per_round = 1;  // clients_per_round plus over-selection
@@ -217,6 +217,9 @@ struct RoundCloseWrite {
   PopulationRecord population;        // state and current_round are written
   std::optional<RoundRecord> opened;  // the next round, when one follows
   std::optional<ModelRecord> model;   // its model
+  // false: close_round keeps the closed round's results, for the caller to drop later with
+  // drop_results (deleting a round of megabyte results is the slowest part of the close step).
+  bool drop_results = true;
 };
 
 class Store {
@@ -275,8 +278,20 @@ class Store {
                                                      int number) = 0;
   // Writes a round close (after lock_open_round in the same transaction): the closed round with
   // its counters, the population, the next round and its model, and drops the closed round's
-  // results and checkpoint. Conflict when the round is closed already.
+  // results (unless close.drop_results is false) and checkpoint. Conflict when the round is closed
+  // already.
   virtual void close_round(const RoundCloseWrite& close) = 0;
+  // Model retention: drops the models of the population's rounds below `before_round` that no
+  // task still needs (no task of their round holds a lease valid after `now`: a leaf with such
+  // a lease may still download its round's model); returns the rounds dropped, ascending. A
+  // store that keeps a model's bytes outside its rows (SQLite's model files) deletes them only
+  // once the transaction that dropped the row is durable, and never a file another row names:
+  // a row without its bytes must never exist, bytes without a row are garbage it removes.
+  virtual std::vector<int> drop_models(const std::string& population_id, int before_round,
+                                       double now) = 0;
+  // Deletes the population's results of rounds up to `through_round` (closed rounds, whose close
+  // kept them: RoundCloseWrite::drop_results).
+  virtual void drop_results(const std::string& population_id, int through_round) = 0;
   // Inserts or replaces the round's checkpoint.
   virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
   // Counts a rejected upload of the population for a reason.
