@@ -37,18 +37,18 @@ std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_no
 }
 
 RoundClose close_training_round(const PopulationState& state, double now) {
-  using Clock = std::chrono::steady_clock;
-  const auto seconds_since = [](Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
+  using PhaseClock = std::chrono::steady_clock;
+  const auto seconds_since = [](PhaseClock::time_point start) {
+    return std::chrono::duration<double>(PhaseClock::now() - start).count();
   };
   RoundClose out;
-  auto start = Clock::now();
+  auto start = PhaseClock::now();
   out.next = state.aggregator->next_model(&out.withheld_nonfinite);
   out.timings.finalize_s = seconds_since(start);
-  start = Clock::now();
+  start = PhaseClock::now();
   out.model_bytes = to_string_bytes(core::write_safetensors(out.next));
   out.timings.encode_s = seconds_since(start);
-  start = Clock::now();
+  start = PhaseClock::now();
   out.model_etag = sha256_hex(out.model_bytes);
   out.timings.hash_s = seconds_since(start);
 
