@@ -119,8 +119,8 @@ TEST_CASE("a_round_whose_quorum_is_stored_but_not_closed_is_closed_at_restart", 
 }
 
 // The close step leaves the round's results (their delete is most of its time, which parked
-// claims wait for); the next round's first accepted train upload drops them in a step of its own.
-TEST_CASE("a_background_close_leaves_its_results_to_the_next_rounds_first_train_upload",
+// claims wait for); scheduling the next round's close drops them in a step of its own.
+TEST_CASE("a_background_close_leaves_its_results_until_the_next_rounds_close_is_scheduled",
           "[repository]") {
   SqliteStore store(":memory:");
   FakeClock clock;

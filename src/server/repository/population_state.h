@@ -47,8 +47,9 @@ struct PopulationState {
   // The background close in flight for the current round (0: none). While set, the aggregator
   // is with the close: the round takes no more train uploads and hands out no train tasks.
   std::uint64_t closing = 0;
-  // A background close left its round's results to a later step (the next accepted train
-  // upload's, off the next round's start): the rounds up to this one (-1: none).
+  // A background close left its round's results to a later step (when the next round's close
+  // is scheduled, off the path of the claims that wait for the next round): the rounds up to
+  // this one (-1: none).
   int results_to_drop_through = -1;
 };
 

@@ -351,7 +351,6 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
   st.result_seq = seq;
   if (checkpointed) st.checkpoint_seq = seq;
   st.round = outcome->round;
-  drop_closed_results(st);
   advance(st, now);
   return {201, decode_receipt(outcome->task)};
 }

@@ -261,7 +261,8 @@ class TaskRepository {
   // policy (options_.keep_models).
   void drop_old_models(const std::string& population_id, int published_round, double now);
   // The results a background close left (PopulationState::results_to_drop_through), as a step
-  // of their own after the next round's first accepted train upload.
+  // of their own when the next round's close is scheduled (it runs alongside the close job's
+  // finalize, encode, hash and model file, which take no lock).
   void drop_closed_results(PopulationState& state);
   // Waits for the background closes when one of the population is in flight and `round` is
   // past its current round: a read after the 201 of the upload completing a round (a status,

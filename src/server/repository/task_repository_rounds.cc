@@ -189,6 +189,9 @@ void TaskRepository::schedule_close(PopulationState& st, double now) {
   st.closing = ++last_close_id_;
   closer_->post(
       [this, close_id = st.closing, snapshot, now] { run_close(close_id, *snapshot, now); });
+  // While the closer computes the next model on the other core, with no lock, and the leaves
+  // wait for the next round: the time no one waits for.
+  drop_closed_results(st);
 }
 
 void TaskRepository::run_close(std::uint64_t close_id, const PopulationState& snapshot,
