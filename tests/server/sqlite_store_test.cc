@@ -13,14 +13,19 @@
 namespace fedleaf::server {
 namespace {
 
-void seed(Store& store) {
+// Population `id` with its round 0 and model 0 (bytes "model"), in the caller's transaction.
+void create_population(Store& store, const std::string& id) {
   PopulationRecord p;
-  p.id = "p";
+  p.id = id;
   p.plan_json = "{}";
   RoundRecord round0;
-  round0.population_id = "p";
+  round0.population_id = id;
+  store.create_population(p, round0, {id, 0, "etag", "model"});
+}
+
+void seed(Store& store) {
   StoreTransaction tx(store, Durability::kFull);
-  store.create_population(p, round0, {"p", 0, "etag", "model"});
+  create_population(store, "p");
   tx.commit();
 }
 
@@ -221,13 +226,8 @@ TEST_CASE("sqlite_file_store_keeps_a_dropped_models_file_a_row_still_or_again_na
     CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
   }
   SECTION("another population's model is the same file") {
-    PopulationRecord q;
-    q.id = "q";
-    q.plan_json = "{}";
-    RoundRecord round0;
-    round0.population_id = "q";
     StoreTransaction tx(store, Durability::kFull);
-    store.create_population(q, round0, {"q", 0, "etag", "model"});
+    create_population(store, "q");
     CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
     tx.commit();
   }
