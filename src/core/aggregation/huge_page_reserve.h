@@ -31,7 +31,12 @@ inline void advise_huge_pages(const void* data, std::size_t bytes) {
   const auto start = reinterpret_cast<std::uintptr_t>(data);
   const std::uintptr_t begin = (start + kHuge - 1) & ~(kHuge - 1);
   const std::uintptr_t end = (start + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  // The window is formed from `data` itself (not cast back from an integer), so the compiler
+  // keeps the pointer's provenance.
+  if (end > begin) {
+    auto* window = static_cast<char*>(const_cast<void*>(data)) + (begin - start);
+    madvise(window, end - begin, MADV_HUGEPAGE);
+  }
 #else
   (void)data;
   (void)bytes;

@@ -282,6 +282,7 @@ std::vector<int> PostgresStore::drop_models(const std::string& population_id, in
       "t.state = 'leased' AND t.lease_expires_at > $3) RETURNING round",
       Params().text(population_id).integer(before_round).real(now));
   std::vector<int> rounds;
+  rounds.reserve(rows.size());
   for (int i = 0; i < rows.size(); ++i) rounds.push_back(rows.int32(i, 0));
   std::sort(rounds.begin(), rounds.end());
   return rounds;
