@@ -13,8 +13,10 @@ namespace {
 // Where one array of the answer takes its bytes from.
 struct Source {
   enum class Kind { kModelRange, kRows, kInt64s } kind;
-  std::uint64_t begin = 0;                          // kModelRange, kRows: model offset
-  std::uint64_t length = 0;                         // kModelRange: bytes; kRows: bytes per row
+  // Offsets and lengths inside the model: they fit a size_t, since the index describes exactly
+  // the model's size_t bytes (the first check of write_select_answer).
+  std::size_t begin = 0;                            // kModelRange, kRows: model offset
+  std::size_t length = 0;                           // kModelRange: bytes; kRows: bytes per row
   const std::vector<std::uint32_t>* ids = nullptr;  // kRows, kInt64s (the ids as I64)
   std::vector<std::int64_t> values;                 // kInt64s when ids is null
 };
@@ -40,8 +42,11 @@ std::vector<std::uint8_t> write_select_answer(const std::uint8_t* model, std::si
   for (const auto& [name, array] : index.arrays) {
     if (request.rows.count(name)) continue;
     specs.push_back({name, array.dtype, array.shape});
-    sources.push_back(
-        {Source::Kind::kModelRange, array.begin, array.end - array.begin, nullptr, {}});
+    sources.push_back({Source::Kind::kModelRange,
+                       static_cast<std::size_t>(array.begin),
+                       static_cast<std::size_t>(array.end - array.begin),
+                       nullptr,
+                       {}});
   }
   for (const auto& [name, ids] : request.rows) {
     const std::string where = "select: tensor " + in_quotes(name);
@@ -60,7 +65,11 @@ std::vector<std::uint8_t> write_select_answer(const std::uint8_t* model, std::si
     specs.push_back({name + ":indices", DType::I64, {ids.size()}});
     sources.push_back({Source::Kind::kInt64s, 0, 0, &ids, {}});
     specs.push_back({name + ":values", array.dtype, values_shape});
-    sources.push_back({Source::Kind::kRows, array.begin, row_bytes(array), &ids, {}});
+    sources.push_back({Source::Kind::kRows,
+                       static_cast<std::size_t>(array.begin),
+                       static_cast<std::size_t>(row_bytes(array)),
+                       &ids,
+                       {}});
     specs.push_back({name + ":dense_shape", DType::I64, {array.shape.size()}});
     sources.push_back({Source::Kind::kInt64s, 0, 0, nullptr,
                        std::vector<std::int64_t>(array.shape.begin(), array.shape.end())});

@@ -150,7 +150,7 @@ SelectRequest parse_binary(std::string_view body) {
   while (pos < size) {
     const std::string at = kWhere + ": record at byte " + std::to_string(pos);
     if (size - pos < 2) throw InvalidInput(at + ": truncated name length (needs 2 bytes)");
-    const std::size_t name_length = read_le(p + pos, 2);
+    const auto name_length = static_cast<std::size_t>(read_le(p + pos, 2));
     pos += 2;
     if (size - pos < name_length) {
       throw InvalidInput(at + ": name of " + std::to_string(name_length) + " bytes runs past " +

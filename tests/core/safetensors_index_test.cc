@@ -53,7 +53,8 @@ TEST_CASE("index_of_the_leading_bytes_equals_the_index_of_the_whole_file", "[saf
   const std::vector<std::uint8_t> bytes = write_safetensors(in, {{"round", "2"}});
   std::uint64_t header = 0;
   std::memcpy(&header, bytes.data(), 8);
-  const std::vector<std::uint8_t> head(bytes.begin(), bytes.begin() + 8 + header);
+  const std::vector<std::uint8_t> head(bytes.begin(),
+                                       bytes.begin() + 8 + static_cast<std::ptrdiff_t>(header));
 
   const SafetensorsIndex index = index_safetensors(head.data(), head.size(), bytes.size());
 

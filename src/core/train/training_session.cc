@@ -564,10 +564,11 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
 
 std::vector<std::uint8_t> TrainingSession::result(const std::string& task_id) const {
   std::vector<std::uint8_t> out;
-  write_result(task_id, ResultSink{[&](std::uint64_t size) { out.reserve(size); },
-                                   [&](const std::uint8_t* data, std::size_t size) {
-                                     out.insert(out.end(), data, data + size);
-                                   }});
+  write_result(task_id,
+               ResultSink{[&](std::uint64_t size) { out.reserve(static_cast<std::size_t>(size)); },
+                          [&](const std::uint8_t* data, std::size_t size) {
+                            out.insert(out.end(), data, data + size);
+                          }});
   return out;
 }
 

@@ -140,7 +140,8 @@ std::vector<std::uint8_t> train_logging_reads(const std::string& plan,
                                               const Dataset& data, ReadLog& log) {
   std::uint64_t header = 0;
   std::memcpy(&header, model.data(), 8);
-  const SafetensorsIndex index = index_safetensors(model.data(), 8 + header, model.size());
+  const SafetensorsIndex index =
+      index_safetensors(model.data(), static_cast<std::size_t>(8 + header), model.size());
   bool built = false;
   const ModelByteReader read = [&](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
     REQUIRE(begin >= 8 + header);
