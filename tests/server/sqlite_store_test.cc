@@ -191,12 +191,20 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
         std::to_string(SqliteStore::kSchemaVersion));
 }
 
-TEST_CASE("sqlite_file_store_deletes_a_dropped_models_file_once_the_drop_is_durable", "[store]") {
+// A file-backed store whose round 0 is closed with its model in models/etag.safetensors.
+struct StoreWithModelFile {
   SqliteFileBackend backend;
-  SqliteStore store(backend.path);
-  seed(store);
-  close_round0(store, "etag-1", "model-1", true);
-  const std::string file0 = backend.path + "-models/etag.safetensors";
+  SqliteStore store{backend.path};
+  std::string file0 = backend.path + "-models/etag.safetensors";
+  StoreWithModelFile() {
+    seed(store);
+    close_round0(store, "etag-1", "model-1", true);
+  }
+};
+
+TEST_CASE_METHOD(StoreWithModelFile,
+                 "sqlite_file_store_deletes_a_dropped_models_file_once_the_drop_is_durable",
+                 "[store]") {
   {
     StoreTransaction tx(store, Durability::kNormal);
     CHECK(store.drop_models("p", 1, 0) == std::vector<int>{0});
@@ -208,12 +216,9 @@ TEST_CASE("sqlite_file_store_deletes_a_dropped_models_file_once_the_drop_is_dura
   CHECK(store.find_model("p", 1)->bytes == "model-1");
 }
 
-TEST_CASE("sqlite_file_store_keeps_a_dropped_models_file_a_row_still_or_again_names", "[store]") {
-  SqliteFileBackend backend;
-  SqliteStore store(backend.path);
-  seed(store);
-  close_round0(store, "etag-1", "model-1", true);
-  const std::string file0 = backend.path + "-models/etag.safetensors";
+TEST_CASE_METHOD(StoreWithModelFile,
+                 "sqlite_file_store_keeps_a_dropped_models_file_a_row_still_or_again_names",
+                 "[store]") {
   SECTION("the step that dropped it rolled back") {
     StoreTransaction tx(store, Durability::kNormal);
     store.begin_nested();
