@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,11 +20,12 @@ test('Node loads the SIMD build by default', async () => {
   assert.equal((await createExecutor()).simd, true);
 });
 
-test('a file written natively is read and re-written byte-identically by wasm, and vice versa', async () => {
+test('a file written natively is read and re-written byte-identically by wasm, and vice versa', async (t) => {
   // tests/tools/safetensors_tool.cc `fixture` writes the same tensors as fixtureTensors().
   const tool = path.join(buildDir, 'tests/tools/safetensors_tool');
   assert.ok(existsSync(tool), `native tool missing: ${tool} (run scripts/build.sh)`);
   const dir = mkdtempSync(path.join(tmpdir(), 'fedleaf-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   const nativeFile = path.join(dir, 'native.safetensors');
   execFileSync(tool, ['fixture', nativeFile]);
   const nativeBytes = new Uint8Array(readFileSync(nativeFile));

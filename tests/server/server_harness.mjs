@@ -6,7 +6,7 @@
 // pages and operators use); call() is raw fetch, for tests of the server's HTTP answers
 // themselves (wrong versions, bad bodies, missing tokens), which no client would send.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,8 +22,18 @@ export const SERVER_BIN = path.resolve(REPO_ROOT, buildDir, 'fedleaf-server');
 export const ADMIN_TOKEN = 'integration-admin-token-0123456789';
 export const PROTOCOL = PROTOCOL_VERSION;
 
+// Directories made by tempDir(): removed when the test process exits with success; a failing
+// process keeps them (databases, server logs) for whoever reads the failure.
+const tempDirs = [];
+process.on('exit', (code) => {
+  if (code !== 0) return;
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(prefix = 'fedleaf-server-test-') {
-  return mkdtempSync(path.join(tmpdir(), prefix));
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
 }
 
 // Starts fedleaf-server on a free port with a database in `dir` (or `db`: a postgresql:// URL).

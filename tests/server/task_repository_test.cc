@@ -1,11 +1,7 @@
 // TaskRepository with a fake clock: leases, uploads, rounds, deadlines, auth, restart.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <limits>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +14,7 @@
 #include "tests/core/error_matchers.h"
 #include "tests/core/raw_safetensors.h"
 #include "tests/server/server_fixtures.h"
+#include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
 namespace {
@@ -455,10 +452,8 @@ TEST_CASE("a_restarted_repository_resumes_the_open_round_exactly", "[repository]
 }
 
 TEST_CASE("claims_uploads_and_round_closes_reach_the_store_with_commit_batch", "[repository]") {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("fedleaf_batch_test_" + std::to_string(::getpid()) + ".db"))
-                               .string();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  const SqliteFileBackend backend;  // removes the database, its WAL and its model files
+  const std::string& path = backend.path;
   {
     SqliteStore store(path);
     SqliteStore observer(path);  // a second connection sees only committed state
@@ -487,14 +482,11 @@ TEST_CASE("claims_uploads_and_round_closes_reach_the_store_with_commit_batch", "
     CHECK(observer.find_model("p", 1));
     CHECK(observer.find_round("p", 0)->reports == 2);
   }
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
 
 TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("fedleaf_tick_test_" + std::to_string(::getpid()) + ".db"))
-                               .string();
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
+  const SqliteFileBackend backend;  // removes the database, its WAL and its model files
+  const std::string& path = backend.path;
   {
     SqliteStore store(path);
     SqliteStore observer(path);
@@ -512,7 +504,6 @@ TEST_CASE("tick_commits_the_round_close_it_made", "[repository]") {
     CHECK(observer.find_model("p", 1));
     CHECK(observer.find_round("p", 0)->status == RoundStatus::kClosed);
   }
-  for (const char* suffix : {"", "-wal", "-shm"}) std::remove((path + suffix).c_str());
 }
 
 TEST_CASE("a_repository_commits_its_open_batch_when_destroyed", "[repository]") {
