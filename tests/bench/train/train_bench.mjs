@@ -4,21 +4,26 @@
 // the sparse logistic regression also a minimal reference loop in plain C++ (train_bench.cc).
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
-//        [--rounds 7] [--warmup 1] [--workloads a,b,c] [--min-seconds 2] [--steps-per-call 8]
-//        [--tfjs-rounds 3] [--tfjs-seconds 1]
+//        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c] [--min-seconds 1]
+//        [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1]
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
-// (CSR offsets / ids / labels, the plan in the metadata) and starts every engine as its own
-// long-lived process on that file (so peak RSS is per engine). Every engine starts from the same
+// (CSR offsets / ids / labels, the plan in the metadata) and runs every engine as its own process
+// on that file (so peak RSS is per engine). Every engine starts from the same
 // model: fedleaf's initialize_model(plan, 1); TF.js gets those weights and the same hashed ids
 // (SpamAssassin is featurized once, by fedleaf's featurizer, for all engines).
 //
 // Method (ratios you can trust on a shared machine): engines are interleaved, never timed one
-// after another. Each engine process loads its data once, then answers "run" commands. After
-// --warmup runs of every engine (V8 tiers the code up; caches and page tables settle), the
-// driver runs --rounds rounds; a round runs every engine once, one at a time, starting with a
-// different engine each round (round r starts with engine r mod E), so A B A B ... alternate
-// within seconds of each other. Each ratio (e.g. wasm SIMD / native) is computed per round from
+// after another. The driver runs --rounds rounds; a round runs every engine once, one at a time,
+// starting with a different engine each round (round r starts with engine r mod E), so A B A B
+// ... alternate within seconds of each other. Every engine run is a fresh process: it loads its
+// data, makes --warmup untimed runs of --warmup-seconds (V8 tiers the code up; caches and page
+// tables settle), then the timed run. A process is fresh per round because on this machine the
+// speed of a memory-bound engine is a property of its process: one process ran workload (a) at
+// 3.5-3.8 M examples/s run after run and the next one at 5.2 M, so a long-lived process per
+// engine made every round of a bench share one draw (two benches read 1.27 and 0.88 for the same
+// ratio, each with a tight spread). Fresh processes make that draw part of each round's spread,
+// and the median over rounds averages it. Each ratio (e.g. wasm SIMD / native) is computed per round from
 // that round's two runs, and the report gives the median over rounds with its spread (min–max
 // and the interquartile range); an engine's examples/s is the median of its rounds. TF.js, 100x
 // slower and needed only roughly (the x300 target), runs in --tfjs-rounds of the rounds, spread
@@ -29,13 +34,13 @@
 // scheduler slices, which CPU time leaves out (each run's wall time is in the JSON). In Node the
 // count includes V8's helper threads (GC, compiler), which wall time would hide.
 // A run: fedleaf engines and the reference loop train whole runs (all epochs), repeated until
-// they used --min-seconds of CPU (a single run of workload (a) takes ~15 ms; samples of 0.25 s
-// moved ratios by 14-54% between runs on a quiet machine, frequency and cache state do not
-// average out that fast); TF.js is time-boxed, training consecutive batches for about
+// they used --min-seconds of CPU (a single run of workload (a) takes ~15 ms; within one process,
+// runs of 1 s agree within ~5%); TF.js is time-boxed, training consecutive batches for about
 // --tfjs-seconds, examples/s extrapolated.
 // Timed: the per-batch training loop only (no model decode / update encode, no dataset build).
-// The three fedleaf engines must train bit for bit alike: after the rounds each trains once more
-// and the benchmark fails unless the three updates (safetensors bytes) have the same digest.
+// The three fedleaf engines must train bit for bit alike: after the rounds each engine's last
+// process trains once more and the benchmark fails unless the three updates (safetensors bytes)
+// have the same digest.
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
@@ -444,7 +449,8 @@ async function serveChild(engineName, options) {
 
 function parseArgs(argv) {
   const options = {
-    rounds: 7, warmup: 1, workloads: 'a,b,c', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8, minSeconds: 2,
+    rounds: 11, warmup: 1, warmupSeconds: 0.5, workloads: 'a,b,c', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8,
+    minSeconds: 1,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -453,7 +459,7 @@ function parseArgs(argv) {
   for (const key of ['native', 'fixture', 'out', 'file']) {
     if (options[key] !== undefined) options[key] = path.resolve(options[key]);
   }
-  for (const key of ['rounds', 'warmup', 'tfjsRounds', 'tfjsSeconds', 'stepsPerCall', 'minSeconds']) {
+  for (const key of ['rounds', 'warmup', 'warmupSeconds', 'tfjsRounds', 'tfjsSeconds', 'stepsPerCall', 'minSeconds']) {
     options[key] = Number(options[key]);
   }
   options.tfjsRounds = Math.max(1, Math.min(options.tfjsRounds, options.rounds));
@@ -469,7 +475,7 @@ function runChild(command, args) {
   return JSON.parse(line);
 }
 
-// A long-lived engine process: one command line in, one JSON line out.
+// An engine process: one command line in, one JSON line out.
 class Engine {
   constructor(name, command, args) {
     this.name = name;
@@ -576,23 +582,29 @@ function referenceApplies(plan) {
     plan.train.optimizer.type === 'sgd' && !plan.train.clip_norm;
 }
 
-// Warm-up, then `rounds` interleaved rounds (method: header). Returns each engine's runs, one
-// per round (undefined in the rounds TF.js skips).
-async function interleave(engines, options) {
-  const runs = Object.fromEntries(engines.map((e) => [e.name, []]));
+// `rounds` interleaved rounds, a fresh warmed-up process per engine run (method: header).
+// `start` maps each engine name to a function starting its process. Returns each engine's runs,
+// one per round (undefined in the rounds TF.js skips), and each engine's last process, still
+// running, for the digest and the stats.
+async function interleave(start, options) {
+  const names = Object.keys(start);
+  const runs = Object.fromEntries(names.map((name) => [name, []]));
+  const last = {};
   const tfjsRounds = tfjsRoundSet(options.rounds, options.tfjsRounds);
-  for (let w = 0; w < options.warmup; w++) {
-    for (const e of engines) await e.request(`run ${options.minSeconds}`);
-  }
   for (let r = 0; r < options.rounds; r++) {
-    for (let turn = 0; turn < engines.length; turn++) {
-      const e = engines[(turn + r) % engines.length];
-      runs[e.name][r] = isTfjs(e.name) && !tfjsRounds.has(r) ? undefined : await e.request(`run ${options.minSeconds}`);
+    for (let turn = 0; turn < names.length; turn++) {
+      const name = names[(turn + r) % names.length];
+      if (isTfjs(name) && !tfjsRounds.has(r)) continue;
+      await last[name]?.close();
+      const e = start[name]();
+      last[name] = e;
+      for (let w = 0; w < options.warmup; w++) await e.request(`run ${options.warmupSeconds}`);
+      runs[name][r] = await e.request(`run ${options.minSeconds}`);
     }
     process.stderr.write('.');
   }
   process.stderr.write('\n');
-  return runs;
+  return { runs, engines: names.map((name) => last[name]) };
 }
 
 async function main(options) {
@@ -627,12 +639,12 @@ async function main(options) {
     const trained = trainedBytes(plan, data, dataBytes);
     console.error(`workload ${workload.name}: ${examples} examples, ${data.ids.length} ids — ${workload.describe}`);
 
-    const node = (name, extra) => new Engine(name, process.execPath, [self, '--child', name, '--file', file, ...extra]);
-    const engines = [new Engine('native', options.native, ['serve', 'native', file])];
-    if (referenceApplies(plan)) engines.push(new Engine('reference_loop', options.native, ['serve', 'reference', file]));
-    for (const name of ['wasm_simd', 'wasm_baseline']) engines.push(node(name, ['--steps-per-call', String(options.stepsPerCall)]));
-    for (const name of ['tfjs_wasm', 'tfjs_cpu']) engines.push(node(name, ['--tfjs-seconds', String(options.tfjsSeconds)]));
-    const runs = await interleave(engines, options);
+    const node = (name, extra) => () => new Engine(name, process.execPath, [self, '--child', name, '--file', file, ...extra]);
+    const start = { native: () => new Engine('native', options.native, ['serve', 'native', file]) };
+    if (referenceApplies(plan)) start.reference_loop = () => new Engine('reference_loop', options.native, ['serve', 'reference', file]);
+    for (const name of ['wasm_simd', 'wasm_baseline']) start[name] = node(name, ['--steps-per-call', String(options.stepsPerCall)]);
+    for (const name of ['tfjs_wasm', 'tfjs_cpu']) start[name] = node(name, ['--tfjs-seconds', String(options.tfjsSeconds)]);
+    const { runs, engines } = await interleave(start, options);
     const rate = (name, r) => runs[name][r].examples_per_second;
     const allRounds = runs.native.map((_, r) => r);
     const withTfjs = allRounds.filter((r) => runs.tfjs_wasm[r] !== undefined);
@@ -722,9 +734,9 @@ async function main(options) {
       `${`${v.q1.toFixed(d)}–${v.q3.toFixed(d)}`.padEnd(15)}  ${v.rounds.length}`);
   }
   console.log(`
-Method: every engine is a long-lived process; after ${options.warmup} warm-up run(s) each, ${options.rounds} rounds run every
-engine once in turn (each round starting with the next engine), so engines alternate instead of being timed one
-after another; a ratio is computed per round from that round's runs and reported as the median over rounds with
+Method: ${options.rounds} rounds run every engine once in turn (each round starting with the next engine), each run in a
+fresh process after ${options.warmup} warm-up run(s) of ${options.warmupSeconds} s, so engines alternate instead of being timed one
+after another and each round draws its processes anew; a ratio is computed per round from that round's runs and reported as the median over rounds with
 its min–max and interquartile range; "x native" / "x best TF.js" are such medians, examples/s the median of an
 engine's rounds, by the engine process's CPU time (wall time of each run in the JSON). TF.js runs in only
 ${options.tfjsRounds} of the ${options.rounds} rounds (spread evenly): its ratios (x best TF.js) are the median of those rounds, a rough figure.
@@ -744,7 +756,8 @@ parameters, the optimizer's state for them and the CSR data, x 4 B (ratio params
 wasm SIMD's memory, target >= 0.67); "params+data" counts the whole model; "densified" = examples x features
 x 4 B (dense inputs) + parameters x 4 B (dense gradients).`);
   const method = {
-    method: 'interleaved rounds, median of per-round ratios', rounds: options.rounds, warmup: options.warmup,
+    method: 'interleaved rounds, a fresh process per engine run, median of per-round ratios', rounds: options.rounds,
+    warmup: options.warmup, warmup_seconds: options.warmupSeconds,
     min_seconds_per_run: options.minSeconds, tfjs_rounds: options.tfjsRounds, tfjs_seconds_per_run: options.tfjsSeconds,
   };
   writeFileSync(options.out, `${JSON.stringify({ ...method, results, ratios, ratio_spreads: spreads }, null, 2)}\n`);
