@@ -1,7 +1,7 @@
 // The native engines of the training benchmark (scripts/bench.sh train). The Node driver
 // tests/bench/train/train_bench.mjs writes each workload as a safetensors file and starts this
-// binary as a long-lived engine per workload, so every engine trains on the same bytes and the
-// driver can alternate engines run by run (method: train_bench.mjs).
+// binary as an engine process on it (a fresh one per round), so every engine trains on the same
+// bytes and the driver can alternate engines run by run (method: train_bench.mjs).
 //
 //   fedleaf_train_bench serve native|reference DATA.safetensors
 //       reads commands on stdin, one per line, and answers each with one JSON line:
