@@ -15,10 +15,12 @@ set -euo pipefail
 bin=${FEDLEAF_PG_BIN:-/usr/lib/postgresql/15/bin}
 cmd=${1:?usage: pg_cluster.sh start|stop DIR [PORT]}
 dir=${2:?usage: pg_cluster.sh start|stop DIR [PORT]}
+dir=$(realpath -m "$dir")  # as_owner runs from /
 port=${3:-55432}
 
+# From /: the caller's directory (a mktemp clone, mode 700) is not the postgres user's to enter.
 as_owner() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 case "$cmd" in
