@@ -86,14 +86,18 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   for (std::size_t b = 0; b < count; ++b) {
     const std::uint32_t begin = offsets[examples[b]];
     const std::uint32_t end = offsets[examples[b] + 1];
-    copy_ids(ids + begin, end - begin, batch_ids_.data() + offsets_[b]);
+    // Compact rows are looked up as the ids are copied: one pass over them, not a copy and then
+    // a remap in place (the copy was ~7% of a step on workload (a)).
+    if (rows_ != nullptr) {
+      rows_->compact_all(ids + begin, end - begin, batch_ids_.data() + offsets_[b]);
+    } else {
+      copy_ids(ids + begin, end - begin, batch_ids_.data() + offsets_[b]);
+    }
     if (!weights.empty()) {
       std::copy(weights.data() + begin, weights.data() + end, weights_.data() + offsets_[b]);
     }
   }
-  // One pass over the whole batch: its lookups overlap in the CPU (one call, no per-example
-  // dependency chain).
-  if (rows_ != nullptr) rows_->compact_all(batch_ids_.data(), nnz, batch_ids_.data());
+  if (rows_ != nullptr) batch.ids_below = static_cast<std::uint32_t>(rows_->size());
   batch.offsets = offsets_.data();
   batch.ids = batch_ids_.data();
   batch.weights = weights.empty() ? nullptr : weights_.data();

@@ -24,6 +24,10 @@ struct Batch {
   const std::uint32_t* offsets = nullptr;
   const std::uint32_t* ids = nullptr;
   const float* weights = nullptr;
+  // Nonzero: every id is below it (set by a gatherer that maps ids to compact rows, which are
+  // below the row count by construction), so a layer with at least that many rows need not scan
+  // the ids again. 0: unknown.
+  std::uint32_t ids_below = 0;
   // Dense input: [size, dense_width] row-major.
   const float* dense = nullptr;
   std::size_t dense_width = 0;

@@ -32,7 +32,7 @@ class CompactRows {
     const std::uint64_t below = word.present & ((std::uint64_t{1} << (id % 64)) - 1);
     return word.rows_before + static_cast<std::uint32_t>(__builtin_popcountll(below));
   }
-  // out[j] = compact(ids[j]) for j < count (out may be ids): a batch at a time, with the CPU's
+  // out[j] = compact(ids[j]) for j < count (out may be ids): a run of ids at a time, with the CPU's
   // popcount instruction where the build's baseline lacks it (x86-64 without -mpopcnt: chosen at
   // load).
   void compact_all(const std::uint32_t* ids, std::size_t count, std::uint32_t* out) const;

@@ -2,27 +2,23 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "core/error.h"
 #include "core/train/dense_kernels.h"
 
 namespace fedleaf::core {
-namespace {
-
-constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
-
-}  // namespace
-
 EmbeddingBag::EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
                            Combiner combiner)
     : name_(std::move(name)), table_(table), rows_(rows), dim_(dim), combiner_(combiner) {}
 
 void EmbeddingBag::forward(const Batch& batch, float* out) {
   const std::uint32_t nnz = batch.offsets[batch.size];
-  // One branch-free pass checks every id, so the per-id loops below carry no check.
+  // One branch-free pass checks every id, so the per-id loops below carry no check; a batch whose
+  // gatherer vouches for its ids (compact rows) skips it.
   std::uint32_t max_id = 0;
-  for (std::uint32_t j = 0; j < nnz; ++j) max_id = std::max(max_id, batch.ids[j]);
+  if (batch.ids_below == 0 || batch.ids_below > rows_) {
+    for (std::uint32_t j = 0; j < nnz; ++j) max_id = std::max(max_id, batch.ids[j]);
+  }
   if (nnz > 0 && max_id >= rows_) {
     const std::uint32_t id =
         *std::find_if(batch.ids, batch.ids + nnz, [&](std::uint32_t i) { return i >= rows_; });
@@ -106,26 +102,9 @@ void EmbeddingBag::backward(const Batch& batch, const float* grad_out,
                             ParameterGradient& gradient) {
   check_last_forward(batch);
   const std::uint32_t nnz = batch.offsets[batch.size];
-  // Row → slot through a table-long map (kNoSlot: not yet in this batch): one load per id and a
-  // well-predicted branch, where a hash map costs a probe loop per id. Only the batch's rows are
-  // reset afterwards, so a step costs O(ids), not O(rows).
-  if (slot_of_row_.size() != rows_) slot_of_row_.assign(rows_, kNoSlot);
-  std::vector<std::uint32_t>& touched = gradient.touched_rows;
-  touched.resize(nnz);
   slot_of_.resize(nnz);
-  std::uint32_t count = 0;
-  for (std::uint32_t j = 0; j < nnz; ++j) {
-    const std::uint32_t id = batch.ids[j];
-    std::uint32_t slot = slot_of_row_[id];
-    if (slot == kNoSlot) {
-      slot = count++;
-      slot_of_row_[id] = slot;
-      touched[slot] = id;
-    }
-    slot_of_[j] = slot;
-  }
-  touched.resize(count);
-  for (std::uint32_t row : touched) slot_of_row_[row] = kNoSlot;
+  batch_rows_.number(batch.ids, nnz, rows_, gradient.touched_rows, slot_of_.data());
+  const auto count = static_cast<std::uint32_t>(gradient.touched_rows.size());
   gradient.values.assign(static_cast<std::size_t>(count) * dim_, 0.0f);
   float* values = gradient.values.data();
   for (std::size_t b = 0; b < batch.size; ++b) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/train/batch.h"
+#include "core/train/batch_rows.h"
 #include "core/train/parameter_gradient.h"
 #include "core/train/plan.h"
 
@@ -31,11 +32,11 @@ class EmbeddingBag {
   // Throws InvalidInput naming the layer when an id is >= rows.
   void forward(const Batch& batch, float* out);
   // Uses the combiner scales of the last forward() of the same batch (throws InvalidInput
-  // otherwise). gradient.touched_rows lists each row the batch touched once, in order of first
-  // occurrence in batch.ids (not sorted: sorting a batch's ids would cost more than the rest of a
-  // sparse step). Each row's gradient accumulates in example order, so results are
-  // deterministic. The first call allocates one uint32 per table row (1/dim of the table); later
-  // calls allocate only when a batch has more ids than every earlier one.
+  // otherwise). gradient.touched_rows lists each row the batch touched once, in increasing order
+  // (BatchRows), so the optimizer walks the table and its state in address order. Each row's
+  // gradient accumulates in example order, so results are deterministic. The first call
+  // allocates a bit per table row; later calls allocate only when a batch has more ids than every
+  // earlier one.
   void backward(const Batch& batch, const float* grad_out, ParameterGradient& gradient);
   // backward fused with an SGD step of `learning_rate` on the table, with no gradient buffer:
   // for each example b in order and each of its ids j in order, with a = w_j · (-learning_rate ·
@@ -56,8 +57,7 @@ class EmbeddingBag {
   std::vector<float> scales_;                   // c_b of the last forward
   const std::uint32_t* forward_ids_ = nullptr;  // the ids and count of the last forward
   std::uint32_t forward_nnz_ = 0;
-  // Table row → index into touched_rows during backward; every entry is kNoSlot between calls.
-  std::vector<std::uint32_t> slot_of_row_;
+  BatchRows batch_rows_;
   std::vector<std::uint32_t> slot_of_;  // nonzero position → index into touched_rows
 };
 

@@ -1,6 +1,7 @@
 set(FEDLEAF_TRAIN_SOURCES
   activation.cc
   batch.cc
+  batch_rows.cc
   compact_rows.cc
   dataset.cc
   dense_kernels.cc

@@ -46,4 +46,5 @@ TEST_CASE("batch_gatherer_copies_examples_of_every_length_whole_with_and_without
   CHECK(std::vector<std::uint32_t>(c.offsets, c.offsets + order.size() + 1) ==
         std::vector<std::uint32_t>(b.offsets, b.offsets + order.size() + 1));
   CHECK(std::vector<std::uint32_t>(c.ids, c.ids + expected.size()) == expected_compact);
+  CHECK(c.ids_below == rows.size());
 }

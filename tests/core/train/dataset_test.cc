@@ -126,6 +126,11 @@ TEST_CASE("batch_gatherer_makes_contiguous_batches_of_chosen_examples", "[datase
   BatchGatherer gather_compact(d, &rows);
   Batch r = gather_compact.gather(order.data(), 2);
   CHECK(std::vector<std::uint32_t>(r.ids, r.ids + 4) == std::vector<std::uint32_t>{3, 4, 0, 1});
+  CHECK(std::vector<float>(r.weights, r.weights + 4) == std::vector<float>{4, 5, 1, 2});
+  // Compact rows are below the row count by construction, and the batch says so; dataset ids
+  // carry no such promise.
+  CHECK(r.ids_below == 5);
+  CHECK(b.ids_below == 0);
 
   Dataset dense = Dataset::from_dense({1, 2, 3, 4, 5, 6}, 2, {0, 1, 2});
   BatchGatherer gather_dense(dense);

@@ -76,14 +76,11 @@ TEST_CASE("embedding_bag_sparse_path_equals_dense_reference", "[embedding_bag]")
           REQUIRE(out[e * dim + k] == Approx(expected).margin(1e-5));
         }
       }
-      // Touched rows: each id of the batch once, in order of first occurrence.
-      std::vector<std::uint32_t> first_seen;
-      for (std::uint32_t j = 0; j < batch.offsets[batch.size]; ++j) {
-        if (std::find(first_seen.begin(), first_seen.end(), batch.ids[j]) == first_seen.end()) {
-          first_seen.push_back(batch.ids[j]);
-        }
-      }
-      CHECK(grad.touched_rows == first_seen);
+      // Touched rows: each id of the batch once, increasing.
+      std::vector<std::uint32_t> distinct(batch.ids, batch.ids + batch.offsets[batch.size]);
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      CHECK(grad.touched_rows == distinct);
       REQUIRE(grad.values.size() == grad.touched_rows.size() * dim);
       for (std::size_t v = 0; v < vocab; ++v) {
         const auto it = std::find(grad.touched_rows.begin(), grad.touched_rows.end(), v);
@@ -126,6 +123,11 @@ TEST_CASE("embedding_bag_rejects_ids_outside_its_table", "[embedding_bag]") {
   CHECK_THROWS_MATCHES(
       emb.forward(gather.gather(order.data(), 1), out.data()), fedleaf::InvalidInput,
       MessageContains("embedding_bag 'emb': id 7 is not below the table's 4 rows"));
+  // A batch vouching for a bound above the table's rows is still checked.
+  Batch vouched = gather.gather(order.data(), 1);
+  vouched.ids_below = 8;
+  CHECK_THROWS_MATCHES(emb.forward(vouched, out.data()), fedleaf::InvalidInput,
+                       MessageContains("id 7 is not below the table's 4 rows"));
 }
 
 TEST_CASE("embedding_bag_backward_needs_the_batch_of_the_last_forward", "[embedding_bag]") {
