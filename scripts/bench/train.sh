@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench.sh train [--rounds K] [--warmup W] [--warmup-seconds S] [--workloads a,b,c]
-#                       [--tfjs-rounds K] [--tfjs-seconds S] [--min-seconds S] [--steps-per-call K]
+#                       [--tfjs-rounds K] [--tfjs-seconds S] [--min-seconds S] [--slices K]
+#                       [--steps-per-call K]
 # Local training throughput, same model and data in every engine: native C++ (-O3, built in
 # build/), fedleaf wasm SIMD and baseline under Node (scripts/build.sh --wasm), TensorFlow.js in
 # Node (wasm and cpu backends), and for (a) a minimal reference loop in plain C++, interleaved run

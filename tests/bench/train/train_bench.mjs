@@ -5,7 +5,7 @@
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
 //        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c] [--min-seconds 1]
-//        [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1]
+//        [--slices 5] [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1]
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
 // (CSR offsets / ids / labels, the plan in the metadata) and runs every engine as its own process
@@ -14,28 +14,32 @@
 // (SpamAssassin is featurized once, by fedleaf's featurizer, for all engines).
 //
 // Method (ratios you can trust on a shared machine): engines are interleaved, never timed one
-// after another. The driver runs --rounds rounds; a round runs every engine once, one at a time,
-// starting with a different engine each round (round r starts with engine r mod E), so A B A B
-// ... alternate within seconds of each other. Every engine run is a fresh process: it loads its
-// data, makes --warmup untimed runs of --warmup-seconds (V8 tiers the code up; caches and page
-// tables settle), then the timed run. A process is fresh per round because on this machine the
-// speed of a memory-bound engine is a property of its process: one process ran workload (a) at
-// 3.5-3.8 M examples/s run after run and the next one at 5.2 M, so a long-lived process per
-// engine made every round of a bench share one draw (two benches read 1.27 and 0.88 for the same
-// ratio, each with a tight spread). Fresh processes make that draw part of each round's spread,
-// and the median over rounds averages it. Each ratio (e.g. wasm SIMD / native) is computed per round from
-// that round's two runs, and the report gives the median over rounds with its spread (min–max
-// and the interquartile range); an engine's examples/s is the median of its rounds. TF.js, 100x
-// slower and needed only roughly (the x300 target), runs in --tfjs-rounds of the rounds, spread
-// evenly; its ratios are the median over those rounds. Load from other processes falls on both
-// sides of a pair alike, and the median drops rounds hit by a burst. Runs are timed with the
+// after another. The driver runs --rounds rounds. A round starts a fresh process for every engine
+// (starting with a different engine each round: round r starts with engine r mod E), each makes
+// --warmup untimed runs of --warmup-seconds (V8 tiers the code up; caches and page tables
+// settle), and then the engines take turns in --slices slices of --min-seconds / --slices each
+// (A B C A B C ..., the order rotating by one each slice); an engine's run of the round is the
+// sum of its slices. Two things move an engine's speed on this machine, and the method answers
+// each: (1) the whole machine flips between speed levels ~1.5x apart every few seconds, both
+// engines alike (on workload (c), native read ~110 k and ~165 k examples/s and wasm ~61 k and
+// ~105 k, switching together), so runs a whole second or more apart compare different levels;
+// slices a fraction of a second apart share the level (one round's five slice ratios agree within
+// a few %). (2) A process draws a speed of its own: one wasm process ran 0.45x native in all five
+// slices of its round while the rounds around it ran 0.64-0.66x; fresh processes per round make
+// that draw part of the rounds' spread, and the median over rounds drops it (a long-lived process
+// per engine made a whole bench one draw: two benches read 1.27 and 0.88 for the same ratio).
+// Each ratio (e.g. wasm SIMD / native) is computed per round from that round's two runs, and the
+// report gives the median over rounds with its spread (min–max and the interquartile range); an
+// engine's examples/s is the median of its rounds. TF.js, 100x slower and needed only roughly (the
+// x300 target), runs in --tfjs-rounds of the rounds, spread evenly, one time-boxed run after the
+// slices; its ratios are the median over those rounds. Runs are timed with the
 // engine process's CPU time (user + system; native: CLOCK_PROCESS_CPUTIME_ID, Node:
 // process.cpuUsage), not wall time: on a shared machine a run of a few ms is preempted for whole
 // scheduler slices, which CPU time leaves out (each run's wall time is in the JSON). In Node the
 // count includes V8's helper threads (GC, compiler), which wall time would hide.
-// A run: fedleaf engines and the reference loop train whole runs (all epochs), repeated until
-// they used --min-seconds of CPU (a single run of workload (a) takes ~15 ms; within one process,
-// runs of 1 s agree within ~5%); TF.js is time-boxed, training consecutive batches for about
+// A slice: fedleaf engines and the reference loop train whole runs (all epochs), repeated until
+// they used --min-seconds / --slices of CPU, at least one run (one run of workload (a) takes
+// ~15 ms, of (c) ~0.25 s); TF.js is time-boxed, training consecutive batches for about
 // --tfjs-seconds, examples/s extrapolated.
 // Timed: the per-batch training loop only (no model decode / update encode, no dataset build).
 // The three fedleaf engines must train bit for bit alike: after the rounds each engine's last
@@ -450,7 +454,7 @@ async function serveChild(engineName, options) {
 function parseArgs(argv) {
   const options = {
     rounds: 11, warmup: 1, warmupSeconds: 0.5, workloads: 'a,b,c', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8,
-    minSeconds: 1,
+    minSeconds: 1, slices: 5,
   };
   for (let i = 0; i < argv.length; i += 2) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
@@ -459,7 +463,7 @@ function parseArgs(argv) {
   for (const key of ['native', 'fixture', 'out', 'file']) {
     if (options[key] !== undefined) options[key] = path.resolve(options[key]);
   }
-  for (const key of ['rounds', 'warmup', 'warmupSeconds', 'tfjsRounds', 'tfjsSeconds', 'stepsPerCall', 'minSeconds']) {
+  for (const key of ['rounds', 'warmup', 'warmupSeconds', 'tfjsRounds', 'tfjsSeconds', 'stepsPerCall', 'minSeconds', 'slices']) {
     options[key] = Number(options[key]);
   }
   options.tfjsRounds = Math.max(1, Math.min(options.tfjsRounds, options.rounds));
@@ -582,25 +586,47 @@ function referenceApplies(plan) {
     plan.train.optimizer.type === 'sgd' && !plan.train.clip_norm;
 }
 
-// `rounds` interleaved rounds, a fresh warmed-up process per engine run (method: header).
-// `start` maps each engine name to a function starting its process. Returns each engine's runs,
-// one per round (undefined in the rounds TF.js skips), and each engine's last process, still
-// running, for the digest and the stats.
+// A round's run of an engine from its slices: their CPU time and examples summed.
+function combineSlices(parts) {
+  const seconds = parts.reduce((s, p) => s + p.seconds, 0);
+  const examples = parts.reduce((s, p) => s + p.examples_per_second * p.seconds, 0);
+  return {
+    ...parts.at(-1),
+    seconds,
+    wall_seconds: parts.reduce((s, p) => s + p.wall_seconds, 0),
+    runs: parts.reduce((s, p) => s + p.runs, 0),
+    examples_per_second: examples / seconds,
+    slices: parts.map((p) => p.examples_per_second),
+  };
+}
+
+// `rounds` interleaved rounds, fresh warmed-up processes per round, the timed runs in slices
+// (method: header). `start` maps each engine name to a function starting its process. Returns
+// each engine's runs, one per round (undefined in the rounds TF.js skips), and each engine's last
+// process, still running, for the digest and the stats.
 async function interleave(start, options) {
   const names = Object.keys(start);
   const runs = Object.fromEntries(names.map((name) => [name, []]));
   const last = {};
   const tfjsRounds = tfjsRoundSet(options.rounds, options.tfjsRounds);
+  const rotate = (list, k) => list.map((_, i) => list[(i + k) % list.length]);
   for (let r = 0; r < options.rounds; r++) {
-    for (let turn = 0; turn < names.length; turn++) {
-      const name = names[(turn + r) % names.length];
-      if (isTfjs(name) && !tfjsRounds.has(r)) continue;
+    const active = rotate(names.filter((name) => !isTfjs(name) || tfjsRounds.has(r)), r);
+    for (const name of active) {
       await last[name]?.close();
       const e = start[name]();
       last[name] = e;
       for (let w = 0; w < options.warmup; w++) await e.request(`run ${options.warmupSeconds}`);
-      runs[name][r] = await e.request(`run ${options.minSeconds}`);
     }
+    const sliced = active.filter((name) => !isTfjs(name));
+    const parts = Object.fromEntries(sliced.map((name) => [name, []]));
+    for (let k = 0; k < options.slices; k++) {
+      for (const name of rotate(sliced, k)) {
+        parts[name].push(await last[name].request(`run ${options.minSeconds / options.slices}`));
+      }
+    }
+    for (const name of sliced) runs[name][r] = combineSlices(parts[name]);
+    for (const name of active.filter(isTfjs)) runs[name][r] = await last[name].request('run');
     process.stderr.write('.');
   }
   process.stderr.write('\n');
@@ -734,10 +760,10 @@ async function main(options) {
       `${`${v.q1.toFixed(d)}–${v.q3.toFixed(d)}`.padEnd(15)}  ${v.rounds.length}`);
   }
   console.log(`
-Method: ${options.rounds} rounds run every engine once in turn (each round starting with the next engine), each run in a
-fresh process after ${options.warmup} warm-up run(s) of ${options.warmupSeconds} s, so engines alternate instead of being timed one
-after another and each round draws its processes anew; a ratio is computed per round from that round's runs and reported as the median over rounds with
-its min–max and interquartile range; "x native" / "x best TF.js" are such medians, examples/s the median of an
+Method: each of ${options.rounds} rounds starts a fresh process per engine (each round starting with the next engine), warms each
+up (${options.warmup} run(s) of ${options.warmupSeconds} s), then times the engines in turn in ${options.slices} slices of ${options.minSeconds / options.slices} s (A B A B ..., order rotating),
+so compared runs are a fraction of a second apart and each round draws its processes anew; a ratio is computed per round from
+that round's runs (the sums of their slices) and reported as the median over rounds with its min–max and interquartile range; "x native" / "x best TF.js" are such medians, examples/s the median of an
 engine's rounds, by the engine process's CPU time (wall time of each run in the JSON). TF.js runs in only
 ${options.tfjsRounds} of the ${options.rounds} rounds (spread evenly): its ratios (x best TF.js) are the median of those rounds, a rough figure.
 Timed: the per-batch training loop (fedleaf: TrainingSession steps of whole runs, repeated to ${options.minSeconds} s of CPU,
@@ -756,7 +782,8 @@ parameters, the optimizer's state for them and the CSR data, x 4 B (ratio params
 wasm SIMD's memory, target >= 0.67); "params+data" counts the whole model; "densified" = examples x features
 x 4 B (dense inputs) + parameters x 4 B (dense gradients).`);
   const method = {
-    method: 'interleaved rounds, a fresh process per engine run, median of per-round ratios', rounds: options.rounds,
+    method: 'interleaved rounds, fresh processes per round, runs interleaved in slices, median of per-round ratios',
+    rounds: options.rounds, slices: options.slices,
     warmup: options.warmup, warmup_seconds: options.warmupSeconds,
     min_seconds_per_run: options.minSeconds, tfjs_rounds: options.tfjsRounds, tfjs_seconds_per_run: options.tfjsSeconds,
   };
