@@ -7,6 +7,7 @@
 #include "core/train/dense_kernels.h"
 
 namespace fedleaf::core {
+
 EmbeddingBag::EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
                            Combiner combiner)
     : name_(std::move(name)), table_(table), rows_(rows), dim_(dim), combiner_(combiner) {}

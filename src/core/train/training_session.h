@@ -10,7 +10,7 @@
 // dataset touches (sorted unique ids), copied straight from the model's bytes, with optimizer
 // state for those rows only: the model is never decoded whole and nothing of size vocab × dim
 // is allocated. Its memory is the trained values, the optimizer state and small buffers: ids are
-// remapped batch by batch through CompactRows (~0.19 bytes per vocab row), the update is
+// remapped batch by batch through CompactRows (0.25 bytes per vocab row), the update is
 // computed at result time from values read again from the model (no copy of the initial
 // values), and written in 64 kB pieces (write_result) rather than built whole.
 // The dataset and the model bytes (or the reader) are borrowed and must outlive the session,
