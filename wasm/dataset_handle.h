@@ -13,7 +13,6 @@
 
 #include "core/error.h"
 #include "core/train/dataset.h"
-#include "core/train/distinct_ids.h"
 #include "core/train/plan.h"
 #include "core/train/svmlight.h"
 #include "core/train/text_features.h"
@@ -108,13 +107,11 @@ class DatasetHandle {
   double num_nonzeros() const { return static_cast<double>(dataset_.num_nonzeros()); }
   bool is_sparse() const { return dataset_.is_sparse(); }
   // Distinct feature ids the dataset touches: the embedding rows a leaf trains and uploads.
-  double num_distinct_ids() const {
-    return static_cast<double>(core::distinct_ids(dataset_.ids(), id_bound()).size());
-  }
+  double num_distinct_ids() const { return static_cast<double>(dataset_.distinct_ids().size()); }
   // The same ids, sorted, as a Uint32Array: what a leaf asks model:select for.
   val distinct_ids() const {
     return call_from_js([&] {
-      const std::vector<std::uint32_t> ids = core::distinct_ids(dataset_.ids(), id_bound());
+      const std::vector<std::uint32_t> ids = dataset_.distinct_ids().rows();
       return bytes_to_js(reinterpret_cast<const std::uint8_t*>(ids.data()),
                          ids.size() * sizeof(std::uint32_t));
     });
@@ -128,9 +125,6 @@ class DatasetHandle {
   const core::Dataset& dataset() const { return dataset_; }
 
  private:
-  // Every id is below num_features (0 for a dataset without ids).
-  std::size_t id_bound() const { return dataset_.is_sparse() ? dataset_.num_features() : 0; }
-
   core::Dataset dataset_;
 };
 

@@ -1,5 +1,6 @@
 // Any text either parses as svmlight or raises fedleaf::InvalidInput; what parses is a valid
-// CSR dataset (offsets from 0 to nnz, non-decreasing; ids below num_features; finite weights).
+// CSR dataset (offsets from 0 to nnz, non-decreasing; ids below num_features; compact ids below
+// the number of distinct ids; finite weights).
 // The first byte picks the options.
 #include <cmath>
 #include <cstdint>
@@ -18,8 +19,11 @@ void check(const fedleaf::core::Dataset& d) {
   for (std::size_t i = 1; i < offsets.size(); ++i) {
     if (offsets[i] < offsets[i - 1]) std::abort();
   }
-  for (std::uint32_t id : d.ids()) {
+  for (std::uint32_t id : d.global_ids()) {
     if (id >= d.num_features()) std::abort();
+  }
+  for (std::uint32_t compact : d.compact_ids()) {
+    if (compact >= d.distinct_ids().size()) std::abort();
   }
   for (float w : d.weights()) {
     if (!std::isfinite(w)) std::abort();

@@ -41,8 +41,9 @@ void copy_ids(const std::uint32_t* from, std::size_t n, std::uint32_t* to) {
 
 }  // namespace
 
-BatchGatherer::BatchGatherer(const Dataset& dataset, const CompactRows* rows)
-    : dataset_(dataset), rows_(rows) {}
+BatchGatherer::BatchGatherer(const Dataset& dataset, BatchIds ids) : dataset_(dataset), ids_(ids) {
+  if (ids_ == BatchIds::kGlobal) global_ = dataset_.distinct_ids().rows();
+}
 
 Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   labels_.resize(count);
@@ -65,7 +66,7 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   }
   const std::vector<std::uint32_t>& offsets = dataset_.offsets();
   const std::vector<float>& weights = dataset_.weights();
-  const std::uint32_t* ids = dataset_.ids().data();
+  const std::uint32_t* ids = dataset_.compact_ids().data();
   offsets_.resize(count + 1);
   offsets_[0] = 0;
   std::size_t nnz = 0;
@@ -86,18 +87,19 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
   for (std::size_t b = 0; b < count; ++b) {
     const std::uint32_t begin = offsets[examples[b]];
     const std::uint32_t end = offsets[examples[b] + 1];
-    // Compact rows are looked up as the ids are copied: one pass over them, not a copy and then
-    // a remap in place (the copy was ~7% of a step on workload (a)).
-    if (rows_ != nullptr) {
-      rows_->compact_all(ids + begin, end - begin, batch_ids_.data() + offsets_[b]);
+    std::uint32_t* to = batch_ids_.data() + offsets_[b];
+    if (ids_ == BatchIds::kCompact) {
+      copy_ids(ids + begin, end - begin, to);
     } else {
-      copy_ids(ids + begin, end - begin, batch_ids_.data() + offsets_[b]);
+      for (std::uint32_t j = begin; j < end; ++j) *to++ = global_[ids[j]];
     }
     if (!weights.empty()) {
       std::copy(weights.data() + begin, weights.data() + end, weights_.data() + offsets_[b]);
     }
   }
-  if (rows_ != nullptr) batch.ids_below = static_cast<std::uint32_t>(rows_->size());
+  if (ids_ == BatchIds::kCompact) {
+    batch.ids_below = static_cast<std::uint32_t>(dataset_.distinct_ids().size());
+  }
   batch.offsets = offsets_.data();
   batch.ids = batch_ids_.data();
   batch.weights = weights.empty() ? nullptr : weights_.data();

@@ -1,7 +1,7 @@
 // One mini-batch as the model reads it: contiguous views, gathered from a Dataset by example
 // index so that shuffled batches still stream through memory in order.
 //
-//   BatchGatherer gather(dataset);
+//   BatchGatherer gather(dataset, BatchIds::kCompact);
 //   Batch b = gather.gather(order.data() + start, count);   // views valid until the next gather
 //   model.forward_backward(b);
 //
@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/train/compact_rows.h"
 #include "core/train/dataset.h"
 
 namespace fedleaf::core {
@@ -24,9 +23,9 @@ struct Batch {
   const std::uint32_t* offsets = nullptr;
   const std::uint32_t* ids = nullptr;
   const float* weights = nullptr;
-  // Nonzero: every id is below it (set by a gatherer that maps ids to compact rows, which are
-  // below the row count by construction), so a layer with at least that many rows need not scan
-  // the ids again. 0: unknown.
+  // Nonzero: every id is below it (set by a gatherer of compact ids, which are below the number
+  // of distinct ids by construction), so a layer with at least that many rows need not scan the
+  // ids again. 0: unknown.
   std::uint32_t ids_below = 0;
   // Dense input: [size, dense_width] row-major.
   const float* dense = nullptr;
@@ -34,20 +33,24 @@ struct Batch {
   const std::int32_t* labels = nullptr;
 };
 
+// Which ids a gatherer's batches hold: the dataset's compact ids (rows of a compact table of the
+// dataset's distinct ids, what a session trains: a plain copy) or the global ids (rows of the
+// whole table, for inference over a full model: each compact id is looked up in a list of the
+// distinct ids, 4 bytes per distinct id, held by the gatherer).
+enum class BatchIds { kCompact, kGlobal };
+
 class BatchGatherer {
  public:
-  // `dataset` (and `rows`, if given) must outlive the gatherer. With `rows` (built from the
-  // dataset's ids), batches hold compact rows (rows->compact(id)) instead of the dataset's ids:
-  // a session trains a compact table and remaps each batch as it copies it, never the whole
-  // dataset at once.
-  explicit BatchGatherer(const Dataset& dataset, const CompactRows* rows = nullptr);
+  // `dataset` must outlive the gatherer.
+  BatchGatherer(const Dataset& dataset, BatchIds ids);
 
   // Copies examples[0..count) into the gatherer's buffers; indices must be < dataset.size().
   Batch gather(const std::uint32_t* examples, std::size_t count);
 
  private:
   const Dataset& dataset_;
-  const CompactRows* rows_;
+  BatchIds ids_;
+  std::vector<std::uint32_t> global_;  // kGlobal: the distinct ids, increasing
   std::vector<std::uint32_t> offsets_;
   std::vector<std::uint32_t> batch_ids_;
   std::vector<float> weights_;

@@ -6,42 +6,12 @@
 #include "core/error.h"
 
 namespace fedleaf::core {
+namespace {
 
-CompactRows::CompactRows(const std::vector<std::uint32_t>& ids, std::size_t vocab)
-    : words_((vocab + 63) / 64) {
-  for (std::uint32_t id : ids) {
-    if (id >= vocab) {
-      throw InvalidInput("ids: id " + std::to_string(id) + " is not below the vocabulary of " +
-                         std::to_string(vocab));
-    }
-    words_[id / 64].present |= std::uint64_t{1} << (id % 64);
-  }
-  std::uint32_t count = 0;
-  for (Word& word : words_) {
-    word.rows_before = count;
-    count += static_cast<std::uint32_t>(__builtin_popcountll(word.present));
-  }
-  count_ = count;
-}
-
-std::vector<std::uint32_t> CompactRows::rows() const {
-  std::vector<std::uint32_t> out;
-  out.reserve(count_);
-  for (std::size_t w = 0; w < words_.size(); ++w) {
-    for (std::uint64_t bits = words_[w].present; bits != 0; bits &= bits - 1) {
-      out.push_back(static_cast<std::uint32_t>(w * 64 + __builtin_ctzll(bits)));
-    }
-  }
-  return out;
-}
-
-std::size_t CompactRows::word_of(std::size_t r) const {
-  // The last word with rows_before <= r: an empty word shares its count with the next word.
-  const auto it =
-      std::upper_bound(words_.begin(), words_.end(), static_cast<std::uint32_t>(r),
-                       [](std::uint32_t row, const Word& word) { return row < word.rows_before; });
-  return static_cast<std::size_t>(it - words_.begin()) - 1;
-}
+struct RangeWord {
+  std::uint64_t present = 0;
+  std::uint32_t rows_before = 0;
+};
 
 // x86-64's baseline has no popcount instruction: without one, __builtin_popcountll is a library
 // call per id. Built twice, the loader picks the popcnt clone on CPUs that have it (all since
@@ -50,9 +20,84 @@ std::size_t CompactRows::word_of(std::size_t r) const {
     !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("popcnt", "default")))
 #endif
-void CompactRows::compact_all(const std::uint32_t* ids, std::size_t count,
-                              std::uint32_t* out) const {
-  for (std::size_t j = 0; j < count; ++j) out[j] = compact(ids[j]);
+void number_through_bitmap(const std::vector<RangeWord>& words, std::uint32_t* ids,
+                           std::size_t count) {
+  for (std::size_t j = 0; j < count; ++j) {
+    const RangeWord& word = words[ids[j] / 64];
+    const std::uint64_t below = word.present & ((std::uint64_t{1} << (ids[j] % 64)) - 1);
+    ids[j] = word.rows_before + static_cast<std::uint32_t>(__builtin_popcountll(below));
+  }
+}
+
+}  // namespace
+
+CompactRows CompactRows::number_in_place(std::vector<std::uint32_t>& ids, std::size_t bound) {
+  for (std::uint32_t id : ids) {
+    if (id >= bound) {
+      throw InvalidInput("ids: id " + std::to_string(id) + " is not below " +
+                         std::to_string(bound));
+    }
+  }
+  CompactRows out;
+  const auto add_word = [&out](std::size_t number, std::uint64_t present) {
+    out.words_.push_back(
+        {present, static_cast<std::uint32_t>(out.count_), static_cast<std::uint32_t>(number)});
+    out.count_ += static_cast<std::size_t>(__builtin_popcountll(present));
+  };
+  // 64 bits: a bound near 2^32 would wrap in a 32-bit size_t (wasm32).
+  const std::uint64_t range_words = (std::uint64_t{bound} + 63) / 64;
+  if (range_words <= ids.size()) {
+    std::vector<RangeWord> range(static_cast<std::size_t>(range_words));
+    for (std::uint32_t id : ids) range[id / 64].present |= std::uint64_t{1} << (id % 64);
+    for (std::size_t w = 0; w < range.size(); ++w) {
+      range[w].rows_before = static_cast<std::uint32_t>(out.count_);
+      if (range[w].present != 0) add_word(w, range[w].present);
+    }
+    number_through_bitmap(range, ids.data(), ids.size());
+    return out;
+  }
+  std::vector<std::uint32_t> sorted(ids);
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (std::size_t k = 0; k < sorted.size();) {
+    const std::size_t number = sorted[k] / 64;
+    std::uint64_t present = 0;
+    for (; k < sorted.size() && sorted[k] / 64 == number; ++k) {
+      present |= std::uint64_t{1} << (sorted[k] % 64);
+    }
+    add_word(number, present);
+  }
+  for (std::uint32_t& id : ids) {
+    id = static_cast<std::uint32_t>(std::lower_bound(sorted.begin(), sorted.end(), id) -
+                                    sorted.begin());
+  }
+  return out;
+}
+
+std::uint64_t CompactRows::end_row() const {
+  if (words_.empty()) return 0;
+  const Word& last = words_.back();
+  return std::uint64_t{last.number} * 64 + 64 -
+         static_cast<std::uint64_t>(__builtin_clzll(last.present));
+}
+
+std::vector<std::uint32_t> CompactRows::rows() const {
+  std::vector<std::uint32_t> out;
+  out.reserve(count_);
+  for (const Word& word : words_) {
+    for (std::uint64_t bits = word.present; bits != 0; bits &= bits - 1) {
+      out.push_back(static_cast<std::uint32_t>(std::uint64_t{word.number} * 64 +
+                                               static_cast<std::uint64_t>(__builtin_ctzll(bits))));
+    }
+  }
+  return out;
+}
+
+std::size_t CompactRows::word_of(std::size_t r) const {
+  const auto it =
+      std::upper_bound(words_.begin(), words_.end(), static_cast<std::uint32_t>(r),
+                       [](std::uint32_t row, const Word& word) { return row < word.rows_before; });
+  return static_cast<std::size_t>(it - words_.begin()) - 1;
 }
 
 }  // namespace fedleaf::core

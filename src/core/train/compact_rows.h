@@ -1,16 +1,17 @@
-// The embedding rows a dataset touches, numbered densely: a compact table of those rows is what a
-// leaf trains, and this maps a global row (an id) to its compact row and back.
+// The distinct ids of a dataset, numbered densely in increasing order: compact row r is the r-th
+// smallest id. A dataset stores each nonzero's compact row instead of its id, so a leaf trains a
+// compact table of the embedding rows its data touch with no lookup per id (see dataset.h); this
+// maps compact rows back to global rows.
 //
-//   CompactRows rows(dataset.ids(), vocab);
-//   std::vector<float> table(rows.size() * dim);        // compact row r holds global row ...
+//   std::vector<std::uint32_t> ids{70, 3, 70};
+//   CompactRows rows = CompactRows::number_in_place(ids, vocab);   // ids == {1, 0, 1}
+//   rows.size() == 2;  rows.rows() == {3, 70};  rows.end_row() == 71;
 //   rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
 //     /* ... global rows global .. global + n - 1 are compact rows r .. r + n - 1 */ });
-//   std::uint32_t r = rows.compact(id);                  // id must be one the dataset touches
 //
-// Stored as a bitmap of the rows present with a running count per 64-bit word, side by side
-// (16 bytes per 64 rows, so a lookup touches one cache line): 0.25 bytes per vocab row whatever
-// the data, never a copy of the ids (4 bytes per nonzero) nor a list of the rows (4 bytes per
-// touched row). Built in one pass over the ids, no sort.
+// Stored as the nonempty 64-row words of a presence bitmap, each with its word number and a
+// running count (16 bytes per nonempty word): at most 0.25 bytes per row of the id range and at
+// most 16 bytes per distinct id, whatever the ids' spread, never a copy of the ids.
 #pragma once
 
 #include <cstddef>
@@ -21,21 +22,18 @@ namespace fedleaf::core {
 
 class CompactRows {
  public:
-  // Throws InvalidInput for an id >= vocab.
-  CompactRows(const std::vector<std::uint32_t>& ids, std::size_t vocab);
+  CompactRows() = default;  // no rows
+
+  // Replaces each id by its compact row among the distinct ids and returns those rows. Throws
+  // InvalidInput, leaving the ids unchanged, for an id >= bound. One pass over the ids through a
+  // temporary bitmap of the id range when it is no larger than the ids; a sorted copy of the ids
+  // otherwise (a few ids spread over a huge range).
+  static CompactRows number_in_place(std::vector<std::uint32_t>& ids, std::size_t bound);
 
   // Number of distinct rows.
   std::size_t size() const { return count_; }
-  // The compact row of a global row the ids contain (unchecked: any other id gives a wrong row).
-  std::uint32_t compact(std::uint32_t id) const {
-    const Word& word = words_[id / 64];
-    const std::uint64_t below = word.present & ((std::uint64_t{1} << (id % 64)) - 1);
-    return word.rows_before + static_cast<std::uint32_t>(__builtin_popcountll(below));
-  }
-  // out[j] = compact(ids[j]) for j < count (out may be ids): a run of ids at a time, with the CPU's
-  // popcount instruction where the build's baseline lacks it (x86-64 without -mpopcnt: chosen at
-  // load).
-  void compact_all(const std::uint32_t* ids, std::size_t count, std::uint32_t* out) const;
+  // The largest row + 1 (0 without rows): every row is below it. 64 bits: it can be 2^32.
+  std::uint64_t end_row() const;
   // The global rows, increasing.
   std::vector<std::uint32_t> rows() const;
 
@@ -53,7 +51,8 @@ class CompactRows {
     std::uint64_t run_global = 0;
     while (r < end) {
       while (bits == 0) bits = words_[++word].present;
-      const std::uint64_t global = word * 64 + static_cast<std::uint64_t>(__builtin_ctzll(bits));
+      const std::uint64_t global = std::uint64_t{words_[word].number} * 64 +
+                                   static_cast<std::uint64_t>(__builtin_ctzll(bits));
       bits &= bits - 1;
       if (r != run_start && global != run_global + (r - run_start)) {
         run(run_start, static_cast<std::uint32_t>(run_global), r - run_start);
@@ -66,13 +65,15 @@ class CompactRows {
   }
 
  private:
+  struct Word {
+    std::uint64_t present = 0;      // bit k: row 64 * number + k is present (never 0)
+    std::uint32_t rows_before = 0;  // rows present in the words before this one
+    std::uint32_t number = 0;       // which 64 rows: number * 64 .. number * 64 + 63
+  };
+
   // The word holding compact row r < size().
   std::size_t word_of(std::size_t r) const;
 
-  struct Word {
-    std::uint64_t present = 0;      // bit k: row 64 w + k is present
-    std::uint32_t rows_before = 0;  // rows present in the words before this one
-  };
   std::vector<Word> words_;
   std::size_t count_ = 0;
 };

@@ -70,7 +70,8 @@ Dataset Dataset::from_csr(std::vector<std::uint32_t> offsets, std::vector<std::u
   d.sparse_ = true;
   d.num_features_ = num_features;
   d.offsets_ = std::move(offsets);
-  d.ids_ = std::move(ids);
+  d.distinct_ids_ = CompactRows::number_in_place(ids, num_features);
+  d.compact_ids_ = std::move(ids);
   d.weights_ = std::move(weights);
   d.labels_ = std::move(labels);
   return d;
@@ -123,17 +124,32 @@ Dataset Dataset::subset(const std::vector<std::uint32_t>& examples) const {
     }
     return d;
   }
+  // The subset's distinct ids are some of these: its ids are numbered again among them.
+  const std::vector<std::uint32_t> global = distinct_ids_.rows();
+  std::size_t nnz = 0;
+  for (std::uint32_t e : examples) nnz += offsets_[e + 1] - offsets_[e];
+  std::vector<std::uint32_t> ids;
+  ids.reserve(nnz);
   d.offsets_.reserve(examples.size() + 1);
   for (std::uint32_t e : examples) {
     const std::uint32_t begin = offsets_[e];
     const std::uint32_t end = offsets_[e + 1];
-    d.ids_.insert(d.ids_.end(), ids_.begin() + begin, ids_.begin() + end);
+    for (std::uint32_t j = begin; j < end; ++j) ids.push_back(global[compact_ids_[j]]);
     if (!weights_.empty()) {
       d.weights_.insert(d.weights_.end(), weights_.begin() + begin, weights_.begin() + end);
     }
-    d.offsets_.push_back(static_cast<std::uint32_t>(d.ids_.size()));
+    d.offsets_.push_back(static_cast<std::uint32_t>(ids.size()));
   }
+  d.distinct_ids_ = CompactRows::number_in_place(ids, num_features_);
+  d.compact_ids_ = std::move(ids);
   return d;
+}
+
+std::vector<std::uint32_t> Dataset::global_ids() const {
+  const std::vector<std::uint32_t> global = distinct_ids_.rows();
+  std::vector<std::uint32_t> out(compact_ids_.size());
+  for (std::size_t j = 0; j < out.size(); ++j) out[j] = global[compact_ids_[j]];
+  return out;
 }
 
 std::vector<std::uint32_t> shuffled_order(std::size_t n, std::uint64_t seed) {

@@ -16,7 +16,7 @@ void forward_over_dataset(const Plan& plan, const std::uint8_t* model_bytes, std
       plan.model, read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors);
   const std::size_t batch_size = std::min(plan.eval_batch_size, dataset.size());
   Model model(plan.model, params, batch_size);
-  BatchGatherer gatherer(dataset);
+  BatchGatherer gatherer(dataset, BatchIds::kGlobal);
   std::vector<std::uint32_t> examples(batch_size);
   for (std::size_t begin = 0; begin < dataset.size(); begin += batch_size) {
     const std::size_t count = std::min(batch_size, dataset.size() - begin);

@@ -155,14 +155,23 @@ void check_dataset_fits(const ModelSpec& spec, const Dataset& dataset) {
       throw InvalidInput("dataset: dense rows, but " + input + " is sparse_ids");
     }
     const LayerSpec& emb = spec.layers.front();
-    for (std::size_t i = 0; i < dataset.size(); ++i) {
-      for (std::uint32_t j = dataset.offsets()[i]; j < dataset.offsets()[i + 1]; ++j) {
-        if (dataset.ids()[j] >= emb.vocab) {
-          throw InvalidInput("dataset: id " + std::to_string(dataset.ids()[j]) + " of example " +
-                             std::to_string(i) + " is not below " + emb.path + ".vocab " +
-                             std::to_string(emb.vocab));
-        }
-      }
+    const CompactRows& distinct = dataset.distinct_ids();
+    if (distinct.end_row() > emb.vocab) {
+      // Compact ids increase with ids: the ids not below vocab are the compact ids from `first`.
+      const std::vector<std::uint32_t> rows = distinct.rows();
+      const auto first = static_cast<std::uint32_t>(
+          std::lower_bound(rows.begin(), rows.end(), emb.vocab) - rows.begin());
+      const std::vector<std::uint32_t>& compact = dataset.compact_ids();
+      const std::vector<std::uint32_t>& offsets = dataset.offsets();
+      const auto j =
+          static_cast<std::size_t>(std::find_if(compact.begin(), compact.end(),
+                                                [first](std::uint32_t c) { return c >= first; }) -
+                                   compact.begin());
+      const auto i = static_cast<std::size_t>(std::upper_bound(offsets.begin(), offsets.end(), j) -
+                                              offsets.begin() - 1);
+      throw InvalidInput("dataset: id " + std::to_string(rows[compact[j]]) + " of example " +
+                         std::to_string(i) + " is not below " + emb.path + ".vocab " +
+                         std::to_string(emb.vocab));
     }
   } else if (dataset.is_sparse() || dataset.num_features() != spec.input_dim) {
     throw InvalidInput("dataset: " + input + " needs dense rows of width " +

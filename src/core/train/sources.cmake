@@ -6,7 +6,6 @@ set(FEDLEAF_TRAIN_SOURCES
   dataset.cc
   dense_kernels.cc
   dense_layer.cc
-  distinct_ids.cc
   embedding_bag.cc
   executor.cc
   forward_over_dataset.cc

@@ -239,7 +239,7 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
   const ModelView view(index, read_);
 
   if (plan_.model.input_kind == InputKind::kSparseIds) {
-    rows_ = std::make_unique<CompactRows>(dataset_.ids(), plan_.model.layers.front().vocab);
+    rows_ = &dataset_.distinct_ids();
   }
   for (const ParameterSpec& p : parameter_specs(plan_.model)) {
     auto trained = std::make_unique<TrainedParameter>();
@@ -260,7 +260,7 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
 
   const TrainSpec& train = *plan_.train;
   const std::size_t batch_size = std::min(train.batch_size, dataset_.size());
-  gatherer_ = std::make_unique<BatchGatherer>(dataset_, rows_.get());
+  gatherer_ = std::make_unique<BatchGatherer>(dataset_, BatchIds::kCompact);
   model_ = std::make_unique<Model>(plan_.model, parameters_, batch_size);
   if (train.optimizer.type == OptimizerType::kSgd && train.clip_norm == 0.0f) {
     model_->fuse_sparse_sgd(train.optimizer.learning_rate);

@@ -9,10 +9,10 @@
 // byte-identical results. Embedding tables are trained as compact copies of the rows the
 // dataset touches (sorted unique ids), copied straight from the model's bytes, with optimizer
 // state for those rows only: the model is never decoded whole and nothing of size vocab × dim
-// is allocated. Its memory is the trained values, the optimizer state and small buffers: ids are
-// remapped batch by batch through CompactRows (0.25 bytes per vocab row), the update is
-// computed at result time from values read again from the model (no copy of the initial
-// values), and written in 64 kB pieces (write_result) rather than built whole.
+// is allocated. Its memory is the trained values, the optimizer state and small buffers: the
+// dataset's compact ids are the compact table's rows already (no lookup, no copy of the ids),
+// the update is computed at result time from values read again from the model (no copy of the
+// initial values), and written in 64 kB pieces (write_result) rather than built whole.
 // The dataset and the model bytes (or the reader) are borrowed and must outlive the session,
 // unchanged.
 #pragma once
@@ -106,7 +106,7 @@ class TrainingSession {
   ModelByteReader read_;
   std::vector<std::unique_ptr<TrainedParameter>> trained_;
   Parameters parameters_;
-  std::unique_ptr<CompactRows> rows_;  // sparse input only: the embedding rows the data touch
+  const CompactRows* rows_ = nullptr;  // sparse input only: the dataset's distinct ids
   std::unique_ptr<BatchGatherer> gatherer_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;

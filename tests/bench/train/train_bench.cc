@@ -110,10 +110,11 @@ bool reference_applies(const Plan& plan) {
          plan.train->optimizer.type == OptimizerType::kSgd && plan.train->clip_norm == 0.0f;
 }
 
-double reference_loop(const Workload& w, std::vector<float>& weight) {
+double reference_loop(const Workload& w, const std::vector<std::uint32_t>& global_ids,
+                      std::vector<float>& weight) {
   const TrainSpec& train = *w.plan.train;
   const std::uint32_t* offsets = w.data.offsets().data();
-  const std::uint32_t* ids = w.data.ids().data();
+  const std::uint32_t* ids = global_ids.data();
   const std::int32_t* labels = w.data.labels().data();
   const std::size_t n = w.data.size();
   std::vector<float> step(train.batch_size);
@@ -149,6 +150,9 @@ int serve(const std::string& engine, const std::string& path) {
     throw std::runtime_error("the reference loop needs a sparse logistic regression with sgd");
   }
   const std::size_t examples = w.data.size() * w.plan.train->epochs;
+  // The reference loop indexes a full-vocabulary weight vector with the ids as given.
+  const std::vector<std::uint32_t> global_ids =
+      reference ? w.data.global_ids() : std::vector<std::uint32_t>{};
   using Clock = std::chrono::steady_clock;
   std::string command;
   while (std::getline(std::cin, command)) {
@@ -164,7 +168,7 @@ int serve(const std::string& engine, const std::string& path) {
           std::vector<float> weight(w.plan.model.layers.front().vocab, 0.0f);
           start_cpu = cpu_seconds();
           start_wall = Clock::now();
-          loss = reference_loop(w, weight);
+          loss = reference_loop(w, global_ids, weight);
         } else {
           const auto t0 = Clock::now();
           TrainingSession session(w.plan_json, w.model.data(), w.model.size(), w.data);
@@ -223,7 +227,7 @@ int featurize(const std::string& fixture, const std::string& plan, const std::st
   };
   NamedTensors tensors;
   tensors.emplace("offsets", i32_tensor(data.offsets()));
-  tensors.emplace("ids", i32_tensor(data.ids()));
+  tensors.emplace("ids", i32_tensor(data.global_ids()));
   DenseTensor label_tensor = DenseTensor::zeros(DType::I32, {data.size()});
   std::copy(data.labels().begin(), data.labels().end(), label_tensor.data<std::int32_t>());
   tensors.emplace("labels", std::move(label_tensor));

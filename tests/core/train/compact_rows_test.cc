@@ -27,17 +27,23 @@ std::vector<std::pair<std::size_t, std::uint32_t>> visited(const CompactRows& ro
 }  // namespace
 
 TEST_CASE("compact_rows_number_the_distinct_ids_in_increasing_order", "[compact_rows]") {
-  for (std::uint64_t seed = 1; seed <= 30; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 60; ++seed) {
     SeededRandom rng(seed);
-    const auto vocab = static_cast<std::size_t>(1 + rng.below(1000));
-    const std::vector<std::uint32_t> ids = random_ids(rng, rng.below(600), vocab);
+    // Ids dense in their range (numbered through a bitmap of the range) and a few ids spread over
+    // a huge range (numbered through a sorted copy), with bounds around both sides of the switch.
+    const std::size_t bound = seed % 3 == 0   ? static_cast<std::size_t>(1 + rng.below(1u << 31))
+                              : seed % 3 == 1 ? static_cast<std::size_t>(1 + rng.below(1000))
+                                              : static_cast<std::size_t>(1 + rng.below(64 * 50));
+    const std::vector<std::uint32_t> ids = random_ids(rng, rng.below(60), bound);
     const std::vector<std::uint32_t> expected = sorted_unique(ids);
+    std::vector<std::uint32_t> numbered = ids;
 
-    const CompactRows rows(ids, vocab);
+    const CompactRows rows = CompactRows::number_in_place(numbered, bound);
 
     CHECK(rows.size() == expected.size());
     CHECK(rows.rows() == expected);
-    for (std::uint32_t id : ids) CHECK(expected[rows.compact(id)] == id);
+    CHECK(rows.end_row() == (expected.empty() ? 0 : std::uint64_t{expected.back()} + 1));
+    for (std::size_t j = 0; j < ids.size(); ++j) REQUIRE(expected[numbered[j]] == ids[j]);
   }
 }
 
@@ -50,7 +56,8 @@ TEST_CASE("compact_rows_runs_over_any_range_give_each_row_once_with_its_global_r
     const std::vector<std::uint32_t> ids =
         random_ids(rng, rng.below(2 * vocab), seed % 2 ? vocab : vocab / 3 + 1);
     const std::vector<std::uint32_t> expected = sorted_unique(ids);
-    const CompactRows rows(ids, vocab);
+    std::vector<std::uint32_t> numbered = ids;
+    const CompactRows rows = CompactRows::number_in_place(numbered, vocab);
     const auto begin = static_cast<std::size_t>(rng.below(expected.size() + 1));
     const auto end = begin + static_cast<std::size_t>(rng.below(expected.size() - begin + 1));
 
@@ -65,7 +72,8 @@ TEST_CASE("compact_rows_runs_over_any_range_give_each_row_once_with_its_global_r
 }
 
 TEST_CASE("compact_rows_runs_are_maximal", "[compact_rows]") {
-  const CompactRows rows({70, 3, 4, 5, 63, 64, 65, 200}, 256);
+  std::vector<std::uint32_t> ids{70, 3, 4, 5, 63, 64, 65, 200};
+  const CompactRows rows = CompactRows::number_in_place(ids, 256);
   std::vector<std::tuple<std::size_t, std::uint32_t, std::size_t>> runs;
 
   rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
@@ -77,15 +85,29 @@ TEST_CASE("compact_rows_runs_are_maximal", "[compact_rows]") {
 }
 
 TEST_CASE("compact_rows_of_no_ids_is_empty_and_visits_nothing", "[compact_rows]") {
-  const CompactRows none({}, 0);
-  const CompactRows unused({}, 100);
+  std::vector<std::uint32_t> no_ids;
+  const CompactRows none = CompactRows::number_in_place(no_ids, 0);
+  const CompactRows unused = CompactRows::number_in_place(no_ids, 100);
 
   CHECK(none.size() == 0);
+  CHECK(none.end_row() == 0);
   CHECK(unused.rows().empty());
   CHECK(visited(unused, 0, 0).empty());
+  CHECK(CompactRows().size() == 0);
 }
 
-TEST_CASE("compact_rows_rejects_an_id_outside_the_vocabulary", "[compact_rows]") {
-  CHECK_THROWS_MATCHES(CompactRows({3, 64}, 64), fedleaf::InvalidInput,
-                       MessageContains("id 64 is not below the vocabulary of 64"));
+TEST_CASE("compact_rows_reject_an_id_outside_the_bound_leaving_the_ids_unchanged",
+          "[compact_rows]") {
+  std::vector<std::uint32_t> ids{3, 64, 5};
+  CHECK_THROWS_MATCHES(CompactRows::number_in_place(ids, 64), fedleaf::InvalidInput,
+                       MessageContains("id 64 is not below 64"));
+  CHECK(ids == std::vector<std::uint32_t>{3, 64, 5});
+}
+
+TEST_CASE("compact_rows_of_the_largest_ids_end_at_2_to_the_32", "[compact_rows]") {
+  std::vector<std::uint32_t> ids{4294967294u, 0, 4294967294u};
+  const CompactRows rows = CompactRows::number_in_place(ids, 4294967295u);
+  CHECK(ids == std::vector<std::uint32_t>{1, 0, 1});
+  CHECK(rows.rows() == std::vector<std::uint32_t>{0, 4294967294u});
+  CHECK(rows.end_row() == std::uint64_t{4294967295u});
 }

@@ -58,7 +58,7 @@ TEST_CASE("embedding_bag_sparse_path_equals_dense_reference", "[embedding_bag]")
       SeededRandom rng(seed + 100);
       std::vector<float> table = uniform_values(rng, vocab * dim);
       std::vector<float> grad_out = uniform_values(rng, data.size() * dim);
-      BatchGatherer gather(data);
+      BatchGatherer gather(data, BatchIds::kGlobal);
       const Batch batch = shuffled_batch(gather, data.size(), seed);
       EmbeddingBag emb("emb", table.data(), vocab, dim, combiner);
 
@@ -102,7 +102,7 @@ TEST_CASE("embedding_bag_sparse_path_equals_dense_reference", "[embedding_bag]")
 TEST_CASE("embedding_bag_gives_zero_for_examples_without_ids", "[embedding_bag]") {
   const Dataset data = Dataset::from_csr({0, 0, 1}, {2}, {}, {0, 1}, 4);
   std::vector<float> table(4 * 2, 1.0f);
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const auto order = fedleaf::test::identity_order(2);
   const Batch batch = gather.gather(order.data(), 2);
   EmbeddingBag emb("emb", table.data(), 4, 2, Combiner::kMean);
@@ -116,7 +116,7 @@ TEST_CASE("embedding_bag_gives_zero_for_examples_without_ids", "[embedding_bag]"
 TEST_CASE("embedding_bag_rejects_ids_outside_its_table", "[embedding_bag]") {
   const Dataset data = Dataset::from_csr({0, 1}, {7}, {}, {0}, 8);
   std::vector<float> table(4 * 2, 1.0f);
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const auto order = fedleaf::test::identity_order(1);
   EmbeddingBag emb("emb", table.data(), 4, 2, Combiner::kSum);
   std::vector<float> out(2);
@@ -135,7 +135,7 @@ TEST_CASE("embedding_bag_backward_needs_the_batch_of_the_last_forward", "[embedd
   std::vector<float> table(4 * 2, 1.0f);
   const auto order = fedleaf::test::identity_order(2);
   EmbeddingBag emb("emb", table.data(), 4, 2, Combiner::kSum);
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const Batch batch = gather.gather(order.data(), 2);
   std::vector<float> grad_out(4, 1.0f);
   ParameterGradient grad;
@@ -152,7 +152,7 @@ TEST_CASE("embedding_bag_backward_needs_the_batch_of_the_last_forward", "[embedd
   CHECK(grad.touched_rows == std::vector<std::uint32_t>{1, 3});
   CHECK(grad.values == std::vector<float>{2, 2, 1, 1});
 
-  BatchGatherer other_gather(data);
+  BatchGatherer other_gather(data, BatchIds::kGlobal);
   const Batch other = other_gather.gather(order.data(), 1);
   CHECK_THROWS_MATCHES(emb.backward(other, grad_out.data(), grad), fedleaf::InvalidInput,
                        MessageContains("embedding_bag 'emb': backward needs the batch"));
@@ -168,7 +168,7 @@ TEST_CASE("embedding_bag_backward_sgd_equals_backward_then_an_sgd_step", "[embed
       SeededRandom rng(seed + 50);
       std::vector<float> table = uniform_values(rng, vocab * dim);
       std::vector<float> grad_out = uniform_values(rng, data.size() * dim);
-      BatchGatherer gather(data);
+      BatchGatherer gather(data, BatchIds::kGlobal);
       const Batch batch = shuffled_batch(gather, data.size(), seed);
       std::vector<float> stepped = table;
       EmbeddingBag reference("emb", table.data(), vocab, dim, combiner);
@@ -198,7 +198,7 @@ TEST_CASE("embedding_bag_backward_sgd_needs_the_batch_of_the_last_forward", "[em
   std::vector<float> table(4, 1.0f);
   const auto order = fedleaf::test::identity_order(2);
   EmbeddingBag emb("emb", table.data(), 4, 1, Combiner::kSum);
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const Batch batch = gather.gather(order.data(), 2);
   const std::vector<float> grad_out{1.0f, -2.0f};
 

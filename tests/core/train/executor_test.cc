@@ -6,7 +6,6 @@
 #include <set>
 
 #include "core/safetensors.h"
-#include "core/train/distinct_ids.h"
 #include "core/train/executor.h"
 #include "core/train/metrics.h"
 #include "core/train/optimizer.h"
@@ -86,12 +85,13 @@ struct DenseReference {
 
   void step(const Dataset& d, const std::uint32_t* examples, std::size_t n, double lr) {
     std::vector<double> x(n * vocab, 0.0), a(n * dim, 0.0), h(n * hidden), z(n * classes);
+    const std::vector<std::uint32_t> ids = d.global_ids();
     for (std::size_t b = 0; b < n; ++b) {
       const std::uint32_t ex = examples[b];
       double abs_sum = 0;
       for (std::uint32_t j = d.offsets()[ex]; j < d.offsets()[ex + 1]; ++j) {
         const double w = d.weights().empty() ? 1.0 : d.weights()[j];
-        x[b * vocab + d.ids()[j]] += w;
+        x[b * vocab + ids[j]] += w;
         abs_sum += std::fabs(w);
       }
       for (std::size_t v = 0; v < vocab; ++v) x[b * vocab + v] *= abs_sum > 0 ? 1 / abs_sum : 0;
@@ -167,7 +167,8 @@ TEST_CASE("design_example_plan_trains_and_returns_the_requested_encodings", "[ex
 
   REQUIRE(result.tensors.size() == 3);
   const auto& emb = std::get<RowSparseTensor>(result.tensors.at("emb/weight"));
-  std::set<std::uint32_t> ids(data.ids().begin(), data.ids().end());
+  const std::vector<std::uint32_t> global = data.global_ids();
+  const std::set<std::uint32_t> ids(global.begin(), global.end());
   const std::vector<std::int64_t> expected_rows(ids.begin(), ids.end());
   CHECK(std::vector<std::int64_t>(emb.indices().begin(), emb.indices().end()) == expected_rows);
   CHECK(emb.dense_shape() == DenseShape{262144, 16});
@@ -258,7 +259,7 @@ TEST_CASE("compact_table_training_equals_lazy_adam_on_the_full_table", "[executo
   Parameters params = initial;
   Model full(plan.model, params, 4);
   Optimizer opt(plan.train->optimizer, full.gradients());
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   for (std::size_t epoch = 0; epoch < 3; ++epoch) {
     const auto order = shuffled_order(data.size(), mix_seed(3, epoch));
     for (std::size_t begin = 0; begin < order.size(); begin += 4) {
@@ -315,7 +316,7 @@ TEST_CASE("evaluate_auc_matches_the_model_scores", "[executor]") {
 
   Parameters params = fedleaf::test::initial_parameters(train_plan, 3);
   Model m(parse_plan(eval_plan).model, params, data.size());
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const auto order = fedleaf::test::identity_order(data.size());
   const LossSums sums = m.forward(gather.gather(order.data(), order.size()));
   std::vector<float> scores;
@@ -427,7 +428,7 @@ TEST_CASE("updates_of_a_large_table_agree_across_encodings_and_are_zero_where_un
   const auto reference = dense_values(dense.tensors.at("emb/weight"));
   CHECK(dense_values(rows.tensors.at("emb/weight")) == reference);
   CHECK(dense_values(coo.tensors.at("emb/weight")) == reference);
-  const std::vector<std::uint32_t> touched = distinct_ids(data.ids(), 30000);
+  const std::vector<std::uint32_t> touched = data.distinct_ids().rows();
   std::vector<bool> is_touched(30000, false);
   for (std::uint32_t id : touched) is_touched[id] = true;
   for (std::size_t row = 0; row < 30000; ++row) {
@@ -462,6 +463,12 @@ TEST_CASE("execute_rejects_models_and_data_that_do_not_fit_the_plan", "[executor
   CHECK_THROWS_MATCHES(
       execute(plan, model.data(), model.size(), big_ids), fedleaf::InvalidInput,
       MessageContains("id 30 of example 0 is not below plan.model.layers[0].vocab 30"));
+  // The first id out of range in data order is named, with its example (an empty one before it).
+  const Dataset later_big_ids =
+      Dataset::from_csr({0, 2, 2, 5}, {1, 2, 4, 40, 31}, {}, {0, 1, 0}, 64);
+  CHECK_THROWS_MATCHES(
+      execute(plan, model.data(), model.size(), later_big_ids), fedleaf::InvalidInput,
+      MessageContains("id 40 of example 2 is not below plan.model.layers[0].vocab 30"));
   const Dataset bad_label = Dataset::from_csr({0, 1}, {3}, {}, {3});
   CHECK_THROWS_MATCHES(execute(plan, model.data(), model.size(), bad_label), fedleaf::InvalidInput,
                        MessageContains("label 3 of example 0 is invalid for plan.model.loss"));

@@ -26,7 +26,7 @@ void check_gradients(const std::string& plan_json, const Dataset& data, std::uin
   const Plan plan = parse_plan(plan_json);
   Parameters params = fedleaf::test::initial_parameters(plan_json, seed);
   Model model(plan.model, params, data.size());
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const auto order = fedleaf::test::identity_order(data.size());
   const Batch batch = gather.gather(order.data(), order.size());
   model.forward_backward(batch);
@@ -116,7 +116,7 @@ TEST_CASE("fused_sparse_sgd_steps_the_tables_and_leaves_dense_gradients_to_the_o
       "loss": "softmax_cross_entropy"})");
   const Plan plan = parse_plan(plan_json);
   const Dataset data = fedleaf::test::random_sparse_dataset(5, 6, 20, 5, true, 3);
-  BatchGatherer gather(data);
+  BatchGatherer gather(data, BatchIds::kGlobal);
   const auto order = fedleaf::test::identity_order(data.size());
   const Batch batch = gather.gather(order.data(), order.size());
   Parameters separate = fedleaf::test::initial_parameters(plan_json, 3);

@@ -42,9 +42,10 @@ std::vector<double> values_of(const Parameters& p, const std::string& name) {
 std::vector<double> dense_bag(const Dataset& d, std::size_t ex, std::size_t vocab, bool mean) {
   std::vector<double> x(vocab, 0.0);
   double abs_sum = 0.0;
+  const std::vector<std::uint32_t> ids = d.global_ids();
   for (std::uint32_t j = d.offsets()[ex]; j < d.offsets()[ex + 1]; ++j) {
     const double w = d.weights().empty() ? 1.0 : d.weights()[j];
-    x[d.ids()[j]] += w;
+    x[ids[j]] += w;
     abs_sum += std::fabs(w);
   }
   if (mean) {

@@ -8,7 +8,6 @@
 
 #include "core/safetensors.h"
 #include "core/safetensors_index.h"
-#include "core/train/distinct_ids.h"
 #include "core/train/executor.h"
 #include "core/train/seeded_random.h"
 #include "core/train/training_session.h"
@@ -55,7 +54,7 @@ std::vector<std::uint8_t> select_rows(const std::vector<std::uint8_t>& model,
 
 // The distinct ids of `data` plus `extra` random unused ids (select_padding), sorted.
 std::vector<std::uint32_t> padded_rows(const Dataset& data, std::size_t extra, std::uint64_t seed) {
-  std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  std::vector<std::uint32_t> rows = data.distinct_ids().rows();
   SeededRandom rng(seed);
   while (extra > 0) {
     const auto id = static_cast<std::uint32_t>(rng.below(5000));
@@ -89,7 +88,7 @@ TEST_CASE("training_rejects_a_selection_without_a_row_the_data_touch", "[select]
   const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
   const auto model = initialize_model(plan, 7);
   const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
-  std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  std::vector<std::uint32_t> rows = data.distinct_ids().rows();
   const std::uint32_t missing = rows[rows.size() / 2];
   rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(rows.size() / 2));
   const auto selected = select_rows(model, rows);
@@ -103,7 +102,7 @@ TEST_CASE("training_rejects_a_selection_whose_rows_are_not_sorted", "[select]") 
   const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
   const auto model = initialize_model(plan, 7);
   const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
-  std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  std::vector<std::uint32_t> rows = data.distinct_ids().rows();
   std::swap(rows[0], rows[1]);
   const auto selected = select_rows(model, rows);
   CHECK_THROWS_MATCHES(execute(plan, selected.data(), selected.size(), data), fedleaf::InvalidInput,
@@ -116,7 +115,7 @@ TEST_CASE("training_rejects_a_selection_of_another_shape", "[select]") {
   std::string other = plan;
   other.replace(other.find("5000"), 4, "4000");
   const auto model = initialize_model(other, 7);
-  const auto selected = select_rows(model, distinct_ids(data.ids(), 4000));
+  const auto selected = select_rows(model, data.distinct_ids().rows());
   CHECK_THROWS_MATCHES(execute(plan, selected.data(), selected.size(), data), fedleaf::InvalidInput,
                        MessageContains("model tensor 'emb/weight': dense_shape [4000, 8] differs "
                                        "from [5000, 8]"));
@@ -196,7 +195,7 @@ TEST_CASE("training_rejects_a_selection_with_a_non_finite_value_or_a_row_outside
   const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
   const auto model = initialize_model(plan, 7);
   const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
-  const std::vector<std::uint32_t> rows = distinct_ids(data.ids(), 5000);
+  const std::vector<std::uint32_t> rows = data.distinct_ids().rows();
   SafetensorsFile file = read_safetensors(select_rows(model, rows));
   auto& selection = std::get<RowSparseTensor>(file.tensors.at("emb/weight"));
   selection.values().data<float>()[3] = std::nanf("");

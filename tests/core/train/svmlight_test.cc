@@ -13,7 +13,7 @@ TEST_CASE("svmlight_one_based_lines_become_csr_rows", "[svmlight]") {
   CHECK(d.size() == 3);
   CHECK(d.labels() == std::vector<std::int32_t>{1, 0, 1});
   CHECK(d.offsets() == std::vector<std::uint32_t>{0, 2, 3, 4});
-  CHECK(d.ids() == std::vector<std::uint32_t>{2, 9, 1, 0});
+  CHECK(d.global_ids() == std::vector<std::uint32_t>{2, 9, 1, 0});
   CHECK(d.weights() == std::vector<float>{0.5f, 1.f, 2.f, 0.1f});
   CHECK(d.num_features() == 10);
 }
@@ -24,7 +24,7 @@ TEST_CASE("svmlight_zero_based_and_multiclass_labels", "[svmlight]") {
   opt.num_features = 100;
   const Dataset d = parse_svmlight("2 0:1 7:3\n0.0 5:1", opt);
   CHECK(d.labels() == std::vector<std::int32_t>{2, 0});
-  CHECK(d.ids() == std::vector<std::uint32_t>{0, 7, 5});
+  CHECK(d.global_ids() == std::vector<std::uint32_t>{0, 7, 5});
   CHECK(d.num_features() == 100);
 }
 

@@ -103,7 +103,7 @@ TEST_CASE("build_hashed_text_dataset_reads_concatenated_texts", "[text]") {
   CHECK(d.size() == 3);
   CHECK(d.num_features() == 64);
   CHECK(d.offsets() == std::vector<std::uint32_t>{0, 2, 2, 3});
-  CHECK(d.ids()[2] == murmur3_32("hello", 0) % 64);
+  CHECK(d.global_ids()[2] == murmur3_32("hello", 0) % 64);
   CHECK(d.labels() == labels);
 
   const std::vector<std::uint32_t> bad{0, 20};

@@ -79,7 +79,7 @@ inline std::vector<std::uint32_t> random_ids(core::SeededRandom& rng, std::uint6
   return ids;
 }
 
-// Sorted, deduplicated ids: the reference of distinct_ids and CompactRows.
+// Sorted, deduplicated ids: the reference of CompactRows and a dataset's distinct ids.
 inline std::vector<std::uint32_t> sorted_unique(std::vector<std::uint32_t> ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
