@@ -93,6 +93,18 @@ std::vector<std::uint32_t> CompactRows::rows() const {
   return out;
 }
 
+void CompactRows::global_rows(std::size_t begin, std::size_t end, std::uint32_t* out) const {
+  if (begin >= end) return;
+  std::size_t word = word_of(begin);
+  std::uint64_t bits = words_[word].present;
+  for (std::size_t skip = begin - words_[word].rows_before; skip > 0; --skip) bits &= bits - 1;
+  for (std::size_t r = begin; r < end; ++r) {
+    while (bits == 0) bits = words_[++word].present;
+    *out++ = words_[word].number * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+    bits &= bits - 1;
+  }
+}
+
 std::size_t CompactRows::word_of(std::size_t r) const {
   const auto it =
       std::upper_bound(words_.begin(), words_.end(), static_cast<std::uint32_t>(r),

@@ -36,6 +36,10 @@ class CompactRows {
   std::uint64_t end_row() const;
   // The global rows, increasing.
   std::vector<std::uint32_t> rows() const;
+  // out[r - begin] = the global row of compact row r, for r in [begin, end) (requires
+  // begin <= end <= size()): what for_each_run gives, with a branch per 64 rows rather than one per
+  // run (a sparse dataset's runs are a row or two, and their ends are not predictable).
+  void global_rows(std::size_t begin, std::size_t end, std::uint32_t* out) const;
 
   // Calls run(r, global, n) for the compact rows [begin, end) in increasing order, grouped in
   // maximal runs of consecutive global rows: compact rows r .. r + n - 1 are global rows

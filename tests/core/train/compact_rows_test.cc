@@ -47,7 +47,7 @@ TEST_CASE("compact_rows_number_the_distinct_ids_in_increasing_order", "[compact_
   }
 }
 
-TEST_CASE("compact_rows_runs_over_any_range_give_each_row_once_with_its_global_row",
+TEST_CASE("compact_rows_runs_and_global_rows_over_any_range_give_each_row_once_with_its_global_row",
           "[compact_rows]") {
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     SeededRandom rng(seed);
@@ -68,6 +68,11 @@ TEST_CASE("compact_rows_runs_over_any_range_give_each_row_once_with_its_global_r
       CHECK(pairs[k].first == begin + k);
       CHECK(pairs[k].second == expected[begin + k]);
     }
+    std::vector<std::uint32_t> global(end - begin);
+    rows.global_rows(begin, end, global.data());
+    CHECK(global ==
+          std::vector<std::uint32_t>(expected.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     expected.begin() + static_cast<std::ptrdiff_t>(end)));
   }
 }
 

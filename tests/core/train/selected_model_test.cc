@@ -215,3 +215,40 @@ TEST_CASE("training_rejects_a_selection_with_a_non_finite_value_or_a_row_outside
                        MessageContains("model tensor 'emb/weight': selected row 5000 is outside "
                                        "[0, 5000)"));
 }
+
+TEST_CASE("training_rejects_a_non_finite_value_in_a_row_it_trains_and_accepts_extreme_finite_ones",
+          "[select]") {
+  const std::string plan = plan_with(R"({"type": "sgd", "learning_rate": 0.5})");
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = fedleaf::test::random_sparse_dataset(11, 40, 5000, 12, false, 2);
+  const std::vector<std::uint32_t> rows = data.distinct_ids().rows();
+  const SafetensorsArray table =
+      index_safetensors(model.data(), model.size()).arrays.at("emb/weight");
+  const auto with_value = [&](std::uint32_t row, std::size_t column, float value) {
+    std::vector<std::uint8_t> bytes = model;
+    std::memcpy(bytes.data() + table.begin + (std::size_t{row} * 8 + column) * 4, &value, 4);
+    return bytes;
+  };
+  // Each non-finite kind, in the first, a middle and the last trained row, at several columns
+  // (the check runs over whole vector lanes and a remainder).
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    for (const std::uint32_t row : {rows.front(), rows[rows.size() / 2], rows.back()}) {
+      for (const std::size_t column : {std::size_t{0}, std::size_t{5}, std::size_t{7}}) {
+        const auto bytes = with_value(row, column, bad);
+        CHECK_THROWS_MATCHES(
+            execute(plan, bytes.data(), bytes.size(), data), fedleaf::InvalidInput,
+            MessageContains("model tensor 'emb/weight': a value is not finite (NaN or infinity)"));
+      }
+    }
+  }
+  // Rows the data do not touch are never read, so they are not checked either.
+  std::uint32_t untouched = 0;
+  while (std::binary_search(rows.begin(), rows.end(), untouched)) ++untouched;
+  const auto untouched_nan = with_value(untouched, 3, std::nanf(""));
+  CHECK_NOTHROW(execute(plan, untouched_nan.data(), untouched_nan.size(), data));
+  // The largest finite magnitude and a subnormal are finite.
+  for (const float extreme : {3.4028235e38f, -3.4028235e38f, 1e-45f}) {
+    const auto bytes = with_value(rows[1], 2, extreme);
+    CHECK_NOTHROW(execute(plan, bytes.data(), bytes.size(), data));
+  }
+}
