@@ -78,3 +78,29 @@ for (const simd of [true, false]) {
     }
   });
 }
+
+test('a dataset whose few ids spread up to 2^32 - 2 keeps its distinct ids without a range-sized bitmap', async () => {
+  const executor = await createExecutor();
+  const top = 2 ** 32 - 2;
+  const data = executor.datasetFromCsr({ offsets: [0, 2, 3, 5], ids: [top, 7, 7, 3_000_000_000, top], labels: [0, 1, 0] });
+  try {
+    assert.equal(data.numFeatures, 2 ** 32 - 1);
+    assert.equal(data.numDistinctIds, 3);
+    assert.deepEqual([...data.distinctIds()], [7, 3_000_000_000, top]);
+    const part = data.subset([1, 2]);
+    try {
+      assert.deepEqual([...part.distinctIds()], [7, 3_000_000_000, top]);
+      const first = data.subset([1]);
+      assert.deepEqual([...first.distinctIds()], [7]);
+      first.delete();
+    } finally {
+      part.delete();
+    }
+    // Such ids do not fit a table of the plan's vocabulary: the first one out of range is named.
+    const model = executor.initializeModel(plan, 5);
+    await assert.rejects(executor.train(plan, model, data),
+      /dataset: id 4294967294 of example 0 is not below plan\.model\.layers\[0\]\.vocab 4096/);
+  } finally {
+    data.delete();
+  }
+});
