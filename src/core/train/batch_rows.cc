@@ -2,8 +2,8 @@
 
 namespace fedleaf::core {
 
-// x86-64's baseline has no popcount instruction (see CompactRows::compact_all): the loader picks
-// the popcnt clone on CPUs that have it; the numbers are the same either way.
+// x86-64's baseline has no popcount instruction (as in CompactRows::number_in_place): the loader
+// picks the popcnt clone on CPUs that have it; the numbers are the same either way.
 #if defined(__x86_64__) && !defined(__POPCNT__) && !defined(__EMSCRIPTEN__) && \
     !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("popcnt", "default")))
