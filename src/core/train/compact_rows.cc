@@ -84,25 +84,8 @@ std::uint64_t CompactRows::end_row() const {
 std::vector<std::uint32_t> CompactRows::rows() const {
   std::vector<std::uint32_t> out;
   out.reserve(count_);
-  for (const Word& word : words_) {
-    for (std::uint64_t bits = word.present; bits != 0; bits &= bits - 1) {
-      out.push_back(static_cast<std::uint32_t>(std::uint64_t{word.number} * 64 +
-                                               static_cast<std::uint64_t>(__builtin_ctzll(bits))));
-    }
-  }
+  for_each_row(0, count_, [&out](std::size_t, std::uint32_t global) { out.push_back(global); });
   return out;
-}
-
-void CompactRows::global_rows(std::size_t begin, std::size_t end, std::uint32_t* out) const {
-  if (begin >= end) return;
-  std::size_t word = word_of(begin);
-  std::uint64_t bits = words_[word].present;
-  for (std::size_t skip = begin - words_[word].rows_before; skip > 0; --skip) bits &= bits - 1;
-  for (std::size_t r = begin; r < end; ++r) {
-    while (bits == 0) bits = words_[++word].present;
-    *out++ = words_[word].number * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
-    bits &= bits - 1;
-  }
 }
 
 std::size_t CompactRows::word_of(std::size_t r) const {

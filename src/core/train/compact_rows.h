@@ -6,8 +6,8 @@
 //   std::vector<std::uint32_t> ids{70, 3, 70};
 //   CompactRows rows = CompactRows::number_in_place(ids, vocab);   // ids == {1, 0, 1}
 //   rows.size() == 2;  rows.rows() == {3, 70};  rows.end_row() == 71;
-//   rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
-//     /* ... global rows global .. global + n - 1 are compact rows r .. r + n - 1 */ });
+//   rows.for_each_row(0, rows.size(), [&](std::size_t r, std::uint32_t global) {
+//     /* ... compact row r is global row `global` */ });
 //
 // Stored as the nonempty 64-row words of a presence bitmap, each with its word number and a
 // running count (16 bytes per nonempty word): at most 0.25 bytes per row of the id range and at
@@ -36,36 +36,21 @@ class CompactRows {
   std::uint64_t end_row() const;
   // The global rows, increasing.
   std::vector<std::uint32_t> rows() const;
-  // out[r - begin] = the global row of compact row r, for r in [begin, end) (requires
-  // begin <= end <= size()): what for_each_run gives, with a branch per 64 rows rather than one per
-  // run (a sparse dataset's runs are a row or two, and their ends are not predictable).
-  void global_rows(std::size_t begin, std::size_t end, std::uint32_t* out) const;
 
-  // Calls run(r, global, n) for the compact rows [begin, end) in increasing order, grouped in
-  // maximal runs of consecutive global rows: compact rows r .. r + n - 1 are global rows
-  // global .. global + n - 1. Requires begin <= end <= size().
-  template <class Run>
-  void for_each_run(std::size_t begin, std::size_t end, Run run) const {
+  // Calls visit(r, global) for each compact row r in [begin, end), in increasing order: compact
+  // row r is global row `global`. Requires begin <= end <= size(). A branch per 64 rows, not per
+  // run of consecutive rows (a sparse dataset's runs are a row or two, their ends unpredictable).
+  template <class Visit>
+  void for_each_row(std::size_t begin, std::size_t end, Visit visit) const {
     if (begin >= end) return;
-    std::size_t r = begin;
     std::size_t word = word_of(begin);
     std::uint64_t bits = words_[word].present;
     for (std::size_t skip = begin - words_[word].rows_before; skip > 0; --skip) bits &= bits - 1;
-    std::size_t run_start = r;
-    std::uint64_t run_global = 0;
-    while (r < end) {
+    for (std::size_t r = begin; r < end; ++r) {
       while (bits == 0) bits = words_[++word].present;
-      const std::uint64_t global = std::uint64_t{words_[word].number} * 64 +
-                                   static_cast<std::uint64_t>(__builtin_ctzll(bits));
+      visit(r, words_[word].number * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits)));
       bits &= bits - 1;
-      if (r != run_start && global != run_global + (r - run_start)) {
-        run(run_start, static_cast<std::uint32_t>(run_global), r - run_start);
-        run_start = r;
-      }
-      if (r == run_start) run_global = global;
-      ++r;
     }
-    if (r != run_start) run(run_start, static_cast<std::uint32_t>(run_global), r - run_start);
   }
 
  private:

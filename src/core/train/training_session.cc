@@ -209,16 +209,14 @@ void locate_rows(const ModelView& model, const ParameterSpec& p, const CompactRo
   source.from_selection = true;
   std::vector<std::uint32_t> positions(rows.size());  // compact row → row of the selection
   std::size_t k = 0;
-  rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::int64_t row = std::int64_t{global} + static_cast<std::int64_t>(i);
-      while (k < selected.size() && selected[k] < row) ++k;
-      if (k == selected.size() || selected[k] != row) {
-        throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
-                           std::to_string(row) + ", which the selected rows do not hold");
-      }
-      positions[r + i] = static_cast<std::uint32_t>(k);
+  rows.for_each_row(0, rows.size(), [&](std::size_t r, std::uint32_t global) {
+    const std::int64_t row = global;
+    while (k < selected.size() && selected[k] < row) ++k;
+    if (k == selected.size() || selected[k] != row) {
+      throw InvalidInput("model tensor '" + p.name + "': the data touch row " +
+                         std::to_string(row) + ", which the selected rows do not hold");
     }
+    positions[r] = static_cast<std::uint32_t>(k);
   });
   // Every compact row found in a selection of as many rows: the selection is the compact rows.
   if (selected.size() != rows.size()) source.positions = std::move(positions);
@@ -301,7 +299,8 @@ void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t 
     std::vector<float> window;
     for (std::size_t chunk = begin; chunk < end; chunk += kChunkRows) {
       const std::size_t n = std::min(kChunkRows, end - chunk);
-      rows_->global_rows(chunk, chunk + n, global.data());
+      rows_->for_each_row(chunk, chunk + n,
+                          [&](std::size_t r, std::uint32_t g) { global[r - chunk] = g; });
       for (std::size_t i = 0; i < n;) {
         const std::uint64_t first = global[i];
         std::size_t j = i + 1;
@@ -433,7 +432,8 @@ void TrainingSession::for_each_delta_block(const TrainedParameter& trained, Bloc
       delta[i] = now[begin * row_size + i] - delta[i];
     }
     if (trained.stored.compact) {
-      rows_->global_rows(begin, end, global.data());
+      rows_->for_each_row(begin, end,
+                          [&](std::size_t r, std::uint32_t g) { global[r - begin] = g; });
     } else {
       for (std::size_t r = begin; r < end; ++r) global[r - begin] = static_cast<std::uint32_t>(r);
     }
@@ -495,10 +495,8 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
             for (std::size_t r = 0; r < rows; ++r) w.put_i64(static_cast<std::int64_t>(r));
             return;
           }
-          rows_->for_each_run(0, rows_->size(), [&](std::size_t, std::uint32_t g, std::size_t n) {
-            for (std::size_t k = 0; k < n; ++k)
-              w.put_i64(std::int64_t{g} + static_cast<std::int64_t>(k));
-          });
+          rows_->for_each_row(0, rows_->size(),
+                              [&](std::size_t, std::uint32_t global) { w.put_i64(global); });
         });
         Shape values_shape{local_rows};
         if (p.shape.size() == 2) values_shape.push_back(row_size);

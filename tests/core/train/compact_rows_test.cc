@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include <tuple>
+#include <utility>
 
 #include "core/train/compact_rows.h"
 #include "core/train/seeded_random.h"
@@ -14,13 +14,12 @@ using fedleaf::test::sorted_unique;
 
 namespace {
 
-// The rows for_each_run visits over [begin, end), expanded run by run: (compact, global) pairs.
+// The rows for_each_row visits over [begin, end): (compact, global) pairs.
 std::vector<std::pair<std::size_t, std::uint32_t>> visited(const CompactRows& rows,
                                                            std::size_t begin, std::size_t end) {
   std::vector<std::pair<std::size_t, std::uint32_t>> out;
-  rows.for_each_run(begin, end, [&](std::size_t r, std::uint32_t global, std::size_t n) {
-    for (std::size_t k = 0; k < n; ++k) out.emplace_back(r + k, global + k);
-  });
+  rows.for_each_row(begin, end,
+                    [&](std::size_t r, std::uint32_t global) { out.emplace_back(r, global); });
   return out;
 }
 
@@ -47,7 +46,7 @@ TEST_CASE("compact_rows_number_the_distinct_ids_in_increasing_order", "[compact_
   }
 }
 
-TEST_CASE("compact_rows_runs_and_global_rows_over_any_range_give_each_row_once_with_its_global_row",
+TEST_CASE("compact_rows_visit_any_range_giving_each_row_once_with_its_global_row",
           "[compact_rows]") {
   for (std::uint64_t seed = 1; seed <= 30; ++seed) {
     SeededRandom rng(seed);
@@ -68,25 +67,16 @@ TEST_CASE("compact_rows_runs_and_global_rows_over_any_range_give_each_row_once_w
       CHECK(pairs[k].first == begin + k);
       CHECK(pairs[k].second == expected[begin + k]);
     }
-    std::vector<std::uint32_t> global(end - begin);
-    rows.global_rows(begin, end, global.data());
-    CHECK(global ==
-          std::vector<std::uint32_t>(expected.begin() + static_cast<std::ptrdiff_t>(begin),
-                                     expected.begin() + static_cast<std::ptrdiff_t>(end)));
   }
 }
 
-TEST_CASE("compact_rows_runs_are_maximal", "[compact_rows]") {
+TEST_CASE("compact_rows_visit_from_the_middle_of_a_word_across_empty_words", "[compact_rows]") {
   std::vector<std::uint32_t> ids{70, 3, 4, 5, 63, 64, 65, 200};
   const CompactRows rows = CompactRows::number_in_place(ids, 256);
-  std::vector<std::tuple<std::size_t, std::uint32_t, std::size_t>> runs;
 
-  rows.for_each_run(0, rows.size(), [&](std::size_t r, std::uint32_t global, std::size_t n) {
-    runs.emplace_back(r, global, n);
-  });
-
-  CHECK(runs == std::vector<std::tuple<std::size_t, std::uint32_t, std::size_t>>{
-                    {0, 3, 3}, {3, 63, 3}, {6, 70, 1}, {7, 200, 1}});
+  CHECK(visited(rows, 2, 8) == std::vector<std::pair<std::size_t, std::uint32_t>>{
+                                   {2, 5}, {3, 63}, {4, 64}, {5, 65}, {6, 70}, {7, 200}});
+  CHECK(visited(rows, 7, 8) == std::vector<std::pair<std::size_t, std::uint32_t>>{{7, 200}});
 }
 
 TEST_CASE("compact_rows_of_no_ids_is_empty_and_visits_nothing", "[compact_rows]") {
