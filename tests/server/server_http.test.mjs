@@ -140,6 +140,32 @@ test('an oversize Content-Length gets 413 before the body is sent, with or witho
   assert.equal((await status(population)).reports, 0);
 });
 
+// Regression: "Transfer-Encoding: gzip" (no chunked) was read as a request without a body, so the
+// claim was served ignoring its body, whose bytes were then answered as a second request.
+test('a Transfer-Encoding other than chunked gets 400 and a closed connection, nothing smuggled', async () => {
+  const population = await createPopulation(server.url, { id: 'transfer-coding', clients_per_round: 1 });
+  const smuggled = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
+  for (const codings of [['gzip'], ['gzip, chunked'], ['chunked', 'identity'], ['Chunked, x']]) {
+    const text = await raw(`POST /v1/populations/${population.id}/tasks:claim HTTP/1.1\r\nHost: x\r\n` +
+      `Fedleaf-Version: 0.1\r\nAuthorization: Bearer ${population.client_token}\r\n` +
+      codings.map((c) => `Transfer-Encoding: ${c}\r\n`).join('') + '\r\n' + smuggled, { waitMs: 3000 });
+    assert.match(text, /^HTTP\/1\.1 400/, `${codings}: ${JSON.stringify(text.slice(0, 80))}`);
+    // Beast refuses some forms itself ("bad Transfer-Encoding"); the server names the rule for the rest.
+    assert.match(text, codings[0] === 'gzip'
+      ? /Transfer-Encoding 'gzip' is not accepted: the only transfer coding read is 'chunked'/
+      : /Transfer-Encoding/);
+    assert.equal(text.match(/HTTP\/1\.1 /g).length, 1, `${codings}: one answer, the smuggled request unread`);
+  }
+  // No lease was handed out: the round's one task is still there.
+  assert.equal((await claim(population)).status, 200);
+  // Chunked alone is read as before.
+  const body = '{"min_round": 0}';
+  const chunked = await raw(`POST /v1/populations/${population.id}/tasks:claim HTTP/1.1\r\nHost: x\r\n` +
+    `Fedleaf-Version: 0.1\r\nAuthorization: Bearer ${population.client_token}\r\n` +
+    `Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
+  assert.match(chunked, /^HTTP\/1\.1 204/);
+});
+
 test('Expect: 100-continue within the limit gets 100 Continue, then the answer to the body', async () => {
   const population = await createPopulation(server.url, { id: 'continue', clients_per_round: 2 });
   const task = (await claim(population)).json;

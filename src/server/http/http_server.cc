@@ -40,6 +40,30 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// Every Transfer-Encoding of a request, in order, lowercased: "gzip, chunked" for
+// "Transfer-Encoding: gzip" then "Transfer-Encoding: Chunked"; empty when there is none.
+std::string transfer_codings(const http::request_header<>& header) {
+  std::string out;
+  for (const auto& field : header) {
+    if (field.name() != http::field::transfer_encoding) continue;
+    std::string_view rest = field.value();
+    while (!rest.empty()) {
+      const std::size_t comma = rest.find(',');
+      std::string_view coding = rest.substr(0, comma);
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
+        coding.remove_prefix(1);
+      }
+      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
+        coding.remove_suffix(1);
+      }
+      if (coding.empty()) continue;
+      out += (out.empty() ? "" : ", ") + lower(coding);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 class Session;
@@ -177,6 +201,17 @@ class Session : public std::enable_shared_from_this<Session> {
       return send_error(PayloadTooLarge("request body of " + std::to_string(*length) +
                                         " bytes exceeds the limit of " +
                                         std::to_string(shared_.options.max_body_bytes) + " bytes"));
+    }
+    // chunked is the one transfer coding the server reads. Under any other the body's length is
+    // unknown (Beast then reads none, and the body's bytes would be taken as the next request),
+    // and a proxy in front that frames it differently could smuggle a request: RFC 9112 §6.3
+    // asks for 400 and a closed connection.
+    if (const std::string codings = transfer_codings(header);
+        !codings.empty() && codings != "chunked") {
+      body_unread_ = true;
+      return send_error(InvalidInput("Transfer-Encoding '" + codings +
+                                     "' is not accepted: the only transfer coding read is "
+                                     "'chunked'"));
     }
     if (parser_->is_done()) return dispatch();
     if (lower(header[http::field::expect]) == "100-continue") {
