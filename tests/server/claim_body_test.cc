@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
+#include "server/util/server_errors.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf::server {
@@ -32,6 +33,17 @@ TEST_CASE("claim_body_rejects_bad_fields_naming_them", "[claim_body]") {
                        MessageContains("wait_s"));
   CHECK_THROWS_MATCHES(parse_claim_body(R"({"wait_s": "20"})"), InvalidInput,
                        MessageContains("wait_s"));
+}
+
+// Regression: any body up to --max-body-bytes was parsed before the claim's token was checked.
+TEST_CASE("claim_body_over_the_cap_is_refused_before_it_is_parsed", "[claim_body]") {
+  std::string padded = R"({"min_round": 3})";
+  padded.resize(kMaxClaimBodyBytes, ' ');
+  CHECK(parse_claim_body(padded).min_round == 3);
+  const std::string nested = std::string(kMaxClaimBodyBytes, '[');
+  CHECK_THROWS_AS(parse_claim_body(nested), InvalidInput);
+  CHECK_THROWS_MATCHES(parse_claim_body(nested + "]"), PayloadTooLarge,
+                       MessageContains("claim body: 1025 bytes exceeds the 1024 bytes"));
 }
 
 }  // namespace fedleaf::server

@@ -216,6 +216,17 @@ test('auth failures are 401 without a token and 403 with a wrong one', async () 
   assert.ok(list.json.populations.some((p) => p.id === population.id));
 });
 
+test('a claim body over 1 KiB gets 413 before it is parsed, and no task is leased', async () => {
+  const population = await createPopulation(server.url, { id: 'claim-cap', clients_per_round: 1 });
+  const url = `${server.url}/v1/populations/${population.id}/tasks:claim`;
+  for (const token of ['no-such-token', population.client_token]) {
+    const res = await call(url, { method: 'POST', token, body: '['.repeat(60000) });
+    assert.equal(res.status, 413);
+    assert.match(res.json.error.message, /claim body: 60000 bytes exceeds the 1024 bytes a claim body may have/);
+  }
+  assert.equal((await claim(population)).status, 200);
+});
+
 test('claims answer 204 with Retry-After when every task is leased', async () => {
   const population = await createPopulation(server.url, { id: 'busy', clients_per_round: 1, lease_s: 30 });
   assert.equal((await claim(population)).status, 200);

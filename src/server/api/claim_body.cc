@@ -4,14 +4,20 @@
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/error.h"
+#include "server/util/server_errors.h"
 
 namespace fedleaf::server {
 
 ClaimBody parse_claim_body(const std::string& body) {
   ClaimBody out;
   if (body.empty()) return out;
+  if (body.size() > kMaxClaimBodyBytes) {
+    throw PayloadTooLarge("claim body: " + std::to_string(body.size()) + " bytes exceeds the " +
+                          std::to_string(kMaxClaimBodyBytes) + " bytes a claim body may have");
+  }
   const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     throw InvalidInput("claim body: must be a JSON object such as {\"min_round\": 3}");
