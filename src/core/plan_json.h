@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_nesting.h"
 
 namespace fedleaf::core::plan_json {
 
@@ -40,8 +41,10 @@ inline std::string get_string(const json& object, const std::string& path, const
   return v->get<std::string>();
 }
 
-// The plan's text as JSON; "plan: not valid JSON (...)" when it is not.
+// The plan's text as JSON; "plan: not valid JSON (...)" when it is not, "plan: JSON nested
+// deeper than ..." past kMaxJsonNesting.
 inline json parse_text(const std::string& text) {
+  check_json_nesting(text, kMaxJsonNesting, "plan");
   try {
     return json::parse(text);
   } catch (const json::exception& e) {

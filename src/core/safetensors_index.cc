@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_nesting.h"
 #include "core/text_format.h"
 
 namespace fedleaf::core {
@@ -148,6 +149,8 @@ SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size,
   if (header_size == 0 || header_begin[0] != '{') {
     throw InvalidInput("safetensors: the header must start with '{' (a JSON object)");
   }
+  check_json_nesting({header_begin, static_cast<std::size_t>(header_size)}, kMaxJsonNesting,
+                     "safetensors: header");
   std::set<std::string> names;
   std::string duplicate;
   const json::parser_callback_t find_duplicate = [&](int depth, json::parse_event_t event,

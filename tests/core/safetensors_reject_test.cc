@@ -59,6 +59,12 @@ TEST_CASE("decode_rejects_invalid_json", "[safetensors][reject]") {
   require_header_rejected(raw("{\"\xff\": 1}", 0), "header is not a valid JSON object");
 }
 
+TEST_CASE("decode_rejects_a_header_nested_past_the_json_limit", "[safetensors][reject]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  require_header_rejected(raw(R"({"__metadata__": {"a": )" + deep + "}}", 0),
+                          "safetensors: header: JSON nested deeper than 64 levels");
+}
+
 TEST_CASE("decode_rejects_a_header_that_does_not_start_with_a_brace", "[safetensors][reject]") {
   require_header_rejected(raw("[1, 2]  ", 0), "the header must start with '{'");
   require_header_rejected(raw(" {}", 0), "the header must start with '{'");

@@ -57,6 +57,17 @@ TEST_CASE("parse_population_spec_rejects_broken_rules_naming_the_field", "[popul
                        InvalidInput, MessageContains("'id'"));
 }
 
+// Regression: a plan 100,000 arrays deep was accepted and then printed recursively (plan_json),
+// which overflowed the server's stack.
+TEST_CASE("parse_population_spec_rejects_json_nested_past_the_limit", "[population_spec]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"seed": 1, "plan": {"zz": )" + deep + "}}"),
+                       InvalidInput, MessageContains("population: JSON nested deeper than 64"));
+  const std::string fits = std::string(62, '[') + std::string(62, ']');
+  CHECK(parse_population_spec(R"({"seed": 1, "plan": {"zz": )" + fits + "}}").plan_json.size() ==
+        fits.size() + 7);
+}
+
 TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_spec]") {
   CHECK(is_valid_population_id("spam_v2-A"));
   CHECK_FALSE(is_valid_population_id(""));

@@ -51,6 +51,15 @@ TEST_CASE("summarize_result_rejects_broken_rules_naming_the_key", "[result_summa
       InvalidInput, MessageContains("'loss': missing"));
 }
 
+TEST_CASE("summarize_result_rejects_a_header_nested_past_the_json_limit", "[result_summary]") {
+  const std::string header =
+      R"({"__metadata__": {"a": )" + std::string(100000, '[') + std::string(100000, ']') + "}}";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(header.size() >> (8 * i));
+  CHECK_THROWS_MATCHES(summarize(bytes + header, "train"), InvalidInput,
+                       MessageContains("result: safetensors header: JSON nested deeper than 64"));
+}
+
 TEST_CASE("summarize_result_rejects_tensors_in_an_evaluate_result", "[result_summary]") {
   core::NamedTensors t;
   t.emplace("x", test::dense_f32({1}, [](std::size_t) { return 1; }));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_nesting.h"
 #include "server/util/base64.h"
 
 namespace fedleaf::server {
@@ -55,6 +56,7 @@ bool is_valid_population_id(const std::string& id) {
 }
 
 PopulationSpec parse_population_spec(const std::string& body_text) {
+  core::check_json_nesting(body_text, core::kMaxJsonNesting, "population");
   json body = json::parse(body_text, nullptr, false);
   if (body.is_discarded() || !body.is_object()) {
     throw InvalidInput("population: body must be a JSON object");

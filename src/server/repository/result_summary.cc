@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_nesting.h"
 #include "core/safetensors.h"
 
 namespace fedleaf::server {
@@ -37,6 +38,8 @@ ResultSummary summarize_result(const std::uint8_t* data, std::size_t size,
                        " exceeds the " + std::to_string(size - 8) + " bytes that follow");
   }
   const auto* begin = reinterpret_cast<const char*>(data + 8);
+  core::check_json_nesting({begin, static_cast<std::size_t>(header_size)}, core::kMaxJsonNesting,
+                           "result: safetensors header");
   nlohmann::json header =
       nlohmann::json::parse(begin, begin + header_size, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {

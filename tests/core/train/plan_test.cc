@@ -101,6 +101,11 @@ TEST_CASE("evaluate_plans_need_no_train_or_updates", "[plan]") {
   CHECK_FALSE(p.train.has_value());
 }
 
+TEST_CASE("plans_nested_past_the_json_limit_are_rejected_before_parsing", "[plan]") {
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  check_rejects(R"({"extra": )" + deep + R"(, "model": {}})", "plan: JSON nested deeper than 64");
+}
+
 TEST_CASE("plan_errors_name_the_json_path", "[plan]") {
   const std::string emb = R"({"type": "embedding_bag", "name": "emb", "vocab": 100, "dim": 4})";
   check_rejects(
