@@ -3,6 +3,7 @@
 #include <iterator>
 
 #include "core/error.h"
+#include "core/text_format.h"
 
 namespace fedleaf::core {
 
@@ -45,8 +46,8 @@ DType parse_dtype(std::string_view name, std::string_view context) {
   for (const DTypeFacts& row : kDTypes) {
     if (row.name == name) return row.dtype;
   }
-  throw InvalidInput(std::string(context) + ": unknown dtype '" + std::string(name) +
-                     "' (supported: F32, F64, I32, I64, U8, and F16, BF16 in files)");
+  throw InvalidInput(std::string(context) + ": unknown dtype " + in_quotes(name) +
+                     " (supported: F32, F64, I32, I64, U8, and F16, BF16 in files)");
 }
 
 bool is_floating(DType dtype) { return dtype == DType::F32 || dtype == DType::F64; }

@@ -8,7 +8,19 @@ std::string in_quotes(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
   out += '\'';
-  out += text;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\'' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
   out += '\'';
   return out;
 }

@@ -10,7 +10,10 @@
 
 namespace fedleaf::core {
 
-// `text` in single quotes, as messages name tensors and fields.
+// `text` in single quotes, as messages name tensors and fields. Text from outside may hold any
+// byte: control characters are written \xHH, a quote \' and a backslash \\, so a message stays one
+// line, shows where the name ends, and survives what() (a C string, which a NUL would cut short:
+// a tensor named "emb/weight\0zz" was reported as 'emb/weight, and the rule was lost).
 std::string in_quotes(std::string_view text);
 // Shortest-safe decimal (%.17g) that strtod reads back to exactly `value`.
 std::string format_double_exact(double value);

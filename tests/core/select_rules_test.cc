@@ -69,6 +69,9 @@ TEST_CASE("select_rejects_unknown_tensors", "[select_rules]") {
   const Fixture f = make_fixture();
   require_rejected(request("nope", {1}), f.plan,
                    "select: tensor 'nope': unknown tensor (the model has no tensor of that name)");
+  // Regression: a NUL in the name cut the message short at "select: tensor 'emb/weight".
+  require_rejected(request(std::string("emb/weight\0zz", 13), {1}), f.plan,
+                   "select: tensor 'emb/weight\\x00zz': unknown tensor");
 }
 
 TEST_CASE("select_rejects_tensors_outside_the_plans_updates", "[select_rules]") {

@@ -11,6 +11,14 @@ TEST_CASE("in_quotes_wraps_text_in_single_quotes") {
   CHECK(core::in_quotes("") == "''");
 }
 
+// Regression: a NUL in a client's tensor name cut the message (a C string) short of its rule.
+TEST_CASE("in_quotes_escapes_control_characters_quotes_and_backslashes") {
+  CHECK(core::in_quotes(std::string("emb/weight\0zz", 13)) == "'emb/weight\\x00zz'");
+  CHECK(core::in_quotes("a\nb\tc\x7f") == "'a\\x0ab\\x09c\\x7f'");
+  CHECK(core::in_quotes("it's a\\b") == "'it\\'s a\\\\b'");
+  CHECK(core::in_quotes("caf\xc3\xa9 \xff") == "'caf\xc3\xa9 \xff'");  // other bytes as they are
+}
+
 TEST_CASE("format_double_exact_reads_back_to_the_same_double") {
   for (double v : {0.1, 1.0 / 3.0, 6.02214076e23, -2.5e-300, std::numeric_limits<double>::max(),
                    std::numeric_limits<double>::denorm_min()}) {

@@ -51,6 +51,17 @@ TEST_CASE("summarize_result_rejects_broken_rules_naming_the_key", "[result_summa
       InvalidInput, MessageContains("'loss': missing"));
 }
 
+// Regression: client text with a NUL cut the message (a C string) short of its rule.
+TEST_CASE("summarize_result_quotes_client_text_whole_in_its_messages", "[result_summary]") {
+  CHECK_THROWS_MATCHES(
+      summarize(with_metadata({{"kind", std::string("\0evaluate", 9)}, {"num_examples", "1"}}),
+                "train"),
+      InvalidInput, MessageContains("'kind': '\\x00evaluate' does not match the train task"));
+  CHECK_THROWS_MATCHES(
+      summarize(with_metadata({{"num_examples", std::string("5\0", 2)}, {"loss", "1"}}), "train"),
+      InvalidInput, MessageContains("'num_examples': '5\\x00' is not an integer > 0"));
+}
+
 TEST_CASE("summarize_result_rejects_a_header_nested_past_the_json_limit", "[result_summary]") {
   const std::string header =
       R"({"__metadata__": {"a": )" + std::string(100000, '[') + std::string(100000, ']') + "}}";

@@ -1,6 +1,7 @@
 #include "core/aggregation/update_encoding.h"
 
 #include "core/error.h"
+#include "core/text_format.h"
 
 namespace fedleaf::core {
 
@@ -20,8 +21,8 @@ UpdateEncoding parse_update_encoding(std::string_view name, const std::string& c
   if (name == "dense") return UpdateEncoding::kDense;
   if (name == "coo") return UpdateEncoding::kCoo;
   if (name == "row_sparse") return UpdateEncoding::kRowSparse;
-  throw InvalidInput(context + ": unknown encoding '" + std::string(name) +
-                     "' (expected 'dense', 'coo' or 'row_sparse')");
+  throw InvalidInput(context + ": unknown encoding " + in_quotes(name) +
+                     " (expected 'dense', 'coo' or 'row_sparse')");
 }
 
 UpdateEncoding update_encoding_of(const Tensor& tensor) {

@@ -43,7 +43,7 @@ std::int64_t parse_id(const std::string& text, const char* what) {
   char* end = nullptr;
   const long long v = std::strtoll(text.c_str(), &end, 10);
   if (text.empty() || end != text.c_str() + text.size() || v < 0) {
-    throw NotFound(std::string(what) + " '" + text + "' is not a number");
+    throw NotFound(std::string(what) + " " + core::in_quotes(text) + " is not a number");
   }
   return v;
 }

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/json_nesting.h"
 #include "core/safetensors.h"
+#include "core/text_format.h"
 
 namespace fedleaf::server {
 namespace {
@@ -21,7 +22,8 @@ double parse_finite(const std::string& text, const std::string& key) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(v)) {
-    throw InvalidInput("result metadata '" + key + "': '" + text + "' is not a finite number");
+    throw InvalidInput("result metadata '" + key + "': " + core::in_quotes(text) +
+                       " is not a finite number");
   }
   return v;
 }
@@ -62,15 +64,16 @@ ResultSummary summarize_result(const std::uint8_t* data, std::size_t size,
   ResultSummary summary;
   summary.kind = string_of("kind").value_or("train");
   if (summary.kind != expected_kind) {
-    throw InvalidInput("result metadata 'kind': '" + summary.kind + "' does not match the " +
-                       expected_kind + " task");
+    throw InvalidInput("result metadata 'kind': " + core::in_quotes(summary.kind) +
+                       " does not match the " + expected_kind + " task");
   }
   const auto examples = string_of("num_examples");
   if (!examples) throw InvalidInput("result metadata 'num_examples': missing");
   char* end = nullptr;
   const long long n = std::strtoll(examples->c_str(), &end, 10);
   if (examples->empty() || end != examples->c_str() + examples->size() || n <= 0) {
-    throw InvalidInput("result metadata 'num_examples': '" + *examples + "' is not an integer > 0");
+    throw InvalidInput("result metadata 'num_examples': " + core::in_quotes(*examples) +
+                       " is not an integer > 0");
   }
   summary.num_examples = static_cast<double>(n);
   if (!meta.contains("loss")) throw InvalidInput("result metadata 'loss': missing");

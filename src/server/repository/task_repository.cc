@@ -16,6 +16,7 @@
 
 #include "core/aggregation/round_aggregator.h"
 #include "core/safetensors.h"
+#include "core/text_format.h"
 #include "core/train/plan.h"
 #include "server/repository/result_summary.h"
 #include "server/store/store_rules.h"
@@ -299,8 +300,8 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
   try {
     summary = summarize_result(data, body.size(), "train");
     if (!summary.task_id.empty() && summary.task_id != std::to_string(task.id)) {
-      throw InvalidInput("result metadata 'task_id': '" + summary.task_id +
-                         "' is not the uploaded task " + std::to_string(task.id));
+      throw InvalidInput("result metadata 'task_id': " + core::in_quotes(summary.task_id) +
+                         " is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
     const auto fold_start = std::chrono::steady_clock::now();
