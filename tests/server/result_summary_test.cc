@@ -51,6 +51,27 @@ TEST_CASE("summarize_result_rejects_broken_rules_naming_the_key", "[result_summa
       InvalidInput, MessageContains("'loss': missing"));
 }
 
+// Regression: loss 1e308 (finite) × num_examples overflowed the round's loss sum to inf.
+TEST_CASE("summarize_result_bounds_each_metric", "[result_summary]") {
+  const auto train = [](const std::string& key, const std::string& value) {
+    core::Metadata m = {{"num_examples", "10"}, {"loss", "0.5"}};
+    m[key] = value;
+    return summarize(with_metadata(m), "train");
+  };
+  CHECK(train("loss", "1e100").metrics.at("loss") == 1e100);
+  CHECK(train("loss", "0").metrics.at("loss") == 0);
+  CHECK(train("accuracy", "1").metrics.at("accuracy") == 1);
+  CHECK(train("auc", "0").metrics.at("auc") == 0);
+  CHECK_THROWS_MATCHES(train("loss", "1e308"), InvalidInput,
+                       MessageContains("'loss': '1e308' is outside [0, 1e+100]"));
+  CHECK_THROWS_MATCHES(train("loss", "-0.5"), InvalidInput,
+                       MessageContains("'loss': '-0.5' is outside [0, 1e+100]"));
+  CHECK_THROWS_MATCHES(train("accuracy", "-1e308"), InvalidInput,
+                       MessageContains("'accuracy': '-1e308' is outside [0, 1]"));
+  CHECK_THROWS_MATCHES(train("auc", "1.0001"), InvalidInput,
+                       MessageContains("'auc': '1.0001' is outside [0, 1]"));
+}
+
 // Regression: client text with a NUL cut the message (a C string) short of its rule.
 TEST_CASE("summarize_result_quotes_client_text_whole_in_its_messages", "[result_summary]") {
   CHECK_THROWS_MATCHES(

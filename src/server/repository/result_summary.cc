@@ -15,15 +15,28 @@
 namespace fedleaf::server {
 namespace {
 
-constexpr const char* kMetricKeys[] = {"loss", "accuracy", "auc"};
+// The metrics a result reports and their ranges: losses are cross entropies (>= 0; from float
+// logits they stay below 1e39), accuracy and AUC are fractions. A round sums num_examples ×
+// metric over its reports, so the bound also keeps those sums finite: one upload of loss 1e308
+// made the round's mean loss non-finite for good.
+struct MetricRange {
+  const char* key;
+  double max;
+};
+constexpr MetricRange kMetrics[] = {{"loss", kMaxResultLoss}, {"accuracy", 1}, {"auc", 1}};
 
-double parse_finite(const std::string& text, const std::string& key) {
+double parse_metric(const std::string& text, const MetricRange& metric) {
+  const std::string key = metric.key;
   if (text.empty()) throw InvalidInput("result metadata '" + key + "': empty, expected a number");
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (end != text.c_str() + text.size() || !std::isfinite(v)) {
     throw InvalidInput("result metadata '" + key + "': " + core::in_quotes(text) +
                        " is not a finite number");
+  }
+  if (!(v >= 0 && v <= metric.max)) {
+    throw InvalidInput("result metadata '" + key + "': " + core::in_quotes(text) +
+                       " is outside [0, " + core::format_decimal(metric.max) + "]");
   }
   return v;
 }
@@ -77,8 +90,9 @@ ResultSummary summarize_result(const std::uint8_t* data, std::size_t size,
   }
   summary.num_examples = static_cast<double>(n);
   if (!meta.contains("loss")) throw InvalidInput("result metadata 'loss': missing");
-  for (const char* key : kMetricKeys) {
-    if (auto text = string_of(key)) summary.metrics[key] = parse_finite(*text, key);
+  for (const MetricRange& metric : kMetrics) {
+    if (auto text = string_of(metric.key))
+      summary.metrics[metric.key] = parse_metric(*text, metric);
   }
   summary.task_id = string_of("task_id").value_or("");
 

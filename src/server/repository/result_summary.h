@@ -4,10 +4,11 @@
 //   ResultSummary s = summarize_result(body.data(), body.size(), "train");
 //   s.num_examples;  s.metrics.at("loss");
 //
-// Rules (contracts.md "Train result" / "Evaluate result"): metadata "kind" equals the task's
-// kind; "num_examples" is a decimal integer > 0; "loss" is present; "loss", "accuracy", "auc"
-// and any other metric key present are finite decimals. Train results carry tensors; evaluate
-// results carry none. Throws InvalidInput naming the key and the rule.
+// Rules (docs/design.md, the API's upload): metadata "kind" equals the task's kind;
+// "num_examples" is a decimal integer > 0; "loss" is present; "loss" is a decimal in
+// [0, kMaxResultLoss], "accuracy" and "auc" when present decimals in [0, 1]; other keys are not
+// read. Train results carry tensors; evaluate results carry none. Throws InvalidInput naming the
+// key and the rule.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,10 @@
 #include <string>
 
 namespace fedleaf::server {
+
+// The largest loss a result may report: above anything float logits give, small enough that
+// num_examples × loss summed over a round's reports stays finite.
+inline constexpr double kMaxResultLoss = 1e100;
 
 struct ResultSummary {
   std::string kind;  // "train" | "evaluate"
