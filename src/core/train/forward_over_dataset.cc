@@ -1,8 +1,11 @@
 #include "core/train/forward_over_dataset.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "core/safetensors.h"
 #include "core/train/batch.h"
 #include "core/train/model_parameters.h"
@@ -22,6 +25,16 @@ void forward_over_dataset(const Plan& plan, const std::uint8_t* model_bytes, std
     const std::size_t count = std::min(batch_size, dataset.size() - begin);
     for (std::size_t b = 0; b < count; ++b) examples[b] = static_cast<std::uint32_t>(begin + b);
     const LossSums sums = model.forward(gatherer.gather(examples.data(), count));
+    // Finite parameters can still overflow float on the way to the logits (3e38 × 2 is inf, and
+    // inf − inf NaN): such outputs are no prediction and no metric.
+    const float* outputs = model.outputs();
+    for (std::size_t i = 0; i < count * model.output_width(); ++i) {
+      if (!std::isfinite(outputs[i])) {
+        throw InvalidInput("model: the outputs for example " +
+                           std::to_string(begin + i / model.output_width()) +
+                           " are not finite (the parameters overflow float on the way to them)");
+      }
+    }
     visit(model, begin, count, sums);
   }
 }

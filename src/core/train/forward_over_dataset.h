@@ -6,9 +6,11 @@
 //
 // The model's parameters are read from safetensors bytes and checked against the plan
 // (declared_parameters: InvalidInput naming a missing or mis-shaped tensor; non-finite values are
-// rejected too), the dataset against the model (check_dataset_fits). The examples are visited in
-// order, in batches of min(plan.eval_batch_size, dataset.size()); `visit` sees each batch's
-// logits (model.outputs(), [count, model.output_width()]) before the next batch overwrites them.
+// rejected too), the dataset against the model (check_dataset_fits); outputs that are not finite
+// (finite parameters can overflow float) are InvalidInput naming the example. The examples are
+// visited in order, in batches of min(plan.eval_batch_size, dataset.size()); `visit` sees each
+// batch's logits (model.outputs(), [count, model.output_width()]) before the next batch overwrites
+// them.
 #pragma once
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 #include "core/train/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -19,6 +20,13 @@ double binary_auc(const std::vector<float>& scores, const std::vector<std::int32
     if (l != 0 && l != 1)
       throw InvalidInput("binary_auc: label " + std::to_string(l) + " is not 0 or 1");
     positives += static_cast<std::size_t>(l);
+  }
+  // NaN orders with nothing: sorting it breaks std::sort's contract, and the tie walk below
+  // (a score equal to itself) never moved past it, so evaluation hung.
+  for (std::size_t e = 0; e < scores.size(); ++e) {
+    if (std::isnan(scores[e])) {
+      throw InvalidInput("binary_auc: the score of example " + std::to_string(e) + " is NaN");
+    }
   }
   const std::size_t negatives = labels.size() - positives;
   if (positives == 0 || negatives == 0) return std::numeric_limits<double>::quiet_NaN();

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/error.h"
@@ -54,6 +55,31 @@ TEST_CASE("forward_over_dataset_rejects_a_model_that_lacks_a_declared_tensor", "
                                                       const core::LossSums&) { visited = true; }),
                        InvalidInput, test::MessageContains("model: missing tensor 'out/bias'"));
   CHECK_FALSE(visited);
+}
+
+// Regression: finite parameters near FLT_MAX overflowed the logits; predict() returned NaN
+// probabilities and evaluate hung in binary_auc.
+TEST_CASE("forward_over_dataset_rejects_outputs_that_overflow_float", "[forward]") {
+  const core::Plan plan = core::parse_plan(test::kDesignPlan);
+  const core::Dataset data = test::random_sparse_dataset(3, 4, 262144, 6, false, 2);
+  core::NamedTensors tensors =
+      core::read_safetensors(core::initialize_model(test::kDesignPlan, 5)).tensors;
+  for (auto& [name, tensor] : tensors) {
+    auto& dense = std::get<core::DenseTensor>(tensor);
+    float* values = dense.data<float>();
+    for (std::size_t i = 0; i < dense.size(); ++i) values[i] = 3e38f;
+  }
+  const std::vector<std::uint8_t> bytes = core::write_safetensors(tensors);
+  bool visited = false;
+
+  CHECK_THROWS_MATCHES(
+      core::forward_over_dataset(
+          plan, bytes.data(), bytes.size(), data,
+          [&](const Model&, std::size_t, std::size_t, const core::LossSums&) { visited = true; }),
+      InvalidInput, test::MessageContains("model: the outputs for example 0 are not finite"));
+  CHECK_FALSE(visited);
+  CHECK_THROWS_MATCHES(core::predict(test::kDesignPlan, bytes.data(), bytes.size(), data),
+                       InvalidInput, test::MessageContains("are not finite"));
 }
 
 }  // namespace fedleaf

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 
 #include "core/train/metrics.h"
 #include "tests/core/error_matchers.h"
@@ -26,4 +27,14 @@ TEST_CASE("auc_is_nan_with_one_class_and_rejects_bad_input", "[metrics]") {
                        MessageContains("2 scores for 1 labels"));
   CHECK_THROWS_MATCHES(binary_auc({1, 2}, {0, 2}), fedleaf::InvalidInput,
                        MessageContains("label 2 is not 0 or 1"));
+}
+
+// Regression: a NaN score never left the tie walk, and evaluation hung.
+TEST_CASE("auc_rejects_nan_scores_and_orders_infinities", "[metrics]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK_THROWS_MATCHES(binary_auc({0.5f, nan, 1}, {0, 1, 1}), fedleaf::InvalidInput,
+                       MessageContains("the score of example 1 is NaN"));
+  CHECK(binary_auc({-inf, inf, inf}, {0, 1, 1}) == 1.0);
+  CHECK(binary_auc({inf, inf}, {0, 1}) == 0.5);
 }
