@@ -75,14 +75,16 @@ HeaderEntry parse_entry(const std::string& name, const json& entry) {
   }
   const std::size_t count = shape_element_count(a.shape, where);
   const std::size_t size = dtype_size(a.dtype);
-  if (count > std::numeric_limits<std::uint64_t>::max() / size || count * size != a.end - a.begin) {
-    throw InvalidInput(where + ": data_offsets [" + std::to_string(a.begin) + ", " +
-                       std::to_string(a.end) + "] hold " + std::to_string(a.end - a.begin) +
-                       " bytes but shape " + shape_to_string(a.shape) + " of " +
-                       std::string(dtype_name(a.dtype)) + " needs " +
-                       (count > std::numeric_limits<std::uint64_t>::max() / size
-                            ? std::string("more than fit in memory")
-                            : std::to_string(count * size)));
+  // The byte count must fit size_t (wasm32: 32 bits, where count * size wrapped: [2^30, 2] of
+  // F32 "needed 0" bytes and passed with empty data_offsets); the product is exact in 64 bits.
+  const bool too_large = count > std::numeric_limits<std::size_t>::max() / size;
+  const std::uint64_t bytes = std::uint64_t{count} * size;
+  if (too_large || bytes != a.end - a.begin) {
+    throw InvalidInput(
+        where + ": data_offsets [" + std::to_string(a.begin) + ", " + std::to_string(a.end) +
+        "] hold " + std::to_string(a.end - a.begin) + " bytes but shape " +
+        shape_to_string(a.shape) + " of " + std::string(dtype_name(a.dtype)) + " needs " +
+        (too_large ? std::string("more than fit in memory") : std::to_string(bytes)));
   }
   return out;
 }

@@ -117,6 +117,14 @@ TEST_CASE("decode_rejects_offsets_not_covering_the_buffer", "[safetensors][rejec
                           "tensors cover 4 of the 6 data bytes");
 }
 
+// Regression: in wasm32 the byte count wrapped (2^31 F32 elements "needed 0" bytes), so this
+// header passed and training read rows from memory outside the model.
+TEST_CASE("decode_rejects_a_byte_count_that_overflows_32_bits", "[safetensors][reject]") {
+  require_header_rejected(
+      raw(R"({"w":{"dtype":"F32","shape":[1073741824,2],"data_offsets":[0,0]}})", 0),
+      "tensor 'w': data_offsets [0, 0] hold 0 bytes but shape [1073741824, 2] of F32 needs ");
+}
+
 TEST_CASE("decode_rejects_byte_count_not_matching_shape", "[safetensors][reject]") {
   require_header_rejected(
       raw(R"({"w":{"dtype":"F64","shape":[2,2],"data_offsets":[0,16]}})", 16),

@@ -228,7 +228,14 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
                                  std::size_t model_size, const Dataset& dataset)
     : TrainingSession(
           plan_json, index_safetensors(model, model_size),
-          [model](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
+          [model, model_size](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
+            // The index vouches for every range it hands out; a read past the bytes would be a
+            // bug here, not bad input, and must not become a read of unrelated memory.
+            if (begin > model_size || size > model_size - begin) {
+              throw Error("training session: model bytes [" + std::to_string(begin) + ", " +
+                          std::to_string(begin + size) + ") are outside the " +
+                          std::to_string(model_size) + "-byte model");
+            }
             std::memcpy(out, model + begin, size);
           },
           dataset) {}
