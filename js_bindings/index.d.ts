@@ -12,7 +12,10 @@ export const PROTOCOL_VERSION: string;
 
 export type DType = 'F32' | 'F64' | 'I32' | 'I64' | 'U8';
 export type TypedArray = Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array;
-/** Bytes in: a Uint8Array, another view of bytes, or an ArrayBuffer. */
+/**
+ * Bytes in: a Uint8Array, another view of bytes (any TypedArray, a DataView), or an ArrayBuffer;
+ * anything else throws a TypeError naming the argument.
+ */
 export type BytesLike = Uint8Array | ArrayBufferView | ArrayBuffer;
 
 /** A dense tensor: row-major data of `shape`. `dtype` is inferred from `data` when omitted. */
@@ -134,7 +137,7 @@ export class Dataset {
   readonly labels: Int32Array;
   /** The distinct ids, sorted ascending: the rows a leaf asks model:select for. */
   distinctIds(): Uint32Array;
-  /** The examples at `indices`, as a new dataset. */
+  /** The examples at `indices` (integers in [0, size), repeats allowed), as a new dataset. */
   subset(indices: ArrayLike<number>): Dataset;
   delete(): void;
 }
@@ -238,13 +241,26 @@ export interface Executor {
   /** Sorts indices and sums duplicates. */
   coalesce(tensor: SparseTensor): DecodedSparseTensor;
 
-  /** Hashed bag-of-words from raw texts, featurized as the plan's "features" say. */
+  /*
+   * Dataset inputs are checked before they reach wasm: ids and offsets must be integers in
+   * [0, 2^32), labels integers in [0, 2^31), weights and dense values numbers finite in float32;
+   * anything else throws (a TypeError for a non-number, a RangeError for a number out of its rule)
+   * naming the argument and the index, e.g. "ids[1]: 4294967301 is not an integer in [0, 2^32)".
+   */
+
+  /** Hashed bag-of-words from raw texts (strings), featurized as the plan's "features" say. */
   datasetFromTexts(texts: string[], labels: ArrayLike<number>, plan?: PlanInput | { features?: TextFeatures }): Dataset;
-  /** svmlight/libsvm text ("label idx:val ..."); indexBase 1 (default) or 0. */
+  /**
+   * svmlight/libsvm text ("label idx:val ..."); indexBase 1 (default) or 0; numFeatures an
+   * integer in [0, 2^32) above every id, 0 (default) for max id + 1.
+   */
   datasetFromSvmlight(text: string, options?: { indexBase?: 0 | 1; numFeatures?: number }): Dataset;
-  /** Dense float rows: values is [labels.length, numColumns] row-major. */
+  /** Dense float rows: values is [labels.length, numColumns] row-major; numColumns in [1, 2^32). */
   datasetFromDense(values: ArrayLike<number>, numColumns: number, labels: ArrayLike<number>): Dataset;
-  /** CSR: example i has ids[offsets[i] .. offsets[i+1]) with weights (empty: all 1). */
+  /**
+   * CSR: example i has ids[offsets[i] .. offsets[i+1]) with weights (empty: all 1); numFeatures an
+   * integer in [0, 2^32) above every id, 0 (default) for max id + 1.
+   */
   datasetFromCsr(csr: { offsets: ArrayLike<number>; ids: ArrayLike<number>; weights?: ArrayLike<number>;
                         labels: ArrayLike<number>; numFeatures?: number }): Dataset;
 

@@ -11,6 +11,7 @@
 // Errors from the C++ core arrive as JS Errors with the core's message and a `code`
 // ('InvalidInput', 'NotFound', 'Conflict', 'Error', 'InternalError').
 
+import { bytesOf } from './bytes.js';
 import { loadModule } from './load_module.js';
 import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
 import { datasetApi, trainingApi } from './training.js';
@@ -36,12 +37,6 @@ function checkMetadata(metadata) {
   return metadata;
 }
 
-function bytesOf(bytes) {
-  if (bytes instanceof ArrayBuffer) return new Uint8Array(bytes);
-  if (ArrayBuffer.isView(bytes)) return bytes;
-  throw new TypeError('expected a Uint8Array, another TypedArray or an ArrayBuffer');
-}
-
 /**
  * Loads the wasm module and returns an executor.
  * @param {{simd?: 'auto'|boolean, distUrl?: string|URL}} [options]
@@ -61,7 +56,7 @@ export async function createExecutor(options = {}) {
       return module.encodeSafetensors(normalizeTensors(tensors), checkMetadata(metadata));
     },
     decodeSafetensors(bytes) {
-      const { tensors, metadata } = module.decodeSafetensors(bytesOf(bytes));
+      const { tensors, metadata } = module.decodeSafetensors(bytesOf('bytes', bytes));
       return { tensors: publicTensors(tensors), metadata };
     },
     coalesce(tensor) {

@@ -3,6 +3,11 @@
 // wasm call and yields to the event loop between slices, so downloads and uploads (runLeaf's
 // prefetch) and a page's UI keep going while a model trains.
 
+import { bytesOf } from './bytes.js';
+import {
+  UINT32_LIMIT, float32Array, integerArg, integerArray, labelArray, stringArray, uint32Array, zeroOrOneArg,
+} from './dataset_inputs.js';
+
 const encoder = new TextEncoder();
 
 export function planJson(plan) {
@@ -27,12 +32,6 @@ const yieldToEventLoop = typeof setImmediate === 'function'
     channel.port2.postMessage(null);
   });
 
-function int32Labels(labels, count) {
-  const out = labels instanceof Int32Array ? labels : Int32Array.from(labels);
-  if (out.length !== count) throw new TypeError(`labels: expected ${count} entries, got ${out.length}`);
-  return out;
-}
-
 /** A dataset living in wasm memory. Call delete() when done with it. */
 export class Dataset {
   constructor(handle) {
@@ -53,12 +52,34 @@ export class Dataset {
     const bytes = this.handle.labels();
     return new Int32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   }
-  /** The examples at `indices`, as a new dataset. */
-  subset(indices) { return new Dataset(this.handle.subset(Uint32Array.from(indices))); }
+  /** The examples at `indices` (integers in [0, size), repeats allowed), as a new dataset. */
+  subset(indices) {
+    const size = this.size;
+    return new Dataset(this.handle.subset(integerArray('indices', indices, Uint32Array, size, String(size))));
+  }
   delete() {
     if (this.handle) this.handle.delete();
     this.handle = null;
   }
+}
+
+/**
+ * The wasm module's round aggregator behind the same methods, taking every BytesLike in
+ * addResult (the module takes views only). delete() frees it.
+ */
+class RoundAggregator {
+  constructor(handle) {
+    this.handle = handle;
+  }
+  /** Folds one result (safetensors); all-or-nothing, throws on bad input. */
+  addResult(bytes) { this.handle.addResult(bytesOf('bytes', bytes)); }
+  /** Folds another aggregator of the same plan and model in. */
+  merge(other) { this.handle.merge(other instanceof RoundAggregator ? other.handle : other); }
+  numReports() { return this.handle.numReports(); }
+  totalWeight() { return this.handle.totalWeight(); }
+  nextModel() { return this.handle.nextModel(); }
+  checkpoint() { return this.handle.checkpoint(); }
+  delete() { this.handle.delete(); }
 }
 
 export function datasetApi(module) {
@@ -68,27 +89,46 @@ export function datasetApi(module) {
      * (src/core/train/text_features.h documents the tokenizer and the hash exactly).
      */
     datasetFromTexts(texts, labels, plan = {}) {
-      if (!Array.isArray(texts)) throw new TypeError('texts must be an array of strings');
+      stringArray('texts', texts);
+      const checkedLabels = labelArray('labels', labels, texts.length);
       const encoded = texts.map((t) => encoder.encode(t));
       const offsets = new Uint32Array(texts.length + 1);
       for (let i = 0; i < encoded.length; i++) offsets[i + 1] = offsets[i] + encoded[i].length;
       const bytes = new Uint8Array(offsets[texts.length]);
       for (let i = 0; i < encoded.length; i++) bytes.set(encoded[i], offsets[i]);
-      return new Dataset(module.Dataset.fromTexts(bytes, offsets, int32Labels(labels, texts.length), planJson(plan)));
+      return new Dataset(module.Dataset.fromTexts(bytes, offsets, checkedLabels, planJson(plan)));
     },
-    /** svmlight/libsvm text ("label idx:val ..."); indexBase 1 (default) or 0. */
+    /**
+     * svmlight/libsvm text ("label idx:val ..."); indexBase 1 (default) or 0; numFeatures an
+     * integer in [0, 2^32) bounding the ids, 0 (default) for max id + 1.
+     */
     datasetFromSvmlight(text, { indexBase = 1, numFeatures = 0 } = {}) {
+      zeroOrOneArg('indexBase', indexBase);
+      integerArg('numFeatures', numFeatures, 0, UINT32_LIMIT, '2^32');
       return new Dataset(module.Dataset.fromSvmlight(String(text), indexBase, numFeatures));
     },
-    /** Dense float rows: values is [labels.length, numColumns] row-major. */
+    /**
+     * Dense float rows: values is [labels.length, numColumns] row-major, finite float32 numbers;
+     * numColumns an integer in [1, 2^32); labels integers in [0, 2^31).
+     */
     datasetFromDense(values, numColumns, labels) {
-      const rows = Float32Array.from(values);
-      return new Dataset(module.Dataset.fromDense(rows, numColumns, int32Labels(labels, labels.length)));
+      const rows = float32Array('values', values);
+      integerArg('numColumns', numColumns, 1, UINT32_LIMIT, '2^32');
+      return new Dataset(module.Dataset.fromDense(rows, numColumns, labelArray('labels', labels)));
     },
-    /** CSR: example i has ids[offsets[i] .. offsets[i+1]) with weights (empty: all 1). */
-    datasetFromCsr({ offsets, ids, weights = new Float32Array(0), labels, numFeatures = 0 }) {
-      return new Dataset(module.Dataset.fromCsr(Uint32Array.from(offsets), Uint32Array.from(ids),
-        Float32Array.from(weights), int32Labels(labels, labels.length), numFeatures));
+    /**
+     * CSR: example i has ids[offsets[i] .. offsets[i+1]) with weights (empty: all 1). ids and
+     * offsets integers in [0, 2^32), labels in [0, 2^31), weights finite float32 numbers;
+     * numFeatures an integer in [0, 2^32) above every id, 0 (default) for max id + 1.
+     */
+    datasetFromCsr(csr) {
+      if (csr === null || typeof csr !== 'object') {
+        throw new TypeError('datasetFromCsr: expected {offsets, ids, weights?, labels, numFeatures?}');
+      }
+      const { offsets, ids, weights = new Float32Array(0), labels, numFeatures = 0 } = csr;
+      integerArg('numFeatures', numFeatures, 0, UINT32_LIMIT, '2^32');
+      return new Dataset(module.Dataset.fromCsr(uint32Array('offsets', offsets), uint32Array('ids', ids),
+        float32Array('weights', weights), labelArray('labels', labels), numFeatures));
     },
   };
 }
@@ -111,7 +151,7 @@ export function trainingApi(module) {
 
     /** One synchronous call of the stateless executor: result safetensors bytes. */
     execute(plan, modelBytes, dataset, { taskId = '' } = {}) {
-      return module.execute(planJson(plan), modelBytes, dataset.handle, taskId);
+      return module.execute(planJson(plan), bytesOf('modelBytes', modelBytes), dataset.handle, taskId);
     },
 
     /**
@@ -123,7 +163,8 @@ export function trainingApi(module) {
      */
     async train(plan, modelBytes, dataset, { taskId = '', signal, onProgress, sliceMs = 25 } = {}) {
       const t0 = performance.now();
-      const session = module.TrainingSession.create(planJson(plan), modelBytes, dataset.handle);
+      const session = module.TrainingSession.create(planJson(plan), bytesOf('modelBytes', modelBytes),
+        dataset.handle);
       const setupMs = performance.now() - t0;
       try {
         let stepsPerSlice = 1;
@@ -163,7 +204,7 @@ export function trainingApi(module) {
 
     /** Evaluates the model on the dataset: {numExamples, loss, accuracy, auc?}. */
     evaluate(plan, modelBytes, dataset) {
-      const bytes = module.execute(withKind(plan, 'evaluate'), modelBytes, dataset.handle, '');
+      const bytes = module.execute(withKind(plan, 'evaluate'), bytesOf('modelBytes', modelBytes), dataset.handle, '');
       const metadata = metadataOf(module, bytes);
       const out = {
         numExamples: Number(metadata.num_examples),
@@ -180,7 +221,7 @@ export function trainingApi(module) {
      * the dataset must be valid for the loss but do not change the result.
      */
     predict(plan, modelBytes, dataset) {
-      return module.predict(planJson(plan), modelBytes, dataset.handle).probabilities;
+      return module.predict(planJson(plan), bytesOf('modelBytes', modelBytes), dataset.handle).probabilities;
     },
 
     /**
@@ -192,7 +233,7 @@ export function trainingApi(module) {
       // `source` is a Dataset, or an object that picks one per task (see TextLeafData).
       const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
       if ((task.kind ?? 'train') === 'evaluate') {
-        const bytes = module.execute(withKind(task.plan, 'evaluate'), modelBytes, dataset.handle,
+        const bytes = module.execute(withKind(task.plan, 'evaluate'), bytesOf('modelBytes', modelBytes), dataset.handle,
           String(task.task_id ?? ''));
         const metadata = metadataOf(module, bytes);
         return { bytes, numExamples: Number(metadata.num_examples), loss: Number(metadata.loss) };
@@ -207,10 +248,12 @@ export function trainingApi(module) {
      * numReports, totalWeight, nextModel() → safetensors bytes, checkpoint(), delete().
      */
     createRoundAggregator(plan, modelBytes) {
-      return module.RoundAggregator.create(planJson(plan), modelBytes);
+      return new RoundAggregator(
+        module.RoundAggregator.create(planJson(plan), bytesOf('modelBytes', modelBytes)));
     },
     restoreRoundAggregator(plan, modelBytes, checkpoint) {
-      return module.RoundAggregator.restore(planJson(plan), modelBytes, checkpoint);
+      return new RoundAggregator(module.RoundAggregator.restore(planJson(plan),
+        bytesOf('modelBytes', modelBytes), bytesOf('checkpoint', checkpoint)));
     },
   };
   return api;
