@@ -28,7 +28,8 @@ namespace {
 
 class TrainingSessionHandle {
  public:
-  // Keeps the dataset alive as long as the session: the session borrows it. The model stays in
+  // Keeps the dataset alive as long as the session (the session borrows it), even when JS deletes
+  // the dataset between two steps: a read of freed memory before. The model stays in
   // JS (the session holds a reference: model_bytes must not change until result()): only its
   // header and the byte ranges the session trains (dense parameters, the embedding rows the data
   // touch) are copied into wasm memory, and read again to compute the update.
@@ -53,8 +54,10 @@ class TrainingSessionHandle {
                                                  std::uint8_t* out) {
         copy_bytes_from_js(model_bytes, begin, count, out);
       };
-      return new TrainingSessionHandle(std::make_unique<core::TrainingSession>(
-          plan_json, index, std::move(read), dataset.dataset()));
+      std::shared_ptr<const core::Dataset> data = dataset.shared_dataset();
+      auto session =
+          std::make_unique<core::TrainingSession>(plan_json, index, std::move(read), *data);
+      return new TrainingSessionHandle(std::move(data), std::move(session));
     });
   }
 
@@ -93,8 +96,10 @@ class TrainingSessionHandle {
   }
 
  private:
-  explicit TrainingSessionHandle(std::unique_ptr<core::TrainingSession> session)
-      : session_(std::move(session)) {}
+  TrainingSessionHandle(std::shared_ptr<const core::Dataset> dataset,
+                        std::unique_ptr<core::TrainingSession> session)
+      : dataset_(std::move(dataset)), session_(std::move(session)) {}
+  std::shared_ptr<const core::Dataset> dataset_;  // declared first: destroyed after the session
   std::unique_ptr<core::TrainingSession> session_;
 };
 

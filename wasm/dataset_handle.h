@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,7 +45,8 @@ std::vector<T> typed_vector_from_js(const val& array, const std::string& what) {
 
 class DatasetHandle {
  public:
-  explicit DatasetHandle(core::Dataset dataset) : dataset_(std::move(dataset)) {}
+  explicit DatasetHandle(core::Dataset dataset)
+      : dataset_(std::make_shared<const core::Dataset>(std::move(dataset))) {}
 
   // texts: UTF-8 bytes of every text back to back; offsets: Uint32Array of num_texts + 1 byte
   // offsets; labels: Int32Array; plan_or_features_json: a plan (its "features" section is used)
@@ -98,34 +100,37 @@ class DatasetHandle {
   DatasetHandle* subset(val examples) const {
     return call_from_js([&] {
       return new DatasetHandle(
-          dataset_.subset(typed_vector_from_js<std::uint32_t>(examples, "examples")));
+          dataset_->subset(typed_vector_from_js<std::uint32_t>(examples, "examples")));
     });
   }
 
-  double size() const { return static_cast<double>(dataset_.size()); }
-  double num_features() const { return static_cast<double>(dataset_.num_features()); }
-  double num_nonzeros() const { return static_cast<double>(dataset_.num_nonzeros()); }
-  bool is_sparse() const { return dataset_.is_sparse(); }
+  double size() const { return static_cast<double>(dataset_->size()); }
+  double num_features() const { return static_cast<double>(dataset_->num_features()); }
+  double num_nonzeros() const { return static_cast<double>(dataset_->num_nonzeros()); }
+  bool is_sparse() const { return dataset_->is_sparse(); }
   // Distinct feature ids the dataset touches: the embedding rows a leaf trains and uploads.
-  double num_distinct_ids() const { return static_cast<double>(dataset_.distinct_ids().size()); }
+  double num_distinct_ids() const { return static_cast<double>(dataset_->distinct_ids().size()); }
   // The same ids, sorted, as a Uint32Array: what a leaf asks model:select for.
   val distinct_ids() const {
     return call_from_js([&] {
-      const std::vector<std::uint32_t> ids = dataset_.distinct_ids().rows();
+      const std::vector<std::uint32_t> ids = dataset_->distinct_ids().rows();
       return bytes_to_js(reinterpret_cast<const std::uint8_t*>(ids.data()),
                          ids.size() * sizeof(std::uint32_t));
     });
   }
   val labels() const {
-    const auto& l = dataset_.labels();
+    const auto& l = dataset_->labels();
     return bytes_to_js(reinterpret_cast<const std::uint8_t*>(l.data()),
                        l.size() * sizeof(std::int32_t));
   }
 
-  const core::Dataset& dataset() const { return dataset_; }
+  const core::Dataset& dataset() const { return *dataset_; }
+  // Shared with whatever outlives a call (a training session): JS may delete() the handle while
+  // a session still trains on the dataset, between two of its steps.
+  std::shared_ptr<const core::Dataset> shared_dataset() const { return dataset_; }
 
  private:
-  core::Dataset dataset_;
+  std::shared_ptr<const core::Dataset> dataset_;
 };
 
 }  // namespace fedleaf::wasm

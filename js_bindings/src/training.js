@@ -166,6 +166,8 @@ export function trainingApi(module) {
       const session = module.TrainingSession.create(planJson(plan), bytesOf('modelBytes', modelBytes),
         dataset.handle);
       const setupMs = performance.now() - t0;
+      // The session keeps the dataset's memory alive: the caller may delete() it while this trains.
+      const numExamples = dataset.size;
       try {
         let stepsPerSlice = 1;
         for (;;) {
@@ -182,7 +184,7 @@ export function trainingApi(module) {
         }
         return {
           bytes: session.result(taskId),
-          numExamples: dataset.size,
+          numExamples,
           loss: session.meanLoss(),
           accuracy: session.accuracy(),
           steps: session.completedSteps(),

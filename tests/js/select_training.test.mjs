@@ -104,3 +104,33 @@ test('a dataset whose few ids spread up to 2^32 - 2 keeps its distinct ids witho
     data.delete();
   }
 });
+
+// Regression: the session borrowed the dataset's memory, so a delete() between two slices of
+// train() left it reading freed memory (a trap, or another dataset's examples).
+test('a dataset deleted while train() runs stays alive for the session: the same update bytes', async () => {
+  const executor = await createExecutor();
+  const model = executor.initializeModel(plan, 5);
+  const kept = executor.datasetFromCsr(randomCsr(7, 600, 4096));
+  const expected = await executor.train(plan, model, kept, { taskId: 't1' });
+  kept.delete();
+
+  const data = executor.datasetFromCsr(randomCsr(7, 600, 4096));
+  let deletedAt = 0;
+  const others = [];
+  const got = await executor.train(plan, model, data, {
+    taskId: 't1',
+    sliceMs: 0.01,
+    onProgress: (step, _loss, total) => {
+      if (deletedAt) return;
+      assert.ok(step < total, 'deleted before the last step');
+      data.delete();
+      deletedAt = step;
+      // New datasets take the memory a freed one would leave.
+      for (let i = 0; i < 4; i++) others.push(executor.datasetFromCsr(randomCsr(100 + i, 600, 4096)));
+    },
+  });
+  assert.ok(deletedAt > 0);
+  assert.equal(got.numExamples, 600);
+  assert.deepEqual(got.bytes, expected.bytes);
+  for (const d of others) d.delete();
+});
