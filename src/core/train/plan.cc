@@ -74,7 +74,8 @@ std::size_t get_size(const json& object, const std::string& path, const char* ke
   return static_cast<std::size_t>(get_integer(object, path, key, fallback, min, max));
 }
 
-// A finite number; `rule` describes the allowed range and `ok` checks it.
+// A finite number; `rule` describes the allowed range and `ok` checks it, on the number and on
+// the 32-bit float training uses (1e300 is inf there, 1e-300 zero, 0.99999999999 one).
 template <class Check>
 float get_float(const json& object, const std::string& path, const char* key,
                 std::optional<float> fallback, const char* rule, Check ok) {
@@ -86,7 +87,11 @@ float get_float(const json& object, const std::string& path, const char* key,
   if (!v->is_number()) fail(path + "." + key, std::string("expected a number ") + rule);
   const double d = v->get<double>();
   if (!std::isfinite(d) || !ok(d)) fail(path + "." + key, std::string("expected a number ") + rule);
-  return static_cast<float>(d);
+  const auto f = static_cast<float>(d);
+  if (!std::isfinite(f) || !ok(static_cast<double>(f))) {
+    fail(path + "." + key, std::string("expected a number ") + rule + ", also as a 32-bit float");
+  }
+  return f;
 }
 
 bool get_bool(const json& object, const std::string& path, const char* key, bool fallback) {

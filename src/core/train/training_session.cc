@@ -435,8 +435,15 @@ void TrainingSession::for_each_delta_block(const TrainedParameter& trained, Bloc
   for (std::size_t begin = 0; begin < local_rows; begin += rows_per_block) {
     const std::size_t end = std::min(local_rows, begin + rows_per_block);
     read_initial(trained, begin, end, delta.data());
+    bool finite = true;
     for (std::size_t i = 0; i < (end - begin) * row_size; ++i) {
       delta[i] = now[begin * row_size + i] - delta[i];
+      finite &= std::isfinite(delta[i]);
+    }
+    if (!finite) {
+      throw InvalidInput("training: the update of " + in_quotes(trained.spec.name) +
+                         " is not finite (training diverged: a smaller learning_rate or a "
+                         "clip_norm keeps it finite)");
     }
     if (trained.stored.compact) {
       rows_->for_each_row(begin, end,
@@ -453,6 +460,11 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
     throw InvalidInput("training session: result requested after " +
                        std::to_string(completed_steps_) + " of " + std::to_string(total_steps_) +
                        " steps");
+  }
+  if (!std::isfinite(mean_loss())) {
+    throw InvalidInput(
+        "training: the mean loss is not finite (training diverged: a smaller "
+        "learning_rate or a clip_norm keeps it finite)");
   }
   Metadata metadata{{"kind", "train"},
                     {"num_examples", std::to_string(dataset_.size())},

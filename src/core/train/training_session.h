@@ -84,10 +84,14 @@ class TrainingSession {
   double mean_loss() const;
   double accuracy() const;
 
-  // The train result (safetensors, see executor.h). Throws InvalidInput before done().
+  // The train result (safetensors, see executor.h). Throws InvalidInput before done(), and when
+  // training diverged: a mean loss or an update value that is not finite, naming the tensor (a
+  // leaf does not upload what the server would refuse).
   std::vector<std::uint8_t> result(const std::string& task_id = "") const;
   // The same bytes, handed to `sink` in pieces as they are computed (an update for a wasm leaf
-  // goes straight to a JS buffer). Throws InvalidInput before done(), before calling the sink.
+  // goes straight to a JS buffer). The same errors: before done() or with a non-finite loss
+  // before calling the sink; a non-finite update value once the sink has part of the bytes,
+  // which are then no result.
   void write_result(const std::string& task_id, const ResultSink& sink) const;
 
  private:

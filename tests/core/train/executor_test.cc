@@ -542,3 +542,17 @@ TEST_CASE("training_rejects_an_f16_model_holding_an_infinity_naming_the_tensor",
   CHECK_THROWS_MATCHES(execute(plan, stored.data(), stored.size(), data, {}), fedleaf::InvalidInput,
                        MessageContains("'out/weight': a value is not finite"));
 }
+
+// Regression: a learning rate the plan accepts made every update value inf or NaN, and the leaf
+// wrote them into a result the server then refused.
+TEST_CASE("training_that_diverges_is_an_error_naming_why_not_a_non_finite_update", "[executor]") {
+  const Dataset data = fedleaf::test::random_sparse_dataset(6, 23, 30, 6, true, 3);
+  for (const char* optimizer : {R"({"type": "sgd", "learning_rate": 1e30})",
+                                R"({"type": "momentum", "learning_rate": 1e30})"}) {
+    const std::string plan = small_plan(optimizer, "row_sparse");
+    const auto model = initialize_model(plan, 7);
+    INFO(optimizer);
+    CHECK_THROWS_MATCHES(execute(plan, model.data(), model.size(), data), fedleaf::InvalidInput,
+                         MessageContains("training diverged"));
+  }
+}

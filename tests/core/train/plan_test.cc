@@ -106,6 +106,34 @@ TEST_CASE("plans_nested_past_the_json_limit_are_rejected_before_parsing", "[plan
   check_rejects(R"({"extra": )" + deep + R"(, "model": {}})", "plan: JSON nested deeper than 64");
 }
 
+// Regression: ranges were checked on the JSON number, then it became a float: 1e300 → inf,
+// 1e-300 → 0 (a learning rate that trains nothing), 0.99999999999 → 1 (Adam divides by zero).
+TEST_CASE("plan_numbers_keep_their_range_as_32_bit_floats", "[plan]") {
+  const std::string emb = R"({"type": "embedding_bag", "name": "emb", "vocab": 100, "dim": 4)";
+  const std::string model = R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+                            R"(}, {"type": "dense", "name": "out", "units": 2}],
+                              "loss": "softmax_cross_entropy"})";
+  const auto with_optimizer = [&](const std::string& optimizer) {
+    return R"({"model": )" + model + R"(, "train": {"optimizer": )" + optimizer +
+           R"(}, "updates": {"out/bias": {"encoding": "dense", "aggregator": "sum"}}})";
+  };
+  check_rejects(
+      with_optimizer(R"({"type": "sgd", "learning_rate": 1e300})"),
+      "plan.train.optimizer.learning_rate: expected a number > 0, also as a 32-bit float");
+  check_rejects(
+      with_optimizer(R"({"type": "sgd", "learning_rate": 1e-300})"),
+      "plan.train.optimizer.learning_rate: expected a number > 0, also as a 32-bit float");
+  check_rejects(with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "beta1": 0.99999999999})"),
+                "plan.train.optimizer.beta1: expected a number in [0, 1), also as a 32-bit float");
+  const std::string scaled =
+      R"({"inputs": {"t": "sparse_ids"}, "layers": [)" + emb +
+      R"(, "init_scale": 1e300}, {"type": "dense", "name": "out", "units": 2}],
+                               "loss": "softmax_cross_entropy"})";
+  check_rejects(plan_with_model(scaled),
+                "init_scale: expected a number >= 0, also as a 32-bit float");
+  CHECK_NOTHROW(parse_plan(with_optimizer(R"({"type": "sgd", "learning_rate": 1e-30})")));
+}
+
 TEST_CASE("plan_errors_name_the_json_path", "[plan]") {
   const std::string emb = R"({"type": "embedding_bag", "name": "emb", "vocab": 100, "dim": 4})";
   check_rejects(

@@ -240,9 +240,10 @@ TEST_CASE("training_rejects_a_non_finite_value_it_trains_or_a_selected_row_outsi
   while (std::binary_search(rows.begin(), rows.end(), untouched)) ++untouched;
   const auto untouched_nan = with_value(untouched, 3, std::nanf(""));
   CHECK_NOTHROW(execute(plan, untouched_nan.data(), untouched_nan.size(), data));
-  // The largest finite magnitude and a subnormal are finite.
+  // The largest finite magnitude and a subnormal are finite: the session sets up (training from
+  // FLT_MAX then diverges, which the result reports).
   for (const float extreme : {3.4028235e38f, -3.4028235e38f, 1e-45f}) {
     const auto bytes = with_value(rows[1], 2, extreme);
-    CHECK_NOTHROW(execute(plan, bytes.data(), bytes.size(), data));
+    CHECK_NOTHROW(TrainingSession(plan, bytes.data(), bytes.size(), data));
   }
 }
