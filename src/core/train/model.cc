@@ -78,7 +78,8 @@ void Model::check_batch(const Batch& batch) const {
                        " examples exceeds the model's max_batch_size " +
                        std::to_string(max_batch_size_));
   }
-  if (spec_.input_kind == InputKind::kSparseIds && batch.ids == nullptr) {
+  // Sparse batches always have offsets; ids may be null when no example has any.
+  if (spec_.input_kind == InputKind::kSparseIds && batch.offsets == nullptr) {
     throw InvalidInput("dataset: input '" + spec_.input_name +
                        "' needs sparse ids, got dense rows");
   }

@@ -556,3 +556,14 @@ TEST_CASE("training_that_diverges_is_an_error_naming_why_not_a_non_finite_update
                          MessageContains("training diverged"));
   }
 }
+
+// Regression: a sparse dataset whose examples hold no ids was refused as "dense rows".
+TEST_CASE("a_sparse_dataset_without_ids_trains_on_empty_bags", "[executor]") {
+  const std::string plan = small_plan(kSgd, "row_sparse", 1);
+  const auto model = initialize_model(plan, 7);
+  const Dataset data = Dataset::from_csr({0, 0, 0, 0}, {}, {}, {0, 1, 2}, 30);
+
+  const SafetensorsFile result = run(plan, model, data);
+  CHECK(std::get<RowSparseTensor>(result.tensors.at("emb/weight")).indices().size() == 0);
+  CHECK(result.metadata.at("num_examples") == "3");
+}
