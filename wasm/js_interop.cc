@@ -1,6 +1,11 @@
 #include "js_interop.h"
 
+#include <emscripten/bind.h>
+
 #include <cmath>
+#include <new>
+#include <stdexcept>
+#include <utility>
 
 #include "core/error.h"
 
@@ -46,10 +51,35 @@ val bytes_to_js(const std::uint8_t* data, std::size_t size) {
   return out;
 }
 
-void throw_js_error(const std::string& code, const std::string& message) {
-  val error = val::global("Error").new_(message);
-  error.set("code", code);
-  error.throw_();
+namespace {
+
+// The module runs on one thread, and JS takes the error right after the call that set it.
+struct PendingError {
+  bool set = false;
+  std::string code;
+  std::string message;
+};
+PendingError& pending_error() {
+  static PendingError error;
+  return error;
+}
+
+}  // namespace
+
+void set_error(std::string code, std::string message) {
+  PendingError& e = pending_error();
+  e.set = true;
+  e.code = std::move(code);
+  e.message = std::move(message);
+}
+
+val take_error() {
+  PendingError& e = pending_error();
+  if (!e.set) return val::undefined();
+  val error = val::global("Error").new_(e.message);
+  error.set("code", e.code);
+  e = PendingError{};
+  return error;
 }
 
 std::string error_code_of(const std::exception& e) {
@@ -58,6 +88,16 @@ std::string error_code_of(const std::exception& e) {
   if (dynamic_cast<const Conflict*>(&e)) return "Conflict";
   if (dynamic_cast<const Error*>(&e)) return "Error";
   return "InternalError";
+}
+
+std::string error_message_of(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) || dynamic_cast<const std::length_error*>(&e)) {
+    return std::string(
+               "out of memory: wasm memory (at most 4 GB, less where the engine limits "
+               "it) cannot hold what this call needs (") +
+           e.what() + ")";
+  }
+  return e.what();
 }
 
 std::vector<std::size_t> shape_from_js(const val& array, const std::string& what) {
@@ -81,5 +121,7 @@ val shape_to_js(const std::vector<std::size_t>& shape) {
   for (std::size_t d : shape) out.call<void>("push", static_cast<double>(d));
   return out;
 }
+
+EMSCRIPTEN_BINDINGS(fedleaf_interop) { emscripten::function("takeError", &take_error); }
 
 }  // namespace fedleaf::wasm

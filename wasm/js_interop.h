@@ -5,11 +5,16 @@
 //   }
 //
 // A C++ exception reaching JS would arrive as an opaque WebAssembly.Exception with no message,
-// so every embind entry point runs its body through call_from_js.
+// so every embind entry point runs its body through call_from_js. That catches the exception
+// and returns normally, leaving the error for takeError(), which the JS loader calls after every
+// binding call and throws (js_bindings/src/bindings.js). A throw from inside the call would skip
+// the frames below it: the std::string arguments embind had allocated, the emval handles of val
+// arguments (a model's bytes) and every C++ local were never freed, on each failed call.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <emscripten/val.h>
@@ -32,24 +37,38 @@ inline val bytes_to_js(const std::vector<std::uint8_t>& bytes) {
   return bytes_to_js(bytes.data(), bytes.size());
 }
 
-// Throws a JS Error with `message`; `code` is the fedleaf error class ("InvalidInput", ...).
-[[noreturn]] void throw_js_error(const std::string& code, const std::string& message);
+// Records the error of the binding call under way, for take_error(); `code` is the fedleaf error
+// class ("InvalidInput", ...).
+void set_error(std::string code, std::string message);
+// The error recorded since the last call, as a JS Error with the message and a `code` property,
+// and clears it; undefined when there is none. Registered as Module.takeError.
+val take_error();
 
 // "InvalidInput", "NotFound", "Conflict", "Error" (other fedleaf errors) or "InternalError".
 std::string error_code_of(const std::exception& e);
+// e.what(), with what an allocation failure means here ("std::bad_alloc" alone names nothing).
+std::string error_message_of(const std::exception& e);
 
-// Runs `body`; a C++ exception becomes a JS Error with the same message and a `code` property.
+// What a binding returns when its body threw: nothing JS uses, since JS throws the error instead.
+template <class T>
+T failed_result() {
+  return T{};
+}
+template <>
+inline val failed_result<val>() {
+  return val::undefined();
+}
+
+// Runs `body`; a C++ exception is recorded (set_error) and the call returns failed_result().
 template <class Body>
 auto call_from_js(Body&& body) -> decltype(body()) {
-  std::string code;
-  std::string message;
+  using Result = decltype(body());
   try {
     return body();
   } catch (const std::exception& e) {
-    code = error_code_of(e);
-    message = e.what();
+    set_error(error_code_of(e), error_message_of(e));
   }
-  throw_js_error(code, message);
+  if constexpr (!std::is_void_v<Result>) return failed_result<Result>();
 }
 
 // Small conversions used by every binding.

@@ -10,6 +10,7 @@
 // file path, which fails; so in Node we read the file ourselves and hand it over as wasmBinary.
 // In browsers the loader streams the .wasm from the URL given by locateFile.
 
+import { throwBindingErrors } from './bindings.js';
 import { wasmSimdSupported } from './wasm_features.js';
 
 const isNode = typeof process !== 'undefined' && process.versions != null &&
@@ -66,6 +67,6 @@ export async function loadModule(options = {}) {
   } else {
     settings.locateFile = (path) => (path.endsWith('.wasm') ? wasmUrl.href : path);
   }
-  const module = await factory(settings);
+  const module = throwBindingErrors(await factory(settings));
   return { module, simd };
 }
