@@ -13,6 +13,8 @@
 // {"count": N} up to at least N ids; padding never exceeds max_select_rows or the vocabulary
 // (core/aggregation/update_plan.h states the same rules for the server).
 
+import { uint32Array } from './dataset_inputs.js';
+
 /** The embedding tables of the plan that download as a selection, in layer order. */
 export function selectedTensors(plan) {
   const object = typeof plan === 'string' ? JSON.parse(plan) : plan;
@@ -69,10 +71,18 @@ const encoder = new TextEncoder();
 
 /**
  * The binary body of model:select (Content-Type application/vnd.fedleaf.select-ids): per tensor,
- * u16 name length | UTF-8 name | u32 id count | ids as u32, all little-endian.
+ * u16 name length | UTF-8 name | u32 id count | ids as u32, all little-endian. A name over 65535
+ * UTF-8 bytes or an id that is not an integer in [0, 2^32) is an error (a DataView would wrap it).
  */
 export function encodeSelectRequest(entries) {
-  const names = entries.map(({ name }) => encoder.encode(name));
+  const names = entries.map(({ name }) => {
+    const bytes = encoder.encode(name);
+    if (bytes.length > 0xffff) {
+      throw new RangeError(`select: tensor name of ${bytes.length} UTF-8 bytes exceeds 65535`);
+    }
+    return bytes;
+  });
+  entries = entries.map(({ name, ids }) => ({ name, ids: uint32Array(`select: ids of '${name}'`, ids) }));
   const size = entries.reduce((sum, { ids }, i) => sum + 2 + names[i].length + 4 + 4 * ids.length, 0);
   const bytes = new Uint8Array(size);
   const view = new DataView(bytes.buffer);

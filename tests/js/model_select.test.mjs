@@ -44,3 +44,15 @@ test('the select request is u16 name length, name, u32 count and u32 ids, little
   const bytes = encodeSelectRequest([{ name: 'a', ids: Uint32Array.of(1, 258) }, { name: 'bé', ids: [] }]);
   assert.deepEqual([...bytes], [1, 0, 97, 2, 0, 0, 0, 1, 0, 0, 0, 2, 1, 0, 0, 3, 0, 98, 0xc3, 0xa9, 0, 0, 0, 0]);
 });
+
+// Regression: DataView.setUint32 wrapped a bad id (2^32 + 5 → 5, -1 → 2^32 - 1) and setUint16 a
+// long name's length, so the request asked for other rows than the caller gave.
+test('the select request refuses ids that are not u32 and names longer than 65535 bytes', () => {
+  for (const [ids, shown] of [[[2 ** 32 + 5], '4294967301'], [[1, -1], '-1'], [[0.5], '0.5'], [[NaN], 'NaN']]) {
+    assert.throws(() => encodeSelectRequest([{ name: 'emb/weight', ids }]),
+      new RegExp(`select: ids of 'emb/weight'\\[\\d\\]: ${shown} is not an integer in \\[0, 2\\^32\\)`));
+  }
+  assert.throws(() => encodeSelectRequest([{ name: 'é'.repeat(40000), ids: [1] }]),
+    /select: tensor name of 80000 UTF-8 bytes exceeds 65535/);
+  assert.equal(encodeSelectRequest([{ name: 'x', ids: [2 ** 32 - 1] }]).length, 11);
+});
