@@ -139,9 +139,9 @@ function metadataOf(module, bytes) {
 
 export function trainingApi(module) {
   const api = {
-    /** A fresh model for the plan, as safetensors bytes; same seed → same bytes. */
+    /** A fresh model for the plan, as safetensors bytes; same seed (an integer in [0, 2^53)) → same bytes. */
     initializeModel(plan, seed = 0) {
-      return module.initializeModel(planJson(plan), seed);
+      return module.initializeModel(planJson(plan), integerArg('seed', seed, 0, 2 ** 53, '2^53'));
     },
 
     /** Throws an Error naming the JSON path when the plan is invalid. */

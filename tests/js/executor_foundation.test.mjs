@@ -273,3 +273,15 @@ test('model, result and checkpoint bytes are taken as every BytesLike, and a non
     data.delete();
   }
 });
+
+// Regression: embind converted a seed of -1 or NaN silently, so two "different" seeds gave one model.
+test('initializeModel takes a seed that is an integer in [0, 2^53), naming it otherwise', async () => {
+  const executor = await createExecutor();
+  for (const [seed, Type, shown] of [[-1, RangeError, '-1'], [NaN, RangeError, 'NaN'], [1.5, RangeError, '1.5'],
+    [2 ** 53, RangeError, '9007199254740992'], ['7', TypeError, '"7"']]) {
+    throwsExactly(() => executor.initializeModel(SMALL_TEXT_PLAN, seed), Type,
+      `seed: ${shown} is not an integer in [0, 2^53)`, String(seed));
+  }
+  assert.deepEqual(executor.initializeModel(SMALL_TEXT_PLAN, 2 ** 53 - 1), executor.initializeModel(SMALL_TEXT_PLAN, 2 ** 53 - 1));
+  assert.notDeepEqual(executor.initializeModel(SMALL_TEXT_PLAN, 0), executor.initializeModel(SMALL_TEXT_PLAN, 1));
+});
