@@ -33,6 +33,10 @@ TEST_CASE("claim_body_rejects_bad_fields_naming_them", "[claim_body]") {
                        MessageContains("wait_s"));
   CHECK_THROWS_MATCHES(parse_claim_body(R"({"wait_s": "20"})"), InvalidInput,
                        MessageContains("wait_s"));
+  // Regression: the last of two min_round fields won.
+  CHECK_THROWS_MATCHES(parse_claim_body(R"({"min_round": 5, "min_round": 0})"), InvalidInput,
+                       MessageContains("claim body: the field 'min_round' appears twice"));
+  CHECK(parse_claim_body(R"({"min_round": 5, "x": {"min_round": 0}})").min_round == 5);
 }
 
 // Regression: any body up to --max-body-bytes was parsed before the claim's token was checked.

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "core/error.h"
+#include "core/text_format.h"
 #include "server/util/server_errors.h"
 
 namespace fedleaf::server {
@@ -18,9 +20,24 @@ ClaimBody parse_claim_body(const std::string& body) {
     throw PayloadTooLarge("claim body: " + std::to_string(body.size()) + " bytes exceeds the " +
                           std::to_string(kMaxClaimBodyBytes) + " bytes a claim body may have");
   }
-  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  // A field given twice is an error, as in every other body the server reads: "the last one
+  // wins" would let a proxy and the server read different claims.
+  std::set<std::string> keys;
+  std::string duplicate;
+  const nlohmann::json::parser_callback_t find_duplicate =
+      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        if (event == nlohmann::json::parse_event_t::key && depth == 1 && duplicate.empty() &&
+            !keys.insert(parsed.get_ref<const std::string&>()).second) {
+          duplicate = parsed.get_ref<const std::string&>();
+        }
+        return true;
+      };
+  const nlohmann::json parsed = nlohmann::json::parse(body, find_duplicate, false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     throw InvalidInput("claim body: must be a JSON object such as {\"min_round\": 3}");
+  }
+  if (!duplicate.empty()) {
+    throw InvalidInput("claim body: the field " + core::in_quotes(duplicate) + " appears twice");
   }
   if (const auto it = parsed.find("min_round"); it != parsed.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||

@@ -6,7 +6,8 @@
 // {"min_round": r}: train tasks only of rounds >= r (integer in [0, 1e9]; default 0).
 // {"wait_s": s}: when nothing can be handed out, hold the claim up to s seconds and answer as
 // soon as a task appears (number >= 0; default 0: answer at once); the server caps it at
-// kMaxClaimWaitS. Other fields are ignored. An empty body is {}. Anything else is InvalidInput;
+// kMaxClaimWaitS. Other fields are ignored; a field given twice is InvalidInput. An empty body is
+// {}. Anything else is InvalidInput;
 // a body over kMaxClaimBodyBytes is PayloadTooLarge, before it is parsed: the claim's token is
 // checked after its body is read, so without the cap anyone could make the server parse a body
 // of --max-body-bytes (64 MB of nested arrays cost ~2.4 GB) for each claim.
