@@ -216,6 +216,23 @@ test('auth failures are 401 without a token and 403 with a wrong one', async () 
   assert.ok(list.json.populations.some((p) => p.id === population.id));
 });
 
+// Regression: the first of two Authorization (or Fedleaf-Version) headers counted, silently.
+test('a header the server reads once, given twice, gets 400 naming it', async () => {
+  const population = await createPopulation(server.url, { id: 'twice', clients_per_round: 1 });
+  const head = `POST /v1/populations/${population.id}/tasks:claim HTTP/1.1\r\nHost: x\r\n`;
+  const auth = `Authorization: Bearer ${population.client_token}\r\n`;
+  for (const [name, headers] of [
+    ['authorization', `Fedleaf-Version: 0.1\r\n${auth}${auth}`],
+    ['fedleaf-version', `Fedleaf-Version: 0.1\r\nFedleaf-Version: 9.9\r\n${auth}`],
+    ['content-type', `Fedleaf-Version: 0.1\r\n${auth}Content-Type: a/b\r\nContent-Type: c/d\r\n`],
+  ]) {
+    const text = await raw(`${head}${headers}Content-Length: 0\r\n\r\n`);
+    assert.match(text, /^HTTP\/1\.1 400/, name);
+    assert.match(text, new RegExp(`the header '${name}' is given more than once`));
+  }
+  assert.equal((await claim(population)).status, 200);
+});
+
 test('a claim body over 1 KiB gets 413 before it is parsed, and no task is leased', async () => {
   const population = await createPopulation(server.url, { id: 'claim-cap', clients_per_round: 1 });
   const url = `${server.url}/v1/populations/${population.id}/tasks:claim`;

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "core/text_format.h"
 #include "core/version.h"
 #include "server/util/server_errors.h"
 
@@ -38,6 +39,13 @@ std::string lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
+}
+
+// Headers the server reads one value of: given twice, which one counts would be a guess (the
+// server kept the first, a proxy in front might keep the last).
+bool is_single_value_header(const std::string& lowercase_name) {
+  return lowercase_name == "authorization" || lowercase_name == "fedleaf-version" ||
+         lowercase_name == "content-type";
 }
 
 // Every Transfer-Encoding of a request, in order, lowercased: "gzip, chunked" for
@@ -260,8 +268,15 @@ class Session : public std::enable_shared_from_this<Session> {
     Request request;
     request.method = std::string(message.method_string());
     request.target = std::string(message.target());
+    std::string repeated;
     for (const auto& field : message) {
-      request.headers.emplace(lower(field.name_string()), std::string(field.value()));
+      std::string name = lower(field.name_string());
+      const bool added = request.headers.emplace(name, std::string(field.value())).second;
+      if (!added && repeated.empty() && is_single_value_header(name)) repeated = std::move(name);
+    }
+    if (!repeated.empty()) {
+      return send_error(
+          InvalidInput("the header " + core::in_quotes(repeated) + " is given more than once"));
     }
     request.body = std::move(message.body());
     shared_.metrics.add_bytes_in(request.body.size());
