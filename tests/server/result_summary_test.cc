@@ -83,6 +83,15 @@ TEST_CASE("summarize_result_quotes_client_text_whole_in_its_messages", "[result_
       InvalidInput, MessageContains("'num_examples': '5\\x00' is not an integer > 0"));
 }
 
+TEST_CASE("summarize_result_rejects_a_header_over_its_cap_before_parsing_it", "[result_summary]") {
+  std::string header = R"({"__metadata__": {"num_examples": "1", "loss": "1"}, "pad": [)";
+  header += std::string(kMaxResultHeaderBytes, '1') + "]}";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(header.size() >> (8 * i));
+  CHECK_THROWS_MATCHES(summarize(bytes + header, "train"), InvalidInput,
+                       MessageContains("bytes exceeds the 4194304 bytes a result header may have"));
+}
+
 TEST_CASE("summarize_result_rejects_a_header_nested_past_the_json_limit", "[result_summary]") {
   const std::string header =
       R"({"__metadata__": {"a": )" + std::string(100000, '[') + std::string(100000, ']') + "}}";

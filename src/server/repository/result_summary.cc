@@ -52,6 +52,11 @@ ResultSummary summarize_result(const std::uint8_t* data, std::size_t size,
     throw InvalidInput("result: safetensors header length " + std::to_string(header_size) +
                        " exceeds the " + std::to_string(size - 8) + " bytes that follow");
   }
+  if (header_size > kMaxResultHeaderBytes) {
+    throw InvalidInput("result: safetensors header of " + std::to_string(header_size) +
+                       " bytes exceeds the " + std::to_string(kMaxResultHeaderBytes) +
+                       " bytes a result header may have");
+  }
   const auto* begin = reinterpret_cast<const char*>(data + 8);
   core::check_json_nesting({begin, static_cast<std::size_t>(header_size)}, core::kMaxJsonNesting,
                            "result: safetensors header");
