@@ -10,8 +10,16 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -50,12 +58,51 @@ std::string read_admin_token(const std::string& path) {
 
 namespace {
 
+// A number flag in [min, max]: CLI11's Range lets NaN through (no comparison with it is true) and
+// wraps a negative into an unsigned flag; this reads the text as a double first.
+CLI::Validator number_in(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (text.empty() || end != text.c_str() + text.size() || !(v >= min && v <= max)) {
+          std::ostringstream rule;
+          rule << std::setprecision(15) << "'" << text << "' is not a number in [" << min << ", "
+               << max << "]";
+          return rule.str();
+        }
+        return "";
+      },
+      "");
+}
+
+bool is_postgres_url(const std::string& db) {
+  return db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0;
+}
+
 // `postgresql://` or `postgres://` URLs pick PostgresStore, anything else is a SQLite file.
 std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db) {
-  if (db.rfind("postgresql://", 0) == 0 || db.rfind("postgres://", 0) == 0) {
-    return std::make_unique<fedleaf::server::PostgresStore>(db);
-  }
+  if (is_postgres_url(db)) return std::make_unique<fedleaf::server::PostgresStore>(db);
   return std::make_unique<fedleaf::server::SqliteStore>(db);
+}
+
+// A SQLite database serves one server: a second one would keep its own in-memory rounds and hand
+// out the same tasks again. The lock is on a file beside the database (SQLite's own POSIX locks
+// on the database file would be dropped by any other descriptor of it closing), and the kernel
+// releases it when the process ends, however it ends. Returns the descriptor, held until exit.
+int lock_sqlite_database(const std::string& db) {
+  const std::string path = db + "-lock";
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw fedleaf::Error("--db: cannot open the lock file '" + path + "': " + std::strerror(errno));
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    throw fedleaf::Error("--db: another fedleaf-server uses '" + db + "' (it holds '" + path +
+                         "'); a SQLite database serves one server at a time — several servers "
+                         "share a postgresql:// URL");
+  }
+  return fd;
 }
 
 }  // namespace
@@ -80,47 +127,71 @@ int main(int argc, char** argv) {
   TaskRepositoryOptions repo_options;
   app.set_version_flag("--version", std::string(fedleaf::kVersion));
   app.add_option("--db", db_path,
-                 "SQLite database file (created if missing), or a postgresql:// URL (shared by "
-                 "any number of servers)")
+                 "SQLite database file (created if missing; one server at a time), or a "
+                 "postgresql:// URL (shared by any number of servers)")
+      ->check(CLI::Validator(
+          [](std::string& db) -> std::string {
+            // Accepted reports must outlive the process: no in-memory or temporary database.
+            if (db.empty() || db == ":memory:" || db.rfind("file:", 0) == 0) {
+              return "'" + db + "' is not a database file path or a postgresql:// URL";
+            }
+            return "";
+          },
+          ""))
       ->required();
   app.add_option("--admin-token-file", admin_token_file,
                  "file holding the admin token (>= 16 characters)")
       ->required();
-  app.add_option("--port", http.port, "TCP port; 0 picks a free one")->capture_default_str();
+  app.add_option("--port", http.port, "TCP port; 0 picks a free one")
+      ->check(number_in(0, 65535))
+      ->capture_default_str();
   app.add_option("--address", http.address, "address to listen on")->capture_default_str();
-  app.add_option("--web-root", routing.web_root, "folder of static files served at /");
-  app.add_option("--threads", http.threads, "I/O threads")->capture_default_str();
+  app.add_option("--web-root", routing.web_root, "folder of static files served at /")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--threads", http.threads, "I/O threads")
+      ->check(number_in(1, 256))
+      ->capture_default_str();
   app.add_option("--max-body-bytes", http.max_body_bytes, "largest request body (413 above)")
+      ->check(number_in(1024, 1ull << 40))
       ->capture_default_str();
   app.add_option("--header-timeout-s", http.header_timeout_s,
                  "seconds to receive a request header, and keep-alive idle time (408)")
+      ->check(number_in(0.001, 86400))
       ->capture_default_str();
   app.add_option("--body-timeout-s", http.body_timeout_s, "seconds to receive a body (408)")
+      ->check(number_in(0.001, 86400))
       ->capture_default_str();
   app.add_option("--max-connections", http.max_connections, "open connections (429 above)")
+      ->check(number_in(1, 1'000'000))
       ->capture_default_str();
   app.add_option("--cors-origin", http.cors_origins,
                  "origin allowed to call the API from a browser (repeatable; '*' for any)");
   double client_burst = 0;
   app.add_option("--client-rate-limit", routing.client_rate_limit.rate_per_s,
                  "requests/s each client token may make (claims, model:select); 0: no limit")
+      ->check(number_in(0, 1e9))
       ->capture_default_str();
   app.add_option("--client-rate-burst", client_burst,
-                 "requests a client token may make at once (default: 2 s of its rate, >= 1)");
+                 "requests a client token may make at once (default: 2 s of its rate, >= 1)")
+      ->check(number_in(1, 1e9));
   app.add_option("--tick-interval-s", tick_interval_s, "deadline check period")
+      ->check(number_in(0.01, 3600))
       ->capture_default_str();
   app.add_option("--shutdown-grace-s", http.shutdown_grace_s,
                  "longest wait for requests in flight at shutdown")
+      ->check(number_in(0, 3600))
       ->capture_default_str();
   app.add_option("--checkpoint-every", repo_options.checkpoint_every,
                  "checkpoint an open round every N accepted reports (0: at shutdown only)")
+      ->check(number_in(0, 1e9))
       ->capture_default_str();
   app.add_option("--keep-models", repo_options.keep_models,
                  "keep the last N published models of each population, and those of rounds a "
                  "task still holds a lease of; older ones are deleted (0: keep every model)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(number_in(0, 1e9))
       ->capture_default_str();
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error"}))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   routing.client_rate_limit.burst =
@@ -139,6 +210,7 @@ int main(int argc, char** argv) {
 
   try {
     routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
+    if (!is_postgres_url(db_path)) lock_sqlite_database(db_path);
     std::unique_ptr<Store> owned_store = open_store(db_path);
     Store& store = *owned_store;
     SystemClock clock;

@@ -93,3 +93,19 @@ test('SIGKILL at random points loses no accepted report and counts none twice', 
     await ctx.server.kill();
   }
 });
+
+// Regression: two servers started on one SQLite file both ran, each with its own rounds in
+// memory, and handed out the same population's tasks twice. The second now refuses to start; a
+// killed server's lock goes with it.
+test('a second server on the same SQLite file refuses to start, and a killed one frees it', async () => {
+  const dir = tempDir();
+  const first = await startServer({ dir });
+  try {
+    await assert.rejects(startServer({ dir }), /another fedleaf-server uses '.*tasks\.db'.*postgresql:\/\//s);
+  } finally {
+    await first.kill();
+  }
+  const again = await startServer({ dir });
+  assert.equal((await call(`${again.url}/healthz`)).status, 200);
+  await again.stop();
+});
