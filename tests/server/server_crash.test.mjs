@@ -7,8 +7,12 @@
 // sync (committed, unanswered: a retry of the same bytes gets 200).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, randomTrainSpec, referenceNextModel, maxAbsDifference, tempDir,
+  SERVER_BIN, ADMIN_TOKEN,
 } from './server_harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -108,4 +112,25 @@ test('a second server on the same SQLite file refuses to start, and a killed one
   const again = await startServer({ dir });
   assert.equal((await call(`${again.url}/healthz`)).status, 200);
   await again.stop();
+});
+
+// Regression: NaN, negative and overflowing numbers were taken (--tick-interval-s -1 spun a core,
+// --max-body-bytes -1 wrapped), and a mistyped --log-level silenced every log, fatal ones too.
+test('bad start-up flags exit non-zero naming the flag, before any database is created', () => {
+  const dir = tempDir();
+  const token = path.join(dir, 'admin.token');
+  writeFileSync(token, ADMIN_TOKEN);
+  const db = path.join(dir, 'tasks.db');
+  for (const [flag, value] of [['--threads', '0'], ['--threads', '1000'], ['--tick-interval-s', '-1'],
+    ['--tick-interval-s', 'nan'], ['--header-timeout-s', 'inf'], ['--max-body-bytes', '-1'],
+    ['--max-body-bytes', '99999999999999999999'], ['--max-connections', '0'], ['--port', '70000'],
+    ['--client-rate-limit', 'nan'], ['--client-rate-burst', '0.5'], ['--log-level', 'verbose'],
+    ['--web-root', path.join(dir, 'missing')], ['--db', ':memory:']]) {
+    const args = ['--db', db, '--admin-token-file', token, '--port', '0', flag, value];
+    const run = spawnSync(SERVER_BIN, args, { encoding: 'utf8', timeout: 10000 });
+    assert.notEqual(run.status, 0, `${flag} ${value}`);
+    assert.equal(run.signal, null, `${flag} ${value}`);
+    assert.match(run.stderr + run.stdout, new RegExp(`${flag}: `), `${flag} ${value}`);
+    assert.ok(!existsSync(db), `${flag} ${value}: no database left behind`);
+  }
 });
