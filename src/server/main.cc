@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
@@ -39,6 +40,9 @@
 namespace {
 
 std::string read_admin_token(const std::string& path) {
+  if (std::filesystem::is_directory(path)) {
+    throw fedleaf::InvalidInput("--admin-token-file: '" + path + "' is a directory, not a file");
+  }
   std::ifstream in(path);
   if (!in) throw fedleaf::InvalidInput("--admin-token-file: cannot read '" + path + "'");
   std::stringstream text;
@@ -228,8 +232,10 @@ int main(int argc, char** argv) {
                  store.shared() ? std::string("postgresql (URL not logged: it may hold a password)")
                                 : db_path,
                  http.threads);
-    std::cout << "fedleaf-server listening on http://" << http.address << ":" << server.port()
-              << std::endl;
+    // An IPv6 address goes in brackets, so the line is a URL a client can use.
+    const bool ipv6 = http.address.find(':') != std::string::npos;
+    std::cout << "fedleaf-server listening on http://" << (ipv6 ? "[" : "") << http.address
+              << (ipv6 ? "]" : "") << ":" << server.port() << std::endl;
     server.run();
     ticker.reset();
     repository.checkpoint_all();

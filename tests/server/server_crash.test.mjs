@@ -7,7 +7,7 @@
 // sync (committed, unanswered: a retry of the same bytes gets 200).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
@@ -133,4 +133,36 @@ test('bad start-up flags exit non-zero naming the flag, before any database is c
     assert.match(run.stderr + run.stdout, new RegExp(`${flag}: `), `${flag} ${value}`);
     assert.ok(!existsSync(db), `${flag} ${value}: no database left behind`);
   }
+  const dirToken = spawnSync(SERVER_BIN, ['--db', db, '--admin-token-file', dir, '--port', '0'],
+    { encoding: 'utf8', timeout: 10000 });
+  assert.equal(dirToken.status, 1);
+  assert.match(dirToken.stderr, /--admin-token-file: '.*' is a directory, not a file/);
+  assert.ok(!existsSync(db));
+});
+
+// Regression: an IPv6 address was printed as http://::1:PORT, which is no URL.
+test('the listening line is a URL for an IPv6 address too', async (t) => {
+  const dir = tempDir();
+  const token = path.join(dir, 'admin.token');
+  writeFileSync(token, ADMIN_TOKEN);
+  const proc = spawn(SERVER_BIN, ['--db', path.join(dir, 'tasks.db'), '--admin-token-file', token,
+    '--port', '0', '--address', '::1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise((resolve) => proc.on('exit', resolve));
+  const line = await new Promise((resolve) => {
+    let out = '';
+    proc.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve(out.split('\n')[0]);
+    });
+    exited.then(() => resolve(null));
+  });
+  if (line === null) {
+    t.skip('no IPv6 loopback on this machine');
+    return;
+  }
+  const url = new URL(line.replace('fedleaf-server listening on ', ''));
+  assert.equal(url.hostname, '[::1]');
+  assert.equal((await call(`${url.origin}/healthz`)).status, 200);
+  proc.kill('SIGTERM');
+  await exited;
 });
