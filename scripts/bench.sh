@@ -5,9 +5,16 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 name="${1:-}"
+usage() {
+  echo "usage: scripts/bench.sh NAME [ARGS...]"
+  echo "benchmarks:" $(cd "$root/scripts/bench" && ls *.sh 2>/dev/null | sed 's/\.sh$//')
+}
+if [[ "$name" == -h || "$name" == --help ]]; then
+  usage
+  exit 0
+fi
 if [[ -z "$name" || ! -f "$root/scripts/bench/$name.sh" ]]; then
-  echo "usage: scripts/bench.sh NAME [ARGS...]" >&2
-  echo "benchmarks:" $(cd "$root/scripts/bench" && ls *.sh 2>/dev/null | sed 's/\.sh$//') >&2
+  usage >&2
   exit 2
 fi
 shift

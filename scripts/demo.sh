@@ -18,27 +18,40 @@ cd "$root"
 
 clients=16 rounds=20 port=8080 iid=() prefetch=1 keep_serving=0 store=sqlite servers=""
 usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+bad_flag() { echo "demo.sh: $1" >&2; usage >&2; exit 2; }
+# The value after a flag: missing or empty is an error (set -u would stop at "$2: unbound").
+value_of() { (($# >= 2)) && [[ -n "$2" ]] || bad_flag "$1 needs a value"; }
+# An integer flag in [min, max], checked before the minutes of setup and build.
+check_integer() {
+  local flag="$1" value="$2" min="$3" max="$4"
+  [[ "$value" =~ ^[0-9]{1,9}$ ]] && ((10#$value >= min && 10#$value <= max)) ||
+    bad_flag "$flag takes an integer in [$min, $max], got '$value'"
+}
 while (($#)); do
   case "$1" in
-    --clients) clients="$2"; shift 2 ;;
-    --rounds) rounds="$2"; shift 2 ;;
-    --port) port="$2"; shift 2 ;;
-    --prefetch) prefetch="$2"; shift 2 ;;
+    --clients) value_of "$@"; clients="$2"; shift 2 ;;
+    --rounds) value_of "$@"; rounds="$2"; shift 2 ;;
+    --port) value_of "$@"; port="$2"; shift 2 ;;
+    --prefetch) value_of "$@"; prefetch="$2"; shift 2 ;;
     --iid) iid=(--iid); shift ;;
     --keep-serving) keep_serving=1; shift ;;
-    --store) store="$2"; shift 2 ;;
-    --servers) servers="$2"; shift 2 ;;
+    --store) value_of "$@"; store="$2"; shift 2 ;;
+    --servers) value_of "$@"; servers="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    *) echo "demo.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+    *) bad_flag "unknown argument '$1'" ;;
   esac
 done
-[[ "$clients" =~ ^[1-9][0-9]*$ && "$rounds" =~ ^[1-9][0-9]*$ && "$port" =~ ^[0-9]+$ ]] || {
-  echo "demo.sh: --clients, --rounds and --port take positive integers" >&2; exit 2; }
+# Each client is a worker thread with its own wasm instance and a shard of the ~4,800 training
+# emails; each server listens on the port after the last.
+check_integer --clients "$clients" 1 256
+check_integer --rounds "$rounds" 1 100000
+check_integer --port "$port" 1 65000
+check_integer --prefetch "$prefetch" 0 16
 case "$store" in
   sqlite) servers="${servers:-1}"
     [[ "$servers" == 1 ]] || { echo "demo.sh: SQLite serves one server; use --store postgres" >&2; exit 2; } ;;
   postgres) servers="${servers:-3}"
-    [[ "$servers" =~ ^[1-9][0-9]*$ ]] || { echo "demo.sh: --servers takes a positive integer" >&2; exit 2; } ;;
+    check_integer --servers "$servers" 1 16 ;;
   *) echo "demo.sh: --store is sqlite or postgres" >&2; exit 2 ;;
 esac
 
@@ -111,11 +124,13 @@ CFG
   pids+=($!)
   where="$servers servers on PostgreSQL behind haproxy, logs var/server*.log var/haproxy.log"
 fi
+healthy=0
 for _ in $(seq 100); do
-  node -e "fetch('$server/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" && break
+  node -e "fetch('$server/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" && { healthy=1; break; }
   kill -0 "${pids[0]}" 2>/dev/null || { echo "demo.sh: the server exited; see var/server*.log" >&2; tail -5 var/server*.log >&2; exit 1; }
   sleep 0.1
 done
+((healthy)) || { echo "demo.sh: $server/healthz did not answer within 10 s; see var/server*.log" >&2; exit 1; }
 echo "demo.sh: fedleaf-server on $server ($where)"
 
 node scripts/demo/run_demo.mjs --server "$server" --admin-token-file var/admin_token \

@@ -32,7 +32,19 @@ test('scripts/demo.sh trains a small federation and prints one row per round', a
   assert.match(stdout, new RegExp(`demo page: http://127\\.0\\.0\\.1:${port}/\\?population=`));
 });
 
-test('scripts/demo.sh rejects bad flags with status 2', async () => {
-  await assert.rejects(promisify(execFile)('bash', [path.join(root, 'scripts/demo.sh'), '--clients', 'x']),
-    (e) => e.code === 2 && /positive integers/.test(e.stderr));
+// Every value is checked before the minutes of setup and build: a flag without its value stopped
+// at "$2: unbound variable", and --port 70000 or --prefetch abc failed only after the build.
+test('scripts/demo.sh rejects bad flags with status 2, naming the flag', async () => {
+  for (const [args, message] of [
+    [['--clients', 'x'], /--clients takes an integer in \[1, 256\], got 'x'/],
+    [['--clients'], /--clients needs a value/],
+    [['--port', '70000'], /--port takes an integer in \[1, 65000\], got '70000'/],
+    [['--prefetch', '-3'], /--prefetch takes an integer in \[0, 16\], got '-3'/],
+    [['--rounds', '99999999999999999999'], /--rounds takes an integer/],
+    [['--store', 'postgres', '--servers', '0'], /--servers takes an integer in \[1, 16\]/],
+    [['--bogus'], /unknown argument '--bogus'/],
+  ]) {
+    await assert.rejects(promisify(execFile)('bash', [path.join(root, 'scripts/demo.sh'), ...args]),
+      (e) => e.code === 2 && message.test(e.stderr), args.join(' '));
+  }
 });
