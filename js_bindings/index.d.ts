@@ -345,6 +345,22 @@ export class ProtocolError extends Error {
 }
 
 /**
+ * A request past its deadline (ProtocolClientOptions timeoutMs, claimMarginMs, stallTimeoutMs):
+ * "no answer from <origin> within N s". A network failure: runLeaf retries it.
+ */
+export class RequestTimeoutError extends Error {
+  constructor(url: URL, timeoutMs: number, phase?: 'headers' | 'body');
+  readonly url: string;
+  readonly origin: string;
+  readonly timeoutMs: number;
+  /** 'headers': no answer at all; 'body': the answer's body stalled. */
+  readonly phase: 'headers' | 'body';
+}
+
+/** A network error's message with the causes fetch keeps in error.cause: "fetch failed (connect ECONNREFUSED …)". */
+export function networkErrorMessage(error: unknown): string;
+
+/**
  * A call's bearer token: a string, undefined (the client's token) or false (none: public calls).
  */
 export type TokenOption = string | false | undefined;
@@ -434,6 +450,15 @@ export interface ProtocolClientOptions {
   fetch?: typeof fetch;
   /** Fedleaf-Version to send (default PROTOCOL_VERSION). */
   version?: string;
+  /**
+   * Deadline (ms) for the answer's headers of every call but claim, from when the request is sent
+   * (so it covers an upload's body); default 90000. Infinity: none.
+   */
+  timeoutMs?: number;
+  /** A claim's deadline is its waitS plus this many ms (default 15000). */
+  claimMarginMs?: number;
+  /** Longest wait (ms) for the next chunk of an answer's body (default 30000). */
+  stallTimeoutMs?: number;
 }
 
 interface CallOptions {
@@ -446,6 +471,9 @@ export class ProtocolClient {
   constructor(options?: ProtocolClientOptions);
   readonly server: URL;
   readonly version: string;
+  readonly timeoutMs: number;
+  readonly claimMarginMs: number;
+  readonly stallTimeoutMs: number;
   /** An API path ('v1/…', relative to the server) or a server-relative URL ('/v1/…'). */
   url(path: string): URL;
   claim(population: string, options?: CallOptions & { minRound?: number; waitS?: number }): Promise<ClaimOutcome>;
@@ -499,11 +527,17 @@ export interface RunLeafOptions<D = LeafData> {
   waitS?: number;
   signal?: AbortSignal;
   onEvent?: (event: LeafEvent) => void;
-  /** Stop after this many tasks (default: until the population finishes). */
+  /** Stop after this many tasks, failed ones included (default: until the population finishes). */
   maxTasks?: number;
   fetch?: typeof fetch;
-  /** The client to talk through (default: one for server and fetch). */
+  /** The client to talk through (default: one for server, fetch and the deadlines below). */
   client?: ProtocolClient;
+  /** ProtocolClientOptions.timeoutMs of the leaf's client (default 90000). */
+  timeoutMs?: number;
+  /** ProtocolClientOptions.claimMarginMs of the leaf's client (default 15000). */
+  claimMarginMs?: number;
+  /** ProtocolClientOptions.stallTimeoutMs of the leaf's client (default 30000). */
+  stallTimeoutMs?: number;
   backoff?: { baseMs?: number; maxMs?: number };
 }
 

@@ -4,13 +4,16 @@
 //   node js_bindings/bin/fedleaf-leaf.js --server http://127.0.0.1:8080 --population spam \
 //        --token CLIENT_TOKEN --dataset spamassassin --shard 3/16 [--non-iid] [--prefetch 1]
 //
-// Logs one line per event; stops when the population is finished, after --max-tasks, or on
-// Ctrl-C (abandoning its leases, which the server reclaims when they expire).
+// Logs one line per event; stops when the population is finished, after --max-tasks (tasks
+// claimed, failed ones included), or on Ctrl-C / SIGTERM (abandoning its leases, which the server
+// reclaims when they expire). Exit status: 0 finished or --max-tasks reached; 1 stopped by an
+// error; 2 bad flags or a shard with no emails (before any claim); 130 / 143 after SIGINT / SIGTERM.
 import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
 import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
+import { emptyShardProblem } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
 import { formatBytes } from '../src/format_bytes.js';
-import { parseLeafCommandLine } from '../src/node/leaf_cli.js';
+import { parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
   '--dataset spamassassin --shard I/N [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
@@ -24,7 +27,6 @@ const shardMatch = /^(\d+)\/(\d+)$/.exec(args.shard);
 if (!shardMatch || Number(shardMatch[1]) >= Number(shardMatch[2])) fail(`--shard must be I/N with 0 <= I < N, got '${args.shard}'`);
 const [index, count] = [Number(shardMatch[1]), Number(shardMatch[2])];
 
-const executor = await createExecutor({ simd });
 let records;
 try {
   records = await loadSpamAssassin();
@@ -32,13 +34,18 @@ try {
   console.error(`fedleaf-leaf: ${error.message}`);
   process.exit(1);
 }
-const data = new TextLeafData(executor,
-  spamAssassinClientData(records, index, count, { nonIid: args['non-iid'] }));
+const parts = spamAssassinClientData(records, index, count, { nonIid: args['non-iid'] });
+if (parts.train.texts.length === 0) {
+  // A leaf with no data would claim tasks only to drop them, using up their rounds' slots.
+  fail(emptyShardProblem(records.filter((r) => r.split === 'train'), index, count, { nonIid: args['non-iid'] }));
+}
+const executor = await createExecutor({ simd });
+const data = new TextLeafData(executor, parts);
 console.log(`fedleaf-leaf: shard ${index}/${count}${args['non-iid'] ? ' (non-IID)' : ''}: ` +
   `${data.numTrainExamples} train emails; wasm ${executor.simd ? 'SIMD' : 'baseline'} ${executor.version}`);
 
 const controller = new AbortController();
-process.on('SIGINT', () => controller.abort(new Error('interrupted')));
+const signals = stopOnSignals((signal) => controller.abort(new Error(`interrupted (${signal})`)));
 try {
   const summary = await runLeaf({
     server: args.server,
@@ -71,3 +78,4 @@ try {
 } finally {
   data.delete();
 }
+if (signals.exitCode() !== undefined) process.exitCode = signals.exitCode();

@@ -5,19 +5,32 @@
 //        --token CLIENT_TOKEN --clients 16 [--non-iid] [--prefetch 1] [--max-tasks N]
 //
 // Prints a progress line (leaves training / uploading / idle, uploads, bytes) until every leaf
-// stops: the population finished, --max-tasks reached, or Ctrl-C.
-import { simulateLeaves } from '../src/node/simulate.js';
+// stops: the population finished, --max-tasks reached, or Ctrl-C / SIGTERM. Exit status: 0 every
+// leaf stopped; 1 a leaf failed; 2 bad flags or more --clients than the train split can give an
+// email each (before any leaf starts); 130 / 143 after SIGINT / SIGTERM.
+import { simulateLeaves, spamAssassinShardsProblem } from '../src/node/simulate.js';
+import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
 import { LeafProgress } from '../src/node/leaf_progress.js';
-import { parseLeafCommandLine } from '../src/node/leaf_cli.js';
+import { parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-simulate.js --server URL --population P --token T --clients N ' +
   '[--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
 
-const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-simulate', usage, {
+const { args, fail, integer, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-simulate', usage, {
   clients: { type: 'string', default: '16' },
 });
-const clients = Number(args.clients);
-if (!Number.isInteger(clients) || clients < 1) fail('--clients must be an integer >= 1');
+const clients = integer('clients', 1);
+
+let records;
+try {
+  records = await loadSpamAssassin();
+} catch (error) {
+  console.error(`fedleaf-simulate: ${error.message}`);
+  process.exit(1);
+}
+// A leaf with no data would claim tasks only to drop them, using up their rounds' slots.
+const shardsProblem = spamAssassinShardsProblem(records, clients, { nonIid: args['non-iid'] });
+if (shardsProblem) fail(`--clients ${clients}: ${shardsProblem}`);
 
 const progress = new LeafProgress(clients, process.stdout);
 const run = simulateLeaves({
@@ -25,14 +38,15 @@ const run = simulateLeaves({
   population: args.population,
   token: args.token,
   clients,
+  records,
   nonIid: args['non-iid'],
   prefetch,
   maxTasks,
   simd,
   onEvent: (index, event) => progress.update(index, event),
 });
-process.on('SIGINT', () => {
-  progress.note('stopping leaves (Ctrl-C)');
+const signals = stopOnSignals((signal) => {
+  progress.note(`stopping leaves (${signal === 'SIGINT' ? 'Ctrl-C' : signal})`);
   run.stop();
 });
 const timer = setInterval(() => progress.render(), 500);
@@ -43,6 +57,7 @@ try {
   const uploaded = summaries.reduce((n, s) => n + s.uploaded, 0);
   const dropped = summaries.reduce((n, s) => n + s.dropped, 0);
   console.log(`fedleaf-simulate: ${clients} leaves stopped: ${uploaded} uploads, ${dropped} dropped`);
+  if (signals.exitCode() !== undefined) process.exitCode = signals.exitCode();
 } catch (error) {
   clearInterval(timer);
   progress.render(true);

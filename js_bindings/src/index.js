@@ -21,7 +21,7 @@ export { runLeaf, LeafStoppedError } from './run_leaf.js';
 export { Dataset } from './training.js';
 export { TextLeafData } from './text_leaf_data.js';
 export { formatBytes } from './format_bytes.js';
-export { ProtocolClient, ProtocolError } from './protocol_client.js';
+export { ProtocolClient, ProtocolError, RequestTimeoutError, networkErrorMessage } from './protocol_client.js';
 export { VERSION, PROTOCOL_VERSION } from './version.js';
 export { importTfjsLayersModel } from './tfjs_layers_import.js';
 export { exportTfjsLayersModel } from './tfjs_layers_export.js';

@@ -14,7 +14,21 @@
 // needs one, Authorization: Bearer with the token given to the call, else the client's. Expected
 // answers are returned as typed outcomes; any other status throws a ProtocolError carrying the
 // status, the server's error code and message, and its retry hint. A network failure rejects
-// with what fetch rejected with (a TypeError, or the signal's reason when aborted).
+// with what fetch rejected with (a TypeError, or the signal's reason when aborted);
+// networkErrorMessage(error) is its message with the cause undici keeps in error.cause
+// ("fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
+//
+// Deadlines: no request waits forever for a server that accepted the connection and went quiet.
+//   - the response headers of a claim must arrive within its wait_s + claimMarginMs (default 15 s;
+//     the server holds a long poll at most wait_s, at most 30 s);
+//   - those of any other call within timeoutMs (default 90 s: the clock starts when the request
+//     is sent, so it covers an upload's body too, and the server itself gives a body 60 s);
+//   - then the response body may not stall: every chunk must arrive within stallTimeoutMs of the
+//     previous one (default 30 s), however long the whole body takes (a 17 MB model on a slow
+//     link may take minutes).
+// A request past its deadline is aborted and rejects with a RequestTimeoutError, "no answer from
+// <origin> within N s": a network failure like any other (runLeaf retries it). Infinity turns a
+// deadline off. The caller's signal still aborts the request, with the signal's reason.
 
 import { retryAfterMs } from './backoff.js';
 import { SELECT_IDS_CONTENT_TYPE, encodeSelectRequest } from './model_select.js';
@@ -80,8 +94,148 @@ export async function protocolError(response, url = response.url) {
   });
 }
 
-async function drain(response) {
-  await response.arrayBuffer().catch(() => {});
+/** A request past its deadline (ProtocolClient's timeoutMs, claimMarginMs or stallTimeoutMs). */
+export class RequestTimeoutError extends Error {
+  /**
+   * @param {URL} url  the request's URL
+   * @param {number} timeoutMs  the deadline it missed
+   * @param {'headers'|'body'} phase  waiting for the answer, or for the rest of its body
+   */
+  constructor(url, timeoutMs, phase = 'headers') {
+    super(`no answer from ${url.origin} within ${timeoutMs / 1000} s${phase === 'body' ? ' (the answer\'s body stalled)' : ''}`);
+    this.name = 'RequestTimeoutError';
+    this.url = String(url);
+    this.origin = url.origin;
+    this.timeoutMs = timeoutMs;
+    this.phase = phase;
+  }
+}
+
+/**
+ * A network error's message with its causes (undici's fetch rejects with "fetch failed" and keeps
+ * the reason in error.cause): "fetch failed (connect ECONNREFUSED 127.0.0.1:1)".
+ */
+export function networkErrorMessage(error) {
+  const message = error?.message || String(error);
+  const causes = [];
+  let cause = error?.cause;
+  for (let depth = 0; cause && depth < 4; depth++) {
+    let text = cause.message || cause.code || '';
+    if (!text && Array.isArray(cause.errors)) {  // AggregateError: one error per address tried
+      text = [...new Set(cause.errors.map((e) => e?.message || e?.code).filter(Boolean))].join('; ');
+    }
+    if (!text && typeof cause !== 'object') text = String(cause);
+    if (text && text !== message && !causes.includes(text)) causes.push(text);
+    cause = cause.cause;
+  }
+  return causes.length ? `${message} (${causes.join(': ')})` : message;
+}
+
+function checkTimeout(name, value, fallback) {
+  const ms = value ?? fallback;
+  if (typeof ms !== 'number' || !(ms > 0)) {
+    throw new TypeError(`ProtocolClient: ${name} must be a number of milliseconds > 0 (or Infinity), got ${value}`);
+  }
+  return ms;
+}
+
+// Settles like `promise`, or rejects with onTimeout()'s error after ms (never when ms is Infinity).
+function within(promise, ms, onTimeout) {
+  if (!Number.isFinite(ms)) return promise;
+  let timer;
+  const timeout = new Promise((resolve, reject) => {
+    timer = setTimeout(() => reject(onTimeout()), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+// One request with its deadlines: what ProtocolClient's calls read their answers through.
+// AbortSignal.any would combine the signals but is not in Node 18 (this package's minimum) nor
+// in Safari before 17.4; the listener on the caller's signal is removed when the request ends,
+// so a leaf's long-lived signal does not collect one per request.
+class Exchange {
+  constructor(client, url, init, headersMs) {
+    this.client = client;
+    this.url = url;
+    this.controller = new AbortController();
+    this.callerSignal = init.signal;
+    this.onCallerAbort = () => this.controller.abort(this.callerSignal.reason);
+    if (this.callerSignal?.aborted) this.onCallerAbort();
+    else this.callerSignal?.addEventListener('abort', this.onCallerAbort, { once: true });
+    this.init = { ...init, signal: this.controller.signal };
+    this.headersMs = headersMs;
+  }
+
+  timeout(ms, phase) {
+    const error = new RequestTimeoutError(this.url, ms, phase);
+    this.controller.abort(error);
+    return error;
+  }
+
+  // Resolves to the Response once its headers arrive; the body is read with bytes() or text().
+  async start() {
+    try {
+      this.response = await within(this.client.fetch(this.url, this.init), this.headersMs,
+        () => this.timeout(this.headersMs, 'headers'));
+    } catch (error) {
+      this.end();
+      throw error;
+    }
+    return this.response;
+  }
+
+  end() {
+    this.callerSignal?.removeEventListener('abort', this.onCallerAbort);
+  }
+
+  // The whole body, each chunk within stallTimeoutMs of the one before.
+  async bytes() {
+    try {
+      const { body } = this.response;
+      if (!body) return new Uint8Array(await this.response.arrayBuffer());
+      const reader = body.getReader();
+      const chunks = [];
+      let length = 0;
+      const stallMs = this.client.stallTimeoutMs;
+      for (;;) {
+        const { done, value } = await within(reader.read(), stallMs, () => {
+          const error = this.timeout(stallMs, 'body');
+          reader.cancel(error).catch(() => {});
+          return error;
+        });
+        if (done) break;
+        chunks.push(value);
+        length += value.length;
+      }
+      const [first] = chunks;
+      if (chunks.length === 1 && first.byteOffset === 0 && first.byteLength === first.buffer.byteLength) return first;
+      const out = new Uint8Array(length);
+      let offset = 0;
+      for (const chunk of chunks) {
+        out.set(chunk, offset);
+        offset += chunk.length;
+      }
+      return out;
+    } finally {
+      this.end();
+    }
+  }
+
+  async text() {
+    return new TextDecoder().decode(await this.bytes());
+  }
+
+  // The body read and dropped (errors too: the answer is already decided).
+  async drain() {
+    await this.bytes().catch(() => {});
+  }
+
+  // What protocolError reads: the status, the headers, and the body through the stall deadline.
+  get answer() {
+    const { response } = this;
+    return { status: response.status, statusText: response.statusText, headers: response.headers,
+      url: response.url, text: () => this.text() };
+  }
 }
 
 export class ProtocolClient {
@@ -94,6 +248,10 @@ export class ProtocolClient {
    * @param {typeof fetch} [options.fetch]  default globalThis.fetch
    * @param {string} [options.version]  Fedleaf-Version sent (default PROTOCOL_VERSION; tests
    *   pretend to be other releases with it)
+   * @param {number} [options.timeoutMs=90000]  deadline for the answer's headers of every call
+   *   but claim, from when the request is sent
+   * @param {number} [options.claimMarginMs=15000]  a claim's deadline: its wait_s plus this
+   * @param {number} [options.stallTimeoutMs=30000]  longest wait for the next chunk of a body
    */
   constructor(options = {}) {
     // In a page or worker: the folder of its URL (a page at /dashboard.html talks to /).
@@ -105,6 +263,17 @@ export class ProtocolClient {
     this.version = options.version ?? PROTOCOL_VERSION;
     const doFetch = options.fetch ?? globalThis.fetch;
     this.fetch = (url, init) => doFetch(url, init);
+    this.timeoutMs = checkTimeout('timeoutMs', options.timeoutMs, 90_000);
+    this.claimMarginMs = checkTimeout('claimMarginMs', options.claimMarginMs, 15_000);
+    this.stallTimeoutMs = checkTimeout('stallTimeoutMs', options.stallTimeoutMs, 30_000);
+  }
+
+  // Sends a request with its deadlines (headersMs: default timeoutMs). Resolves to an Exchange
+  // whose response has arrived; read its body with bytes()/text()/drain().
+  async send(url, init, headersMs = this.timeoutMs) {
+    const exchange = new Exchange(this, url, init, headersMs);
+    await exchange.start();
+    return exchange;
   }
 
   /** An API path (no leading slash, e.g. 'v1/populations') or a server-relative URL as URL. */
@@ -123,11 +292,11 @@ export class ProtocolClient {
   async json(method, path, { token, body, signal } = {}) {
     const url = this.url(path);
     const headers = this.headers(token, body === undefined ? {} : { 'Content-Type': 'application/json' });
-    const response = await this.fetch(url, {
+    const exchange = await this.send(url, {
       method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal,
     });
-    if (!response.ok) throw await protocolError(response, url);
-    const text = await response.text();
+    if (!exchange.response.ok) throw await protocolError(exchange.answer, url);
+    const text = await exchange.text();
     return text ? JSON.parse(text) : null;
   }
 
@@ -142,15 +311,16 @@ export class ProtocolClient {
     const body = {};
     if (minRound !== undefined) body.min_round = minRound;
     if (waitS > 0) body.wait_s = waitS;
-    const response = await this.fetch(url, {
+    const exchange = await this.send(url, {
       method: 'POST',
       headers: this.headers(token, { 'Content-Type': 'application/json' }),
       body: JSON.stringify(body),
       signal,
-    });
-    if (response.status === 200) return { kind: 'task', task: await response.json() };
+    }, (waitS > 0 ? waitS * 1000 : 0) + this.claimMarginMs);
+    const { response } = exchange;
+    if (response.status === 200) return { kind: 'task', task: JSON.parse(await exchange.text()) };
     if (response.status === 204) {
-      await drain(response);
+      await exchange.drain();
       return {
         kind: 'no_task',
         finished: response.headers.get('Fedleaf-Population-State') === 'finished',
@@ -158,7 +328,7 @@ export class ProtocolClient {
           response.headers.get('Fedleaf-Retry-After-Ms')),
       };
     }
-    throw await protocolError(response, url);
+    throw await protocolError(exchange.answer, url);
   }
 
   /** The URL of round r's published model: GET /v1/populations/{p}/rounds/{r}/model. */
@@ -174,12 +344,16 @@ export class ProtocolClient {
   async downloadModel(modelUrl, { etag, token, signal } = {}) {
     const url = modelUrl instanceof URL ? modelUrl : this.url(modelUrl);
     const headers = this.headers(token, etag ? { 'If-None-Match': etag } : {});
-    const response = await this.fetch(url, { headers, signal });
-    if (response.status === 304 && etag) return { kind: 'not_modified', etag };
-    if (response.ok) {
-      return { kind: 'model', bytes: new Uint8Array(await response.arrayBuffer()), etag: response.headers.get('ETag') };
+    const exchange = await this.send(url, { headers, signal });
+    const { response } = exchange;
+    if (response.status === 304 && etag) {
+      await exchange.drain();
+      return { kind: 'not_modified', etag };
     }
-    throw await protocolError(response, url);
+    if (response.ok) {
+      return { kind: 'model', bytes: await exchange.bytes(), etag: response.headers.get('ETag') };
+    }
+    throw await protocolError(exchange.answer, url);
   }
 
   /**
@@ -189,14 +363,14 @@ export class ProtocolClient {
    */
   async selectModel(population, round, entries, { token, signal } = {}) {
     const url = this.url(`v1/populations/${encodeURIComponent(population)}/rounds/${Number(round)}/model:select`);
-    const response = await this.fetch(url, {
+    const exchange = await this.send(url, {
       method: 'POST',
       headers: this.headers(token, { 'Content-Type': SELECT_IDS_CONTENT_TYPE }),
       body: encodeSelectRequest(entries),
       signal,
     });
-    if (response.ok) return new Uint8Array(await response.arrayBuffer());
-    throw await protocolError(response, url);
+    if (exchange.response.ok) return exchange.bytes();
+    throw await protocolError(exchange.answer, url);
   }
 
   /**
@@ -206,14 +380,15 @@ export class ProtocolClient {
    */
   async upload(task, bytes, { signal } = {}) {
     const url = this.url(task.upload_url);
-    const response = await this.fetch(url, {
+    const exchange = await this.send(url, {
       method: 'PUT',
       headers: this.headers(task.lease_token, { 'Content-Type': 'application/octet-stream' }),
       body: bytes,
       signal,
     });
+    const { response } = exchange;
     if (response.status === 200 || response.status === 201) {
-      const text = await response.text().catch(() => '');
+      const text = await exchange.text().catch(() => '');
       let result = null;
       try {
         result = text ? JSON.parse(text) : null;
@@ -222,7 +397,7 @@ export class ProtocolClient {
       }
       return { status: response.status, result };
     }
-    throw await protocolError(response, url);
+    throw await protocolError(exchange.answer, url);
   }
 
   /** GET /v1/populations/{p}: the public status JSON. */
@@ -246,8 +421,8 @@ export class ProtocolClient {
   /** GET /metrics: the Prometheus text. */
   async metrics({ signal } = {}) {
     const url = this.url('/metrics');
-    const response = await this.fetch(url, { headers: this.headers(false), signal });
-    if (!response.ok) throw await protocolError(response, url);
-    return response.text();
+    const exchange = await this.send(url, { headers: this.headers(false), signal });
+    if (!exchange.response.ok) throw await protocolError(exchange.answer, url);
+    return exchange.text();
   }
 }

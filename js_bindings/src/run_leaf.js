@@ -26,10 +26,15 @@
 // loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the executor says)},
 // uploaded {taskId, bytes, status},
 // dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
+//
+// Network failures (fetch's errors, and a request past its ProtocolClient deadline: "no answer
+// from <origin> within N s") are retried with backoff: a claim's as idle {reason: 'network: …'},
+// a download's, select's or upload's as a non-fatal error event before each retry. Their
+// messages carry fetch's cause ("network: fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
 
 import { backoffDelayMs, sleep } from './backoff.js';
 import { selectedTensors, selectionIds } from './model_select.js';
-import { ProtocolClient, ProtocolError } from './protocol_client.js';
+import { ProtocolClient, ProtocolError, networkErrorMessage } from './protocol_client.js';
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {
@@ -75,10 +80,14 @@ class Slots {
  *   server's retry hints
  * @param {AbortSignal} [options.signal]
  * @param {(event: object) => void} [options.onEvent]
- * @param {number} [options.maxTasks]  stop after this many uploads (default: until finished)
+ * @param {number} [options.maxTasks]  stop after this many tasks, counting those whose training
+ *   failed and those dropped (default: until finished)
  * @param {typeof fetch} [options.fetch]  what the leaf's ProtocolClient fetches with
  * @param {ProtocolClient} [options.client]  the client to talk through (default: one for
- *   options.server and options.fetch)
+ *   options.server, options.fetch and the three deadlines below)
+ * @param {number} [options.timeoutMs=90000]  deadline for an answer's headers (all but claims)
+ * @param {number} [options.claimMarginMs=15000]  a claim's deadline is waitS plus this
+ * @param {number} [options.stallTimeoutMs=30000]  longest wait for the next chunk of a body
  * @param {{baseMs?: number, maxMs?: number}} [options.backoff]
  * @returns {Promise<{uploaded: number, dropped: number, stopped: 'finished'|'aborted'|'maxTasks'}>}
  */
@@ -97,7 +106,10 @@ export async function runLeaf(options) {
   if (!executor || typeof executor.runTask !== 'function') {
     throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
   }
-  const client = options.client ?? new ProtocolClient({ server, fetch: options.fetch });
+  const client = options.client ?? new ProtocolClient({
+    server, fetch: options.fetch, timeoutMs: options.timeoutMs, claimMarginMs: options.claimMarginMs,
+    stallTimeoutMs: options.stallTimeoutMs,
+  });
   const emit = (event) => {
     try {
       options.onEvent?.(event);
@@ -123,6 +135,16 @@ export async function runLeaf(options) {
     emit({ type: 'error', error, fatal: true });
   }
 
+  // What a failed request is, for messages: 'HTTP 503: busy' or 'network: fetch failed (cause)'.
+  const failure = (error) => (error instanceof ProtocolError ? `HTTP ${error.status}: ${error.message}`
+    : `network: ${networkErrorMessage(error)}`);
+
+  // A download, select or upload about to be retried after `ms`: a non-fatal error event.
+  function retrying(what, error, ms) {
+    emit({ type: 'error', error: new Error(`${what}: ${failure(error)}; retrying in ${Math.round(ms)} ms`, { cause: error }), fatal: false });
+    return sleep(ms, signal);
+  }
+
   // Any answer may be a 426: the server does not speak this leaf's version.
   function checkStopping(error) {
     if (error instanceof ProtocolError && error.status === 426) {
@@ -141,7 +163,7 @@ export async function runLeaf(options) {
       } catch (error) {
         if (signal?.aborted) throw error;
         if (!(error instanceof ProtocolError)) {
-          return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: `network: ${error.message}` };
+          return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: failure(error) };
         }
         checkStopping(error);
         if (error.status === 410) return { finished: true };
@@ -202,7 +224,7 @@ export async function runLeaf(options) {
               error.status);
           }
         }
-        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        await retrying(`model select of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
         continue;
       }
       emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
@@ -238,7 +260,7 @@ export async function runLeaf(options) {
               error.status);
           }
         }
-        await sleep(backoffDelayMs(attempt, options.backoff), signal);
+        await retrying(`model download of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
         continue;
       }
       if (answer.kind === 'not_modified') {
@@ -267,15 +289,15 @@ export async function runLeaf(options) {
         if (signal?.aborted) throw error;
         if (!(error instanceof ProtocolError)) {
           if (Date.now() > expiresAt) {
-            emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${error.message}` });
+            emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${failure(error)}` });
             return false;
           }
-          await sleep(backoffDelayMs(attempt, options.backoff), signal);
+          await retrying(`upload of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
           continue;
         }
         checkStopping(error);
         if (error.retryable && Date.now() < expiresAt) {
-          await sleep(backoffDelayMs(attempt, options.backoff), signal);
+          await retrying(`upload of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
           continue;
         }
         emit({ type: 'dropped', taskId: task.task_id, status: error.status, reason: error.message });
@@ -334,6 +356,10 @@ export async function runLeaf(options) {
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
+        if (maxTasks !== undefined && started >= maxTasks) {  // a failed task counts: it was claimed
+          stopped = 'maxTasks';
+          break;
+        }
         current = queue.shift() ?? guarded();
         continue;
       }

@@ -1,8 +1,10 @@
 // The Node leaf CLIs against a real fedleaf-server: fedleaf-leaf.js and fedleaf-simulate.js finish
-// a population; bad options exit with status 2 and the usage line.
+// a population; bad options (flags, a shard with no emails) exit with status 2 and the usage line
+// before any claim; SIGINT / SIGTERM exit 130 / 143 after the clean shutdown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -37,19 +39,94 @@ test('fedleaf-simulate.js runs N leaves in worker threads until the population f
   assert.equal(status.state, 'finished');
 }));
 
-test('bad options exit with status 2 and the usage line', async () => {
+// A URL where nothing listens (a port just freed): a leaf that got past its checks would retry
+// there forever, so these tests end only if the CLI refuses at start.
+async function closedPort() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
+}
+
+test('bad options exit with status 2 and the usage line', { timeout: 120_000 }, async () => {
+  const nowhere = await closedPort();
+  const leaf = ['--server', nowhere, '--population', 'p', '--token', 't'];
   for (const [script, args, message] of [
     ['fedleaf-leaf.js', ['--server', 'http://x'], /missing --population/],
     ['fedleaf-leaf.js', ['--server', 'http://x', '--population', 'p', '--token', 't', '--shard', '5/4'], /--shard must be I\/N/],
     ['fedleaf-leaf.js', ['--server', 'http://x', '--population', 'p', '--token', 't', '--dataset', 'mnist'], /unknown --dataset 'mnist'/],
     ['fedleaf-simulate.js', ['--server', 'http://x', '--population', 'p', '--token', 't', '--clients', '0'], /--clients must be an integer >= 1/],
     ['fedleaf-simulate.js', ['--bogus'], /Unknown option '--bogus'/],
+    // --server: an http: or https: URL, checked before anything loads
+    ['fedleaf-leaf.js', ['--server', 'ftp://127.0.0.1:21', '--population', 'p', '--token', 't'],
+      /--server must be an http: or https: URL, got 'ftp:\/\/127\.0\.0\.1:21'/],
+    ['fedleaf-leaf.js', ['--server', 'not-a-url', '--population', 'p', '--token', 't'],
+      /--server must be an http: or https: URL, got 'not-a-url'/],
+    ['fedleaf-leaf.js', ['--server', 'http//127.0.0.1:8080', '--population', 'p', '--token', 't'],
+      /--server must be an http: or https: URL, got 'http\/\/127\.0\.0\.1:8080'/],
+    ['fedleaf-simulate.js', ['--server', 'file:///tmp/x', '--population', 'p', '--token', 't'],
+      /--server must be an http: or https: URL, got 'file:\/\/\/tmp\/x'/],
+    // integer flags: decimal digits only
+    ['fedleaf-leaf.js', [...leaf, '--prefetch='], /--prefetch must be an integer >= 0, got ''/],
+    ['fedleaf-leaf.js', [...leaf, '--prefetch', '0x2'], /--prefetch must be an integer >= 0, got '0x2'/],
+    ['fedleaf-leaf.js', [...leaf, '--prefetch', ' 1'], /--prefetch must be an integer >= 0, got ' 1'/],
+    ['fedleaf-leaf.js', [...leaf, '--max-tasks= 1'], /--max-tasks must be an integer >= 1, got ' 1'/],
+    ['fedleaf-leaf.js', [...leaf, '--max-tasks', '1e1'], /--max-tasks must be an integer >= 1, got '1e1'/],
+    ['fedleaf-simulate.js', [...leaf, '--prefetch='], /--prefetch must be an integer >= 0, got ''/],
+    ['fedleaf-simulate.js', [...leaf, '--clients', '2.0'], /--clients must be an integer >= 1, got '2.0'/],
+    ['fedleaf-simulate.js', [...leaf, '--clients='], /--clients must be an integer >= 1, got ''/],
+    // a shard with no emails: refused before any claim, naming the shard and the limit
+    ['fedleaf-leaf.js', [...leaf, '--shard', '5/100000'],
+      /shard 5\/100000 of the SpamAssassin train split has no emails: the split has (\d+), so it supports at most \1 shards/],
+    ['fedleaf-leaf.js', [...leaf, '--shard', '0/50000', '--non-iid'],
+      /shard 0\/50000 \(non-IID\) of the SpamAssassin train split has no emails: the split has \d+/],
+    ['fedleaf-simulate.js', [...leaf, '--clients', '100000'],
+      /--clients 100000: 100000 shards of the SpamAssassin train split \((\d+) emails\): at most \1 shards can each hold an email/],
   ]) {
-    await assert.rejects(run('node', [path.join(bin, script), ...args]), (e) => {
+    await assert.rejects(run('node', [path.join(bin, script), ...args], { timeout: 60_000 }), (e) => {
       assert.equal(e.code, 2, `${script} ${args.join(' ')}`);
       assert.match(e.stderr, message);
       assert.match(e.stderr, /usage: /);
       return true;
     });
   }
+});
+
+// Starts a CLI, sends `signal` once it has printed `ready`, and resolves to its exit code and output.
+function interrupt(script, args, ready, signal) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('node', [path.join(bin, script), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let sent = false;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      if (!sent && ready.test(stdout)) {
+        sent = true;
+        child.kill(signal);
+      }
+    });
+    child.stderr.on('data', (chunk) => { stderr += chunk; });
+    child.on('error', reject);
+    child.on('exit', (code, killedBy) => {
+      clearTimeout(timer);
+      resolve({ code, killedBy, stdout, stderr });
+    });
+  });
+}
+
+test('SIGINT and SIGTERM stop the CLIs cleanly and exit 130 and 143, not 0', { timeout: 240_000 }, async () => {
+  const nowhere = await closedPort();
+  const common = ['--server', nowhere, '--population', 'p', '--token', 't'];
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    const leaf = await interrupt('fedleaf-leaf.js', common, /train emails/, signal);
+    assert.equal(leaf.code, code, `fedleaf-leaf ${signal}: ${leaf.stdout}${leaf.stderr}`);
+    assert.match(leaf.stdout, /fedleaf-leaf: 0 uploaded, 0 dropped \(aborted\)/, 'the clean shutdown ran');
+  }
+  const simulate = await interrupt('fedleaf-simulate.js', [...common, '--clients', '2'], /leaves: /, 'SIGINT');
+  assert.equal(simulate.code, 130, `fedleaf-simulate: ${simulate.stdout}${simulate.stderr}`);
+  assert.match(simulate.stdout, /stopping leaves \(Ctrl-C\)/);
+  assert.match(simulate.stdout, /fedleaf-simulate: 2 leaves stopped: 0 uploads, 0 dropped/);
 });

@@ -1,10 +1,15 @@
 // ProtocolClient against a scripted fetch: the requests it builds (URL, method, headers, body) and
-// how it reads each answer (typed outcomes, ProtocolError). The same client against the real
+// how it reads each answer (typed outcomes, ProtocolError); against local TCP servers that never
+// answer or stall: its deadlines (RequestTimeoutError). The same client against the real
 // server is exercised by tests/js/leaf_server.test.mjs and tests/package/consumer.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import net from 'node:net';
 
-import { ProtocolClient, ProtocolError, PROTOCOL_VERSION } from '../../js_bindings/src/index.js';
+import {
+  ProtocolClient, ProtocolError, PROTOCOL_VERSION, RequestTimeoutError, networkErrorMessage,
+} from '../../js_bindings/src/index.js';
 import { protocolError } from '../../js_bindings/src/protocol_client.js';
 
 // A fetch that records every request and answers with the next scripted Response.
@@ -149,4 +154,107 @@ test('version overrides the header (what a test of an old or future leaf sends)'
   const { fetch, requests } = scripted(json(200, {}));
   await new ProtocolClient({ server: 'http://h', fetch, version: '7.3' }).status('p');
   assert.equal(requests[0].headers.get('Fedleaf-Version'), '7.3');
+});
+
+// A TCP server that accepts connections and never answers (a hung server, a black-holing proxy),
+// or, with `answer`, writes that once the request arrives and then says nothing more.
+async function silentServer(answer) {
+  const sockets = new Set();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    if (answer) socket.once('data', () => socket.write(answer));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close() {
+      for (const socket of sockets) socket.destroy();
+      return new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+test('a server that never answers: each call rejects with a RequestTimeoutError naming the origin and the deadline', { timeout: 20_000 }, async () => {
+  const silent = await silentServer();
+  try {
+    const client = new ProtocolClient({ server: silent.url, token: 't', timeoutMs: 80, claimMarginMs: 60 });
+    const timedOut = (ms) => (error) => {
+      assert.ok(error instanceof RequestTimeoutError, String(error));
+      assert.ok(!(error instanceof ProtocolError));
+      assert.equal(error.message, `no answer from ${silent.url} within ${ms / 1000} s`);
+      assert.equal(error.origin, silent.url);
+      assert.equal(error.timeoutMs, ms);
+      return true;
+    };
+    await assert.rejects(client.claim('p', { minRound: 0 }), timedOut(60));  // no wait_s: the margin
+    await assert.rejects(client.claim('p', { waitS: 0.05 }), timedOut(110));  // wait_s + margin
+    await assert.rejects(client.status('p'), timedOut(80));
+    await assert.rejects(client.downloadModel('/v1/populations/p/rounds/0/model'), timedOut(80));
+    await assert.rejects(client.upload({ upload_url: '/v1/tasks/1/result', lease_token: 'l' }, new Uint8Array(4)),
+      timedOut(80));
+  } finally {
+    await silent.close();
+  }
+});
+
+test('an answer whose body stalls rejects after stallTimeoutMs without a chunk', { timeout: 20_000 }, async () => {
+  const stalling = await silentServer('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\nETag: "e"\r\n\r\nfirst bytes');
+  try {
+    const client = new ProtocolClient({ server: stalling.url, stallTimeoutMs: 80 });
+    await assert.rejects(client.downloadModel('/v1/populations/p/rounds/0/model'), (error) => {
+      assert.ok(error instanceof RequestTimeoutError, String(error));
+      assert.equal(error.phase, 'body');
+      assert.match(error.message, /^no answer from http:\/\/127\.0\.0\.1:\d+ within 0\.08 s \(the answer's body stalled\)$/);
+      return true;
+    });
+  } finally {
+    await stalling.close();
+  }
+});
+
+test('the caller\'s signal still aborts a request with its own reason, and no listener stays on it', { timeout: 20_000 }, async () => {
+  const silent = await silentServer();
+  try {
+    const controller = new AbortController();
+    const client = new ProtocolClient({ server: silent.url, timeoutMs: 60 });
+    const { fetch } = scripted(json(200, {}), json(200, {}));
+    const scriptedClient = new ProtocolClient({ server: 'http://h', fetch });
+    await scriptedClient.status('p', { signal: controller.signal });
+    await assert.rejects(client.status('p', { signal: controller.signal }), RequestTimeoutError);
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0, 'listeners removed when requests end');
+    const pending = client.claim('p', { waitS: 10, signal: controller.signal });
+    controller.abort(new Error('mine'));
+    await assert.rejects(pending, { message: 'mine' });
+  } finally {
+    await silent.close();
+  }
+});
+
+test('deadlines must be positive numbers of milliseconds (Infinity: none); the defaults', () => {
+  const client = new ProtocolClient({ server: 'http://h' });
+  assert.deepEqual([client.timeoutMs, client.claimMarginMs, client.stallTimeoutMs], [90_000, 15_000, 30_000]);
+  assert.equal(new ProtocolClient({ server: 'http://h', timeoutMs: Infinity }).timeoutMs, Infinity);
+  for (const bad of [0, -1, NaN, '5']) {
+    assert.throws(() => new ProtocolClient({ server: 'http://h', timeoutMs: bad }), /timeoutMs must be a number of milliseconds > 0/);
+  }
+});
+
+test('networkErrorMessage adds the causes fetch keeps in error.cause', async () => {
+  assert.equal(networkErrorMessage(new TypeError('fetch failed', {
+    cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+  })), 'fetch failed (connect ECONNREFUSED 127.0.0.1:1)');
+  assert.equal(networkErrorMessage(new TypeError('fetch failed', {
+    cause: new AggregateError([new Error('connect ECONNREFUSED ::1:8'), new Error('connect ECONNREFUSED 127.0.0.1:8')]),
+  })), 'fetch failed (connect ECONNREFUSED ::1:8; connect ECONNREFUSED 127.0.0.1:8)');
+  assert.equal(networkErrorMessage(new TypeError('fetch failed')), 'fetch failed');
+  // Real fetch failures: a closed port and a scheme fetch cannot speak.
+  const closed = net.createServer();
+  await new Promise((resolve) => closed.listen(0, '127.0.0.1', resolve));
+  const { port } = closed.address();
+  await new Promise((resolve) => closed.close(resolve));
+  await assert.rejects(new ProtocolClient({ server: `http://127.0.0.1:${port}` }).status('p'),
+    (error) => /^fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/.test(networkErrorMessage(error)));
+  await assert.rejects(new ProtocolClient({ server: 'ftp://127.0.0.1:21' }).status('p'),
+    (error) => /unknown scheme/.test(networkErrorMessage(error)));
 });

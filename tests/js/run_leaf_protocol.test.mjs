@@ -2,6 +2,7 @@
 // network. The real-server tests live in tests/js/leaf_server.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import net from 'node:net';
 
 import { runLeaf, LeafStoppedError } from '../../js_bindings/src/run_leaf.js';
 import { backoffDelayMs, retryAfterMs } from '../../js_bindings/src/backoff.js';
@@ -328,3 +329,71 @@ test('an executor without distinctIds downloads the full model', async () => {
   assert.equal(server.state.selects.length, 0);
   assert.equal(server.state.uploads.length, 1);
 });
+
+test('a server that accepts and never answers: the claim hits its deadline, the leaf reports it and retries', { timeout: 20_000 }, async () => {
+  const sockets = new Set();
+  const silent = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+  });
+  await new Promise((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${silent.address().port}`;
+  try {
+    const controller = new AbortController();
+    const idles = [];
+    const summary = await runLeaf({
+      server: url, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(), backoff: fast,
+      waitS: 0.05, claimMarginMs: 50, signal: controller.signal,
+      onEvent: (e) => {
+        if (e.type !== 'idle') return;
+        idles.push(e.reason);
+        if (idles.length === 2) controller.abort();  // retried once: enough
+      },
+    });
+    assert.equal(summary.stopped, 'aborted');
+    assert.deepEqual(idles, [`network: no answer from ${url} within 0.1 s`, `network: no answer from ${url} within 0.1 s`]);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }
+});
+
+test('network errors are reported with their cause: a claim\'s as idle, a download\'s as a non-fatal error', async () => {
+  const refused = () => new TypeError('fetch failed', {
+    cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:8'), { code: 'ECONNREFUSED' }),
+  });
+  const server = fakeServer({ tasks: 1, claimScript: [() => { throw refused(); }] });
+  let failDownload = true;
+  const fetch = (url, init) => {
+    if (failDownload && new URL(url).pathname.endsWith('/model')) {
+      failDownload = false;
+      throw refused();
+    }
+    return server.fetch(url, init);
+  };
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(), fetch, prefetch: 0,
+    backoff: fast, onEvent: (e) => events.push(e),
+  });
+  assert.equal(summary.uploaded, 1);
+  assert.deepEqual(events.filter((e) => e.type === 'idle').map((e) => e.reason),
+    ['network: fetch failed (connect ECONNREFUSED 127.0.0.1:8)']);
+  const errors = events.filter((e) => e.type === 'error');
+  assert.equal(errors.length, 1);
+  assert.equal(errors[0].fatal, false);
+  assert.match(errors[0].error.message,
+    /^model download of task t0: network: fetch failed \(connect ECONNREFUSED 127\.0\.0\.1:8\); retrying in \d+ ms$/);
+});
+
+for (const prefetch of [0, 1]) {
+  test(`maxTasks counts tasks whose training failed (prefetch ${prefetch}): maxTasks 1 claims one task`, async () => {
+    const server = fakeServer({ tasks: 5 });
+    const summary = await runLeaf({
+      server: SERVER, population: 'p', token: 'c', dataset: {}, fetch: server.fetch, backoff: fast, prefetch,
+      maxTasks: 1, executor: fakeExecutor({ fail: () => true }),
+    });
+    assert.deepEqual(summary, { uploaded: 0, dropped: 1, stopped: 'maxTasks' });
+    assert.equal(server.state.claims, 1);
+  });
+}

@@ -106,3 +106,39 @@ export function shardRecords(records, index, count, { nonIid = false } = {}) {
   const end = Math.floor(((index + 1) * sorted.length) / count);
   return sorted.slice(begin, end);
 }
+
+/**
+ * How many records each of `count` shards gets (shardRecords' rule, in one pass): an array of
+ * `count` sizes. Non-IID runs are all non-empty when count <= records.length; IID shards are
+ * hashed, so some may be empty before that.
+ */
+export function shardSizes(records, count, { nonIid = false } = {}) {
+  if (!Number.isInteger(count) || count < 1) throw new RangeError(`shard count ${count}: need count >= 1`);
+  const sizes = new Array(count).fill(0);
+  if (nonIid) {
+    for (let index = 0; index < count; index++) {
+      sizes[index] = Math.floor(((index + 1) * records.length) / count) - Math.floor((index * records.length) / count);
+    }
+  } else {
+    for (const r of records) sizes[murmur3_32(encoder.encode(`${r.group}/${r.id}`), 1) % count] += 1;
+  }
+  return sizes;
+}
+
+/**
+ * Why shard `index` of `count` of `records` (a split) would be empty, or null when it is not:
+ * "shard 5/100000 of the SpamAssassin train split has no emails: the split has 4841, so it
+ * supports at most 4841 shards".
+ */
+export function emptyShardProblem(records, index, count, { nonIid = false, split = 'train' } = {}) {
+  const size = nonIid
+    ? Math.floor(((index + 1) * records.length) / count) - Math.floor((index * records.length) / count)
+    : shardSizes(records, count)[index];
+  if (size > 0) return null;
+  const what = `shard ${index}/${count}${nonIid ? ' (non-IID)' : ''} of the SpamAssassin ${split} split has no emails`;
+  if (count > records.length) {
+    return `${what}: the split has ${records.length}, so it supports at most ${records.length} shards`;
+  }
+  return `${what}: IID shards are hashed, and with ${count} shards of its ${records.length} emails some are ` +
+    'empty; use fewer shards, or --non-iid (non-empty up to one email per shard)';
+}

@@ -1,5 +1,7 @@
 // Command-line options shared by the Node leaf CLIs (bin/fedleaf-leaf.js, bin/fedleaf-simulate.js):
-// parsing, --help, and checks that exit with status 2 and the usage line on bad input.
+// parsing, --help, and checks that exit with status 2 and the usage line on bad input; and the
+// exit status of a run stopped by a signal (128 + its number: 130 for SIGINT, 143 for SIGTERM).
+import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
 
 const COMMON_OPTIONS = {
@@ -14,11 +16,36 @@ const COMMON_OPTIONS = {
 };
 
 /**
+ * An integer flag's value: decimal digits only (no sign, blanks, exponent, hex or empty string),
+ * at least `min`. Returns the number, or the message naming the flag and the value as given.
+ * @returns {number|string}
+ */
+export function parseIntegerFlag(name, value, min) {
+  const number = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(number) || number < min) {
+    return `--${name} must be an integer >= ${min}, got ${JSON.stringify(value).replace(/^"|"$/g, "'")}`;
+  }
+  return number;
+}
+
+/** The message for a --server that is not an http: or https: URL, or null. */
+export function serverProblem(server) {
+  let url;
+  try {
+    url = new URL(server);
+  } catch {
+    url = null;
+  }
+  if (url && (url.protocol === 'http:' || url.protocol === 'https:') && url.host) return null;
+  return `--server must be an http: or https: URL, got '${server}'`;
+}
+
+/**
  * @param {string} program  e.g. 'fedleaf-leaf'
  * @param {string} usage    the usage line
  * @param {object} extraOptions  parseArgs options beyond the common ones
- * @returns {{args: object, fail: (message: string) => never, prefetch: number,
- *            maxTasks: number|undefined, simd: 'auto'|false}}
+ * @returns {{args: object, fail: (message: string) => never, integer: (name: string, min: number) => number,
+ *            prefetch: number, maxTasks: number|undefined, simd: 'auto'|false}}
  */
 export function parseLeafCommandLine(program, usage, extraOptions = {}) {
   const fail = (message) => {
@@ -38,12 +65,39 @@ export function parseLeafCommandLine(program, usage, extraOptions = {}) {
   for (const required of ['server', 'population', 'token']) {
     if (!args[required]) fail(`missing --${required}`);
   }
-  const prefetch = Number(args.prefetch);
-  if (!Number.isInteger(prefetch) || prefetch < 0) fail('--prefetch must be an integer >= 0');
-  let maxTasks;
-  if (args['max-tasks'] !== undefined) {
-    maxTasks = Number(args['max-tasks']);
-    if (!Number.isInteger(maxTasks) || maxTasks < 1) fail('--max-tasks must be an integer >= 1');
+  const badServer = serverProblem(args.server);
+  if (badServer) fail(badServer);
+  // The value of integer flag --name (a string flag), or exit 2 naming it.
+  const integer = (name, min) => {
+    const parsed = parseIntegerFlag(name, args[name], min);
+    if (typeof parsed === 'string') fail(parsed);
+    return parsed;
+  };
+  const prefetch = integer('prefetch', 0);
+  const maxTasks = args['max-tasks'] === undefined ? undefined : integer('max-tasks', 1);
+  return { args, fail, integer, prefetch, maxTasks, simd: args.baseline ? false : 'auto' };
+}
+
+/**
+ * On SIGINT or SIGTERM calls stop(signalName) once (a clean shutdown); a second signal exits at
+ * once. exitCode() is then 128 + the signal's number (130, 143), else undefined: what the
+ * command exits with after its clean shutdown, so scripts can tell an interrupted run from a
+ * finished one.
+ * @param {(signal: string) => void} stop
+ * @returns {{exitCode: () => number|undefined, signal: () => string|undefined}}
+ */
+export function stopOnSignals(stop) {
+  let received;
+  const codeOf = (signal) => 128 + constants.signals[signal];
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      if (received) process.exit(codeOf(received));
+      received = signal;
+      stop(signal);
+    });
   }
-  return { args, fail, prefetch, maxTasks, simd: args.baseline ? false : 'auto' };
+  return {
+    exitCode: () => (received ? codeOf(received) : undefined),
+    signal: () => received,
+  };
 }

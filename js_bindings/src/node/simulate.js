@@ -11,7 +11,7 @@
 // runs attacks[i] ('scale:1e6', 'claim_examples:9007199254740992', 'flip_labels') when set.
 import { Worker } from 'node:worker_threads';
 
-import { loadSpamAssassin, shardRecords } from '../datasets/spamassassin.js';
+import { emptyShardProblem, loadSpamAssassin, shardRecords, shardSizes } from '../datasets/spamassassin.js';
 
 const workerUrl = new URL('./simulated_leaf_worker.js', import.meta.url);
 
@@ -30,6 +30,23 @@ export function spamAssassinClientData(records, index, count, { nonIid = false }
 }
 
 /**
+ * Why `count` shards of the train split cannot all hold emails (a leaf on an empty shard claims
+ * tasks only to drop them), or null when they can: "100000 shards of the SpamAssassin train split
+ * (4841 emails): at most 4841 …".
+ */
+export function spamAssassinShardsProblem(records, count, { nonIid = false } = {}) {
+  const train = records.filter((r) => r.split === 'train');
+  const sizes = shardSizes(train, count, { nonIid });
+  const empty = [];
+  sizes.forEach((size, index) => { if (size === 0) empty.push(index); });
+  if (empty.length === 0) return null;
+  const what = `${count} shards of the SpamAssassin train split (${train.length} emails)`;
+  if (count > train.length) return `${what}: at most ${train.length} shards can each hold an email`;
+  const some = empty.slice(0, 5).join(', ') + (empty.length > 5 ? ', …' : '');
+  return `${what}: ${empty.length} IID shard(s) would hold no emails (${some}); use fewer, or --non-iid`;
+}
+
+/**
  * @param {{server: string, population: string, token: string, clients: number, leaves?: number,
  *          nonIid?: boolean,
  *          prefetch?: number, maxTasks?: number, simd?: 'auto'|boolean, records?: object[],
@@ -37,7 +54,8 @@ export function spamAssassinClientData(records, index, count, { nonIid = false }
  *          onEvent?: (index: number, event: object) => void}} options
  * clients: how many shards the data is cut into; leaves: how many leaves run (default clients).
  * shardOf: which of the `clients` shards leaf i holds (default i) — e.g. extra attacking leaves
- * holding copies of honest shards.
+ * holding copies of honest shards. A leaf whose train shard would hold no emails fails the run
+ * before any worker starts.
  * @returns {{done: Promise<object[]>, stop: () => void}}
  */
 export function simulateLeaves(options) {
@@ -45,10 +63,17 @@ export function simulateLeaves(options) {
   const done = (async () => {
     const records = options.records ?? await loadSpamAssassin();
     const leaves = options.leaves ?? options.clients;
-    const results = await Promise.all(Array.from({ length: leaves }, (_, index) =>
+    const shards = Array.from({ length: leaves }, (_, index) => {
+      const shard = options.shardOf ? options.shardOf(index) : index;
+      const data = spamAssassinClientData(records, shard, options.clients, { nonIid: options.nonIid });
+      if (data.train.texts.length === 0) {
+        const train = records.filter((r) => r.split === 'train');
+        throw new Error(`leaf ${index}: ${emptyShardProblem(train, shard, options.clients, { nonIid: options.nonIid })}`);
+      }
+      return data;
+    });
+    const results = await Promise.all(shards.map((data, index) =>
       new Promise((resolve, reject) => {
-        const shard = options.shardOf ? options.shardOf(index) : index;
-        const data = spamAssassinClientData(records, shard, options.clients, { nonIid: options.nonIid });
         const worker = new Worker(workerUrl, {
           workerData: {
             index,
