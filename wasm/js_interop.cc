@@ -76,8 +76,9 @@ void set_error(std::string code, std::string message) {
 val take_error() {
   PendingError& e = pending_error();
   if (!e.set) return val::undefined();
-  val error = val::global("Error").new_(e.message);
+  val error = val::object();
   error.set("code", e.code);
+  error.set("message", e.message);
   e = PendingError{};
   return error;
 }

@@ -40,8 +40,8 @@ inline val bytes_to_js(const std::vector<std::uint8_t>& bytes) {
 // Records the error of the binding call under way, for take_error(); `code` is the fedleaf error
 // class ("InvalidInput", ...).
 void set_error(std::string code, std::string message);
-// The error recorded since the last call, as a JS Error with the message and a `code` property,
-// and clears it; undefined when there is none. Registered as Module.takeError.
+// The error recorded since the last call, as {code, message}, and clears it; undefined when there
+// is none. Registered as Module.takeError; JS makes the Error (so its stack starts in JS).
 val take_error();
 
 // "InvalidInput", "NotFound", "Conflict", "Error" (other fedleaf errors) or "InternalError".

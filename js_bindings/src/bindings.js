@@ -36,8 +36,12 @@ export function throwBindingErrors(module) {
     if (typeof binding !== 'function') throw new Error(`wasm module: no binding ${where}`);
     owner[name] = function (...args) {
       const result = binding.apply(this, args);
-      const error = takeError();
-      if (error !== undefined) throw error;
+      const failure = takeError();
+      if (failure !== undefined) {
+        const error = new Error(failure.message);
+        error.code = failure.code;
+        throw error;
+      }
       return result;
     };
   };
