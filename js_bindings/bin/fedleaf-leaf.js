@@ -41,11 +41,11 @@ if (parts.train.texts.length === 0) {
 }
 const executor = await createExecutor({ simd });
 const data = new TextLeafData(executor, parts);
-console.log(`fedleaf-leaf: shard ${index}/${count}${args['non-iid'] ? ' (non-IID)' : ''}: ` +
-  `${data.numTrainExamples} train emails; wasm ${executor.simd ? 'SIMD' : 'baseline'} ${executor.version}`);
-
+// Before the line that says the leaf is up: a signal sent on seeing it finds the handler.
 const controller = new AbortController();
 const signals = stopOnSignals((signal) => controller.abort(new Error(`interrupted (${signal})`)));
+console.log(`fedleaf-leaf: shard ${index}/${count}${args['non-iid'] ? ' (non-IID)' : ''}: ` +
+  `${data.numTrainExamples} train emails; wasm ${executor.simd ? 'SIMD' : 'baseline'} ${executor.version}`);
 try {
   const summary = await runLeaf({
     server: args.server,
