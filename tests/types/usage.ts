@@ -3,7 +3,8 @@
 // Checked only, never run.
 import {
   createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, LeafStoppedError,
-  PROTOCOL_VERSION, ProtocolClient, ProtocolError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
+  networkErrorMessage, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RequestTimeoutError, runLeaf,
+  TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, EvaluateResult, Executor, FedleafError, LeafEvent, Plan, PopulationStatus,
@@ -142,7 +143,9 @@ export async function operator(adminToken: string): Promise<PopulationStatus> {
   const created = await admin.createPopulation({ plan, seed: 1, rounds: 2, clients_per_round: 3, lease_s: 60 });
   const { populations } = await admin.listPopulations();
   console.log(populations.map((p) => `${p.id} ${p.state} ${p.round}/${p.rounds}`), await admin.metrics());
-  const leaf = new ProtocolClient({ server: admin.server, token: created.client_token });
+  const leaf = new ProtocolClient({
+    server: admin.server, token: created.client_token, timeoutMs: 60_000, claimMarginMs: 10_000, stallTimeoutMs: 20_000,
+  });
   const claim: ClaimOutcome = await leaf.claim(created.id, { minRound: 0, waitS: 20 });
   if (claim.kind === 'task') {
     const { task } = claim;
@@ -158,6 +161,8 @@ export async function operator(adminToken: string): Promise<PopulationStatus> {
     await leaf.downloadModel(leaf.modelUrl(created.id, 0), { token: false });
   } catch (error) {
     if (error instanceof ProtocolError) console.log(error.status, error.code, error.retryable, error.retryAfterMs, error.url);
+    else if (error instanceof RequestTimeoutError) console.log(error.origin, error.timeoutMs, error.phase);
+    else console.log(networkErrorMessage(error));
   }
   return admin.status(created.id);
 }
