@@ -9,11 +9,10 @@
 // reclaims when they expire). Exit status: 0 finished or --max-tasks reached; 1 stopped by an
 // error; 2 bad flags or a shard with no emails (before any claim); 130 / 143 after SIGINT / SIGTERM.
 import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
-import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
 import { emptyShardProblem } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
 import { formatBytes } from '../src/format_bytes.js';
-import { parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
+import { loadSpamAssassinOrExit, parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
   '--dataset spamassassin --shard I/N [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
@@ -27,13 +26,7 @@ const shardMatch = /^(\d+)\/(\d+)$/.exec(args.shard);
 if (!shardMatch || Number(shardMatch[1]) >= Number(shardMatch[2])) fail(`--shard must be I/N with 0 <= I < N, got '${args.shard}'`);
 const [index, count] = [Number(shardMatch[1]), Number(shardMatch[2])];
 
-let records;
-try {
-  records = await loadSpamAssassin();
-} catch (error) {
-  console.error(`fedleaf-leaf: ${error.message}`);
-  process.exit(1);
-}
+const records = await loadSpamAssassinOrExit('fedleaf-leaf');
 const parts = spamAssassinClientData(records, index, count, { nonIid: args['non-iid'] });
 if (parts.train.texts.length === 0) {
   // A leaf with no data would claim tasks only to drop them, using up their rounds' slots.

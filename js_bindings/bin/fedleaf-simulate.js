@@ -9,9 +9,8 @@
 // leaf stopped; 1 a leaf failed; 2 bad flags or more --clients than the train split can give an
 // email each (before any leaf starts); 130 / 143 after SIGINT / SIGTERM.
 import { simulateLeaves, spamAssassinShardsProblem } from '../src/node/simulate.js';
-import { loadSpamAssassin } from '../src/datasets/spamassassin.js';
 import { LeafProgress } from '../src/node/leaf_progress.js';
-import { parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
+import { loadSpamAssassinOrExit, parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-simulate.js --server URL --population P --token T --clients N ' +
   '[--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
@@ -21,13 +20,7 @@ const { args, fail, integer, prefetch, maxTasks, simd } = parseLeafCommandLine('
 });
 const clients = integer('clients', 1);
 
-let records;
-try {
-  records = await loadSpamAssassin();
-} catch (error) {
-  console.error(`fedleaf-simulate: ${error.message}`);
-  process.exit(1);
-}
+const records = await loadSpamAssassinOrExit('fedleaf-simulate');
 // A leaf with no data would claim tasks only to drop them, using up their rounds' slots.
 const shardsProblem = spamAssassinShardsProblem(records, clients, { nonIid: args['non-iid'] });
 if (shardsProblem) fail(`--clients ${clients}: ${shardsProblem}`);

@@ -1,8 +1,11 @@
-// Command-line options shared by the Node leaf CLIs (bin/fedleaf-leaf.js, bin/fedleaf-simulate.js):
-// parsing, --help, and checks that exit with status 2 and the usage line on bad input; and the
-// exit status of a run stopped by a signal (128 + its number: 130 for SIGINT, 143 for SIGTERM).
+// What the Node leaf CLIs (bin/fedleaf-leaf.js, bin/fedleaf-simulate.js) share: option parsing,
+// --help, and checks that exit with status 2 and the usage line on bad input; loading the corpus
+// they shard (exit 1 when it cannot); the exit status of a run stopped by a signal (128 + its
+// number: 130 for SIGINT, 143 for SIGTERM).
 import { constants } from 'node:os';
 import { parseArgs } from 'node:util';
+
+import { loadSpamAssassin } from '../datasets/spamassassin.js';
 
 const COMMON_OPTIONS = {
   server: { type: 'string' },
@@ -38,6 +41,19 @@ export function serverProblem(server) {
   }
   if (url && (url.protocol === 'http:' || url.protocol === 'https:') && url.host) return null;
   return `--server must be an http: or https: URL, got '${server}'`;
+}
+
+/**
+ * The SpamAssassin records both CLIs shard, or exit 1 naming `program` and why they cannot load.
+ * @param {string} program  e.g. 'fedleaf-leaf'
+ */
+export async function loadSpamAssassinOrExit(program) {
+  try {
+    return await loadSpamAssassin();
+  } catch (error) {
+    console.error(`${program}: ${error.message}`);
+    process.exit(1);
+  }
 }
 
 /**
