@@ -93,8 +93,8 @@ std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db) {
 // A SQLite database serves one server: a second one would keep its own in-memory rounds and hand
 // out the same tasks again. The lock is on a file beside the database (SQLite's own POSIX locks
 // on the database file would be dropped by any other descriptor of it closing), and the kernel
-// releases it when the process ends, however it ends. Returns the descriptor, held until exit.
-int lock_sqlite_database(const std::string& db) {
+// releases it when the process ends, however it ends: the descriptor stays open until then.
+void lock_sqlite_database(const std::string& db) {
   const std::string path = db + "-lock";
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
@@ -106,7 +106,6 @@ int lock_sqlite_database(const std::string& db) {
                          "'); a SQLite database serves one server at a time — several servers "
                          "share a postgresql:// URL");
   }
-  return fd;
 }
 
 }  // namespace
