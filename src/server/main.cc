@@ -30,6 +30,7 @@
 #include "core/version.h"
 #include "server/api/router.h"
 #include "server/http/http_server.h"
+#include "server/http/listening_socket.h"
 #include "server/repository/deadline_ticker.h"
 #include "server/repository/group_commit.h"
 #include "server/repository/task_repository.h"
@@ -124,6 +125,8 @@ int main(int argc, char** argv) {
   std::string db_path;
   std::string admin_token_file;
   std::string log_level = "info";
+  std::string address = "127.0.0.1";
+  unsigned short port = 8080;
   HttpServerOptions http;
   double tick_interval_s = 1;
   RouterOptions routing;
@@ -145,10 +148,10 @@ int main(int argc, char** argv) {
   app.add_option("--admin-token-file", admin_token_file,
                  "file holding the admin token (>= 16 characters)")
       ->required();
-  app.add_option("--port", http.port, "TCP port; 0 picks a free one")
+  app.add_option("--port", port, "TCP port; 0 picks a free one")
       ->check(number_in(0, 65535))
       ->capture_default_str();
-  app.add_option("--address", http.address, "address to listen on")->capture_default_str();
+  app.add_option("--address", address, "address to listen on")->capture_default_str();
   app.add_option("--web-root", routing.web_root, "folder of static files served at /")
       ->check(CLI::ExistingDirectory);
   app.add_option("--threads", http.threads, "I/O threads")
@@ -213,6 +216,8 @@ int main(int argc, char** argv) {
 
   try {
     routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
+    // Bound first: a start that cannot listen fails before it creates or locks a database.
+    ListeningSocket listening(address, port);
     if (!is_postgres_url(db_path)) lock_sqlite_database(db_path);
     std::unique_ptr<Store> owned_store = open_store(db_path);
     Store& store = *owned_store;
@@ -223,17 +228,18 @@ int main(int argc, char** argv) {
     GroupCommit group_commit([&repository] { repository.commit_batch(); },
                              [&store] { store.sync(); }, metrics, logger);
     Router router(repository, metrics, routing);
-    HttpServer server(router, repository.waiters(), group_commit, metrics, http, logger);
+    HttpServer server(std::move(listening), router, repository.waiters(), group_commit, metrics,
+                      http, logger);
     std::optional<DeadlineTicker> ticker;
     ticker.emplace(tick_interval_s, [&repository] { repository.tick(); });
     logger->info("event=listening version={} address={} port={} db={} threads={}",
-                 fedleaf::kVersion, http.address, server.port(),
+                 fedleaf::kVersion, address, server.port(),
                  store.shared() ? std::string("postgresql (URL not logged: it may hold a password)")
                                 : db_path,
                  http.threads);
     // An IPv6 address goes in brackets, so the line is a URL a client can use.
-    const bool ipv6 = http.address.find(':') != std::string::npos;
-    std::cout << "fedleaf-server listening on http://" << (ipv6 ? "[" : "") << http.address
+    const bool ipv6 = address.find(':') != std::string::npos;
+    std::cout << "fedleaf-server listening on http://" << (ipv6 ? "[" : "") << address
               << (ipv6 ? "]" : "") << ":" << server.port() << std::endl;
     server.run();
     ticker.reset();

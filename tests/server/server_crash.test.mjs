@@ -8,7 +8,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, randomTrainSpec, referenceNextModel, maxAbsDifference, tempDir,
@@ -138,6 +139,27 @@ test('bad start-up flags exit non-zero naming the flag, before any database is c
   assert.equal(dirToken.status, 1);
   assert.match(dirToken.stderr, /--admin-token-file: '.*' is a directory, not a file/);
   assert.ok(!existsSync(db));
+});
+
+// Regression: the server opened (and created) its database before binding its port, so a start
+// on a taken port failed after leaving a new database and its lock file behind.
+test('a start on a taken port fails before creating a database', async () => {
+  const dir = tempDir();
+  const token = path.join(dir, 'admin.token');
+  writeFileSync(token, ADMIN_TOKEN);
+  const taken = createServer();
+  await new Promise((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = taken.address();
+    const db = path.join(dir, 'tasks.db');
+    const run = spawnSync(SERVER_BIN, ['--db', db, '--admin-token-file', token, '--port', String(port)],
+      { encoding: 'utf8', timeout: 10000 });
+    assert.equal(run.status, 1);
+    assert.match(run.stderr, new RegExp(`http server: cannot listen on 127\\.0\\.0\\.1:${port}: Address already in use`));
+    assert.deepEqual(readdirSync(dir), ['admin.token']);
+  } finally {
+    taken.close();
+  }
 });
 
 // Regression: an IPv6 address was printed as http://::1:PORT, which is no URL. On a machine

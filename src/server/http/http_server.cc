@@ -498,26 +498,19 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class HttpServer::Impl {
  public:
-  Impl(Router& router, ClaimWaiters& waiters, GroupCommit& group_commit, ServerMetrics& metrics,
-       HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
+  Impl(ListeningSocket socket, Router& router, ClaimWaiters& waiters, GroupCommit& group_commit,
+       ServerMetrics& metrics, HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
       : shared_(router, waiters, group_commit, metrics, std::move(options), std::move(logger)),
         ioc_(std::max(1, shared_.options.threads)),
         acceptor_(net::make_strand(ioc_)),
         signals_(ioc_, SIGTERM, SIGINT),
-        drain_timer_(ioc_) {
+        drain_timer_(ioc_),
+        port_(socket.port()) {
     beast::error_code ec;
-    const auto address = net::ip::make_address(shared_.options.address, ec);
-    if (ec) throw Error("http server: bad address '" + shared_.options.address + "'");
-    const tcp::endpoint endpoint(address, shared_.options.port);
-    acceptor_.open(endpoint.protocol(), ec);
-    if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor_.bind(endpoint, ec);
-    if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
-    if (ec) {
-      throw Error("http server: cannot listen on " + shared_.options.address + ":" +
-                  std::to_string(shared_.options.port) + ": " + ec.message());
-    }
-    port_ = acceptor_.local_endpoint().port();
+    acceptor_.assign(socket.ipv6() ? tcp::v6() : tcp::v4(), socket.release(), ec);
+    if (ec)
+      throw Error("http server: cannot accept on port " + std::to_string(port_) + ": " +
+                  ec.message());
   }
 
   unsigned short port() const { return port_; }
@@ -606,11 +599,11 @@ class HttpServer::Impl {
   std::chrono::steady_clock::time_point shutdown_started_;
 };
 
-HttpServer::HttpServer(Router& router, ClaimWaiters& waiters, GroupCommit& group_commit,
-                       ServerMetrics& metrics, HttpServerOptions options,
+HttpServer::HttpServer(ListeningSocket socket, Router& router, ClaimWaiters& waiters,
+                       GroupCommit& group_commit, ServerMetrics& metrics, HttpServerOptions options,
                        std::shared_ptr<spdlog::logger> logger)
-    : impl_(std::make_unique<Impl>(router, waiters, group_commit, metrics, std::move(options),
-                                   std::move(logger))) {}
+    : impl_(std::make_unique<Impl>(std::move(socket), router, waiters, group_commit, metrics,
+                                   std::move(options), std::move(logger))) {}
 HttpServer::~HttpServer() = default;
 unsigned short HttpServer::port() const { return impl_->port(); }
 void HttpServer::run() { impl_->run(); }

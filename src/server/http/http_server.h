@@ -1,8 +1,10 @@
 // HttpServer: the Boost.Beast adapter in front of the Router — HTTP/1.1 with keep-alive on a
 // small thread pool, request limits and timeouts, CORS, and graceful shutdown.
 //
-//   HttpServer server(router, repository.waiters(), group_commit, metrics, options, logger);
-//   std::cout << server.port();   // the bound port (options.port 0 picks a free one)
+//   ListeningSocket socket(address, port);   // bound before the store opens (port 0 picks one)
+//   HttpServer server(std::move(socket), router, repository.waiters(), group_commit, metrics,
+//                     options, logger);
+//   std::cout << server.port();   // the bound port
 //   server.run();                 // returns after SIGTERM/SIGINT or stop(), drained
 //
 // Limits: a request whose Content-Length exceeds max_body_bytes gets 413 before its body is
@@ -39,6 +41,7 @@
 #include <vector>
 
 #include "server/api/router.h"
+#include "server/http/listening_socket.h"
 #include "server/repository/claim_waiters.h"
 #include "server/repository/group_commit.h"
 #include "server/util/server_metrics.h"
@@ -50,8 +53,6 @@ class logger;
 namespace fedleaf::server {
 
 struct HttpServerOptions {
-  std::string address = "127.0.0.1";
-  unsigned short port = 8080;
   int threads = 2;
   std::uint64_t max_body_bytes = 64ull << 20;
   double header_timeout_s = 10;
@@ -63,10 +64,10 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // Binds and listens at once (throws fedleaf::Error when it cannot).
-  // The router, waiters, group commit and metrics must outlive the server.
-  HttpServer(Router& router, ClaimWaiters& waiters, GroupCommit& group_commit,
-             ServerMetrics& metrics, HttpServerOptions options,
+  // Accepts on the socket. The router, waiters, group commit and metrics must outlive the
+  // server.
+  HttpServer(ListeningSocket socket, Router& router, ClaimWaiters& waiters,
+             GroupCommit& group_commit, ServerMetrics& metrics, HttpServerOptions options,
              std::shared_ptr<spdlog::logger> logger);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
