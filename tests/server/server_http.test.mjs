@@ -166,6 +166,21 @@ test('a Transfer-Encoding other than chunked gets 400 and a closed connection, n
   assert.match(chunked, /^HTTP\/1\.1 204/);
 });
 
+// Regression: an absolute-form target (RFC 9112 §3.2.2: servers must accept it) got 404.
+test('an absolute-form request target is served like its origin form', async () => {
+  const population = await createPopulation(server.url, { id: 'absolute-form', clients_per_round: 1 });
+  const health = await raw(`GET ${server.url}/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+  assert.match(health, /^HTTP\/1\.1 200/);
+  const claimed = await raw(`POST HTTP://proxy.example:81/v1/populations/${population.id}/tasks:claim HTTP/1.1\r\n` +
+    `Host: x\r\nFedleaf-Version: 0.1\r\nAuthorization: Bearer ${population.client_token}\r\n` +
+    'Content-Length: 0\r\nConnection: close\r\n\r\n');
+  assert.match(claimed, /^HTTP\/1\.1 200/);
+  assert.match(claimed, /"upload_url":"\/v1\/tasks\//);
+  const missing = await raw('GET http://x/no-such-path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  assert.match(missing, /^HTTP\/1\.1 404/);
+  assert.match(missing, /no such (path|file): \/no-such-path"/);
+});
+
 test('Expect: 100-continue within the limit gets 100 Continue, then the answer to the body', async () => {
   const population = await createPopulation(server.url, { id: 'continue', clients_per_round: 2 });
   const task = (await claim(population)).json;

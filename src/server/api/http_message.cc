@@ -13,6 +13,22 @@ std::string Request::header(const std::string& lower_name) const {
   return it == headers.end() ? std::string() : it->second;
 }
 
+std::string origin_form(const std::string& target) {
+  std::size_t scheme_end = 0;
+  for (const char* scheme : {"http://", "https://"}) {
+    const std::size_t n = std::char_traits<char>::length(scheme);
+    bool same = target.size() >= n;
+    for (std::size_t i = 0; i < n && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(target[i])) == scheme[i];
+    }
+    if (same) scheme_end = n;
+  }
+  if (scheme_end == 0) return target;
+  const std::size_t path = target.find_first_of("/?", scheme_end);
+  if (path == std::string::npos) return "/";
+  return target[path] == '/' ? target.substr(path) : "/" + target.substr(path);
+}
+
 std::string Request::path() const { return target.substr(0, target.find('?')); }
 
 Response Response::json(int status, std::string body) {

@@ -31,6 +31,12 @@ struct Request {
   std::string path() const;
 };
 
+// The request target in origin form (`/path?query`). An absolute-form target
+// (`http://host:port/path?query`, RFC 9112 §3.2.2: what a client talking to a proxy sends, and
+// which a server must accept) loses its scheme and authority; an empty path becomes "/". Any
+// other target is returned as it is.
+std::string origin_form(const std::string& target);
+
 // What must happen before a response may be sent (group commit, see GroupCommit): nothing;
 // the commit of the repository's open batch (the answer reports state that must survive a
 // killed process: a lease); or that commit and a store sync (it reports an accepted result,

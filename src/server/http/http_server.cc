@@ -202,7 +202,7 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     const auto& header = parser_->get();
     origin_ = std::string(header[http::field::origin]);
-    is_upload_ = header.target().rfind("/v1/tasks/", 0) == 0;
+    is_upload_ = origin_form(std::string(header.target())).rfind("/v1/tasks/", 0) == 0;
     if (auto length = parser_->content_length();
         length && *length > shared_.options.max_body_bytes) {
       body_unread_ = true;
@@ -267,7 +267,7 @@ class Session : public std::enable_shared_from_this<Session> {
     http::request<http::string_body> message = parser_->release();
     Request request;
     request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
+    request.target = origin_form(std::string(message.target()));
     std::string repeated;
     for (const auto& field : message) {
       std::string name = lower(field.name_string());
