@@ -375,4 +375,25 @@ TEST_CASE("router_answers_429_with_retry_after_to_a_client_token_over_its_rate_o
   CHECK(select.status == 429);  // model:select counts against the same token
 }
 
+// Regression: ids were read with strtoll, so "-0", "+0" and "00" named round 0's model under
+// other URLs (and other cache entries).
+TEST_CASE("router_answers_404_to_a_round_or_task_id_that_is_not_canonical_decimal", "[router]") {
+  RouterHarness h;
+  h.create("p");
+  CHECK(h.router.handle(request("GET", "/v1/populations/p/rounds/0/model")).status == 200);
+  for (const char* round : {"-0", "+0", "00", "0x0", "1e0", "", "9999999999999999999"}) {
+    Response model = h.router.handle(
+        request("GET", std::string("/v1/populations/p/rounds/") + round + "/model"));
+    CHECK(model.status == 404);
+    CHECK_THAT(*model.body,
+               Catch::Contains("is not a number (decimal digits, no sign or leading zero)"));
+  }
+  for (const char* task : {"-1", "+1", "01"}) {
+    Response upload =
+        h.router.handle(request("PUT", std::string("/v1/tasks/") + task + "/result", "t", "x"));
+    CHECK(upload.status == 404);
+    CHECK_THAT(*upload.body, Catch::Contains("task '"));
+  }
+}
+
 }  // namespace fedleaf::server

@@ -39,13 +39,17 @@ std::vector<std::string> split_path(const std::string& path) {
   return parts;
 }
 
+// Ids in paths are canonical decimal numbers: "+7", "-0" and "007" would name the resource of
+// "7" or "0" under a second URL (and a second cache entry).
 std::int64_t parse_id(const std::string& text, const char* what) {
-  char* end = nullptr;
-  const long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || v < 0) {
-    throw NotFound(std::string(what) + " " + core::in_quotes(text) + " is not a number");
+  const bool digits =
+      !text.empty() && text.size() <= 18 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits || (text.size() > 1 && text[0] == '0')) {
+    throw NotFound(std::string(what) + " " + core::in_quotes(text) +
+                   " is not a number (decimal digits, no sign or leading zero)");
   }
-  return v;
+  return std::stoll(text);
 }
 
 std::string bearer(const Request& request) {
