@@ -15,6 +15,13 @@
 //   non-IID: records sorted by (group, sender domain, id) and cut into `count` contiguous,
 //            near-equal runs, so most clients see one corpus group only (all spam or all ham,
 //            easy or hard ham) and few sender domains: label and feature skew at once.
+// Evaluation shards (evalShardRecords, each client's share of the eval split): records ordered by
+//   murmur3_32(key, seed 1), then dealt round-robin — position p to client p % count — so every
+//   client gets ⌊n/count⌋ or ⌈n/count⌉ of the n emails, of every group alike. Hashed shards would
+//   leave some clients with nothing to evaluate long before count reaches n (50 of 500 for the
+//   1,205 eval emails). With more clients than emails, client i ≥ n evaluates the one email at
+//   position i mod n, which client i mod n also holds: every client can answer an evaluate task,
+//   and the round's pooled metrics count those emails twice.
 
 import { murmur3_32 } from '../murmur3.js';
 
@@ -105,6 +112,24 @@ export function shardRecords(records, index, count, { nonIid = false } = {}) {
   const begin = Math.floor((index * sorted.length) / count);
   const end = Math.floor(((index + 1) * sorted.length) / count);
   return sorted.slice(begin, end);
+}
+
+/**
+ * Client `index` of `count`'s share of an evaluation split (see the header for the rule): never
+ * empty when `records` is not.
+ */
+export function evalShardRecords(records, index, count) {
+  if (!Number.isInteger(count) || count < 1 || !Number.isInteger(index) || index < 0 || index >= count) {
+    throw new RangeError(`shard ${index}/${count}: need 0 <= index < count`);
+  }
+  const ordered = records
+    .map((r) => ({ r, h: murmur3_32(encoder.encode(`${r.group}/${r.id}`), 1) }))
+    .sort((a, b) => a.h - b.h || compareKeys([a.r.group, a.r.id], [b.r.group, b.r.id]))
+    .map(({ r }) => r);
+  if (index >= ordered.length) return ordered.length ? [ordered[index % ordered.length]] : [];
+  const mine = [];
+  for (let p = index; p < ordered.length; p += count) mine.push(ordered[p]);
+  return mine;
 }
 
 /**

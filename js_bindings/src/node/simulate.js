@@ -6,12 +6,12 @@
 //   run.stop();                           // aborts every leaf
 //
 // Shards: the train split cut into `clients` shards (IID, or non-IID as documented in
-// datasets/spamassassin.js); each leaf also holds an IID shard of the eval split, which it uses
-// for evaluate tasks. `attacks` makes some of them poisoning leaves (see attacks.js): leaf i
+// datasets/spamassassin.js); each leaf also holds its share of the eval split (evalShardRecords:
+// dealt round-robin in hash order, never empty), which it uses for evaluate tasks. `attacks` makes some of them poisoning leaves (see attacks.js): leaf i
 // runs attacks[i] ('scale:1e6', 'claim_examples:9007199254740992', 'flip_labels') when set.
 import { Worker } from 'node:worker_threads';
 
-import { emptyShardProblem, loadSpamAssassin, shardRecords, shardSizes } from '../datasets/spamassassin.js';
+import { emptyShardProblem, evalShardRecords, loadSpamAssassin, shardRecords, shardSizes } from '../datasets/spamassassin.js';
 
 const workerUrl = new URL('./simulated_leaf_worker.js', import.meta.url);
 
@@ -25,7 +25,7 @@ export function spamAssassinClientData(records, index, count, { nonIid = false }
   const evalRecords = records.filter((r) => r.split === 'eval');
   return {
     train: part(shardRecords(train, index, count, { nonIid })),
-    eval: part(shardRecords(evalRecords, index, count)),
+    eval: part(evalShardRecords(evalRecords, index, count)),
   };
 }
 
