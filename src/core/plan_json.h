@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_duplicate_keys.h"
 #include "core/json_nesting.h"
 
 namespace fedleaf::core::plan_json {
@@ -42,14 +43,18 @@ inline std::string get_string(const json& object, const std::string& path, const
 }
 
 // The plan's text as JSON; "plan: not valid JSON (...)" when it is not, "plan: JSON nested
-// deeper than ..." past kMaxJsonNesting.
+// deeper than ..." past kMaxJsonNesting, "plan: the key 'epochs' (in 'train') appears twice".
 inline json parse_text(const std::string& text) {
   check_json_nesting(text, kMaxJsonNesting, "plan");
+  DuplicateKeys duplicates;
+  json plan;
   try {
-    return json::parse(text);
+    plan = json::parse(text, duplicates.callback());
   } catch (const json::exception& e) {
     fail("plan", std::string("not valid JSON (") + e.what() + ")");
   }
+  if (duplicates.found()) fail("plan", "the key " + duplicates.describe() + " appears twice");
+  return plan;
 }
 
 }  // namespace fedleaf::core::plan_json

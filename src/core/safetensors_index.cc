@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_duplicate_keys.h"
 #include "core/json_nesting.h"
 #include "core/text_format.h"
 
@@ -147,28 +148,21 @@ SafetensorsIndex index_safetensors(const std::uint8_t* data, std::size_t size,
   }
   const char* header_begin = reinterpret_cast<const char*>(data + 8);
   // As the reference implementation: the header is a JSON object from its first byte (no
-  // leading whitespace), and a name given twice is an error, not "the last one wins".
+  // leading whitespace), and a key given twice (a tensor name, a field of one) is an error, not
+  // "the last one wins".
   if (header_size == 0 || header_begin[0] != '{') {
     throw InvalidInput("safetensors: the header must start with '{' (a JSON object)");
   }
   check_json_nesting({header_begin, static_cast<std::size_t>(header_size)}, kMaxJsonNesting,
                      "safetensors: header");
-  std::set<std::string> names;
-  std::string duplicate;
-  const json::parser_callback_t find_duplicate = [&](int depth, json::parse_event_t event,
-                                                     json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 && duplicate.empty() &&
-        !names.insert(parsed.get_ref<const std::string&>()).second) {
-      duplicate = parsed.get_ref<const std::string&>();
-    }
-    return true;
-  };
-  const json header = json::parse(header_begin, header_begin + header_size, find_duplicate, false);
+  DuplicateKeys duplicates;
+  const json header =
+      json::parse(header_begin, header_begin + header_size, duplicates.callback(), false);
   if (header.is_discarded() || !header.is_object()) {
     throw InvalidInput("safetensors: header is not a valid JSON object");
   }
-  if (!duplicate.empty()) {
-    throw InvalidInput("safetensors: the header names " + in_quotes(duplicate) + " twice");
+  if (duplicates.found()) {
+    throw InvalidInput("safetensors: the header names " + duplicates.describe() + " twice");
   }
   SafetensorsIndex index;
   index.file_size = file_size;

@@ -76,6 +76,12 @@ TEST_CASE("decode_rejects_a_tensor_named_twice", "[safetensors][reject]") {
   require_header_rejected(raw("{" + w + ", " + w + "}", 4), "the header names 'w' twice");
   require_header_rejected(raw(R"({"__metadata__": {}, "__metadata__": {}})", 0),
                           "the header names '__metadata__' twice");
+  // A field of one tensor, or a metadata key, given twice: the last one won.
+  require_header_rejected(
+      raw(R"({"w": {"dtype": "I32", "dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})", 4),
+      "the header names 'dtype' (in 'w') twice");
+  require_header_rejected(raw(R"({"__metadata__": {"kind": "train", "kind": "evaluate"}})", 0),
+                          "the header names 'kind' (in '__metadata__') twice");
 }
 
 TEST_CASE("decode_rejects_unknown_dtype", "[safetensors][reject]") {

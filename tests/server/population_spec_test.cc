@@ -55,6 +55,13 @@ TEST_CASE("parse_population_spec_rejects_broken_rules_naming_the_field", "[popul
                        InvalidInput, MessageContains("'over_selection'"));
   CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "id": "a/b"})"),
                        InvalidInput, MessageContains("'id'"));
+  // Regression: a key given twice kept its last value (the plan is stored as the server read it).
+  CHECK_THROWS_MATCHES(
+      parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 2, "rounds": 9})"), InvalidInput,
+      MessageContains("population: the key 'rounds' appears twice"));
+  CHECK_THROWS_MATCHES(
+      parse_population_spec(R"({"plan": {"train": {"epochs": 1, "epochs": 50}}, "seed": 1})"),
+      InvalidInput, MessageContains("population: the key 'epochs' (in 'train') appears twice"));
 }
 
 // Regression: a plan 100,000 arrays deep was accepted and then printed recursively (plan_json),

@@ -31,6 +31,14 @@ TEST_CASE("summarize_result_reads_train_and_evaluate_metadata", "[result_summary
 }
 
 TEST_CASE("summarize_result_rejects_broken_rules_naming_the_key", "[result_summary]") {
+  // Regression: a metadata key given twice counted its last value.
+  const std::string header =
+      R"({"__metadata__": {"kind": "evaluate", "num_examples": "1", "num_examples": "999", "loss": "1"}})";
+  std::string twice(8, '\0');
+  for (int i = 0; i < 8; ++i) twice[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  CHECK_THROWS_MATCHES(summarize(twice + header, "evaluate"), InvalidInput,
+                       MessageContains("result: the safetensors header names 'num_examples' (in "
+                                       "'__metadata__') twice"));
   CHECK_THROWS_MATCHES(summarize("short", "train"), InvalidInput, MessageContains("truncated"));
   CHECK_THROWS_MATCHES(summarize(std::string("\xff\xff\0\0\0\0\0\0{}", 10), "train"), InvalidInput,
                        MessageContains("header length"));

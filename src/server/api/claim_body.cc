@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdint>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <string>
 
 #include "core/error.h"
+#include "core/json_duplicate_keys.h"
 #include "core/text_format.h"
 #include "server/util/server_errors.h"
 
@@ -22,22 +22,13 @@ ClaimBody parse_claim_body(const std::string& body) {
   }
   // A field given twice is an error, as in every other body the server reads: "the last one
   // wins" would let a proxy and the server read different claims.
-  std::set<std::string> keys;
-  std::string duplicate;
-  const nlohmann::json::parser_callback_t find_duplicate =
-      [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        if (event == nlohmann::json::parse_event_t::key && depth == 1 && duplicate.empty() &&
-            !keys.insert(parsed.get_ref<const std::string&>()).second) {
-          duplicate = parsed.get_ref<const std::string&>();
-        }
-        return true;
-      };
-  const nlohmann::json parsed = nlohmann::json::parse(body, find_duplicate, false);
+  core::DuplicateKeys duplicates;
+  const nlohmann::json parsed = nlohmann::json::parse(body, duplicates.callback(), false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     throw InvalidInput("claim body: must be a JSON object such as {\"min_round\": 3}");
   }
-  if (!duplicate.empty()) {
-    throw InvalidInput("claim body: the field " + core::in_quotes(duplicate) + " appears twice");
+  if (duplicates.found()) {
+    throw InvalidInput("claim body: the field " + duplicates.describe() + " appears twice");
   }
   if (const auto it = parsed.find("min_round"); it != parsed.end()) {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 0 ||

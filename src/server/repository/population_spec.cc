@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_duplicate_keys.h"
 #include "core/json_nesting.h"
 #include "server/util/base64.h"
 
@@ -57,9 +58,14 @@ bool is_valid_population_id(const std::string& id) {
 
 PopulationSpec parse_population_spec(const std::string& body_text) {
   core::check_json_nesting(body_text, core::kMaxJsonNesting, "population");
-  json body = json::parse(body_text, nullptr, false);
+  core::DuplicateKeys duplicates;
+  json body = json::parse(body_text, duplicates.callback(), false);
   if (body.is_discarded() || !body.is_object()) {
     throw InvalidInput("population: body must be a JSON object");
+  }
+  // The plan is stored as the server read it, so a leaf never sees the value it skipped.
+  if (duplicates.found()) {
+    throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
   PopulationSpec spec;
   if (body.contains("id")) {

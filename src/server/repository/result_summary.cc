@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_duplicate_keys.h"
 #include "core/json_nesting.h"
 #include "core/safetensors.h"
 #include "core/text_format.h"
@@ -60,10 +61,14 @@ ResultSummary summarize_result(const std::uint8_t* data, std::size_t size,
   const auto* begin = reinterpret_cast<const char*>(data + 8);
   core::check_json_nesting({begin, static_cast<std::size_t>(header_size)}, core::kMaxJsonNesting,
                            "result: safetensors header");
-  nlohmann::json header =
-      nlohmann::json::parse(begin, begin + header_size, nullptr, /*allow_exceptions=*/false);
+  core::DuplicateKeys duplicates;
+  nlohmann::json header = nlohmann::json::parse(begin, begin + header_size, duplicates.callback(),
+                                                /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
     throw InvalidInput("result: safetensors header is not a JSON object");
+  }
+  if (duplicates.found()) {
+    throw InvalidInput("result: the safetensors header names " + duplicates.describe() + " twice");
   }
   const auto meta_it = header.find("__metadata__");
   if (meta_it == header.end() || !meta_it->is_object()) {

@@ -106,6 +106,14 @@ TEST_CASE("plans_nested_past_the_json_limit_are_rejected_before_parsing", "[plan
   check_rejects(R"({"extra": )" + deep + R"(, "model": {}})", "plan: JSON nested deeper than 64");
 }
 
+// Regression: a key given twice kept its last value, so a leaf whose JSON reader keeps the first
+// (or refuses) read another plan than the server validated.
+TEST_CASE("plans_with_a_key_given_twice_are_rejected_naming_it", "[plan]") {
+  check_rejects(R"({"model": {}, "model": {}})", "plan: the key 'model' appears twice");
+  check_rejects(R"({"model": {"inputs": {}, "inputs": {}}})",
+                "plan: the key 'inputs' (in 'model') appears twice");
+}
+
 // Regression: ranges were checked on the JSON number, then it became a float: 1e300 → inf,
 // 1e-300 → 0 (a learning rate that trains nothing), 0.99999999999 → 1 (Adam divides by zero).
 TEST_CASE("plan_numbers_keep_their_range_as_32_bit_floats", "[plan]") {
