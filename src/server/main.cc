@@ -86,9 +86,25 @@ bool is_postgres_url(const std::string& db) {
 }
 
 // `postgresql://` or `postgres://` URLs pick PostgresStore, anything else is a SQLite file.
-std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db) {
+std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db, spdlog::logger& logger) {
   if (is_postgres_url(db)) return std::make_unique<fedleaf::server::PostgresStore>(db);
-  return std::make_unique<fedleaf::server::SqliteStore>(db);
+  auto store = std::make_unique<fedleaf::server::SqliteStore>(db);
+  const auto& found = store->model_files_at_open();
+  const std::string aside = db + "-models/" + fedleaf::server::ModelFiles::kLostAndFound;
+  for (const std::string& file : found.set_aside) {
+    logger.warn(
+        "event=model_file_set_aside file={} moved_to={} reason=\"no model row of the "
+        "database names it\"",
+        file, aside);
+  }
+  if (!found.set_aside.empty() && found.named == 0) {
+    logger.error(
+        "event=model_files_without_database db={} set_aside={} message=\"the database "
+        "names no model, yet its model directory held some: if --db is not the database "
+        "they belong to, stop and point --db at that one (the files are in {})\"",
+        db, found.set_aside.size(), aside);
+  }
+  return store;
 }
 
 // A SQLite database serves one server: a second one would keep its own in-memory rounds and hand
@@ -219,7 +235,7 @@ int main(int argc, char** argv) {
     // Bound first: a start that cannot listen fails before it creates or locks a database.
     ListeningSocket listening(address, port);
     if (!is_postgres_url(db_path)) lock_sqlite_database(db_path);
-    std::unique_ptr<Store> owned_store = open_store(db_path);
+    std::unique_ptr<Store> owned_store = open_store(db_path, *logger);
     Store& store = *owned_store;
     SystemClock clock;
     ServerMetrics metrics;

@@ -1,10 +1,14 @@
 #include "server/store/model_files.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "core/error.h"
 
@@ -66,18 +70,50 @@ TEST_CASE("model_files_read_of_a_missing_name_throws_naming_the_file", "[model_f
   CHECK_THROWS_WITH(files.read("absent"), Catch::Contains("absent.safetensors"));
 }
 
-TEST_CASE("model_files_remove_unreferenced_keeps_only_the_named_models", "[model_files]") {
+// Regression: opening deleted every model file no row named, silently — all of them when --db
+// named an empty or new database beside an existing model directory.
+TEST_CASE("model_files_set_aside_unreferenced_moves_unnamed_models_to_lost_and_found",
+          "[model_files]") {
   TempDirectory dir;
   ModelFiles files(dir.path);
   files.persist("kept", "a");
-  files.persist("dropped", "b");
+  files.persist("orphan", "b");
   overwrite(files.path_of("kept") + ".99.0.tmp", "half");
+  overwrite(dir.path + "/notes.txt", "an operator's file");
 
-  CHECK(files.remove_unreferenced({"kept"}) == 2);
+  CHECK(files.set_aside_unreferenced({"kept"}) == std::vector<std::string>{"orphan.safetensors"});
 
   CHECK(files.read("kept") == "a");
-  CHECK_FALSE(std::filesystem::exists(files.path_of("dropped")));
+  CHECK_FALSE(std::filesystem::exists(files.path_of("orphan")));
+  std::ifstream aside(dir.path + "/lost+found/orphan.safetensors");
+  CHECK(std::string(std::istreambuf_iterator<char>(aside), {}) == "b");
   CHECK_FALSE(std::filesystem::exists(files.path_of("kept") + ".99.0.tmp"));
+  CHECK(std::filesystem::exists(dir.path + "/notes.txt"));
+  // Nothing left to move: lost+found itself is not a model.
+  CHECK(files.set_aside_unreferenced({"kept"}).empty());
+}
+
+// Regression: a FIFO in a model's place blocked open() for good, under the repository's lock.
+TEST_CASE("model_files_read_refuses_what_is_not_a_regular_file_without_blocking", "[model_files]") {
+  TempDirectory dir;
+  ModelFiles files(dir.path);
+  REQUIRE(::mkfifo(files.path_of("fifo").c_str(), 0600) == 0);
+  std::filesystem::create_directory(files.path_of("folder"));
+  std::filesystem::create_symlink("/dev/zero", files.path_of("device"));
+
+  CHECK_THROWS_WITH(files.read("fifo"), "model files: 'fifo.safetensors' is not a regular file");
+  CHECK_THROWS_WITH(files.read("folder"),
+                    "model files: 'folder.safetensors' is not a regular file");
+  CHECK_THROWS_WITH(files.read("device"),
+                    "model files: 'device.safetensors' is not a regular file");
+}
+
+// Messages reach clients (an earlier round's model that cannot be read): no server paths.
+TEST_CASE("model_files_errors_name_the_file_without_the_directory", "[model_files]") {
+  TempDirectory dir;
+  ModelFiles files(dir.path);
+  CHECK_THROWS_WITH(files.read("absent"),
+                    "model files: cannot open 'absent.safetensors': No such file or directory");
 }
 
 TEST_CASE("model_files_remove_deletes_the_file_and_reports_whether_it_existed", "[model_files]") {

@@ -7,6 +7,9 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
 
 #include "tests/server/store_backends.h"
 
@@ -95,8 +98,9 @@ TEST_CASE("sqlite_file_store_keeps_models_in_files_named_by_etag_readable_after_
 
 // A close that wrote its model file (persist_model, then close_round) and crashed before its
 // commit: the database holds the open round and no model row, and the file, named by no row, is
-// removed when the store opens again.
-TEST_CASE("sqlite_file_store_removes_the_model_file_of_a_close_that_never_committed", "[store]") {
+// moved to lost+found/ when the store opens again (and reported); a temporary file is deleted.
+TEST_CASE("sqlite_file_store_sets_aside_the_model_file_of_a_close_that_never_committed",
+          "[store]") {
   SqliteFileBackend backend;
   {
     auto store = backend.open();
@@ -107,15 +111,63 @@ TEST_CASE("sqlite_file_store_removes_the_model_file_of_a_close_that_never_commit
   }
   { std::ofstream(backend.path + "-models/etag2.safetensors.123.0.tmp") << "half written"; }
 
-  auto reopened = backend.open();
+  SqliteStore reopened(backend.path);
 
-  CHECK(reopened->find_round("p", 0)->status == RoundStatus::kOpen);
-  CHECK_FALSE(reopened->find_model("p", 1));
-  CHECK(reopened->find_model("p", 0)->bytes == "model");
+  CHECK(reopened.model_files_at_open().set_aside == std::vector<std::string>{"etag1.safetensors"});
+  CHECK(reopened.model_files_at_open().named == 1);
+  CHECK(reopened.find_round("p", 0)->status == RoundStatus::kOpen);
+  CHECK_FALSE(reopened.find_model("p", 1));
+  CHECK(reopened.find_model("p", 0)->bytes == "model");
   CHECK_FALSE(std::filesystem::exists(backend.path + "-models/etag1.safetensors"));
+  CHECK(std::filesystem::exists(backend.path + "-models/lost+found/etag1.safetensors"));
   CHECK_FALSE(std::filesystem::exists(backend.path + "-models/etag2.safetensors.123.0.tmp"));
-  close_round0(*reopened, "etag1", "model 1", true);
-  CHECK(reopened->find_model("p", 1)->bytes == "model 1");
+  close_round0(reopened, "etag1", "model 1", true);
+  CHECK(reopened.find_model("p", 1)->bytes == "model 1");
+}
+
+// Regression: --db naming a new (or emptied) database beside an existing model directory
+// deleted every model file, and logged nothing.
+TEST_CASE("sqlite_file_store_opened_new_beside_model_files_keeps_them_in_lost_and_found",
+          "[store]") {
+  SqliteFileBackend backend;
+  {
+    auto store = backend.open();
+    seed(*store);
+  }
+  std::filesystem::remove(backend.path);
+  std::filesystem::remove(backend.path + "-wal");
+  std::filesystem::remove(backend.path + "-shm");
+
+  SqliteStore fresh(backend.path);
+
+  CHECK(fresh.model_files_at_open().named == 0);
+  CHECK(fresh.model_files_at_open().set_aside == std::vector<std::string>{"etag.safetensors"});
+  std::ifstream kept(backend.path + "-models/lost+found/etag.safetensors");
+  CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "model");
+}
+
+// Regression: a damaged page of a table was found by the first write that touched it; then every
+// commit failed with 503, and a restart did the same.
+TEST_CASE("sqlite_store_refuses_to_open_a_damaged_database_naming_it", "[store]") {
+  SqliteFileBackend backend;
+  {
+    auto store = backend.open();
+    seed(*store);
+  }
+  const std::string root_page = raw_text(backend.path,
+                                         "SELECT rootpage FROM sqlite_master "
+                                         "WHERE name = 'tasks'");
+  const std::string page_size = raw_text(backend.path, "PRAGMA page_size");
+  {
+    std::fstream file(backend.path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp((std::stoll(root_page) - 1) * std::stoll(page_size));
+    file.put('\x01');  // no b-tree page type
+  }
+
+  CHECK_THROWS_WITH(SqliteStore(backend.path), Catch::StartsWith("sqlite store '" + backend.path +
+                                                                 "': the database is damaged "
+                                                                 "(PRAGMA quick_check: ") &&
+                                                   Catch::Contains("restore it from a backup"));
 }
 
 TEST_CASE("sqlite_file_store_find_model_of_a_missing_model_file_throws_naming_the_file",

@@ -1,5 +1,7 @@
 // TaskRepository on a SQLite file store, whose models are files: a round's model survives a
 // restart byte for byte; a damaged or missing model file quarantines its population only.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +89,39 @@ TEST_CASE("a_damaged_or_missing_model_file_quarantines_its_population_while_the_
         std::string::npos);
   CHECK(
       std::holds_alternative<TaskAssignment>(restarted.claim("other", created.other.client_token)));
+}
+
+// Regression: an earlier round's model file that was missing, a directory or a FIFO answered
+// 500 naming the server's path (or, a FIFO, hung every request behind the repository's lock).
+TEST_CASE("an_earlier_rounds_unreadable_model_file_is_503_naming_no_server_path", "[repository]") {
+  SqliteFileBackend backend;
+  create_and_close(backend.path);
+  std::string model0_etag;
+  {
+    SqliteStore store(backend.path);
+    model0_etag = store.find_model("good", 0)->etag;
+  }
+  // Round 0's file is shared with "other"'s current model: damage it after the restart's load.
+  SqliteStore store(backend.path);
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepository restarted(store, clock, metrics, {});
+  const std::string file = backend.path + "-models/" + model0_etag + ".safetensors";
+  std::filesystem::remove(file);
+  const int kind = GENERATE(0, 1, 2);
+  if (kind == 1) std::filesystem::create_directory(file);
+  if (kind == 2) REQUIRE(::mkfifo(file.c_str(), 0600) == 0);
+
+  try {
+    restarted.model("good", 0);
+    FAIL("no error");
+  } catch (const Unavailable& e) {
+    const std::string message = e.what();
+    CHECK(message.find("population 'good': the stored model of round 0 cannot be read") == 0);
+    CHECK(message.find(model0_etag + ".safetensors") != std::string::npos);
+    CHECK(message.find(backend.path) == std::string::npos);
+  }
+  CHECK(restarted.model("good", 1).bytes);
 }
 
 }  // namespace fedleaf::server

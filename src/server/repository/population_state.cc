@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <utility>
 
 #include "core/error.h"
@@ -170,7 +171,15 @@ ModelBlob published_model(Store& store, const PopulationState& state, int round)
                    "' has no published model (current round " + std::to_string(state.round.number) +
                    ")");
   }
-  auto record = store.find_model(state.record.id, round);
+  std::optional<ModelRecord> record;
+  try {
+    record = store.find_model(state.record.id, round);
+  } catch (const Error& e) {
+    // Its file is missing, unreadable or not a file, or its row names no valid file: the server's
+    // state is damaged, not the request (503, as for a model that does not hash).
+    throw Unavailable("population '" + state.record.id + "': the stored model of round " +
+                      std::to_string(round) + " cannot be read (" + e.what() + ")");
+  }
   // A round below the current one had a model: without its row, retention dropped it.
   if (!record) {
     throw Gone("the model of round " + std::to_string(round) + " of population '" +

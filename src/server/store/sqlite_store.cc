@@ -26,20 +26,50 @@ SqliteStore::SqliteStore(const std::string& path) {
     sqlite3_close(db_);
     throw Error("sqlite store: cannot open '" + path + "': " + message);
   }
+  const auto close_all = [this] {
+    if (wal_fd_ >= 0) ::close(wal_fd_);
+    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+    sqlite3_close(db_);
+  };
   try {
     sqlite3_busy_timeout(db_, 5000);
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA foreign_keys=ON");
+    check_integrity();
     set_durability(Durability::kFull);
     create_schema();
     open_wal_for_sync();
-    remove_unreferenced_model_files();
+    set_aside_unreferenced_model_files();
+  } catch (const Error& e) {
+    close_all();
+    // Errors at open come from SQLite or the file system, and neither names the database.
+    std::string message = e.what();
+    const std::string ours = "sqlite store: ";
+    if (message.rfind(ours, 0) == 0) message.erase(0, ours.size());
+    throw Error("sqlite store '" + path + "': " + message);
   } catch (...) {
-    if (wal_fd_ >= 0) ::close(wal_fd_);
-    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
-    sqlite3_close(db_);
+    close_all();
     throw;
   }
+}
+
+// A damaged page is otherwise found by the first write that touches it, and then every commit
+// fails until a restart that fails the same way; refusing to start names the problem instead.
+// quick_check reads every page once (O(database size): models live in files beside it).
+void SqliteStore::check_integrity() {
+  std::vector<std::string> problems;
+  try {
+    auto s = statement("PRAGMA quick_check(5)");
+    while (s.step()) problems.push_back(s.text(0));
+  } catch (const Error&) {
+    // A page too damaged to walk stops the check itself.
+    problems = {sqlite3_errmsg(db_)};
+  }
+  if (problems.size() == 1 && problems[0] == "ok") return;
+  std::string listed;
+  for (const std::string& problem : problems) listed += (listed.empty() ? "" : "; ") + problem;
+  throw Error("the database is damaged (PRAGMA quick_check: " + listed +
+              "); restore it from a backup, or move it away to start with an empty one");
 }
 
 SqliteStore::~SqliteStore() {
@@ -406,12 +436,13 @@ std::optional<ModelRecord> SqliteStore::find_model(const std::string& population
 }
 
 // Only at open: no close of this process is between its file and its commit.
-void SqliteStore::remove_unreferenced_model_files() {
+void SqliteStore::set_aside_unreferenced_model_files() {
   if (!model_files_) return;
   std::set<std::string> names;
   auto s = statement("SELECT DISTINCT etag FROM models WHERE storage = 'file'");
   while (s.step()) names.insert(s.text(0));
-  model_files_->remove_unreferenced(names);
+  models_at_open_.named = names.size();
+  models_at_open_.set_aside = model_files_->set_aside_unreferenced(names);
 }
 
 // ---- tasks and leases

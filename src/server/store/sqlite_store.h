@@ -16,8 +16,14 @@
 // Models: a file database keeps each model's bytes in `<db>-models/<etag>.safetensors`
 // (ModelFiles), written and fsynced before the transaction naming it commits (persist_model(),
 // or close_round/create_population themselves); the `models` row holds the ETag with storage
-// 'file'. Opening the store removes the files no row names (a close that crashed before its
-// commit). An in-memory database keeps models as blobs, and so do rows written before schema 3.
+// 'file'. Opening the store moves the model files no row names into `<db>-models/lost+found/`
+// (a close that crashed before its commit — or a database that lost rows, or is not the one the
+// files belong to: nothing that may be a model's only copy is deleted) and reports them
+// (model_files_at_open()). An in-memory database keeps models as blobs, and so do rows written
+// before schema 3.
+//
+// Opening refuses a damaged database (PRAGMA quick_check), and every error at open names the
+// database file.
 #pragma once
 
 #include <map>
@@ -26,6 +32,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "server/store/model_files.h"
 #include "server/store/store.h"
@@ -56,6 +63,14 @@ class SqliteStore : public Store {
   void persist_model(const ModelRecord& model) override;
 
   bool shared() const override { return false; }
+
+  // What opening found in `<db>-models/`: the model files no row names, moved to its
+  // lost+found/ (for the server's log), and how many distinct models the rows name.
+  struct ModelFilesAtOpen {
+    std::vector<std::string> set_aside;
+    std::size_t named = 0;
+  };
+  const ModelFilesAtOpen& model_files_at_open() const { return models_at_open_; }
 
   void create_population(const PopulationRecord& population, const RoundRecord& round0,
                          const ModelRecord& model0) override;
@@ -99,7 +114,8 @@ class SqliteStore : public Store {
   void update_round(const RoundRecord& round);
   void update_task(const TaskRecord& task);
   void insert_model(const ModelRecord& model);
-  void remove_unreferenced_model_files();
+  void check_integrity();
+  void set_aside_unreferenced_model_files();
   // Model files whose rows drop_models deleted move with the transaction: from the open step to
   // the transaction, to "committed" at commit, and are deleted once durable (a kFull commit, or
   // the next sync() after it); a rollback forgets them, and persist_model() takes a name back
@@ -112,6 +128,7 @@ class SqliteStore : public Store {
   std::optional<Durability> durability_;
   int wal_fd_ = -1;  // read-only descriptor of the write-ahead log, for sync(); -1 in memory
   std::optional<ModelFiles> model_files_;  // a file database's model directory
+  ModelFilesAtOpen models_at_open_;
   std::mutex files_mutex_;
   bool in_step_ = false;
   std::set<std::string> step_dropped_files_, transaction_dropped_files_, committed_dropped_files_;
