@@ -18,8 +18,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -36,30 +34,8 @@
 #include "server/repository/task_repository.h"
 #include "server/store/postgres_store.h"
 #include "server/store/sqlite_store.h"
+#include "server/util/admin_token_file.h"
 #include "server/util/tokens.h"
-
-namespace {
-
-std::string read_admin_token(const std::string& path) {
-  if (std::filesystem::is_directory(path)) {
-    throw fedleaf::InvalidInput("--admin-token-file: '" + path + "' is a directory, not a file");
-  }
-  std::ifstream in(path);
-  if (!in) throw fedleaf::InvalidInput("--admin-token-file: cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string token = text.str();
-  const auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  token.erase(token.begin(), std::find_if(token.begin(), token.end(), not_space));
-  token.erase(std::find_if(token.rbegin(), token.rend(), not_space).base(), token.end());
-  if (token.size() < 16) {
-    throw fedleaf::InvalidInput("--admin-token-file: the token in '" + path +
-                                "' must have at least 16 characters");
-  }
-  return token;
-}
-
-}  // namespace
 
 namespace {
 
@@ -162,7 +138,7 @@ int main(int argc, char** argv) {
           ""))
       ->required();
   app.add_option("--admin-token-file", admin_token_file,
-                 "file holding the admin token (>= 16 characters)")
+                 "file holding the admin token (16 to 4096 visible ASCII characters)")
       ->required();
   app.add_option("--port", port, "TCP port; 0 picks a free one")
       ->check(number_in(0, 65535))
@@ -231,7 +207,7 @@ int main(int argc, char** argv) {
   repo_options.close_in_background = true;
 
   try {
-    routing.admin_token_hash = hash_token(read_admin_token(admin_token_file));
+    routing.admin_token_hash = hash_token(read_admin_token_file(admin_token_file));
     // Bound first: a start that cannot listen fails before it creates or locks a database.
     ListeningSocket listening(address, port);
     if (!is_postgres_url(db_path)) lock_sqlite_database(db_path);
