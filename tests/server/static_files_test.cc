@@ -55,4 +55,19 @@ TEST_CASE("content_type_for_knows_wasm_and_defaults_to_octet_stream", "[static]"
   CHECK(content_type_for("model.bin") == "application/octet-stream");
 }
 
+// Regression: a symbolic link in the web root was followed wherever it pointed (/etc/passwd).
+TEST_CASE("serve_static_file_follows_links_only_within_the_root", "[static]") {
+  WebRoot web;
+  std::filesystem::create_symlink(web.root.parent_path() / "fedleaf_static_secret.txt",
+                                  web.root / "outside.txt");
+  std::filesystem::create_symlink("../fedleaf_static_secret.txt", web.root / "relative.txt");
+  std::filesystem::create_symlink("/etc", web.root / "etc");
+  std::filesystem::create_symlink(web.root / "sub" / "app.js", web.root / "inside.js");
+
+  CHECK_THROWS_AS(serve_static_file(web.root.string(), "/outside.txt"), NotFound);
+  CHECK_THROWS_AS(serve_static_file(web.root.string(), "/relative.txt"), NotFound);
+  CHECK_THROWS_AS(serve_static_file(web.root.string(), "/etc/passwd"), NotFound);
+  CHECK(*serve_static_file(web.root.string(), "/inside.js").body == "export {}");
+}
+
 }  // namespace fedleaf::server

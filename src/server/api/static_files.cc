@@ -1,5 +1,6 @@
 #include "server/api/static_files.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -43,6 +44,15 @@ Response serve_static_file(const std::string& root, const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(file, ec)) file /= "index.html";
   if (!std::filesystem::is_regular_file(file, ec)) throw NotFound("no such file: " + path);
+  // A symbolic link inside the root may point anywhere: serve only what resolves inside it.
+  const std::filesystem::path real_root = std::filesystem::canonical(root, ec);
+  if (ec) throw NotFound("no such file: " + path);
+  const std::filesystem::path real_file = std::filesystem::canonical(file, ec);
+  if (ec ||
+      std::mismatch(real_root.begin(), real_root.end(), real_file.begin(), real_file.end()).first !=
+          real_root.end()) {
+    throw NotFound("no such file: " + path);
+  }
   std::ifstream in(file, std::ios::binary);
   if (!in) throw NotFound("no such file: " + path);
   std::ostringstream content;

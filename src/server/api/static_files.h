@@ -3,7 +3,8 @@
 //   Response r = serve_static_file("web_demo", "/worker.js");   // 200, text/javascript
 //
 // "/" and folders map to their index.html. Paths with "..", "\", NUL or percent-encoded bytes
-// are NotFound, so nothing outside the root is reachable. Every response carries
+// are NotFound, and so is a file that resolves outside the root through a symbolic link (links
+// within the root are followed), so nothing outside the root is reachable. Every response carries
 // Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp (needed
 // for SharedArrayBuffer and wasm threads) and Cache-Control: no-cache.
 #pragma once
