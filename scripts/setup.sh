@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 
 apt_packages=(
-  cmake make g++ clang clang-format libclang-rt-14-dev ccache pkg-config
+  cmake make g++ clang clang-format clang-tidy libclang-rt-14-dev ccache pkg-config
   emscripten binaryen
   xtensor-dev xtl-dev nlohmann-json3-dev catch2
   libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev libssl-dev
