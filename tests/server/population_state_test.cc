@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <utility>
 
@@ -76,12 +78,16 @@ TEST_CASE("published_model_is_the_current_one_or_the_stored_one_of_an_earlier_ro
   SqliteStore store(":memory:");
   auto st = state_at_round1(store, "bytes0");
 
-  CHECK(published_model(store, *st, 1).etag == "etag1");
-  const ModelBlob earlier = published_model(store, *st, 0);
+  PublishedModel current = find_published_model(store, *st, 1);
+  REQUIRE(current.current() != nullptr);
+  CHECK(current.load().etag == "etag1");
+  PublishedModel stored = find_published_model(store, *st, 0);
+  CHECK(stored.current() == nullptr);
+  const ModelBlob earlier = stored.load();
   CHECK(earlier.etag == sha256_hex("bytes0"));
   CHECK(*earlier.bytes == "bytes0");
-  CHECK_THROWS_AS(published_model(store, *st, 2), NotFound);
-  CHECK_THROWS_AS(published_model(store, *st, -1), NotFound);
+  CHECK_THROWS_AS(find_published_model(store, *st, 2), NotFound);
+  CHECK_THROWS_AS(find_published_model(store, *st, -1), NotFound);
 }
 
 TEST_CASE("published_model_of_an_earlier_round_whose_bytes_do_not_hash_to_its_etag_is_unavailable",
@@ -89,7 +95,29 @@ TEST_CASE("published_model_of_an_earlier_round_whose_bytes_do_not_hash_to_its_et
   SqliteStore store(":memory:");
   auto st = state_at_round1(store, "bytes0 damaged");
 
-  CHECK_THROWS_AS(published_model(store, *st, 0), Unavailable);
+  PublishedModel stored = find_published_model(store, *st, 0);
+  CHECK_THROWS_AS(stored.load(), Unavailable);
+}
+
+// The read happens in load(), not under the caller's lock: a model file damaged between the two
+// is caught by load(); one that cannot be read at all is 503 too.
+TEST_CASE("published_model_of_an_earlier_round_is_read_when_loaded", "[population_state]") {
+  SqliteFileBackend backend;
+  SqliteStore store(backend.path);
+  std::unique_ptr<PopulationState> st;
+  {
+    StoreTransaction tx(store, Durability::kFull);
+    st = state_at_round1(store, "bytes0");
+    tx.commit();
+  }
+  const std::string file = backend.path + "-models/" + sha256_hex("bytes0") + ".safetensors";
+
+  PublishedModel found = find_published_model(store, *st, 0);
+  std::filesystem::remove(file);
+  CHECK_THROWS_WITH(found.load(), Catch::StartsWith("population 'p': the stored model of round 0 "
+                                                    "cannot be read (model files: cannot open"));
+  std::ofstream(file) << "bytes0";
+  CHECK(*find_published_model(store, *st, 0).load().bytes == "bytes0");
 }
 
 TEST_CASE("select_index_of_the_current_model_is_built_once", "[population_state]") {
@@ -99,12 +127,12 @@ TEST_CASE("select_index_of_the_current_model_is_built_once", "[population_state]
   auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
   auto st = new_population_state(record, RoundRecord{}, "etag", test::test_model_bytes(), plan,
                                  core::RoundAggregator(*plan, test::test_model_tensors(), 1));
-  const auto first = select_index(*st, st->model);
-  const auto again = select_index(*st, st->model);
+  const auto first = current_select_index(*st);
+  const auto again = current_select_index(*st);
   CHECK(first == again);
   CHECK(first->arrays.count("emb/weight") == 1);
-  const ModelBlob other{"other", std::make_shared<const std::string>(test::test_model_bytes())};
-  CHECK(select_index(*st, other) != first);
+  CHECK(select_index_of(test::test_model_bytes()) != first);
+  CHECK(select_index_of(test::test_model_bytes())->arrays.count("emb/weight") == 1);
 }
 
 }  // namespace fedleaf::server

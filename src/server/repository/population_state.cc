@@ -54,8 +54,8 @@ namespace {
 // caught here, not served.
 bool hashes_to_etag(const ModelRecord& model) { return sha256_hex(model.bytes) == model.etag; }
 
-std::string damaged_model(const PopulationRecord& record, int round) {
-  return "population '" + record.id + "': the stored model of round " + std::to_string(round) +
+std::string damaged_model(const std::string& population_id, int round) {
+  return "population '" + population_id + "': the stored model of round " + std::to_string(round) +
          " does not hash to its ETag (a damaged model file)";
 }
 
@@ -71,7 +71,7 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
     throw Error("population '" + record.id + "': round " + std::to_string(record.current_round) +
                 " or its model is missing from the store");
   }
-  if (!hashes_to_etag(*model)) throw Error(damaged_model(record, record.current_round));
+  if (!hashes_to_etag(*model)) throw Error(damaged_model(record.id, record.current_round));
   st->round = *round;
   st->train_plan_json = plan_with_kind(record.plan_json, "train");
   st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
@@ -164,40 +164,45 @@ std::unique_ptr<PopulationState> load_population_state_consistently(Store& store
   }
 }
 
-ModelBlob published_model(Store& store, const PopulationState& state, int round) {
-  if (round == state.round.number) return state.model;
+PublishedModel find_published_model(Store& store, const PopulationState& state, int round) {
+  if (round == state.round.number) return PublishedModel(state.model);
   if (round < 0 || round > state.round.number) {
     throw NotFound("round " + std::to_string(round) + " of population '" + state.record.id +
                    "' has no published model (current round " + std::to_string(state.round.number) +
                    ")");
   }
-  std::optional<ModelRecord> record;
-  try {
-    record = store.find_model(state.record.id, round);
-  } catch (const Error& e) {
-    // Its file is missing, unreadable or not a file, or its row names no valid file: the server's
-    // state is damaged, not the request (503, as for a model that does not hash).
-    throw Unavailable("population '" + state.record.id + "': the stored model of round " +
-                      std::to_string(round) + " cannot be read (" + e.what() + ")");
-  }
+  std::optional<ModelReader> stored = store.find_model_reader(state.record.id, round);
   // A round below the current one had a model: without its row, retention dropped it.
-  if (!record) {
+  if (!stored) {
     throw Gone("the model of round " + std::to_string(round) + " of population '" +
                state.record.id + "' was dropped by the retention policy (--keep-models)");
   }
-  if (!hashes_to_etag(*record)) throw Unavailable(damaged_model(state.record, round));
-  return {record->etag, std::make_shared<const std::string>(std::move(record->bytes))};
+  return PublishedModel(state.record.id, round, std::move(*stored));
 }
 
-std::shared_ptr<const core::SafetensorsIndex> select_index(PopulationState& state,
-                                                           const ModelBlob& model) {
-  const auto index_of = [](const std::string& bytes) {
-    return std::make_shared<const core::SafetensorsIndex>(
-        core::index_safetensors(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-  };
-  if (model.etag != state.model.etag) return index_of(*model.bytes);
+ModelBlob PublishedModel::load() {
+  if (current_) return *current_;
+  ModelRecord record{population_id_, round_, stored_->etag, {}};
+  try {
+    record.bytes = stored_->read_bytes();
+  } catch (const Error& e) {
+    // Its file is missing, unreadable or not a file: the server's state is damaged, not the
+    // request (503, as for a model that does not hash).
+    throw Unavailable("population '" + population_id_ + "': the stored model of round " +
+                      std::to_string(round_) + " cannot be read (" + e.what() + ")");
+  }
+  if (!hashes_to_etag(record)) throw Unavailable(damaged_model(population_id_, round_));
+  return {record.etag, std::make_shared<const std::string>(std::move(record.bytes))};
+}
+
+std::shared_ptr<const core::SafetensorsIndex> select_index_of(const std::string& model_bytes) {
+  return std::make_shared<const core::SafetensorsIndex>(core::index_safetensors(
+      reinterpret_cast<const std::uint8_t*>(model_bytes.data()), model_bytes.size()));
+}
+
+std::shared_ptr<const core::SafetensorsIndex> current_select_index(PopulationState& state) {
   if (state.select_index_etag != state.model.etag) {
-    state.select_index = index_of(*state.model.bytes);
+    state.select_index = select_index_of(*state.model.bytes);
     state.select_index_etag = state.model.etag;
   }
   return state.select_index;

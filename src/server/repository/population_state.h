@@ -72,17 +72,43 @@ void rebuild_aggregator(Store& store, PopulationState& state);
 std::unique_ptr<PopulationState> load_population_state_consistently(Store& store,
                                                                     PopulationRecord record);
 
-// The published model of `round` (0..current round): the current one from memory, an earlier one
-// from the store. NotFound for a round without one; Gone for an earlier round whose model the
-// retention policy dropped (TaskRepositoryOptions::keep_models); Unavailable when the stored bytes
-// do not hash to their ETag (a damaged model file) or cannot be read (fedleaf::Error from the
-// store).
-ModelBlob published_model(Store& store, const PopulationState& state, int round);
+// The published model of `round` (0..current round), found under the repository's lock and
+// loaded after it: the current one is in memory; an earlier one is read from the store by load(),
+// which checks it, so a slow, large or damaged model file never holds the lock.
+//
+//   PublishedModel found;
+//   { std::lock_guard lock(mutex_); found = find_published_model(store, state, round); }
+//   ModelBlob model = found.load();
+//
+// find_published_model: NotFound for a round without one; Gone for an earlier round whose model
+// the retention policy dropped (TaskRepositoryOptions::keep_models). load(): Unavailable when the
+// stored bytes cannot be read (fedleaf::Error from the store: a missing, unreadable or
+// non-regular file) or do not hash to their ETag (a damaged model file).
+class PublishedModel {
+ public:
+  PublishedModel() = default;
+  explicit PublishedModel(ModelBlob current) : current_(std::move(current)) {}
+  PublishedModel(std::string population_id, int round, ModelReader stored)
+      : population_id_(std::move(population_id)), round_(round), stored_(std::move(stored)) {}
 
-// The safetensors index of `model` for model:select: the current model's is built once and kept
-// in `state` (until the next round publishes), an earlier model's is built for this request.
-std::shared_ptr<const core::SafetensorsIndex> select_index(PopulationState& state,
-                                                           const ModelBlob& model);
+  // The current round's model (no read needed), or null.
+  const ModelBlob* current() const { return current_ ? &*current_ : nullptr; }
+  ModelBlob load();
+
+ private:
+  std::optional<ModelBlob> current_;
+  std::string population_id_;
+  int round_ = 0;
+  std::optional<ModelReader> stored_;
+};
+
+PublishedModel find_published_model(Store& store, const PopulationState& state, int round);
+
+// The safetensors index of the current model for model:select, built once and kept in `state`
+// (until the next round publishes); under the repository's lock.
+std::shared_ptr<const core::SafetensorsIndex> current_select_index(PopulationState& state);
+// The index of a model's bytes, built for one request (an earlier round's model).
+std::shared_ptr<const core::SafetensorsIndex> select_index_of(const std::string& model_bytes);
 
 // The state of a population just created (round 0 open, no reports).
 std::unique_ptr<PopulationState> new_population_state(

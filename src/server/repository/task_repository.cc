@@ -386,27 +386,39 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRec
   return {201, decode_receipt(outcome->task)};
 }
 
+// An earlier round's model is read and hashed after the lock is released (PublishedModel).
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
   wait_for_close_past(population_id, round);
-  std::lock_guard lock(mutex_);
-  PopulationState& st = state_of(population_id);
-  advance(st, clock_.now());
-  return published_model(store_, st, round);
+  PublishedModel found;
+  {
+    std::lock_guard lock(mutex_);
+    PopulationState& st = state_of(population_id);
+    advance(st, clock_.now());
+    found = find_published_model(store_, st, round);
+  }
+  return found.load();
 }
 
 SelectableModel TaskRepository::selectable_model(const std::string& population_id,
                                                  const std::string& client_token, int round) {
   const std::string presented_hash = hash_token(client_token);  // outside the lock
   wait_for_close_past(population_id, round);
-  std::lock_guard lock(mutex_);
-  PopulationState& st = state_of(population_id);
-  if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
-    throw Forbidden("client token does not match population '" + population_id + "'");
+  PublishedModel found;
+  SelectableModel out;
+  {
+    std::lock_guard lock(mutex_);
+    PopulationState& st = state_of(population_id);
+    if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
+      throw Forbidden("client token does not match population '" + population_id + "'");
+    }
+    advance(st, clock_.now());
+    found = find_published_model(store_, st, round);
+    if (found.current()) out.index = current_select_index(st);
+    out.plan = st.update_plan;
   }
-  advance(st, clock_.now());
-  ModelBlob blob = published_model(store_, st, round);
-  auto index = select_index(st, blob);
-  return {std::move(blob), std::move(index), st.update_plan};
+  out.model = found.load();
+  if (!out.index) out.index = select_index_of(*out.model.bytes);
+  return out;
 }
 
 PopulationStatus TaskRepository::status(const std::string& population_id) {

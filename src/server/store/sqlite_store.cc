@@ -419,20 +419,26 @@ void SqliteStore::insert_model(const ModelRecord& model) {
 }
 
 std::optional<ModelRecord> SqliteStore::find_model(const std::string& population_id, int round) {
+  std::optional<ModelReader> reader = find_model_reader(population_id, round);
+  if (!reader) return std::nullopt;
+  return ModelRecord{population_id, round, reader->etag, reader->read_bytes()};
+}
+
+std::optional<ModelReader> SqliteStore::find_model_reader(const std::string& population_id,
+                                                          int round) {
   auto s =
       statement("SELECT etag, storage, bytes FROM models WHERE population_id = ? AND round = ?");
   s.bind(1, population_id).bind(2, round);
   if (!s.step()) return std::nullopt;
-  ModelRecord model{population_id, round, s.text(0), {}};
+  std::string etag = s.text(0);
   if (s.text(1) != "file") {
-    model.bytes = s.blob(2);
-  } else if (model_files_) {
-    model.bytes = model_files_->read(model.etag);
-  } else {
+    return ModelReader{std::move(etag), [bytes = s.blob(2)]() mutable { return std::move(bytes); }};
+  }
+  if (!model_files_) {
     throw Error("sqlite store: the model of round " + std::to_string(round) + " of population '" +
                 population_id + "' is stored in a file, but this database has no model directory");
   }
-  return model;
+  return ModelReader{etag, [files = *model_files_, etag] { return files.read(etag); }};
 }
 
 // Only at open: no close of this process is between its file and its commit.

@@ -89,6 +89,9 @@ class SqliteStore : public Store {
   std::optional<RoundRecord> find_round(const std::string& population_id, int number) override;
   std::vector<RoundRecord> list_rounds(const std::string& population_id) override;
   std::optional<ModelRecord> find_model(const std::string& population_id, int round) override;
+  // A model kept in a file is read by read_bytes(), not here (ModelFiles reads are thread-safe).
+  std::optional<ModelReader> find_model_reader(const std::string& population_id,
+                                               int round) override;
   std::optional<TaskRecord> find_task(std::int64_t id) override;
   std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
   bool has_expired_lease(const std::string& population_id, int round, double now) override;

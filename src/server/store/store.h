@@ -110,6 +110,15 @@ struct ModelRecord {
   std::string bytes;  // safetensors
 };
 
+// A published model found, its bytes not necessarily read yet: read_bytes() may run on any
+// thread, without the store and outside any transaction (a model kept in a file is read then,
+// not under the caller's lock). Call it once; it throws fedleaf::Error when the bytes cannot be
+// read.
+struct ModelReader {
+  std::string etag;
+  std::function<std::string()> read_bytes;
+};
+
 struct TaskRecord {
   std::int64_t id = 0;  // assigned by claim_task
   std::string population_id;
@@ -304,6 +313,14 @@ class Store {
   virtual std::optional<RoundRecord> find_round(const std::string& population_id, int number) = 0;
   virtual std::vector<RoundRecord> list_rounds(const std::string& population_id) = 0;
   virtual std::optional<ModelRecord> find_model(const std::string& population_id, int round) = 0;
+  // find_model with the bytes read later (ModelReader). This default reads them now.
+  virtual std::optional<ModelReader> find_model_reader(const std::string& population_id,
+                                                       int round) {
+    std::optional<ModelRecord> model = find_model(population_id, round);
+    if (!model) return std::nullopt;
+    return ModelReader{model->etag,
+                       [bytes = std::move(model->bytes)]() mutable { return std::move(bytes); }};
+  }
   virtual std::optional<TaskRecord> find_task(std::int64_t id) = 0;
   virtual std::vector<LeaseRecord> list_leases(std::int64_t task_id) = 0;  // ordered by id
   // Whether a leased task of the round has a lease that expired at or before `now` (a task
