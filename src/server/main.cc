@@ -152,6 +152,10 @@ int main(int argc, char** argv) {
   app.add_option("--max-body-bytes", http.max_body_bytes, "largest request body (413 above)")
       ->check(number_in(1024, 1ull << 40))
       ->capture_default_str();
+  app.add_option("--max-model-bytes", repo_options.max_model_bytes,
+                 "largest model a population may have (bytes of F32 parameters; 400 above)")
+      ->check(number_in(1024, 1ull << 40))
+      ->capture_default_str();
   app.add_option("--header-timeout-s", http.header_timeout_s,
                  "seconds to receive a request header, and keep-alive idle time (408)")
       ->check(number_in(0.001, 86400))

@@ -593,6 +593,35 @@ TEST_CASE("create_population_from_seed_uses_the_model_initializer", "[repository
   CHECK(repo.list_populations()[0].id == "s");
 }
 
+// Regression: a plan with a 10^8 x 64 table asked for 25 GB under the repository's lock (500,
+// "internal server error"); a smaller one that fit in memory froze every other population.
+TEST_CASE("create_population_refuses_a_model_over_max_model_bytes_before_making_it",
+          "[repository]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepositoryOptions options;
+  bool initialized = false;
+  options.model_initializer = [&](const std::string&, std::uint64_t) {
+    initialized = true;
+    const std::string bytes = test::test_model_bytes();
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
+  options.max_model_bytes = 4 * (10 * 2 + 2 * 2 + 2) - 1;  // kTestPlan's parameters, less one
+  TaskRepository repo(store, clock, metrics, options);
+  auto seeded = test_spec("s", 1, 1, 1);
+  seeded.initial_model.reset();
+  seeded.seed = 1;
+
+  CHECK_THROWS_MATCHES(repo.create_population(seeded), InvalidInput,
+                       MessageContains("population: the plan's model declares parameters of 104 "
+                                       "bytes, more than this server's --max-model-bytes (103)"));
+  CHECK_FALSE(initialized);
+  CHECK_THROWS_MATCHES(repo.create_population(test_spec("i", 1, 1, 1)), InvalidInput,
+                       MessageContains("initial_model_b64 holds"));
+  CHECK(repo.list_populations().empty());
+}
+
 TEST_CASE("open_leases_counts_unexpired_leases", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 3, 3));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <limits>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -358,6 +359,19 @@ std::vector<ParameterSpec> parameter_specs(const ModelSpec& model) {
     }
   }
   return out;
+}
+
+std::uint64_t parameter_bytes(const ModelSpec& model) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+  std::uint64_t total = 0;
+  for (const ParameterSpec& p : parameter_specs(model)) {
+    std::uint64_t bytes = sizeof(float);
+    for (const std::size_t extent : p.shape) {
+      bytes = extent != 0 && bytes > kMax / extent ? kMax : bytes * extent;
+    }
+    total = total > kMax - bytes ? kMax : total + bytes;
+  }
+  return total;
 }
 
 Plan parse_plan(const std::string& plan_json) {

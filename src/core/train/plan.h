@@ -143,6 +143,10 @@ Plan parse_plan(const std::string& plan_json);
 // The parameters `model` declares, in layer order (weight before bias).
 std::vector<ParameterSpec> parameter_specs(const ModelSpec& model);
 
+// The bytes of every parameter `model` declares, as F32 (a model's safetensors data section),
+// saturating at UINT64_MAX: what allocating the model would take, known before allocating it.
+std::uint64_t parameter_bytes(const ModelSpec& model);
+
 // The plan's "features" section (defaults of TextFeatureOptions when absent): how the leaf, the
 // server and the eval featurize raw text for this plan.
 TextFeatureOptions text_features_from_plan(const std::string& plan_json);

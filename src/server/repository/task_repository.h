@@ -103,6 +103,10 @@ struct TaskRepositoryOptions {
   int checkpoint_every = 256;
   // Used for populations created with a seed; empty: such requests are InvalidInput.
   ModelInitializer model_initializer;
+  // The largest model a population may have, in bytes of F32 parameters: a plan declaring more,
+  // or an initial model holding more, is InvalidInput before anything is allocated (a plan with a
+  // 10^8-row table asked for 25 GB).
+  std::uint64_t max_model_bytes = std::uint64_t{2} << 30;
   // Round life-cycle events (created, closed, finished); null: no logging.
   std::shared_ptr<spdlog::logger> logger;
   // Close training rounds on the repository's closer thread (RoundCloser) instead of on the

@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <cstdint>
 
 #include "core/train/plan.h"
 #include "tests/core/error_matchers.h"
@@ -99,6 +100,21 @@ TEST_CASE("evaluate_plans_need_no_train_or_updates", "[plan]") {
       "loss": "sigmoid_cross_entropy"}})");
   CHECK(p.kind == PlanKind::kEvaluate);
   CHECK_FALSE(p.train.has_value());
+}
+
+TEST_CASE("parameter_bytes_is_the_f32_size_of_every_declared_parameter", "[plan]") {
+  // emb 100 x 4, out/weight 4 x 2, out/bias 2: (400 + 8 + 2) floats.
+  const Plan p = parse_plan(R"({"kind": "evaluate", "model": {"inputs": {"t": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "emb", "input": "t", "vocab": 100, "dim": 4},
+                 {"type": "dense", "name": "out", "units": 2}], "loss": "softmax_cross_entropy"}})");
+  CHECK(parameter_bytes(p.model) == 4 * (400 + 8 + 2));
+  // The largest table a plan may declare: 8 PiB, counted exactly (in 64 bits, not size_t).
+  const Plan huge = parse_plan(R"({"kind": "evaluate", "model": {"inputs": {"t": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "emb", "input": "t", "vocab": 2147483647,
+                  "dim": 1048576},
+                 {"type": "dense", "name": "out", "units": 2}], "loss": "softmax_cross_entropy"}})");
+  CHECK(parameter_bytes(huge.model) ==
+        4 * (std::uint64_t{2147483647} * 1048576 + std::uint64_t{1048576} * 2 + 2));
 }
 
 TEST_CASE("plans_nested_past_the_json_limit_are_rejected_before_parsing", "[plan]") {
