@@ -55,6 +55,27 @@ TEST_CASE("parse_population_spec_rejects_broken_rules_naming_the_field", "[popul
                        InvalidInput, MessageContains("'over_selection'"));
   CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "id": "a/b"})"),
                        InvalidInput, MessageContains("'id'"));
+  // Regression: an unknown field (a typo such as "clients_per_rnd") was skipped, so the
+  // population ran with the default.
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "clients_per_rnd": 5})"),
+                       InvalidInput,
+                       MessageContains("population: unknown field 'clients_per_rnd' (the fields "
+                                       "are id, plan, initial_model_b64, seed, rounds,"));
+  // Regression: an unsigned above INT64_MAX was reported as a negative number.
+  CHECK_THROWS_MATCHES(
+      parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 18446744073709551615})"),
+      InvalidInput, MessageContains("'rounds' must be in [1, 1000000], got 18446744073709551615"));
+  // Regression: leases and deadlines of 1e300 s, and 2^31 evaluate tasks a round, were taken.
+  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 1e300})"),
+                       InvalidInput, MessageContains("'lease_s' must be a number > 0 and <= "));
+  CHECK_THROWS_MATCHES(
+      parse_population_spec(R"({"plan": {}, "seed": 1, "round_deadline_s": 31536001})"),
+      InvalidInput, MessageContains("'round_deadline_s' must be a number > 0 and <= "));
+  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 31536000})").lease_s ==
+        31536000);
+  CHECK_THROWS_MATCHES(
+      parse_population_spec(R"({"plan": {}, "seed": 1, "eval_tasks_per_round": 1000001})"),
+      InvalidInput, MessageContains("'eval_tasks_per_round' must be in [0, 1000000]"));
   // Regression: a key given twice kept its last value (the plan is stored as the server read it).
   CHECK_THROWS_MATCHES(
       parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 2, "rounds": 9})"), InvalidInput,

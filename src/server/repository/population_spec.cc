@@ -1,13 +1,17 @@
 #include "server/repository/population_spec.h"
 
+#include <algorithm>
 #include <cmath>
-#include <limits>
+#include <iomanip>
+#include <iterator>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/json_duplicate_keys.h"
 #include "core/json_nesting.h"
+#include "core/text_format.h"
 #include "server/util/base64.h"
 
 namespace fedleaf::server {
@@ -21,27 +25,58 @@ int integer_field(const json& body, const char* name, int fallback, int min, int
   if (!v.is_number_integer()) {
     throw InvalidInput(std::string("population: '") + name + "' must be an integer");
   }
-  const auto n = v.get<std::int64_t>();
-  if (n < min || n > max) {
+  // Compared as sent: an unsigned above INT64_MAX read as int64 would wrap negative.
+  const bool in_range =
+      v.is_number_unsigned()
+          ? v.get<std::uint64_t>() >= static_cast<std::uint64_t>(std::max(min, 0)) &&
+                v.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
+          : v.get<std::int64_t>() >= min && v.get<std::int64_t>() <= max;
+  if (!in_range) {
     throw InvalidInput(std::string("population: '") + name + "' must be in [" +
-                       std::to_string(min) + ", " + std::to_string(max) + "], got " +
-                       std::to_string(n));
+                       std::to_string(min) + ", " + std::to_string(max) + "], got " + v.dump());
   }
-  return static_cast<int>(n);
+  return static_cast<int>(v.get<std::int64_t>());
 }
 
-double positive_field(const json& body, const char* name, double fallback, double min) {
+double positive_field(const json& body, const char* name, double fallback, double min, double max) {
   if (!body.contains(name)) return fallback;
   const json& v = body.at(name);
   if (!v.is_number()) {
     throw InvalidInput(std::string("population: '") + name + "' must be a number");
   }
   const double x = v.get<double>();
-  if (!std::isfinite(x) || x < min || (min == 0 && x <= 0)) {
-    throw InvalidInput(std::string("population: '") + name + "' must be a finite number " +
-                       (min == 0 ? "> 0" : ">= " + std::to_string(min)));
+  if (!std::isfinite(x) || x < min || (min == 0 && x <= 0) || x > max) {
+    std::ostringstream rule;
+    rule << std::setprecision(15) << "population: '" << name << "' must be a number "
+         << (min == 0 ? "> " : ">= ") << min << " and <= " << max << ", got " << v.dump();
+    throw InvalidInput(rule.str());
   }
   return x;
+}
+
+// A field the server does not know is refused, not skipped: a typo ("clients_per_rnd") would
+// otherwise run the population with the default, and a newer client's field would be ignored.
+void check_known_fields(const json& body) {
+  static const char* const kFields[] = {"id",
+                                        "plan",
+                                        "initial_model_b64",
+                                        "seed",
+                                        "rounds",
+                                        "clients_per_round",
+                                        "min_reports",
+                                        "round_deadline_s",
+                                        "lease_s",
+                                        "over_selection",
+                                        "eval_tasks_per_round"};
+  for (const auto& item : body.items()) {
+    if (std::find(std::begin(kFields), std::end(kFields), item.key()) != std::end(kFields)) {
+      continue;
+    }
+    std::string known;
+    for (const char* field : kFields) known += (known.empty() ? "" : ", ") + std::string(field);
+    throw InvalidInput("population: unknown field " + core::in_quotes(item.key()) +
+                       " (the fields are " + known + ")");
+  }
 }
 
 }  // namespace
@@ -67,6 +102,7 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (duplicates.found()) {
     throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
+  check_known_fields(body);
   PopulationSpec spec;
   if (body.contains("id")) {
     if (!body["id"].is_string() || !is_valid_population_id(body["id"].get<std::string>())) {
@@ -97,20 +133,21 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
     spec.seed = body["seed"].get<std::uint64_t>();
   }
 
-  constexpr int kMax = std::numeric_limits<int>::max();
   spec.rounds = integer_field(body, "rounds", 1, 1, 1'000'000);
   spec.clients_per_round = integer_field(body, "clients_per_round", 1, 1, 1'000'000);
   spec.min_reports =
       integer_field(body, "min_reports", spec.clients_per_round, 1, spec.clients_per_round);
-  spec.round_deadline_s = positive_field(body, "round_deadline_s", 600, 0);
-  spec.lease_s = positive_field(body, "lease_s", 120, 0);
-  const double over_selection = positive_field(body, "over_selection", 1.0, 1.0);
+  // Times past a year are a mistake (a lease that never ends holds its task for good).
+  constexpr double kYear = 365.0 * 24 * 3600;
+  spec.round_deadline_s = positive_field(body, "round_deadline_s", 600, 0, kYear);
+  spec.lease_s = positive_field(body, "lease_s", 120, 0, kYear);
+  const double over_selection = positive_field(body, "over_selection", 1.0, 1.0, 10'000'000);
   const double tasks = std::ceil(spec.clients_per_round * over_selection);
   if (tasks > 10'000'000) {
     throw InvalidInput("population: clients_per_round * over_selection must be <= 10000000");
   }
   spec.train_tasks_per_round = static_cast<int>(tasks);
-  spec.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, kMax);
+  spec.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, 1'000'000);
   return spec;
 }
 

@@ -12,12 +12,13 @@
 //   clients_per_round   reports that close a round at once, >= 1 (default 1)
 //   min_reports         reports that close a round at its deadline, 1..clients_per_round
 //                       (default clients_per_round)
-//   round_deadline_s    seconds from a round's start to its deadline, > 0 (default 600)
-//   lease_s             seconds a claimed task stays with its leaf, > 0 (default 120)
+//   round_deadline_s    seconds from a round's start to its deadline, in (0, 1 year] (default 600)
+//   lease_s             seconds a claimed task stays with its leaf, in (0, 1 year] (default 120)
 //   over_selection      train tasks per round = ceil(clients_per_round * over_selection),
 //                       >= 1 (default 1)
-//   eval_tasks_per_round  evaluate tasks on each round's model, >= 0 (default 0)
-// Throws InvalidInput naming the field and the rule.
+//   eval_tasks_per_round  evaluate tasks on each round's model, 0..1000000 (default 0)
+// Any other field is InvalidInput (a typo would otherwise run with the default), and so is a
+// key given twice. Throws InvalidInput naming the field and the rule.
 #pragma once
 
 #include <cstdint>
