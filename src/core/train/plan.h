@@ -4,7 +4,9 @@
 //   Plan plan = parse_plan(R"({"model": {...}, "train": {...}, "updates": {...}})");
 //   plan.model.layers[0].type == LayerType::kEmbeddingBag;
 //
-// Schema (fields not listed are ignored, so plans can carry more for other components):
+// Schema. A field not listed is an error naming it and the fields of its object (a typo such as
+// "learning_rte" would otherwise train with the default on every leaf); so is a key given twice.
+// The top level also takes "max_examples_per_report" (read by core/aggregation/update_plan.h).
 //
 // {"kind": "train" | "evaluate",                         default "train"
 //  "model": {

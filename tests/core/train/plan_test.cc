@@ -122,6 +122,40 @@ TEST_CASE("plans_nested_past_the_json_limit_are_rejected_before_parsing", "[plan
   check_rejects(R"({"extra": )" + deep + R"(, "model": {}})", "plan: JSON nested deeper than 64");
 }
 
+// Regression: an unknown field was skipped, so a typo ("learning_rte") trained with the default
+// on every leaf.
+TEST_CASE("plans_with_an_unknown_field_are_rejected_naming_it_and_the_known_ones", "[plan]") {
+  const std::string model =
+      R"({"inputs": {"t": "sparse_ids"}, "layers": [{"type": "embedding_bag", "name": "emb",
+          "vocab": 10, "dim": 2}, {"type": "dense", "name": "out", "units": 2}],
+          "loss": "softmax_cross_entropy"})";
+  const std::string valid = plan_with_model(model);
+  CHECK_NOTHROW(parse_plan(valid));
+  const auto with = [&](const std::string& from, const std::string& to) {
+    std::string plan = valid;
+    plan.replace(plan.find(from), from.size(), to);
+    return plan;
+  };
+  check_rejects(with(R"("learning_rate": 0.1)", R"("learning_rte": 0.1)"),
+                "plan.train.optimizer: unknown field 'learning_rte' (the fields are type, "
+                "learning_rate, momentum, beta1, beta2, epsilon)");
+  check_rejects(with(R"("optimizer")", R"("epoch": 3, "optimizer")"),
+                "plan.train: unknown field 'epoch'");
+  check_rejects(with(R"("vocab": 10)", R"("vocab": 10, "vocab_size": 20)"),
+                "plan.model.layers[0]: unknown field 'vocab_size'");
+  check_rejects(with(R"("units": 2)", R"("units": 2, "dropout": 0.5)"),
+                "plan.model.layers[1]: unknown field 'dropout'");
+  check_rejects(with(R"("loss")", R"("optimizer": {}, "loss")"),
+                "plan.model: unknown field 'optimizer' (the fields are inputs, layers, loss)");
+  check_rejects(with(R"({"model")", R"({"modle": {}, "model")"), "plan: unknown field 'modle'");
+  check_rejects(with(R"("sparse_ids")", R"({"type": "sparse_ids", "size": 3})"),
+                "plan.model.inputs.t: unknown field 'size'");
+  check_rejects(with(R"({"model")", R"({"features": {"buckets": 8}, "model")"),
+                "plan.features: unknown field 'buckets'");
+  check_rejects(with(R"({"model")", R"({"eval": {"batch": 8}, "model")"),
+                "plan.eval: unknown field 'batch'");
+}
+
 // Regression: a key given twice kept its last value, so a leaf whose JSON reader keeps the first
 // (or refuses) read another plan than the server validated.
 TEST_CASE("plans_with_a_key_given_twice_are_rejected_naming_it", "[plan]") {
