@@ -9,27 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json_known_fields.h"
 #include "core/plan_json.h"
-#include "core/text_format.h"
 
 namespace fedleaf::core {
 namespace {
 
 using namespace plan_json;
-
-// A field the plan's reader does not know fails, naming it and the fields it knows: a typo
-// ("learning_rte") would otherwise train with the default, on every leaf, silently.
-void check_fields(const json& object, const std::string& path,
-                  std::initializer_list<const char*> known) {
-  for (const auto& item : object.items()) {
-    if (std::any_of(known.begin(), known.end(), [&](const char* k) { return item.key() == k; })) {
-      continue;
-    }
-    std::string listed;
-    for (const char* k : known) listed += (listed.empty() ? "" : ", ") + std::string(k);
-    fail(path, "unknown field " + in_quotes(item.key()) + " (the fields are " + listed + ")");
-  }
-}
 
 const json& require(const json& object, const std::string& path, const char* key) {
   const json* v = find_field(object, key);
@@ -139,7 +125,7 @@ void parse_inputs(const json& model, ModelSpec& spec) {
   if (it->is_string()) {
     type = it->get<std::string>();
   } else if (it->is_object()) {
-    check_fields(*it, path, {"type", "dim"});
+    check_known_fields(*it, path, {"type", "dim"});
     type = get_string(*it, path, "type");
   } else {
     fail(path, "expected \"sparse_ids\" or an object {\"type\": ..., \"dim\": ...}");
@@ -183,7 +169,7 @@ void parse_layers(const json& model, ModelSpec& spec) {
     if (name != nullptr) layer.name = name->get<std::string>();
     LayerType activation = LayerType::kRelu;
     if (type == "embedding_bag") {
-      check_fields(
+      check_known_fields(
           l, path,
           {"type", "name", "input", "vocab", "dim", "combiner", "initializer", "init_scale"});
       layer.type = LayerType::kEmbeddingBag;
@@ -203,8 +189,8 @@ void parse_layers(const json& model, ModelSpec& spec) {
       layer.input_width = 0;
       layer.output_width = layer.dim;
     } else if (type == "dense") {
-      check_fields(l, path,
-                   {"type", "name", "input", "units", "use_bias", "initializer", "activation"});
+      check_known_fields(
+          l, path, {"type", "name", "input", "units", "use_bias", "initializer", "activation"});
       layer.type = LayerType::kDense;
       if (i == 0 && spec.input_kind != InputKind::kDense) {
         fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
@@ -222,7 +208,7 @@ void parse_layers(const json& model, ModelSpec& spec) {
         }
       }
     } else if (activation_type(type, layer.type)) {
-      check_fields(l, path, {"type", "name", "input"});
+      check_known_fields(l, path, {"type", "name", "input"});
       if (i == 0 && spec.input_kind != InputKind::kDense) {
         fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
       }
@@ -255,7 +241,7 @@ void parse_layers(const json& model, ModelSpec& spec) {
 
 ModelSpec parse_model(const json& plan) {
   const json& model = require_object(plan, "plan", "model");
-  check_fields(model, "plan.model", {"inputs", "layers", "loss"});
+  check_known_fields(model, "plan.model", {"inputs", "layers", "loss"});
   ModelSpec spec;
   parse_inputs(model, spec);
   parse_layers(model, spec);
@@ -282,11 +268,12 @@ ModelSpec parse_model(const json& plan) {
 TrainSpec parse_train(const json& train) {
   const std::string path = "plan.train";
   TrainSpec spec;
-  check_fields(train, path,
-               {"optimizer", "epochs", "batch_size", "shuffle", "shuffle_seed", "clip_norm"});
+  check_known_fields(train, path,
+                     {"optimizer", "epochs", "batch_size", "shuffle", "shuffle_seed", "clip_norm"});
   const json& opt = require_object(train, path, "optimizer");
   const std::string opath = path + ".optimizer";
-  check_fields(opt, opath, {"type", "learning_rate", "momentum", "beta1", "beta2", "epsilon"});
+  check_known_fields(opt, opath,
+                     {"type", "learning_rate", "momentum", "beta1", "beta2", "epsilon"});
   spec.optimizer.type = get_choice<OptimizerType>(opt, opath, "type", nullptr, "optimizer",
                                                   {{"sgd", OptimizerType::kSgd},
                                                    {"momentum", OptimizerType::kMomentum},
@@ -323,9 +310,9 @@ void check_update_names(const UpdatePlan& updates, const std::vector<ParameterSp
 
 TextFeatureOptions parse_features(const json& f) {
   const std::string path = "plan.features";
-  check_fields(f, path,
-               {"hash", "num_buckets", "ngrams", "signed", "lowercase", "binary", "skip_headers",
-                "min_token_length", "max_token_length", "seed"});
+  check_known_fields(f, path,
+                     {"hash", "num_buckets", "ngrams", "signed", "lowercase", "binary",
+                      "skip_headers", "min_token_length", "max_token_length", "seed"});
   TextFeatureOptions o;
   const std::string hash = get_string(f, path, "hash", "murmur3_32");
   if (hash != "murmur3_32")
@@ -406,7 +393,7 @@ std::uint64_t parameter_bytes(const ModelSpec& model) {
 Plan parse_plan(const std::string& plan_json) {
   const json plan = parse_json(plan_json);
   Plan out;
-  check_fields(
+  check_known_fields(
       plan, "plan",
       {"kind", "model", "train", "updates", "features", "eval", "max_examples_per_report"});
   const std::string kind = get_string(plan, "plan", "kind", "train");
@@ -434,7 +421,7 @@ Plan parse_plan(const std::string& plan_json) {
   }
   if (const json* eval = find_field(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");
-    check_fields(*eval, "plan.eval", {"batch_size"});
+    check_known_fields(*eval, "plan.eval", {"batch_size"});
     out.eval_batch_size = get_size(*eval, "plan.eval", "batch_size", 256, 1, 1u << 20);
   }
   return out;

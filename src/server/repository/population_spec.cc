@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
-#include <iterator>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/json_duplicate_keys.h"
+#include "core/json_known_fields.h"
 #include "core/json_nesting.h"
-#include "core/text_format.h"
 #include "server/util/base64.h"
 
 namespace fedleaf::server {
@@ -54,31 +53,6 @@ double positive_field(const json& body, const char* name, double fallback, doubl
   return x;
 }
 
-// A field the server does not know is refused, not skipped: a typo ("clients_per_rnd") would
-// otherwise run the population with the default, and a newer client's field would be ignored.
-void check_known_fields(const json& body) {
-  static const char* const kFields[] = {"id",
-                                        "plan",
-                                        "initial_model_b64",
-                                        "seed",
-                                        "rounds",
-                                        "clients_per_round",
-                                        "min_reports",
-                                        "round_deadline_s",
-                                        "lease_s",
-                                        "over_selection",
-                                        "eval_tasks_per_round"};
-  for (const auto& item : body.items()) {
-    if (std::find(std::begin(kFields), std::end(kFields), item.key()) != std::end(kFields)) {
-      continue;
-    }
-    std::string known;
-    for (const char* field : kFields) known += (known.empty() ? "" : ", ") + std::string(field);
-    throw InvalidInput("population: unknown field " + core::in_quotes(item.key()) +
-                       " (the fields are " + known + ")");
-  }
-}
-
 }  // namespace
 
 bool is_valid_population_id(const std::string& id) {
@@ -102,7 +76,10 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (duplicates.found()) {
     throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
-  check_known_fields(body);
+  core::check_known_fields(
+      body, "population",
+      {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
+       "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round"});
   PopulationSpec spec;
   if (body.contains("id")) {
     if (!body["id"].is_string() || !is_valid_population_id(body["id"].get<std::string>())) {
