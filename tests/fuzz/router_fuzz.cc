@@ -82,7 +82,9 @@ Request parse_request(const std::string& text, const Tokens& tokens) {
   const std::string first = text.substr(0, line_end);
   const std::size_t space = first.find(' ');
   r.method = first.substr(0, space);
-  r.target = space == std::string::npos ? "" : substitute(first.substr(space + 1), tokens);
+  // The transport reads an absolute-form target as its path (origin_form), so does this.
+  r.target =
+      origin_form(space == std::string::npos ? "" : substitute(first.substr(space + 1), tokens));
   while (line_end != std::string::npos) {
     const std::size_t start = line_end + 1;
     line_end = text.find('\n', start);
