@@ -357,7 +357,11 @@ export class RequestTimeoutError extends Error {
   readonly phase: 'headers' | 'body';
 }
 
-/** A network error's message with the causes fetch keeps in error.cause: "fetch failed (connect ECONNREFUSED …)". */
+/**
+ * A network error's message with the causes fetch keeps in error.cause: "fetch failed (connect
+ * ECONNREFUSED …)"; when a page's request to another origin failed, it adds that this may be CORS
+ * and the server flag that allows the page's origin (`--cors-origin`).
+ */
 export function networkErrorMessage(error: unknown): string;
 
 /**

@@ -16,7 +16,8 @@
 // status, the server's error code and message, and its retry hint. A network failure rejects
 // with what fetch rejected with (a TypeError, or the signal's reason when aborted);
 // networkErrorMessage(error) is its message with the cause undici keeps in error.cause
-// ("fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
+// ("fetch failed (connect ECONNREFUSED 127.0.0.1:1)") and, when a page's request to another
+// origin failed, the CORS setting to check (error.crossOrigin: {page, server}).
 //
 // Deadlines: no request waits forever for a server that accepted the connection and went quiet.
 //   - the response headers of a claim must arrive within its wait_s + claimMarginMs (default 15 s;
@@ -111,9 +112,21 @@ export class RequestTimeoutError extends Error {
   }
 }
 
+// A browser's fetch says only "Failed to fetch" (Firefox: "NetworkError when attempting to fetch
+// resource.") when CORS blocks an answer, the same as when the server is down: a request from a
+// page to another origin that fails so is marked with both origins for networkErrorMessage.
+function markCrossOrigin(error, url, aborted) {
+  const page = globalThis.location?.origin;
+  if (error instanceof TypeError && !aborted && page && page !== 'null' && page !== url.origin) {
+    error.crossOrigin = { page, server: url.origin };
+  }
+  return error;
+}
+
 /**
  * A network error's message with its causes (undici's fetch rejects with "fetch failed" and keeps
- * the reason in error.cause): "fetch failed (connect ECONNREFUSED 127.0.0.1:1)".
+ * the reason in error.cause): "fetch failed (connect ECONNREFUSED 127.0.0.1:1)"; for a request
+ * from a page to another origin, with what CORS needs.
  */
 export function networkErrorMessage(error) {
   const message = error?.message || String(error);
@@ -128,7 +141,11 @@ export function networkErrorMessage(error) {
     if (text && text !== message && !causes.includes(text)) causes.push(text);
     cause = cause.cause;
   }
-  return causes.length ? `${message} (${causes.join(': ')})` : message;
+  const text = causes.length ? `${message} (${causes.join(': ')})` : message;
+  const { page, server } = error?.crossOrigin ?? {};
+  if (!page) return text;
+  return `${text}; ${server} is another origin than this page's, so this may be CORS: the server ` +
+    `must allow ${page} (start fedleaf-server with --cors-origin ${page})`;
 }
 
 function checkTimeout(name, value, fallback) {
@@ -179,7 +196,7 @@ class Exchange {
         () => this.timeout(this.headersMs, 'headers'));
     } catch (error) {
       this.end();
-      throw error;
+      throw markCrossOrigin(error, this.url, this.controller.signal.aborted);
     }
     return this.response;
   }

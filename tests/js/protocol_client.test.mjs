@@ -258,3 +258,33 @@ test('networkErrorMessage adds the causes fetch keeps in error.cause', async () 
   await assert.rejects(new ProtocolClient({ server: 'ftp://127.0.0.1:21' }).status('p'),
     (error) => /unknown scheme/.test(networkErrorMessage(error)));
 });
+
+// As in a page at `origin`: globalThis.location for the duration of `body`.
+async function inPage(origin, body) {
+  globalThis.location = new URL(`${origin}/app/`);
+  try {
+    return await body();
+  } finally {
+    delete globalThis.location;
+  }
+}
+
+test('a page\'s failed request to another origin names CORS and --cors-origin; same-origin and aborted ones do not', async () => {
+  const failing = () => Promise.reject(new TypeError('Failed to fetch'));
+  await inPage('http://page.test:5173', async () => {
+    await assert.rejects(new ProtocolClient({ server: 'http://repo.test:8080', fetch: failing }).status('p'),
+      (error) => {
+        assert.deepEqual(error.crossOrigin, { page: 'http://page.test:5173', server: 'http://repo.test:8080' });
+        assert.equal(networkErrorMessage(error), 'Failed to fetch; http://repo.test:8080 is another origin than ' +
+          'this page\'s, so this may be CORS: the server must allow http://page.test:5173 (start fedleaf-server ' +
+          'with --cors-origin http://page.test:5173)');
+        return true;
+      });
+    await assert.rejects(new ProtocolClient({ server: 'http://page.test:5173/', fetch: failing }).status('p'),
+      (error) => networkErrorMessage(error) === 'Failed to fetch');
+    const controller = new AbortController();
+    controller.abort(new TypeError('stopped'));
+    await assert.rejects(new ProtocolClient({ server: 'http://repo.test:8080', fetch: failing }).status('p',
+      { signal: controller.signal }), (error) => networkErrorMessage(error) === 'Failed to fetch');
+  });
+});

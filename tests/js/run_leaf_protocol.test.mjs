@@ -397,3 +397,18 @@ for (const prefetch of [0, 1]) {
     assert.equal(server.state.claims, 1);
   });
 }
+
+test('in a page, a claim to another origin failing as CORS does is reported naming --cors-origin', async () => {
+  const server = fakeServer({ tasks: 1, claimScript: [() => { throw new TypeError('Failed to fetch'); }] });
+  const events = [];
+  globalThis.location = new URL('http://page.test/app/');
+  try {
+    await runLeaf({ server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(),
+      fetch: server.fetch, prefetch: 0, backoff: fast, onEvent: (e) => events.push(e) });
+  } finally {
+    delete globalThis.location;
+  }
+  assert.deepEqual(events.filter((e) => e.type === 'idle').map((e) => e.reason),
+    [`network: Failed to fetch; ${SERVER} is another origin than this page's, so this may be CORS: the server ` +
+      'must allow http://page.test (start fedleaf-server with --cors-origin http://page.test)']);
+});
