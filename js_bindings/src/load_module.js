@@ -6,12 +6,13 @@
 // but leaves the URL as it is, relative to the bundle: copy dist/*.wasm to ../dist/ next to the
 // bundle, or pass options.distUrl.
 //
-// The Emscripten 3.1.6 loader sees Node 18+'s global fetch and tries to fetch() the .wasm by
-// file path, which fails; so in Node we read the file ourselves and hand it over as wasmBinary.
-// In browsers the loader streams the .wasm from the URL given by locateFile.
+// The .wasm is fetched (or, in Node, read) once and checked here, then compiled and handed to the
+// glue through instantiateWasm: the glue itself would fetch it up to three times and, on a 404 or
+// a dev server's index.html, abort with a CompileError naming no URL.
 
 import { throwBindingErrors } from './bindings.js';
 import { wasmSimdSupported } from './wasm_features.js';
+import { compileWasm } from './wasm_source.js';
 
 const isNode = typeof process !== 'undefined' && process.versions != null &&
   process.versions.node != null && typeof window === 'undefined';
@@ -28,9 +29,6 @@ const BUILDS = {
     wasm: () => new URL('../dist/fedleaf_core.wasm', import.meta.url),
   },
 };
-
-// A specifier bundlers do not try to resolve: this branch runs in Node only.
-const NODE_FS = 'node:fs/promises';
 
 /**
  * @param {{simd?: 'auto'|boolean, distUrl?: string|URL}} options
@@ -52,21 +50,24 @@ export async function loadModule(options = {}) {
   let factory;
   let wasmUrl;
   if (options.distUrl !== undefined) {
-    const base = new URL(options.distUrl, import.meta.url);
+    const folder = new URL(options.distUrl, import.meta.url);
     ({ default: factory } = await import(/* webpackIgnore: true */ /* @vite-ignore */
-      new URL(`${build.name}.js`, base).href));
-    wasmUrl = new URL(`${build.name}.wasm`, base);
+      new URL(`${build.name}.js`, folder).href));
+    wasmUrl = new URL(`${build.name}.wasm`, folder);
   } else {
     ({ default: factory } = await build.glue());
     wasmUrl = build.wasm();
   }
-  const settings = {};
-  if (isNode) {
-    const { readFile } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_FS);
-    settings.wasmBinary = await readFile(wasmUrl);
-  } else {
-    settings.locateFile = (path) => (path.endsWith('.wasm') ? wasmUrl.href : path);
-  }
-  const module = throwBindingErrors(await factory(settings));
+  const compiled = await compileWasm(wasmUrl, { isNode });
+  // The glue reports a failed instantiateWasm only to the console and never settles: race it.
+  let failed;
+  const failure = new Promise((resolve, reject) => { failed = reject; });
+  const instance = factory({
+    instantiateWasm(imports, receive) {
+      WebAssembly.instantiate(compiled, imports).then((created) => receive(created, compiled), failed);
+      return {};
+    },
+  });
+  const module = throwBindingErrors(await Promise.race([instance, failure]));
   return { module, simd };
 }
