@@ -4,48 +4,31 @@
 //     package's bin entries;
 //   - headless Chromium: a plain page importing the installed module without a bundler (an import
 //     map; the module Worker imports the path), and the same page bundled with esbuild; both train
-//     in a module Worker with the SIMD and the baseline build, to the same update bytes.
+//     in a module Worker with the SIMD and the baseline build, to the same update bytes; and a
+//     .wasm answered with a 404 or a page is one fetch and an Error naming its URL.
+// The tarball, the page and the file server are shared with the bundler tests (consumer_site.mjs).
 // Needs build/fedleaf-server, js_bindings/dist (scripts/build.sh), /usr/bin/chromium and the
 // repository's tools (esbuild, playwright-core: package.json at the root).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 
 import { withServer, adminClient, REPO_ROOT } from '../server/server_harness.mjs';
-import { textPlan } from '../e2e/browser/executor_cases.mjs';
+import { CHROMIUM_FLAGS, LABELS, PLAN, TEXTS, checkTrained, installPackage, resultOf, run, serveStatic, version,
+  writeSite } from './consumer_site.mjs';
 
-const run = promisify(execFile);
 const requireTool = createRequire(path.join(REPO_ROOT, 'package.json'));
 const { chromium } = requireTool('playwright-core');
 const esbuild = path.join(REPO_ROOT, 'node_modules', '.bin', 'esbuild');
-const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run'];
-const { version } = JSON.parse(readFileSync(path.join(REPO_ROOT, 'js_bindings', 'package.json'), 'utf8'));
-
-const PLAN = textPlan({ vocab: 4096, dim: 4, optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 3, batchSize: 4 });
-const TEXTS = ['win a free prize now', 'cheap meds online buy now', 'claim your cash prize',
-  'meeting moved to thursday', 'notes from the design review', 'lunch with the team tomorrow'];
-const LABELS = [1, 1, 1, 0, 0, 0];
 
 let dir;      // temp: the tarball and the consumer project
 let app;      // the consumer project, where fedleaf is installed
 let tarball;
 
 before(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), 'fedleaf-consumer-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', dir],
-    { cwd: path.join(REPO_ROOT, 'js_bindings') });
-  tarball = JSON.parse(stdout)[0];
-  app = path.join(dir, 'app');
-  mkdirSync(app);
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', path.join(dir, tarball.filename)], { cwd: app });
+  ({ dir, app, tarball } = await installPackage('fedleaf-consumer-'));
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -138,88 +121,7 @@ await executor.train('{}', new Uint8Array(0), 42);
     (error) => /TS2345/.test(error.stdout));
 });
 
-// ---- browsers
-
-// The page and its worker, written as a consumer would. `fedleafUrl` is what the worker imports:
-// the installed file's path (no bundler: a worker has no import map) or 'fedleaf' (bundled).
-function writeSite(folder, { fedleafUrl }) {
-  mkdirSync(folder, { recursive: true });
-  writeFileSync(path.join(folder, 'page.js'), `
-import { VERSION, wasmSimdSupported } from 'fedleaf';
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-worker.onmessage = ({ data }) => { window.result = { page: { VERSION, simd: wasmSimdSupported() }, ...data }; };
-worker.onerror = (event) => { window.result = { error: event.message ?? 'worker failed to load' }; };
-worker.postMessage({ plan: ${JSON.stringify(PLAN)}, texts: ${JSON.stringify(TEXTS)}, labels: ${JSON.stringify(LABELS)} });
-`);
-  writeFileSync(path.join(folder, 'worker.js'), `
-import { createExecutor } from '${fedleafUrl}';
-self.onmessage = async ({ data: { plan, texts, labels } }) => {
-  try {
-    const builds = [];
-    for (const simd of ['auto', false]) {  // the SIMD build where the engine has SIMD, then the baseline
-      const executor = await createExecutor({ simd });
-      const dataset = executor.datasetFromTexts(texts, labels, plan);
-      const model = executor.initializeModel(plan, 1);
-      const trained = await executor.train(plan, model, dataset);
-      const probabilities = executor.predict(plan, model, dataset);
-      builds.push({ version: executor.version, simd: executor.simd, loss: trained.loss,
-        update: Array.from(trained.bytes), predictions: probabilities.length });
-    }
-    self.postMessage({ builds });
-  } catch (error) {
-    self.postMessage({ error: String(error?.message ?? error) });
-  }
-};
-`);
-}
-
-const CONTENT_TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript',
-  '.wasm': 'application/wasm', '.json': 'application/json' };
-
-// A static file server over `root` that records the paths asked for.
-async function serveStatic(root) {
-  const requested = [];
-  const server = createServer((req, res) => {
-    const pathname = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    requested.push(pathname);
-    const file = path.join(root, path.normalize(pathname));
-    if (!file.startsWith(root) || !existsSync(file)) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    res.end(readFileSync(file));
-  });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, requested, close: () => server.close() };
-}
-
-async function resultOf(browser, url) {
-  const page = await browser.newPage();
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (message) => { if (message.type() === 'error') errors.push(message.text()); });
-  await page.goto(url);
-  await page.waitForFunction(() => window.result !== undefined, null, { timeout: 60_000 });
-  const result = await page.evaluate(() => window.result);
-  await page.close();
-  return { result, errors };
-}
-
-function checkTrained({ result, errors }, label) {
-  assert.deepEqual(errors, [], `${label}: console errors`);
-  assert.equal(result.error, undefined, `${label}: ${result.error}`);
-  assert.equal(result.page.VERSION, version);
-  const [auto, baseline] = result.builds;
-  assert.equal(auto.simd, result.page.simd, `${label}: the SIMD build where the engine has SIMD`);
-  assert.equal(baseline.simd, false);
-  for (const build of result.builds) {
-    assert.equal(build.version, version);
-    assert.ok(Number.isFinite(build.loss) && build.update.length > 0, `${label}: loss ${build.loss}`);
-    assert.equal(build.predictions, TEXTS.length * 2);
-  }
-  assert.deepEqual(auto.update, baseline.update, `${label}: both builds train to the same update bytes`);
-}
+// ---- browsers (the bundlers webpack and Vite, and Firefox: tests/package/bundlers.test.mjs)
 
 test('Chromium: a plain page imports the installed module without a bundler and trains in a module Worker', async () => {
   writeSite(app, { fedleafUrl: '/node_modules/fedleaf/src/index.js' });
@@ -233,6 +135,31 @@ test('Chromium: a plain page imports the installed module without a bundler and 
     for (const wasm of ['fedleaf_core.wasm', 'fedleaf_core_simd.wasm']) {
       assert.ok(site.requested.includes(`/node_modules/fedleaf/dist/${wasm}`),
         `${wasm} comes from the installed package: ${site.requested.join(' ')}`);
+    }
+  } finally {
+    await browser.close();
+    site.close();
+  }
+});
+
+test('Chromium: a .wasm answered with a 404 or with a page is one fetch and an Error naming its URL and the README section', async () => {
+  const INDEX = '<!doctype html><title>app</title>';
+  const site = await serveStatic(app, { fallback: (pathname) => (pathname.startsWith('/spa/') ? INDEX : undefined) });
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_FLAGS });
+  try {
+    for (const [folder, problem] of [['gone', 'the server answered 404 Not Found'],
+      ['spa', `it is not WebAssembly (text/html, ${INDEX.length} bytes starting 3c 21 64 6f: "<!doctype html>`]]) {
+      mkdirSync(path.join(app, folder));
+      cpSync(path.join(app, 'node_modules', 'fedleaf', 'dist', 'fedleaf_core_simd.js'), path.join(app, folder, 'fedleaf_core_simd.js'));
+      writeSite(path.join(app, `${folder}-site`), { fedleafUrl: '/node_modules/fedleaf/src/index.js', distUrl: `/${folder}/` });
+      writeFileSync(path.join(app, `${folder}-site`, 'index.html'), `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,">
+<script type="importmap">{"imports": {"fedleaf": "/node_modules/fedleaf/src/index.js"}}</script>
+<script type="module" src="page.js"></script>`);
+      const { result } = await resultOf(browser, `${site.url}/${folder}-site/index.html`);
+      const url = `${site.url}/${folder}/fedleaf_core_simd.wasm`;
+      assert.ok(result.error?.startsWith(`fedleaf: cannot load ${url}: ${problem}`), result.error);
+      assert.ok(result.error.endsWith('see "Serving the .wasm files" in the fedleaf package\'s README.md'), result.error);
+      assert.equal(site.requested.filter((p) => p === `/${folder}/fedleaf_core_simd.wasm`).length, 1, 'fetched once');
     }
   } finally {
     await browser.close();
