@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { withServer, adminClient, REPO_ROOT } from '../server/server_harness.mjs';
 import { CHROMIUM_FLAGS, LABELS, PLAN, TEXTS, checkTrained, installPackage, resultOf, run, serveStatic, version,
@@ -33,9 +34,9 @@ before(async () => {
 
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the tarball holds the module, both wasm builds, the types, the bins and the README, and no dependencies', () => {
+test('the tarball holds the module, both wasm builds, the types, the bins, the README and the LICENSE, and no dependencies', () => {
   const files = tarball.files.map((f) => f.path).sort();
-  for (const file of ['README.md', 'package.json', 'index.d.ts', 'src/index.js', 'src/protocol_client.js',
+  for (const file of ['README.md', 'LICENSE', 'package.json', 'index.d.ts', 'src/index.js', 'src/protocol_client.js',
     'src/version.js', 'bin/fedleaf-leaf.js', 'bin/fedleaf-simulate.js', 'dist/fedleaf_core.js',
     'dist/fedleaf_core.wasm', 'dist/fedleaf_core_simd.js', 'dist/fedleaf_core_simd.wasm']) {
     assert.ok(files.includes(file), `${file} is in the tarball (${files.join(', ')})`);
@@ -46,6 +47,22 @@ test('the tarball holds the module, both wasm builds, the types, the bins and th
   assert.equal(installed.devDependencies, undefined);
   assert.deepEqual(readdirSync(path.join(app, 'node_modules')).filter((n) => !n.startsWith('.')), ['fedleaf'],
     'installing fedleaf installs nothing else');
+  assert.equal(installed.license, 'Apache-2.0');
+  assert.match(readFileSync(path.join(app, 'node_modules', 'fedleaf', 'LICENSE'), 'utf8'),
+    /Apache License\s+Version 2\.0, January 2004[^]*END OF TERMS AND CONDITIONS/);
+});
+
+test('the package exports its .wasm files for copy steps and declares which files have side effects', async () => {
+  const installed = path.join(app, 'node_modules', 'fedleaf');
+  const { sideEffects } = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8'));
+  assert.deepEqual(sideEffects, ['./bin/*', './src/node/simulated_leaf_worker.js'], 'the module itself has none');
+  const consumer = createRequire(path.join(app, 'package.json'));
+  for (const name of ['fedleaf_core.wasm', 'fedleaf_core_simd.wasm', 'fedleaf_core.js']) {
+    assert.equal(consumer.resolve(`fedleaf/dist/${name}`), path.join(installed, 'dist', name));
+  }
+  writeFileSync(path.join(app, 'resolve.mjs'), "console.log(import.meta.resolve('fedleaf/dist/fedleaf_core_simd.wasm'));");
+  const { stdout } = await run('node', ['resolve.mjs'], { cwd: app });
+  assert.equal(stdout.trim(), pathToFileURL(path.join(installed, 'dist', 'fedleaf_core_simd.wasm')).href);
 });
 
 test('Node: import fedleaf, train a tiny model, then run a leaf against a real server', () => withServer(async (server) => {
