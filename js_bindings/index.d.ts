@@ -224,7 +224,11 @@ export interface RoundAggregator {
 export interface ExecutorOptions {
   /** 'auto' (default): the SIMD build when WebAssembly.validate accepts SIMD. */
   simd?: 'auto' | boolean;
-  /** A folder serving fedleaf_core*.{js,wasm} to load from; default ../dist/ next to src/. */
+  /**
+   * A folder serving fedleaf_core*.{js,wasm} to load from; default the package's dist/. A
+   * relative one is resolved when createExecutor runs: against the page's base URL, in a worker
+   * against the worker's URL, in Node against the current directory.
+   */
   distUrl?: string | URL;
 }
 

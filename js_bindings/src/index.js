@@ -41,7 +41,8 @@ function checkMetadata(metadata) {
  * Loads the wasm module and returns an executor.
  * @param {{simd?: 'auto'|boolean, distUrl?: string|URL}} [options]
  *   simd: 'auto' (default) uses the SIMD build when WebAssembly.validate accepts SIMD;
- *   distUrl: where fedleaf_core*.{js,wasm} are served from (default: ../dist/ next to this file).
+ *   distUrl: where fedleaf_core*.{js,wasm} are served from (default: ../dist/ next to this file);
+ *   a relative one is resolved against the page, the worker or Node's current directory.
  */
 export async function createExecutor(options = {}) {
   const { module, simd } = await loadModule(options);

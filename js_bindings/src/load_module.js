@@ -4,7 +4,9 @@
 // new URL('../dist/….wasm', import.meta.url) — so that bundlers (webpack 5, Vite, Parcel,
 // Rollup's URL plugins) see the glue and the .wasm files and emit them. esbuild bundles the glue
 // but leaves the URL as it is, relative to the bundle: copy dist/*.wasm to ../dist/ next to the
-// bundle, or pass options.distUrl.
+// bundle, or pass options.distUrl. A distUrl is the user's, known only at run time: it is resolved
+// against the page, worker or current directory here, never through new URL(expr, import.meta.url)
+// (webpack turns that form into a context module of this package's folder).
 //
 // The .wasm is fetched (or, in Node, read) once and checked here, then compiled and handed to the
 // glue through instantiateWasm: the glue itself would fetch it up to three times and, on a 404 or
@@ -30,10 +32,27 @@ const BUILDS = {
   },
 };
 
+// Specifiers bundlers do not try to resolve: these branches run in Node only.
+const NODE_URL = 'node:url';
+
+// The folder a distUrl names, as a URL ending in '/': relative to the page (document.baseURI), the
+// worker (location) or, in Node, the current directory.
+async function distFolder(distUrl) {
+  let base = globalThis.document?.baseURI ?? globalThis.location?.href;
+  if (base === undefined && isNode) {
+    const { pathToFileURL } = await import(/* webpackIgnore: true */ /* @vite-ignore */ NODE_URL);
+    base = pathToFileURL(`${process.cwd()}/`).href;
+  }
+  const folder = new URL(distUrl, base);
+  if (!folder.pathname.endsWith('/')) folder.pathname += '/';
+  return folder;
+}
+
 /**
  * @param {{simd?: 'auto'|boolean, distUrl?: string|URL}} options
- *   distUrl: a folder serving fedleaf_core*.{js,wasm} to load from instead of ../dist/ (relative
- *   to this file)
+ *   distUrl: a folder serving fedleaf_core*.{js,wasm} to load from instead of the package's dist/;
+ *   a relative one is resolved against the page's base URL, the worker's URL or Node's current
+ *   directory
  * @returns {Promise<{module: object, simd: boolean}>}
  */
 export async function loadModule(options = {}) {
@@ -50,7 +69,7 @@ export async function loadModule(options = {}) {
   let factory;
   let wasmUrl;
   if (options.distUrl !== undefined) {
-    const folder = new URL(options.distUrl, import.meta.url);
+    const folder = await distFolder(options.distUrl);
     ({ default: factory } = await import(/* webpackIgnore: true */ /* @vite-ignore */
       new URL(`${build.name}.js`, folder).href));
     wasmUrl = new URL(`${build.name}.wasm`, folder);

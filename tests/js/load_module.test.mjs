@@ -1,6 +1,7 @@
 // Where createExecutor finds its wasm and what it says when the file there is not one: a missing,
 // truncated or foreign .wasm throws one Error naming the URL, what was found and the README
-// section, instead of the engine's CompileError (issue 27). The browser side (a 404, a dev
+// section, instead of the engine's CompileError; a distUrl is resolved at run time, not against
+// the package's own location (issue 27). The browser side (a 404, a dev
 // server's index.html) runs in tests/package/consumer.test.mjs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -57,4 +58,15 @@ test('a truncated .wasm is named with the engine\'s reason', async (t) => {
   const dir = distFolder(t, readFileSync(path.join(dist, 'fedleaf_core.wasm')).subarray(0, 1000));
   await rejectsNaming(createExecutor({ simd: false, distUrl: pathToFileURL(`${dir}/`) }),
     pathToFileURL(path.join(dir, 'fedleaf_core.wasm')).href, /does not compile \(.+\)/);
+});
+
+test('a distUrl is a folder with or without its final slash; a relative one is resolved against the current directory', async (t) => {
+  const dir = distFolder(t, readFileSync(path.join(dist, 'fedleaf_core.wasm')));
+  assert.equal((await createExecutor({ simd: false, distUrl: pathToFileURL(dir).href })).simd, false);
+  const cwd = process.cwd();
+  process.chdir(path.dirname(dir));
+  t.after(() => process.chdir(cwd));
+  assert.equal((await createExecutor({ simd: false, distUrl: path.basename(dir) })).simd, false);
+  await assert.rejects(createExecutor({ simd: false, distUrl: `${path.basename(dir)}/missing/` }),
+    (error) => error.message.includes(path.join(dir, 'missing', 'fedleaf_core.js')));
 });
