@@ -275,8 +275,9 @@ export interface Executor {
   evaluate(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): EvaluateResult;
   /**
    * Class probabilities of the model on the dataset: [dataset.size, classes] row-major; classes is
-   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss. The dataset's labels
-   * must be valid for the loss but do not change the result.
+   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss. The plan needs only
+   * its model (`{model}`: inference). The dataset's labels must be valid for the loss but do not
+   * change the result.
    */
   predict(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): Float32Array;
   /** The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for. */

@@ -219,8 +219,9 @@ export function trainingApi(module) {
 
     /**
      * Class probabilities of the model on the dataset: a Float32Array [dataset.size, classes]
-     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss. Labels of
-     * the dataset must be valid for the loss but do not change the result.
+     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss. The plan
+     * needs only its model ({model}). Labels of the dataset must be valid for the loss but do not
+     * change the result.
      */
     predict(plan, modelBytes, dataset) {
       return module.predict(planJson(plan), bytesOf('modelBytes', modelBytes), dataset.handle).probabilities;

@@ -315,6 +315,8 @@ export function executorCases({ createExecutor, wasmSimdSupported, version }) {
           if ((p[2 * i + 1] > p[2 * i] ? 1 : 0) === LABELS[i]) correct += 1;
         }
         equal(correct / 8, executor.evaluate(SMALL_TEXT_PLAN, model, data).accuracy, 'accuracy');
+        deepEqual(executor.predict({ model: SMALL_TEXT_PLAN.model }, model, data), p,
+          'a plan with only its model (inference) predicts the same');
         await throws(() => executor.predict(SMALL_TEXT_PLAN, new Uint8Array(3), data),
           { code: 'InvalidInput', message: /truncated input: 3 bytes/ }, 'predict with a broken model');
       } finally {
