@@ -285,6 +285,14 @@ export interface Executor {
   /** What runLeaf calls per task: train or evaluate the task's plan on the local data. */
   runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
           options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void }): Promise<TaskResult>;
+  /**
+   * Local training: the model with one update (a train() result) applied, as safetensors — model +
+   * update for every tensor of the plan's updates, without the robust rules of a federated round
+   * (clip, row_clip, min_contributors, max_examples_per_report; clipped_weighted_mean folds as
+   * weighted_mean).
+   */
+  applyUpdate(plan: PlanInput, modelBytes: BytesLike, update: BytesLike): Uint8Array;
+  /** Aggregates reports as a round on the server does, the plan's robust rules included. */
   createRoundAggregator(plan: PlanInput, modelBytes: BytesLike): RoundAggregator;
   restoreRoundAggregator(plan: PlanInput, modelBytes: BytesLike, checkpoint: BytesLike): RoundAggregator;
 }

@@ -80,6 +80,9 @@ export async function executorCalls(): Promise<void> {
     { signal: controller.signal, onProgress: (step, loss) => console.log(step, loss) });
   console.log(taskResult.bytes.length, taskResult.numExamples, taskResult.loss);
 
+  const fineTuned: Uint8Array = executor.applyUpdate(plan, model, trained.bytes);
+  console.log(executor.evaluate(plan, fineTuned, dataset).loss);
+
   const aggregator: RoundAggregator = executor.createRoundAggregator(plan, model);
   aggregator.addResult(trained.bytes);
   const other: RoundAggregator = executor.restoreRoundAggregator(plan, model, aggregator.checkpoint());
