@@ -584,10 +584,47 @@ export function importTfjsLayersModel(
   options?: { features?: Plan['features']; train?: Plan['train']; updates?: Plan['updates'] },
 ): ImportedTfjsModel;
 
-/** A fedleaf plan + model → a TF.js Layers model.json object and its one weight shard. */
+/** A weight of a TF.js Layers model: what tf.io's WeightsManifestEntry holds for float32 weights. */
+export interface TfjsWeightSpec {
+  name: string;
+  shape: number[];
+  dtype: 'float32';
+}
+
+/** The fields of a TF.js Layers model that model.json and ModelArtifacts share. */
+interface TfjsLayersModelDescription {
+  format: 'layers-model';
+  generatedBy: string;
+  convertedBy: null;
+  modelTopology: { class_name: 'Sequential'; config: { name: string; layers: object[] }; [field: string]: unknown };
+  /** Absent when the plan has no train section (TF.js then loads the model uncompiled). */
+  trainingConfig?: { loss: string; optimizer_config: { class_name: string; config: object }; [field: string]: unknown };
+}
+
+/** A model.json as tf.loadLayersModel reads it from a URL: its weights in the files weightsManifest names. */
+export interface TfjsModelJson extends TfjsLayersModelDescription {
+  weightsManifest: Array<{ paths: string[]; weights: TfjsWeightSpec[] }>;
+}
+
+/**
+ * What exportTfjsLayersModel returns: TF.js ModelArtifacts, which `tf.io.fromMemory(exported)`
+ * takes as they are, and the same model as a model.json whose one shard is weightData.
+ */
+export interface ExportedTfjsModel extends TfjsLayersModelDescription {
+  weightSpecs: TfjsWeightSpec[];
+  /** The weights in weightSpecs order, float32 little-endian: also the shard model.json names. */
+  weightData: ArrayBuffer;
+  /** For saving to disk: write it as model.json and weightData beside it (options.weightsPath). */
+  modelJson: TfjsModelJson;
+}
+
+/**
+ * A fedleaf plan + model → a TF.js Layers model: `tf.loadLayersModel(tf.io.fromMemory(exported))`
+ * loads it; `exported.modelJson` and `exported.weightData` are the files for a URL or disk.
+ */
 export function exportTfjsLayersModel(
   executor: Pick<Executor, 'decodeSafetensors' | 'version'>,
   plan: PlanInput,
   modelBytes: Uint8Array | ArrayBuffer,
   options?: { weightsPath?: string; name?: string },
-): { modelJson: object; weightData: ArrayBuffer };
+): ExportedTfjsModel;

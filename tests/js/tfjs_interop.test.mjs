@@ -78,6 +78,14 @@ function fedleafPredictions(plan, modelBytes, emails) {
   return emails.map((_, i) => probabilities[2 * i + 1]);
 }
 
+// Every class probability of each email: [emails, classes] flattened.
+function fedleafProbabilities(plan, modelBytes, emails) {
+  const dataset = executor.datasetFromTexts(emails.map((e) => e.text), emails.map(() => 0), plan);
+  const probabilities = executor.predict(plan, modelBytes, dataset);
+  dataset.delete();
+  return Array.from(probabilities);
+}
+
 function maxDifference(a, b) {
   assert.equal(a.length, b.length);
   return a.reduce((worst, v, i) => Math.max(worst, Math.abs(v - b[i])), 0);
@@ -120,22 +128,32 @@ test('a TF.js model imports, trains federated for a round, exports, and predicts
   }
   assert.notDeepEqual(trained, model, 'the round changed the model');
 
-  const { modelJson, weightData } = exportTfjsLayersModel(executor, plan, trained);
-  assert.deepEqual(modelJson.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'GlobalAveragePooling1D', 'Dense']);
-  assert.deepEqual(modelJson.weightsManifest[0].paths, ['weights.bin']);
-  assert.equal(weightData.byteLength, (VOCAB * DIM + DIM + 1) * 4);
-  const { weightsManifest, ...artifacts } = modelJson;
-  const loaded = await tf.loadLayersModel(tf.io.fromMemory({ ...artifacts, weightSpecs: weightsManifest[0].weights, weightData }));
+  const exported = exportTfjsLayersModel(executor, plan, trained);
+  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'GlobalAveragePooling1D', 'Dense']);
+  assert.equal(exported.weightData.byteLength, (VOCAB * DIM + DIM + 1) * 4);
+  // The ModelArtifacts go to tf.io.fromMemory as they are.
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exported));
   assert.equal(loaded.getLayer('out').getConfig().activation, 'sigmoid');
   const fromTfjs = tfjsPredictions(loaded, plan, evalEmails);
   const fromFedleaf = fedleafPredictions(plan, trained, evalEmails);
   assert.ok(maxDifference(fromTfjs, fromFedleaf) < 1e-5,
     `TF.js and fedleaf predictions on ${evalEmails.length} eval emails differ by ${maxDifference(fromTfjs, fromFedleaf)}`);
 
-  // The exported model imports again to the same plan and model.
-  const again = importTfjsLayersModel(executor, modelJson, weightData, { features: FEATURES });
-  assert.deepEqual(again.plan.model, plan.model);
-  assert.deepEqual(executor.decodeSafetensors(again.model).tensors, executor.decodeSafetensors(trained).tensors);
+  // The model.json and its shard, served as files: what tf.loadLayersModel(url) reads.
+  const { modelJson, weightData } = exported;
+  assert.deepEqual(modelJson.weightsManifest[0].paths, ['weights.bin']);
+  const files = { '/m/model.json': JSON.stringify(modelJson), '/m/weights.bin': weightData };
+  const fetchFunc = async (url) => new Response(files[new URL(url).pathname] ?? null,
+    { status: files[new URL(url).pathname] ? 200 : 404 });
+  const fromFiles = await tf.loadLayersModel(tf.io.http('http://files.test/m/model.json', { fetchFunc }));
+  assert.deepEqual(tfjsPredictions(fromFiles, plan, evalEmails), fromTfjs);
+
+  // The exported model imports again to the same plan and model, in either form.
+  for (const [form, again] of [['model.json', importTfjsLayersModel(executor, modelJson, weightData, { features: FEATURES })],
+    ['ModelArtifacts', importTfjsLayersModel(executor, exported, undefined, { features: FEATURES })]]) {
+    assert.deepEqual(again.plan.model, plan.model, form);
+    assert.deepEqual(executor.decodeSafetensors(again.model).tensors, executor.decodeSafetensors(trained).tensors, form);
+  }
 });
 
 test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i is token i + 1', async () => {
@@ -191,6 +209,31 @@ test('a dense TF.js model with a hidden relu layer and softmax output imports an
   const actual = executor.predict(plan, bytes, dataset);
   dataset.delete();
   assert.ok(maxDifference(Array.from(actual), Array.from(expected)) < 1e-5);
+});
+
+test('an exported model loads with tf.io.fromMemory as it is and predicts as fedleaf does', async () => {
+  const plan = textPlan({ vocab: 64, dim: 3, combiner: 'mean' });
+  const model = executor.initializeModel(plan, 7);
+  const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
+
+  const exported = exportTfjsLayersModel(executor, plan, model);
+
+  assert.equal(exported.format, 'layers-model');
+  assert.deepEqual(exported.weightSpecs.map((w) => w.name), ['emb/embeddings', 'out/kernel', 'out/bias']);
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exported));
+  assert.equal(loaded.getLayer('out').getConfig().activation, 'softmax');
+  assert.equal(loaded.optimizer.getClassName(), 'SGD', 'the training config came along');
+  const probabilities = fedleafProbabilities(plan, model, emails);
+  const fromTfjs = emails.map(({ text }) => {
+    const dataset = executor.datasetFromTexts([text], [0], plan);
+    const ids = Array.from(dataset.distinctIds());
+    dataset.delete();
+    return tf.tidy(() => Array.from(loaded.predict(tf.tensor2d([ids], [1, ids.length], 'int32')).dataSync()));
+  });
+  assert.ok(maxDifference(fromTfjs.flat(), probabilities) < 1e-6);
+  const inferenceOnly = exportTfjsLayersModel(executor, { model: plan.model }, model);
+  assert.equal(inferenceOnly.trainingConfig, undefined);
+  assert.equal((await tf.loadLayersModel(tf.io.fromMemory(inferenceOnly))).layers.length, 3);
 });
 
 test('exporting a plan whose embedding sums its rows is an Error naming the layer', () => {

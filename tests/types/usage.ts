@@ -7,8 +7,8 @@ import {
   TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
-  ClaimOutcome, DecodedTensor, EvaluateResult, Executor, FedleafError, LeafEvent, Plan, PopulationStatus,
-  RoundAggregator, RunLeafSummary, Task, TrainResult,
+  ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
+  PopulationStatus, RoundAggregator, RunLeafSummary, Task, TfjsModelJson, TfjsWeightSpec, TrainResult,
 } from 'fedleaf';
 
 const plan: Plan = {
@@ -178,6 +178,10 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
   const data = executor.datasetFromTexts(['win a prize', 'meeting notes'], [1, 0], imported);
   const { bytes } = await executor.train(imported, model, data);
   data.delete();
-  const { modelJson: out, weightData } = exportTfjsLayersModel(executor, imported, model, { weightsPath: 'w.bin' });
-  return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength}`;
+  // ModelArtifacts for tf.io.fromMemory(exported), and the model.json + shard for files.
+  const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, imported, model, { weightsPath: 'w.bin' });
+  const weightSpecs: TfjsWeightSpec[] = exported.weightSpecs;
+  const { modelJson: out, weightData }: { modelJson: TfjsModelJson; weightData: ArrayBuffer } = exported;
+  return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength} ${weightSpecs.length} ` +
+    `${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
 }
