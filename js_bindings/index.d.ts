@@ -575,13 +575,21 @@ export interface ImportedTfjsModel {
 /**
  * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts) → a fedleaf plan and
  * model. Supports InputLayer, Embedding + GlobalAveragePooling1D, Dense, Activation in a chain;
- * throws an Error naming any other layer's class and name.
+ * Dropout and SpatialDropout1D are left out (the identity at inference) with a warning; throws an
+ * Error naming any other layer's class and name and listing the supported ones.
  */
 export function importTfjsLayersModel(
   executor: Pick<Executor, 'encodeSafetensors' | 'validatePlan'>,
   modelJson: object,
   weightData?: ArrayBuffer | ArrayBufferView | Array<ArrayBuffer | ArrayBufferView>,
-  options?: { features?: Plan['features']; train?: Plan['train']; updates?: Plan['updates'] },
+  options?: {
+    features?: Plan['features'];
+    /** The plan's train section; default the model's optimizer, else Adam 0.001 (with a warning). */
+    train?: Plan['train'];
+    updates?: Plan['updates'];
+    /** What the import changed or assumed (a left-out Dropout, the default optimizer); default console.warn. */
+    onWarning?: (message: string) => void;
+  },
 ): ImportedTfjsModel;
 
 /** A weight of a TF.js Layers model: what tf.io's WeightsManifestEntry holds for float32 weights. */

@@ -158,10 +158,14 @@ test('a TF.js model imports, trains federated for a round, exports, and predicts
 
 test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i is token i + 1', async () => {
   const original = spamModel({ maskZero: true });
+  const warnings = [];
   const { plan, model, tokenOffset } = importTfjsLayersModel(executor, await saved(original, { includeOptimizer: false }),
-    undefined, { features: FEATURES });
+    undefined, { features: FEATURES, onWarning: (message) => warnings.push(message) });
   assert.equal(tokenOffset, 1);
   assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.001 }, 'without a training config: Keras\'s default');
+  assert.deepEqual(warnings, ['TF.js model import: the model has no optimizer (saved without it: model.save(handler, ' +
+    "{includeOptimizer: true}) keeps it); the plan trains with Keras's default Adam, learning rate 0.001 " +
+    '(options.train sets another)']);
   assert.equal(plan.model.layers[0].vocab, VOCAB);
   const table = original.getLayer('emb').getWeights()[0].dataSync();
   assert.deepEqual(executor.decodeSafetensors(model).tensors['emb/weight'].data, table.slice(DIM));
@@ -169,27 +173,76 @@ test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i 
   assert.ok(maxDifference(tfjsPredictions(original, plan, emails, 1), fedleafPredictions(plan, model, emails)) < 1e-5);
 });
 
-test('importing a model with a layer fedleaf does not support names its class and name', async () => {
+const SUPPORTED = /\(supported: a chain of InputLayer, Embedding \+ GlobalAveragePooling1D \(first\), Dense, Activation, Dropout, SpatialDropout1D\)$/;
+
+test('importing a model with a layer fedleaf does not support names its class and name and lists the supported ones', async () => {
   const model = tf.sequential();
   model.add(tf.layers.embedding({ name: 'emb', inputDim: 50, outputDim: 4, inputLength: 6 }));
   model.add(tf.layers.lstm({ name: 'memory', units: 3 }));
   model.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
   const artifacts = await saved(model);
-  assert.throws(() => importTfjsLayersModel(executor, artifacts), /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D/);
+  assert.throws(() => importTfjsLayersModel(executor, artifacts), (error) => {
+    assert.match(error.message, /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D/);
+    assert.match(error.message, SUPPORTED);
+    return true;
+  });
 
   const dense = tf.sequential();
   dense.add(tf.layers.dense({ name: 'hidden', units: 4, inputShape: [3], activation: 'relu' }));
-  dense.add(tf.layers.dropout({ name: 'drop', rate: 0.5 }));
+  dense.add(tf.layers.batchNormalization({ name: 'norm' }));
   dense.add(tf.layers.dense({ name: 'out', units: 2, activation: 'softmax' }));
   const denseArtifacts = await saved(dense);
   assert.throws(() => importTfjsLayersModel(executor, denseArtifacts),
-    /layer Dropout 'drop' is not supported \(supported: InputLayer, Embedding \+ GlobalAveragePooling1D, Dense, Activation\)/);
+    /layer BatchNormalization 'norm' is not supported \(supported: /);
 
   const recurrent = tf.sequential();
   recurrent.add(tf.layers.lstm({ name: 'memory', units: 3, inputShape: [5, 2] }));
   recurrent.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
   const recurrentArtifacts = await saved(recurrent);
   assert.throws(() => importTfjsLayersModel(executor, recurrentArtifacts), /layer LSTM 'memory' is not supported/);
+
+  assert.throws(() => importTfjsLayersModel(executor, { ...artifacts, modelTopology: {
+    class_name: 'Sequential', config: { layers: [artifacts.modelTopology.config.layers[0]] } } }),
+  (error) => {
+    assert.match(error.message, /nothing after Embedding 'emb' is not supported/);
+    assert.match(error.message, SUPPORTED);
+    return true;
+  });
+
+  // Two inputs: not a chain.
+  const left = tf.input({ shape: [3], name: 'left' });
+  const right = tf.input({ shape: [3], name: 'right' });
+  const joined = tf.layers.concatenate({ name: 'join' }).apply([left, right]);
+  const out = tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(joined);
+  const twoInputs = await saved(tf.model({ inputs: [left, right], outputs: out }));
+  assert.throws(() => importTfjsLayersModel(executor, twoInputs), (error) => {
+    assert.match(error.message, /only a chain of layers is supported/);
+    assert.match(error.message, SUPPORTED);
+    return true;
+  });
+});
+
+test('Dropout and SpatialDropout1D import as the identity, with a warning, and predict as TF.js', async () => {
+  const text = tf.sequential();
+  text.add(tf.layers.embedding({ name: 'emb', inputDim: VOCAB, outputDim: DIM,
+    embeddingsInitializer: tf.initializers.randomUniform({ minval: -0.5, maxval: 0.5, seed: 5 }) }));
+  text.add(tf.layers.spatialDropout1d({ name: 'drop_tokens', rate: 0.2 }));
+  text.add(tf.layers.globalAveragePooling1d({ name: 'pool' }));
+  text.add(tf.layers.dropout({ name: 'drop', rate: 0.5 }));
+  text.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid',
+    kernelInitializer: tf.initializers.glorotUniform({ seed: 6 }) }));
+  text.compile({ optimizer: tf.train.adam(0.01), loss: 'binaryCrossentropy' });
+  const warnings = [];
+
+  const { plan, model } = importTfjsLayersModel(executor, await saved(text), undefined,
+    { features: FEATURES, onWarning: (message) => warnings.push(message) });
+
+  assert.deepEqual(plan.model.layers.map((l) => l.name), ['emb', 'out']);
+  assert.deepEqual(warnings, ['drop_tokens', 'drop'].map((name) => `TF.js model import: ${
+    name === 'drop' ? 'Dropout' : 'SpatialDropout1D'} '${name}' is left out: it is the identity at inference, so ` +
+    'predictions are unchanged, but fedleaf trains without dropout (dropout layers: issue 29)'));
+  const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
+  assert.ok(maxDifference(tfjsPredictions(text, plan, emails), fedleafPredictions(plan, model, emails)) < 1e-5);
 });
 
 test('a dense TF.js model with a hidden relu layer and softmax output imports and predicts as TF.js', async () => {
@@ -262,7 +315,7 @@ test('weights the converter quantized to float16 import widened exactly', async 
   const quantized = { ...artifacts, weightData: halves.buffer,
     weightSpecs: artifacts.weightSpecs.map((w) => ({ ...w, quantization: { dtype: 'float16', original_dtype: 'float32' } })) };
 
-  const { model: bytes } = importTfjsLayersModel(executor, quantized);
+  const { model: bytes } = importTfjsLayersModel(executor, quantized, undefined, { onWarning: () => {} });
 
   const { tensors } = executor.decodeSafetensors(bytes);
   assert.deepEqual(Array.from(tensors['out/weight'].data), kernel);

@@ -174,7 +174,7 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
   // A Keras model (tensorflowjs_converter output) in, trained locally, and back out.
   const executor = await createExecutor();
   const { plan: imported, model, tokenOffset } = importTfjsLayersModel(executor, modelJson, shards,
-    { features: { hash: 'murmur3_32', ngrams: 1, binary: true } });
+    { features: { hash: 'murmur3_32', ngrams: 1, binary: true }, onWarning: (message) => console.log(message) });
   const data = executor.datasetFromTexts(['win a prize', 'meeting notes'], [1, 0], imported);
   const { bytes } = await executor.train(imported, model, data);
   data.delete();
