@@ -185,3 +185,19 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
   return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength} ${weightSpecs.length} ` +
     `${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
 }
+
+export async function readmePlanLiteral(): Promise<number> {
+  // js_bindings/README.md, "TypeScript": a plan literal keeps its literal types with `satisfies Plan`.
+  const literal = {
+    model: { inputs: { tokens: 'sparse_ids' },
+             layers: [{ type: 'embedding_bag', name: 'emb', vocab: 4096, dim: 8 }, { type: 'dense', name: 'out', units: 2 }],
+             loss: 'softmax_cross_entropy' },
+    train: { optimizer: { type: 'sgd', learning_rate: 0.1 } },
+    updates: { 'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' } },
+  } satisfies Plan;
+  const widened = { model: literal.model, train: { optimizer: { type: 'sgd', learning_rate: 0.1 } } };
+  const executor = await createExecutor();
+  // @ts-expect-error without `satisfies Plan` the optimizer's type widens to string
+  executor.validatePlan(widened);
+  return executor.initializeModel(literal, 1).length;
+}
