@@ -279,8 +279,9 @@ export interface Executor {
   evaluate(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): EvaluateResult;
   /**
    * Class probabilities of the model on the dataset: [dataset.size, classes] row-major; classes is
-   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss. The dataset's labels
-   * must be valid for the loss but do not change the result.
+   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss. The plan needs only
+   * its model (`{model}`: inference). The dataset's labels must be valid for the loss but do not
+   * change the result.
    */
   predict(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): Float32Array;
   /** The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for. */
@@ -288,6 +289,14 @@ export interface Executor {
   /** What runLeaf calls per task: train or evaluate the task's plan on the local data. */
   runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
           options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void }): Promise<TaskResult>;
+  /**
+   * Local training: the model with one update (a train() result) applied, as safetensors — model +
+   * update for every tensor of the plan's updates, without the robust rules of a federated round
+   * (clip, row_clip, min_contributors, max_examples_per_report; clipped_weighted_mean folds as
+   * weighted_mean).
+   */
+  applyUpdate(plan: PlanInput, modelBytes: BytesLike, update: BytesLike): Uint8Array;
+  /** Aggregates reports as a round on the server does, the plan's robust rules included. */
   createRoundAggregator(plan: PlanInput, modelBytes: BytesLike): RoundAggregator;
   restoreRoundAggregator(plan: PlanInput, modelBytes: BytesLike, checkpoint: BytesLike): RoundAggregator;
 }
@@ -574,19 +583,64 @@ export interface ImportedTfjsModel {
 /**
  * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts) → a fedleaf plan and
  * model. Supports InputLayer, Embedding + GlobalAveragePooling1D, Dense, Activation in a chain;
- * throws an Error naming any other layer's class and name.
+ * Dropout and SpatialDropout1D are left out (the identity at inference) with a warning; throws an
+ * Error naming any other layer's class and name and listing the supported ones.
  */
 export function importTfjsLayersModel(
   executor: Pick<Executor, 'encodeSafetensors' | 'validatePlan'>,
   modelJson: object,
   weightData?: ArrayBuffer | ArrayBufferView | Array<ArrayBuffer | ArrayBufferView>,
-  options?: { features?: Plan['features']; train?: Plan['train']; updates?: Plan['updates'] },
+  options?: {
+    features?: Plan['features'];
+    /** The plan's train section; default the model's optimizer, else Adam 0.001 (with a warning). */
+    train?: Plan['train'];
+    updates?: Plan['updates'];
+    /** What the import changed or assumed (a left-out Dropout, the default optimizer); default console.warn. */
+    onWarning?: (message: string) => void;
+  },
 ): ImportedTfjsModel;
 
-/** A fedleaf plan + model → a TF.js Layers model.json object and its one weight shard. */
+/** A weight of a TF.js Layers model: what tf.io's WeightsManifestEntry holds for float32 weights. */
+export interface TfjsWeightSpec {
+  name: string;
+  shape: number[];
+  dtype: 'float32';
+}
+
+/** The fields of a TF.js Layers model that model.json and ModelArtifacts share. */
+interface TfjsLayersModelDescription {
+  format: 'layers-model';
+  generatedBy: string;
+  convertedBy: null;
+  modelTopology: { class_name: 'Sequential'; config: { name: string; layers: object[] }; [field: string]: unknown };
+  /** Absent when the plan has no train section (TF.js then loads the model uncompiled). */
+  trainingConfig?: { loss: string; optimizer_config: { class_name: string; config: object }; [field: string]: unknown };
+}
+
+/** A model.json as tf.loadLayersModel reads it from a URL: its weights in the files weightsManifest names. */
+export interface TfjsModelJson extends TfjsLayersModelDescription {
+  weightsManifest: Array<{ paths: string[]; weights: TfjsWeightSpec[] }>;
+}
+
+/**
+ * What exportTfjsLayersModel returns: TF.js ModelArtifacts, which `tf.io.fromMemory(exported)`
+ * takes as they are, and the same model as a model.json whose one shard is weightData.
+ */
+export interface ExportedTfjsModel extends TfjsLayersModelDescription {
+  weightSpecs: TfjsWeightSpec[];
+  /** The weights in weightSpecs order, float32 little-endian: also the shard model.json names. */
+  weightData: ArrayBuffer;
+  /** For saving to disk: write it as model.json and weightData beside it (options.weightsPath). */
+  modelJson: TfjsModelJson;
+}
+
+/**
+ * A fedleaf plan + model → a TF.js Layers model: `tf.loadLayersModel(tf.io.fromMemory(exported))`
+ * loads it; `exported.modelJson` and `exported.weightData` are the files for a URL or disk.
+ */
 export function exportTfjsLayersModel(
   executor: Pick<Executor, 'decodeSafetensors' | 'version'>,
   plan: PlanInput,
   modelBytes: Uint8Array | ArrayBuffer,
   options?: { weightsPath?: string; name?: string },
-): { modelJson: object; weightData: ArrayBuffer };
+): ExportedTfjsModel;

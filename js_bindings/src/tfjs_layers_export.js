@@ -1,10 +1,11 @@
-// A fedleaf plan + safetensors model → a TF.js Layers model (model.json + one weight shard), what
-// tf.loadLayersModel reads (and tensorflowjs_converter turns into a Keras model).
+// A fedleaf plan + safetensors model → a TF.js Layers model: tf.io ModelArtifacts, which
+// tf.io.fromMemory takes as they are, plus the model.json and its one weight shard for disk (what
+// tf.loadLayersModel reads from a URL, and tensorflowjs_converter turns into a Keras model).
 //
-//   const { modelJson, weightData } = exportTfjsLayersModel(executor, plan, modelBytes);
-//   await writeFile('model.json', JSON.stringify(modelJson));
-//   await writeFile('weights.bin', new Uint8Array(weightData));
-//   const tfModel = await tf.loadLayersModel('file://.../model.json');   // or tf.io.fromMemory
+//   const exported = exportTfjsLayersModel(executor, plan, modelBytes);
+//   const tfModel = await tf.loadLayersModel(tf.io.fromMemory(exported));
+//   await writeFile('model.json', JSON.stringify(exported.modelJson));
+//   await writeFile('weights.bin', new Uint8Array(exported.weightData));
 //
 // The mapping is the inverse of tfjs_layers_import.js: embedding_bag (combiner mean) →
 // Embedding + GlobalAveragePooling1D (fedleaf id = token id, no mask: feed one example's ids as
@@ -43,9 +44,12 @@ function optimizerConfig(optimizer) {
  * @param {{decodeSafetensors: Function, version: string}} executor  from createExecutor()
  * @param {object|string} plan  a fedleaf plan (its model section is exported)
  * @param {Uint8Array|ArrayBuffer} modelBytes  safetensors with every parameter the plan declares
- * @param {{weightsPath?: string, name?: string}} [options]  the shard's file name ('weights.bin')
- *   and the model's name ('fedleaf')
- * @returns {{modelJson: object, weightData: ArrayBuffer}}
+ * @param {{weightsPath?: string, name?: string}} [options]  the shard's file name in modelJson
+ *   ('weights.bin') and the model's name ('fedleaf')
+ * @returns {{format: string, generatedBy: string, convertedBy: null, modelTopology: object,
+ *   trainingConfig?: object, weightSpecs: object[], weightData: ArrayBuffer, modelJson: object}}
+ *   ModelArtifacts, and modelJson: the same with weightsManifest (paths: [weightsPath]) in place
+ *   of weightSpecs and weightData
  */
 export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) {
   const { weightsPath = 'weights.bin', name = 'fedleaf' } = options;
@@ -119,14 +123,16 @@ export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) 
   // TF.js compiles a loaded model from its training config, which needs an optimizer: a plan
   // without a train section (evaluation only) exports none.
   const optimizer = optimizerConfig(parsed.train?.optimizer);
-  const modelJson = {
+  const artifacts = {
     format: 'layers-model',
     generatedBy: `fedleaf ${executor.version}`,
     convertedBy: null,
     modelTopology: { class_name: 'Sequential', config: { name, layers }, keras_version: 'tfjs-layers', backend: 'tensor_flow.js' },
     ...(optimizer ? { trainingConfig: { loss: sigmoid ? 'binary_crossentropy' : 'sparse_categorical_crossentropy',
       metrics: null, sample_weight_mode: null, loss_weights: null, optimizer_config: optimizer } } : {}),
-    weightsManifest: [{ paths: [weightsPath], weights: weights.map((w) => ({ name: w.name, shape: w.shape, dtype: 'float32' })) }],
+    weightSpecs: weights.map((w) => ({ name: w.name, shape: w.shape, dtype: 'float32' })),
   };
-  return { modelJson, weightData };
+  const { weightSpecs, ...described } = artifacts;
+  const modelJson = { ...described, weightsManifest: [{ paths: [weightsPath], weights: weightSpecs }] };
+  return { ...artifacts, weightData, modelJson };
 }

@@ -13,12 +13,17 @@
 //                                              → embedding_bag {combiner: 'mean'} (first layer)
 //   Dense(units, activation, use_bias)         → dense (relu, sigmoid, tanh, linear hidden)
 //   Activation(relu | sigmoid | tanh)          → relu | sigmoid | tanh layer
+//   Dropout, SpatialDropout1D                  → nothing, with a warning: the identity at
+//                                                inference, so predictions are unchanged, but
+//                                                fedleaf trains without dropout (until it has
+//                                                dropout layers: issue 29)
 // The last layer's sigmoid (units 1) or softmax becomes the loss (sigmoid_cross_entropy or
 // softmax_cross_entropy, which apply it to the logits); the training config's loss must agree
 // (binary_crossentropy; sparse_/categorical_crossentropy; a linear last layer needs from_logits).
 // Without a training config the last activation decides. Anything else — another layer class, a
 // regularizer or constraint, a quantized weight other than float16, a non-chain topology — is an
-// Error naming the layer's class and name (or the field).
+// Error naming the layer's class and name (or the field); an unsupported layer or topology also
+// lists what is supported.
 //
 // Semantics of the embedding: fedleaf's mean over an example's ids equals GlobalAveragePooling1D
 // over those ids as one unpadded sequence (TF.js's GlobalAveragePooling1D ignores masks, so
@@ -29,16 +34,26 @@
 // The plan's train section is options.train, else the training config's optimizer (Adam, SGD
 // with or without momentum; TF.js's model.save writes the training config only with
 // includeOptimizer: true, and its optimizer state is skipped), else Keras's default Adam
-// (learning rate 0.001). Updates: the
+// (learning rate 0.001), with a warning. Updates: the
 // embedding table row_sparse / mean_over_contributors, every other parameter dense /
 // weighted_mean (options.updates replaces them). options.features becomes the plan's features
 // section with num_buckets = the vocabulary.
+//
+// Warnings (what the import changed or assumed, the model still imports) go to
+// options.onWarning(message), console.warn by default.
 
-const SUPPORTED = 'InputLayer, Embedding + GlobalAveragePooling1D, Dense, Activation';
+const SUPPORTED = 'a chain of InputLayer, Embedding + GlobalAveragePooling1D (first), Dense, Activation, ' +
+  'Dropout, SpatialDropout1D';
+const DROPOUT = new Set(['Dropout', 'SpatialDropout1D']);
 const HIDDEN_ACTIVATIONS = new Set(['relu', 'sigmoid', 'tanh']);
 
 function fail(message) {
   throw new Error(`TF.js model import: ${message}`);
+}
+
+// An Error for a layer or topology fedleaf cannot map, listing what it can.
+function unsupported(message) {
+  return fail(`${message} (supported: ${SUPPORTED})`);
 }
 
 function layerLabel(layer) {
@@ -73,7 +88,7 @@ function chainOfLayers(model) {
     const inbound = inboundNames(layer);
     const expected = i === 0 ? [] : [layers[i - 1].config.name];
     if (inbound.length !== expected.length || inbound.some((n, k) => n !== expected[k])) {
-      fail(`${layerLabel(layer)}: only a chain of layers is supported (each taking the previous one)`);
+      unsupported(`${layerLabel(layer)}: only a chain of layers is supported (each taking the previous one)`);
     }
   });
   return layers;
@@ -174,9 +189,13 @@ function fedleafName(layer) {
   return String(layer.config.name).replace(/[^A-Za-z0-9_.-]/g, '_');
 }
 
-function optimizerFrom(trainingConfig) {
+function optimizerFrom(trainingConfig, warn) {
   const config = trainingConfig?.optimizer_config;
-  if (!config) return { type: 'adam', learning_rate: 0.001 };
+  if (!config) {
+    warn('the model has no optimizer (saved without it: model.save(handler, {includeOptimizer: true}) keeps ' +
+      "it); the plan trains with Keras's default Adam, learning rate 0.001 (options.train sets another)");
+    return { type: 'adam', learning_rate: 0.001 };
+  }
   const c = config.config ?? {};
   const learningRate = c.learning_rate ?? c.learningRate ?? c.lr;
   if (typeof learningRate !== 'number') fail(`optimizer ${config.class_name}: no numeric learning rate (give options.train)`);
@@ -230,17 +249,26 @@ function lossFrom(lastActivation, units, trainingConfig, lastLayer) {
  *   (modelTopology + weightSpecs + weightData)
  * @param {ArrayBuffer|ArrayBufferView|Array<ArrayBuffer|ArrayBufferView>} [weightData]  the
  *   weight shards in manifest order (default: modelJson.weightData)
- * @param {{features?: object, train?: object, updates?: object}} [options]
+ * @param {{features?: object, train?: object, updates?: object,
+ *   onWarning?: (message: string) => void}} [options]  onWarning: what the import changed or
+ *   assumed (default console.warn)
  * @returns {{plan: object, model: Uint8Array, tokenOffset: number}}
  */
 export function importTfjsLayersModel(executor, modelJson, weightData = modelJson?.weightData, options = {}) {
   const { model, trainingConfig } = topologyOf(modelJson);
+  const onWarning = options.onWarning ?? ((message) => console.warn(message));
+  const warn = (message) => onWarning(`TF.js model import: ${message}`);
   const specs = modelJson.weightSpecs ?? (modelJson.weightsManifest ?? []).flatMap((group) => group.weights);
   if (weightData === undefined) fail('no weight data: pass the weight shards in manifest order');
   const weights = readWeights(specs, concatenated(weightData));
   const layers = chainOfLayers(model).filter((layer, i) => {
+    if (DROPOUT.has(layer.class_name)) {
+      warn(`${layerLabel(layer)} is left out: it is the identity at inference, so predictions are unchanged, ` +
+        'but fedleaf trains without dropout (dropout layers: issue 29)');
+      return false;
+    }
     if (layer.class_name !== 'InputLayer') return true;
-    if (i !== 0) fail(`${layerLabel(layer)}: an InputLayer must come first`);
+    if (i !== 0) unsupported(`${layerLabel(layer)}: an InputLayer must come first`);
     return false;
   });
 
@@ -257,9 +285,9 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
     const c = layer.config;
     switch (layer.class_name) {
       case 'Embedding': {
-        if (i !== 0) fail(`${layerLabel(layer)}: an Embedding must be the first layer`);
+        if (i !== 0) unsupported(`${layerLabel(layer)}: an Embedding must be the first layer`);
         if (layers[i + 1]?.class_name !== 'GlobalAveragePooling1D') {
-          fail(`${layers[i + 1] ? `layer ${layerLabel(layers[i + 1])}` : 'nothing'} after ${layerLabel(layer)} ` +
+          unsupported(`${layers[i + 1] ? `layer ${layerLabel(layers[i + 1])}` : 'nothing'} after ${layerLabel(layer)} ` +
             'is not supported: an Embedding must be followed by GlobalAveragePooling1D');
         }
         rejectExtras(layer, ['embeddings_regularizer', 'activity_regularizer', 'embeddings_constraint']);
@@ -320,11 +348,11 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
         break;
       }
       default:
-        fail(`layer ${layerLabel(layer)} is not supported (supported: ${SUPPORTED})`);
+        unsupported(`layer ${layerLabel(layer)} is not supported`);
     }
   }
   const last = dense.at(-1);
-  if (!last?.last) fail(`the last layer must be a Dense layer (got ${layerLabel(layers.at(-1))})`);
+  if (!last?.last) unsupported(`the last layer must be a Dense layer (got ${layerLabel(layers.at(-1))})`);
   for (const d of dense) {
     if (d.last) continue;
     if (d.activation === 'softmax') fail(`${layerLabel(d.layer)}: softmax is supported only on the last layer`);
@@ -334,7 +362,7 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
 
   const plan = {
     model: { inputs, layers: planLayers, loss },
-    train: options.train ?? { optimizer: optimizerFrom(trainingConfig), epochs: 1, batch_size: 32 },
+    train: options.train ?? { optimizer: optimizerFrom(trainingConfig, warn), epochs: 1, batch_size: 32 },
     updates: options.updates ?? updates,
   };
   if (options.features) {

@@ -219,8 +219,9 @@ export function trainingApi(module) {
 
     /**
      * Class probabilities of the model on the dataset: a Float32Array [dataset.size, classes]
-     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss. Labels of
-     * the dataset must be valid for the loss but do not change the result.
+     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss. The plan
+     * needs only its model ({model}). Labels of the dataset must be valid for the loss but do not
+     * change the result.
      */
     predict(plan, modelBytes, dataset) {
       return module.predict(planJson(plan), bytesOf('modelBytes', modelBytes), dataset.handle).probabilities;
@@ -246,8 +247,20 @@ export function trainingApi(module) {
     },
 
     /**
+     * Local training: the model with one update (a train() or execute() result) applied, as
+     * safetensors — model + update for every tensor of the plan's updates. None of the robust
+     * rules a federated round applies to an untrusted report (clip, row_clip, min_contributors,
+     * max_examples_per_report; clipped_weighted_mean folds as weighted_mean): a round of one report
+     * (createRoundAggregator) would leave most of it out.
+     */
+    applyUpdate(plan, modelBytes, update) {
+      return module.applyUpdate(planJson(plan), bytesOf('modelBytes', modelBytes), bytesOf('update', update));
+    },
+
+    /**
      * A round aggregator for hierarchical aggregation: addResult(bytes), merge(other),
-     * numReports, totalWeight, nextModel() → safetensors bytes, checkpoint(), delete().
+     * numReports, totalWeight, nextModel() → safetensors bytes, checkpoint(), delete(). It folds
+     * as the server does, with the plan's robust rules (for local training: applyUpdate).
      */
     createRoundAggregator(plan, modelBytes) {
       return new RoundAggregator(

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 
 import { withServer, adminClient } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
+import { helpText } from '../../js_bindings/src/node/leaf_cli.js';
 
 const run = promisify(execFile);
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
@@ -38,6 +39,41 @@ test('fedleaf-simulate.js runs N leaves in worker threads until the population f
   const status = await adminClient(server.url).status(pop.id);
   assert.equal(status.state, 'finished');
 }));
+
+// Every flag a CLI takes, as --help must describe it.
+const FLAGS = {
+  'fedleaf-leaf.js': ['--server URL', '--population P', '--token T', '--dataset NAME', '--shard I/N', '--non-iid',
+    '--prefetch K', '--max-tasks N', '--baseline', '-h, --help'],
+  'fedleaf-simulate.js': ['--server URL', '--population P', '--token T', '--clients N', '--non-iid', '--prefetch K',
+    '--max-tasks N', '--baseline', '-h, --help'],
+};
+
+test('--help prints the usage, what the command does, every flag with its meaning, and the exit statuses', async () => {
+  for (const [script, flags] of Object.entries(FLAGS)) {
+    for (const option of ['--help', '-h']) {
+      const { stdout, stderr } = await run('node', [path.join(bin, script), option]);
+      assert.equal(stderr, '');
+      const lines = stdout.split('\n');
+      assert.match(lines[0], new RegExp(`^usage: ${script} `));
+      const described = lines.filter((line) => /^ {2}-/.test(line)).map((line) => /^ {2}(\S.*?)(?: {2,}|$)/.exec(line)[1]);
+      assert.deepEqual(described, flags, `${script} ${option}`);
+      for (const flag of flags) {
+        const at = lines.findIndex((line) => line.startsWith(`  ${flag} `) || line === `  ${flag}`);
+        const text = `${lines[at].slice(22)} ${lines[at + 1].startsWith(' '.repeat(22)) ? lines[at + 1].trim() : ''}`;
+        assert.ok(text.trim().split(' ').length >= 4, `${script}: ${flag} is described: '${text.trim()}'`);
+      }
+      assert.match(stdout, /exit status: 0 finished .* 2 bad flags .* 130 \/ 143/s);
+      assert.ok(lines.every((line) => line.length <= 100 || line.startsWith('usage: ')), 'lines fit 100 columns');
+    }
+  }
+});
+
+test('helpText refuses a flag without help text', () => {
+  assert.throws(() => helpText({ usage: 'usage: x', description: 'x', flags: { quiet: { type: 'boolean' } } }),
+    /flag --quiet has no help text/);
+  assert.equal(helpText({ usage: 'usage: x', description: 'Does x.', flags: { quiet: { type: 'boolean', help: 'say less' } } })
+    .split('\n')[5], '  --quiet             say less');
+});
 
 // A URL where nothing listens (a port just freed): a leaf that got past its checks would retry
 // there forever, so these tests end only if the CLI refuses at start.

@@ -78,6 +78,14 @@ function fedleafPredictions(plan, modelBytes, emails) {
   return emails.map((_, i) => probabilities[2 * i + 1]);
 }
 
+// Every class probability of each email: [emails, classes] flattened.
+function fedleafProbabilities(plan, modelBytes, emails) {
+  const dataset = executor.datasetFromTexts(emails.map((e) => e.text), emails.map(() => 0), plan);
+  const probabilities = executor.predict(plan, modelBytes, dataset);
+  dataset.delete();
+  return Array.from(probabilities);
+}
+
 function maxDifference(a, b) {
   assert.equal(a.length, b.length);
   return a.reduce((worst, v, i) => Math.max(worst, Math.abs(v - b[i])), 0);
@@ -120,30 +128,44 @@ test('a TF.js model imports, trains federated for a round, exports, and predicts
   }
   assert.notDeepEqual(trained, model, 'the round changed the model');
 
-  const { modelJson, weightData } = exportTfjsLayersModel(executor, plan, trained);
-  assert.deepEqual(modelJson.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'GlobalAveragePooling1D', 'Dense']);
-  assert.deepEqual(modelJson.weightsManifest[0].paths, ['weights.bin']);
-  assert.equal(weightData.byteLength, (VOCAB * DIM + DIM + 1) * 4);
-  const { weightsManifest, ...artifacts } = modelJson;
-  const loaded = await tf.loadLayersModel(tf.io.fromMemory({ ...artifacts, weightSpecs: weightsManifest[0].weights, weightData }));
+  const exported = exportTfjsLayersModel(executor, plan, trained);
+  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'GlobalAveragePooling1D', 'Dense']);
+  assert.equal(exported.weightData.byteLength, (VOCAB * DIM + DIM + 1) * 4);
+  // The ModelArtifacts go to tf.io.fromMemory as they are.
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exported));
   assert.equal(loaded.getLayer('out').getConfig().activation, 'sigmoid');
   const fromTfjs = tfjsPredictions(loaded, plan, evalEmails);
   const fromFedleaf = fedleafPredictions(plan, trained, evalEmails);
   assert.ok(maxDifference(fromTfjs, fromFedleaf) < 1e-5,
     `TF.js and fedleaf predictions on ${evalEmails.length} eval emails differ by ${maxDifference(fromTfjs, fromFedleaf)}`);
 
-  // The exported model imports again to the same plan and model.
-  const again = importTfjsLayersModel(executor, modelJson, weightData, { features: FEATURES });
-  assert.deepEqual(again.plan.model, plan.model);
-  assert.deepEqual(executor.decodeSafetensors(again.model).tensors, executor.decodeSafetensors(trained).tensors);
+  // The model.json and its shard, served as files: what tf.loadLayersModel(url) reads.
+  const { modelJson, weightData } = exported;
+  assert.deepEqual(modelJson.weightsManifest[0].paths, ['weights.bin']);
+  const files = { '/m/model.json': JSON.stringify(modelJson), '/m/weights.bin': weightData };
+  const fetchFunc = async (url) => new Response(files[new URL(url).pathname] ?? null,
+    { status: files[new URL(url).pathname] ? 200 : 404 });
+  const fromFiles = await tf.loadLayersModel(tf.io.http('http://files.test/m/model.json', { fetchFunc }));
+  assert.deepEqual(tfjsPredictions(fromFiles, plan, evalEmails), fromTfjs);
+
+  // The exported model imports again to the same plan and model, in either form.
+  for (const [form, again] of [['model.json', importTfjsLayersModel(executor, modelJson, weightData, { features: FEATURES })],
+    ['ModelArtifacts', importTfjsLayersModel(executor, exported, undefined, { features: FEATURES })]]) {
+    assert.deepEqual(again.plan.model, plan.model, form);
+    assert.deepEqual(executor.decodeSafetensors(again.model).tensors, executor.decodeSafetensors(trained).tensors, form);
+  }
 });
 
 test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i is token i + 1', async () => {
   const original = spamModel({ maskZero: true });
+  const warnings = [];
   const { plan, model, tokenOffset } = importTfjsLayersModel(executor, await saved(original, { includeOptimizer: false }),
-    undefined, { features: FEATURES });
+    undefined, { features: FEATURES, onWarning: (message) => warnings.push(message) });
   assert.equal(tokenOffset, 1);
   assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.001 }, 'without a training config: Keras\'s default');
+  assert.deepEqual(warnings, ['TF.js model import: the model has no optimizer (saved without it: model.save(handler, ' +
+    "{includeOptimizer: true}) keeps it); the plan trains with Keras's default Adam, learning rate 0.001 " +
+    '(options.train sets another)']);
   assert.equal(plan.model.layers[0].vocab, VOCAB);
   const table = original.getLayer('emb').getWeights()[0].dataSync();
   assert.deepEqual(executor.decodeSafetensors(model).tensors['emb/weight'].data, table.slice(DIM));
@@ -151,27 +173,76 @@ test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i 
   assert.ok(maxDifference(tfjsPredictions(original, plan, emails, 1), fedleafPredictions(plan, model, emails)) < 1e-5);
 });
 
-test('importing a model with a layer fedleaf does not support names its class and name', async () => {
+const SUPPORTED = /\(supported: a chain of InputLayer, Embedding \+ GlobalAveragePooling1D \(first\), Dense, Activation, Dropout, SpatialDropout1D\)$/;
+
+test('importing a model with a layer fedleaf does not support names its class and name and lists the supported ones', async () => {
   const model = tf.sequential();
   model.add(tf.layers.embedding({ name: 'emb', inputDim: 50, outputDim: 4, inputLength: 6 }));
   model.add(tf.layers.lstm({ name: 'memory', units: 3 }));
   model.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
   const artifacts = await saved(model);
-  assert.throws(() => importTfjsLayersModel(executor, artifacts), /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D/);
+  assert.throws(() => importTfjsLayersModel(executor, artifacts), (error) => {
+    assert.match(error.message, /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D/);
+    assert.match(error.message, SUPPORTED);
+    return true;
+  });
 
   const dense = tf.sequential();
   dense.add(tf.layers.dense({ name: 'hidden', units: 4, inputShape: [3], activation: 'relu' }));
-  dense.add(tf.layers.dropout({ name: 'drop', rate: 0.5 }));
+  dense.add(tf.layers.batchNormalization({ name: 'norm' }));
   dense.add(tf.layers.dense({ name: 'out', units: 2, activation: 'softmax' }));
   const denseArtifacts = await saved(dense);
   assert.throws(() => importTfjsLayersModel(executor, denseArtifacts),
-    /layer Dropout 'drop' is not supported \(supported: InputLayer, Embedding \+ GlobalAveragePooling1D, Dense, Activation\)/);
+    /layer BatchNormalization 'norm' is not supported \(supported: /);
 
   const recurrent = tf.sequential();
   recurrent.add(tf.layers.lstm({ name: 'memory', units: 3, inputShape: [5, 2] }));
   recurrent.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
   const recurrentArtifacts = await saved(recurrent);
   assert.throws(() => importTfjsLayersModel(executor, recurrentArtifacts), /layer LSTM 'memory' is not supported/);
+
+  assert.throws(() => importTfjsLayersModel(executor, { ...artifacts, modelTopology: {
+    class_name: 'Sequential', config: { layers: [artifacts.modelTopology.config.layers[0]] } } }),
+  (error) => {
+    assert.match(error.message, /nothing after Embedding 'emb' is not supported/);
+    assert.match(error.message, SUPPORTED);
+    return true;
+  });
+
+  // Two inputs: not a chain.
+  const left = tf.input({ shape: [3], name: 'left' });
+  const right = tf.input({ shape: [3], name: 'right' });
+  const joined = tf.layers.concatenate({ name: 'join' }).apply([left, right]);
+  const out = tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(joined);
+  const twoInputs = await saved(tf.model({ inputs: [left, right], outputs: out }));
+  assert.throws(() => importTfjsLayersModel(executor, twoInputs), (error) => {
+    assert.match(error.message, /only a chain of layers is supported/);
+    assert.match(error.message, SUPPORTED);
+    return true;
+  });
+});
+
+test('Dropout and SpatialDropout1D import as the identity, with a warning, and predict as TF.js', async () => {
+  const text = tf.sequential();
+  text.add(tf.layers.embedding({ name: 'emb', inputDim: VOCAB, outputDim: DIM,
+    embeddingsInitializer: tf.initializers.randomUniform({ minval: -0.5, maxval: 0.5, seed: 5 }) }));
+  text.add(tf.layers.spatialDropout1d({ name: 'drop_tokens', rate: 0.2 }));
+  text.add(tf.layers.globalAveragePooling1d({ name: 'pool' }));
+  text.add(tf.layers.dropout({ name: 'drop', rate: 0.5 }));
+  text.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid',
+    kernelInitializer: tf.initializers.glorotUniform({ seed: 6 }) }));
+  text.compile({ optimizer: tf.train.adam(0.01), loss: 'binaryCrossentropy' });
+  const warnings = [];
+
+  const { plan, model } = importTfjsLayersModel(executor, await saved(text), undefined,
+    { features: FEATURES, onWarning: (message) => warnings.push(message) });
+
+  assert.deepEqual(plan.model.layers.map((l) => l.name), ['emb', 'out']);
+  assert.deepEqual(warnings, ['drop_tokens', 'drop'].map((name) => `TF.js model import: ${
+    name === 'drop' ? 'Dropout' : 'SpatialDropout1D'} '${name}' is left out: it is the identity at inference, so ` +
+    'predictions are unchanged, but fedleaf trains without dropout (dropout layers: issue 29)'));
+  const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
+  assert.ok(maxDifference(tfjsPredictions(text, plan, emails), fedleafPredictions(plan, model, emails)) < 1e-5);
 });
 
 test('a dense TF.js model with a hidden relu layer and softmax output imports and predicts as TF.js', async () => {
@@ -191,6 +262,31 @@ test('a dense TF.js model with a hidden relu layer and softmax output imports an
   const actual = executor.predict(plan, bytes, dataset);
   dataset.delete();
   assert.ok(maxDifference(Array.from(actual), Array.from(expected)) < 1e-5);
+});
+
+test('an exported model loads with tf.io.fromMemory as it is and predicts as fedleaf does', async () => {
+  const plan = textPlan({ vocab: 64, dim: 3, combiner: 'mean' });
+  const model = executor.initializeModel(plan, 7);
+  const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
+
+  const exported = exportTfjsLayersModel(executor, plan, model);
+
+  assert.equal(exported.format, 'layers-model');
+  assert.deepEqual(exported.weightSpecs.map((w) => w.name), ['emb/embeddings', 'out/kernel', 'out/bias']);
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exported));
+  assert.equal(loaded.getLayer('out').getConfig().activation, 'softmax');
+  assert.equal(loaded.optimizer.getClassName(), 'SGD', 'the training config came along');
+  const probabilities = fedleafProbabilities(plan, model, emails);
+  const fromTfjs = emails.map(({ text }) => {
+    const dataset = executor.datasetFromTexts([text], [0], plan);
+    const ids = Array.from(dataset.distinctIds());
+    dataset.delete();
+    return tf.tidy(() => Array.from(loaded.predict(tf.tensor2d([ids], [1, ids.length], 'int32')).dataSync()));
+  });
+  assert.ok(maxDifference(fromTfjs.flat(), probabilities) < 1e-6);
+  const inferenceOnly = exportTfjsLayersModel(executor, { model: plan.model }, model);
+  assert.equal(inferenceOnly.trainingConfig, undefined);
+  assert.equal((await tf.loadLayersModel(tf.io.fromMemory(inferenceOnly))).layers.length, 3);
 });
 
 test('exporting a plan whose embedding sums its rows is an Error naming the layer', () => {
@@ -219,7 +315,7 @@ test('weights the converter quantized to float16 import widened exactly', async 
   const quantized = { ...artifacts, weightData: halves.buffer,
     weightSpecs: artifacts.weightSpecs.map((w) => ({ ...w, quantization: { dtype: 'float16', original_dtype: 'float32' } })) };
 
-  const { model: bytes } = importTfjsLayersModel(executor, quantized);
+  const { model: bytes } = importTfjsLayersModel(executor, quantized, undefined, { onWarning: () => {} });
 
   const { tensors } = executor.decodeSafetensors(bytes);
   assert.deepEqual(Array.from(tensors['out/weight'].data), kernel);

@@ -7,8 +7,8 @@ import {
   TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
-  ClaimOutcome, DecodedTensor, EvaluateResult, Executor, FedleafError, LeafEvent, Plan, PopulationStatus,
-  RoundAggregator, RunLeafSummary, Task, TrainResult,
+  ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
+  PopulationStatus, RoundAggregator, RunLeafSummary, Task, TfjsModelJson, TfjsWeightSpec, TrainResult,
 } from 'fedleaf';
 
 const plan: Plan = {
@@ -79,6 +79,9 @@ export async function executorCalls(): Promise<void> {
   const taskResult = await executor.runTask({ kind: 'train', plan, task_id: 3 }, model, data,
     { signal: controller.signal, onProgress: (step, loss) => console.log(step, loss) });
   console.log(taskResult.bytes.length, taskResult.numExamples, taskResult.loss);
+
+  const fineTuned: Uint8Array = executor.applyUpdate(plan, model, trained.bytes);
+  console.log(executor.evaluate(plan, fineTuned, dataset).loss);
 
   const aggregator: RoundAggregator = executor.createRoundAggregator(plan, model);
   aggregator.addResult(trained.bytes);
@@ -171,10 +174,30 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
   // A Keras model (tensorflowjs_converter output) in, trained locally, and back out.
   const executor = await createExecutor();
   const { plan: imported, model, tokenOffset } = importTfjsLayersModel(executor, modelJson, shards,
-    { features: { hash: 'murmur3_32', ngrams: 1, binary: true } });
+    { features: { hash: 'murmur3_32', ngrams: 1, binary: true }, onWarning: (message) => console.log(message) });
   const data = executor.datasetFromTexts(['win a prize', 'meeting notes'], [1, 0], imported);
   const { bytes } = await executor.train(imported, model, data);
   data.delete();
-  const { modelJson: out, weightData } = exportTfjsLayersModel(executor, imported, model, { weightsPath: 'w.bin' });
-  return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength}`;
+  // ModelArtifacts for tf.io.fromMemory(exported), and the model.json + shard for files.
+  const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, imported, model, { weightsPath: 'w.bin' });
+  const weightSpecs: TfjsWeightSpec[] = exported.weightSpecs;
+  const { modelJson: out, weightData }: { modelJson: TfjsModelJson; weightData: ArrayBuffer } = exported;
+  return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength} ${weightSpecs.length} ` +
+    `${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
+}
+
+export async function readmePlanLiteral(): Promise<number> {
+  // js_bindings/README.md, "TypeScript": a plan literal keeps its literal types with `satisfies Plan`.
+  const literal = {
+    model: { inputs: { tokens: 'sparse_ids' },
+             layers: [{ type: 'embedding_bag', name: 'emb', vocab: 4096, dim: 8 }, { type: 'dense', name: 'out', units: 2 }],
+             loss: 'softmax_cross_entropy' },
+    train: { optimizer: { type: 'sgd', learning_rate: 0.1 } },
+    updates: { 'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors' } },
+  } satisfies Plan;
+  const widened = { model: literal.model, train: { optimizer: { type: 'sgd', learning_rate: 0.1 } } };
+  const executor = await createExecutor();
+  // @ts-expect-error without `satisfies Plan` the optimizer's type widens to string
+  executor.validatePlan(widened);
+  return executor.initializeModel(literal, 1).length;
 }

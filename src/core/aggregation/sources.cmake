@@ -3,6 +3,7 @@ set(FEDLEAF_AGGREGATION_SOURCES
   accumulator_finalize.cc
   adaptive_clip.cc
   adaptive_example_cap.cc
+  apply_update.cc
   prepare_update.cc
   radix_sort_by_key.cc
   representation_plan.cc

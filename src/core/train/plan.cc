@@ -390,7 +390,7 @@ std::uint64_t parameter_bytes(const ModelSpec& model) {
   return total;
 }
 
-Plan parse_plan(const std::string& plan_json) {
+Plan parse_plan(const std::string& plan_json, PlanUse use) {
   const json plan = parse_json(plan_json);
   Plan out;
   check_known_fields(
@@ -404,15 +404,16 @@ Plan parse_plan(const std::string& plan_json) {
   else
     fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
   out.model = parse_model(plan);
+  const bool trains = use == PlanUse::kTask && out.kind == PlanKind::kTrain;
   if (const json* train = find_field(plan, "train")) {
     if (!train->is_object()) fail("plan.train", "expected an object");
     out.train = parse_train(*train);
-  } else if (out.kind == PlanKind::kTrain) {
+  } else if (trains) {
     fail("plan.train", "missing");
   }
   out.updates = parse_update_plan(plan);
   check_update_names(out.updates, parameter_specs(out.model));
-  if (out.kind == PlanKind::kTrain && out.updates.tensors.empty()) {
+  if (trains && out.updates.tensors.empty()) {
     fail("plan.updates", "missing (a train plan names at least one tensor to update)");
   }
   if (const json* features = find_field(plan, "features")) {

@@ -28,7 +28,8 @@
 //    ],
 //    "loss": "softmax_cross_entropy" (labels are class ids < output width >= 2)
 //          | "sigmoid_cross_entropy" (output width 1, labels 0/1)},
-//  "train": {                                            required for kind "train"
+//  "train": {                                            required for kind "train" (not for
+//                                                        inference: PlanUse::kInference)
 //    "optimizer": {"type": "sgd" | "momentum" | "adam", "learning_rate": F > 0,
 //                  "momentum": F in [0, 1) (momentum; default 0.9),
 //                  "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7 (adam)},
@@ -43,7 +44,8 @@
 //                                       select for row_sparse, full otherwise),
 //                           "max_select_rows": N >= 1 (select; absent = no cap),
 //                           "select_padding": {"multiple": N} | {"count": N} (select)}},
-//                                                        required (non-empty) for kind "train";
+//                                                        required (non-empty) for kind "train"
+//                                                        (not for inference);
 //                                                        each <tensor> a parameter of the model;
 //                                                        parsed by core/aggregation/update_plan.h,
 //                                                        which gives the meaning of each field
@@ -140,7 +142,12 @@ struct Plan {
   std::size_t eval_batch_size = 256;
 };
 
-Plan parse_plan(const std::string& plan_json);
+// What the plan is parsed for. kTask: a task a leaf runs (kind "train" needs "train" and
+// "updates"). kInference: predict(), which needs only the model: "train" and "updates" may be
+// absent whatever the kind (they are still checked when given).
+enum class PlanUse { kTask, kInference };
+
+Plan parse_plan(const std::string& plan_json, PlanUse use = PlanUse::kTask);
 
 // The parameters `model` declares, in layer order (weight before bias).
 std::vector<ParameterSpec> parameter_specs(const ModelSpec& model);

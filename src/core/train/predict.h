@@ -4,13 +4,13 @@
 //   Predictions p = predict(plan_json, model.data(), model.size(), dataset);
 //   float spam = p.probabilities[i * p.num_classes + 1];   // example i, class 1
 //
-// The plan's model section defines the model (its kind, "train" and "updates" sections are
-// parsed as usual but not used). The model bytes must hold every declared parameter as a dense
-// F32 tensor of the declared shape. The dataset must fit the model as for evaluation (input kind,
-// ids below the vocab, labels valid for the loss); labels do not change the result.
-// Softmax losses give softmax(logits) over the output width; the sigmoid loss gives two classes,
-// [1 - sigmoid(z), sigmoid(z)]. Pure and deterministic; errors are InvalidInput naming the plan
-// path, tensor or example.
+// The plan's model section defines the model: "kind", "train" and "updates" may be absent (an
+// inference-only plan), and are checked but not used when given. The model bytes must hold every
+// declared parameter as a dense F32 tensor of the declared shape. The dataset must fit the model as
+// for evaluation (input kind, ids below the vocab, labels valid for the loss); labels do not change
+// the result. Softmax losses give softmax(logits) over the output width; the sigmoid loss gives two
+// classes, [1 - sigmoid(z), sigmoid(z)]. Pure and deterministic; errors are InvalidInput naming the
+// plan path, tensor or example.
 #pragma once
 
 #include <cstddef>

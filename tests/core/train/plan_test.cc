@@ -102,6 +102,29 @@ TEST_CASE("evaluate_plans_need_no_train_or_updates", "[plan]") {
   CHECK_FALSE(p.train.has_value());
 }
 
+TEST_CASE("inference_plans_need_only_the_model_and_still_check_what_they_give", "[plan]") {
+  const std::string model = R"({"inputs": {"t": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "e", "vocab": 10, "dim": 1}],
+      "loss": "sigmoid_cross_entropy"})";
+  const std::string model_only = R"({"model": )" + model + "}";
+  const std::string train_without_updates = R"({"kind": "train", "model": )" + model +
+                                            R"(, "train": {"optimizer": {"type": "sgd",
+                                                "learning_rate": 0.1}}})";
+
+  const Plan p = parse_plan(model_only, PlanUse::kInference);
+
+  CHECK(p.model.layers.size() == 1);
+  CHECK_FALSE(p.train.has_value());
+  CHECK(p.updates.tensors.empty());
+  CHECK(parse_plan(train_without_updates, PlanUse::kInference).train.has_value());
+  check_rejects(model_only, "plan.train: missing");
+  check_rejects(train_without_updates, "plan.updates: missing");
+  CHECK_THROWS_MATCHES(
+      parse_plan(R"({"model": )" + model + R"(, "train": {"optimizer": {"type": "sgd"}}})",
+                 PlanUse::kInference),
+      fedleaf::InvalidInput, MessageContains("plan.train.optimizer.learning_rate: missing"));
+}
+
 TEST_CASE("parameter_bytes_is_the_f32_size_of_every_declared_parameter", "[plan]") {
   // emb 100 x 4, out/weight 4 x 2, out/bias 2: (400 + 8 + 2) floats.
   const Plan p = parse_plan(R"({"kind": "evaluate", "model": {"inputs": {"t": "sparse_ids"},

@@ -153,6 +153,20 @@ TEST_CASE("predict_does_not_depend_on_labels", "[predict]") {
         predict(kSoftmaxPlan, model.data(), model.size(), b).probabilities);
 }
 
+TEST_CASE("predict_takes_a_plan_with_only_its_model", "[predict]") {
+  const char* model_only = R"({"model": {"inputs": {"t": "sparse_ids"}, "layers": [
+      {"type": "embedding_bag", "name": "emb", "vocab": 20, "dim": 1, "combiner": "sum",
+       "init_scale": 1.0},
+      {"type": "dense", "name": "out", "units": 1}], "loss": "sigmoid_cross_entropy"}})";
+  const auto model = initialize_model(kSigmoidPlan, 2);
+  const Dataset data = fedleaf::test::random_sparse_dataset(8, 9, 20, 5, true, 2);
+
+  const Predictions p = predict(model_only, model.data(), model.size(), data);
+
+  CHECK(p.num_classes == 2);
+  CHECK(p.probabilities == predict(kSigmoidPlan, model.data(), model.size(), data).probabilities);
+}
+
 TEST_CASE("predict_rejects_models_and_data_that_do_not_fit_the_plan", "[predict]") {
   const auto model = initialize_model(kSoftmaxPlan, 1);
   const Dataset data = fedleaf::test::random_sparse_dataset(13, 5, 30, 3, false, 3);

@@ -292,7 +292,9 @@ export function executorCases({ createExecutor, wasmSimdSupported, version }) {
           'train() equals the one-call execute()');
 
         const before = executor.evaluate(SMALL_TEXT_PLAN, model, data);
-        const trained = applyUpdate(executor, model, result.bytes);
+        const trained = executor.applyUpdate(SMALL_TEXT_PLAN, model, result.bytes);
+        deepEqual(executor.decodeSafetensors(trained).tensors,
+          executor.decodeSafetensors(addUpdate(executor, model, result.bytes)).tensors, 'applyUpdate is model + update');
         const after = executor.evaluate(SMALL_TEXT_PLAN, trained, data);
         ok(after.loss < before.loss, `eval loss falls after training (${before.loss} → ${after.loss})`);
         equal(after.numExamples, 8, 'evaluated examples');
@@ -315,6 +317,8 @@ export function executorCases({ createExecutor, wasmSimdSupported, version }) {
           if ((p[2 * i + 1] > p[2 * i] ? 1 : 0) === LABELS[i]) correct += 1;
         }
         equal(correct / 8, executor.evaluate(SMALL_TEXT_PLAN, model, data).accuracy, 'accuracy');
+        deepEqual(executor.predict({ model: SMALL_TEXT_PLAN.model }, model, data), p,
+          'a plan with only its model (inference) predicts the same');
         await throws(() => executor.predict(SMALL_TEXT_PLAN, new Uint8Array(3), data),
           { code: 'InvalidInput', message: /truncated input: 3 bytes/ }, 'predict with a broken model');
       } finally {
@@ -338,8 +342,8 @@ export function executorCases({ createExecutor, wasmSimdSupported, version }) {
   return cases;
 }
 
-// model + update (what a server does with one report), using only the public codec.
-function applyUpdate(executor, modelBytes, updateBytes) {
+// model + update, using only the public codec: the reference of executor.applyUpdate.
+function addUpdate(executor, modelBytes, updateBytes) {
   const { tensors: model } = executor.decodeSafetensors(modelBytes);
   const { tensors: update } = executor.decodeSafetensors(updateBytes);
   for (const [name, u] of Object.entries(update)) {
