@@ -1,9 +1,9 @@
 // The PostgreSQL schema of the task repository (version PostgresStore::kSchemaVersion): one
 // statement per constant, indexes next to their tables, the same tables and rules as SQLite's
-// (sqlite_schema.h). PostgresStore runs them on open, under an advisory lock so that servers
-// starting together create it once.
+// (sqlite_schema.h). set_up_postgres_schema (postgres_schema_setup.h) runs them when it creates
+// or migrates the schema, never on a start that finds the version current.
 //
-//   for (const char* sql : kPostgresSchema) exec(sql);
+//   for (const char* sql : kPostgresSchema) pg_exec(conn, sql);
 #pragma once
 
 #include <array>

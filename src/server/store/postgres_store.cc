@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "server/store/postgres_rows.h"
-#include "server/store/postgres_schema.h"
+#include "server/store/postgres_schema_setup.h"
 #include "server/store/postgres_statement.h"
 #include "server/store/store_rules.h"
 
@@ -20,7 +20,7 @@ PostgresStore::PostgresStore(const std::string& url) {
   main_.conn = pg_connect(url);
   try {
     exec("SET client_min_messages = warning");
-    create_schema();
+    set_up_postgres_schema(main_.conn);
     shard_ = run("SELECT pg_backend_pid()", Params()).int32(0, 0);
     side_.conn = pg_connect(url);
     pg_exec(side_.conn, kSideLockTimeout);
@@ -68,30 +68,6 @@ void PostgresStore::side_transaction(Body&& body) {
     pg_exec(side_.conn, "COMMIT");
   } catch (...) {
     PQclear(PQexec(side_.conn, "ROLLBACK"));
-    throw;
-  }
-}
-
-void PostgresStore::create_schema() {
-  exec("BEGIN");
-  try {
-    exec("SELECT pg_advisory_xact_lock(7240113)");  // servers starting together: one at a time
-    for (const char* sql : kPostgresSchema) exec(sql);
-    Rows version = run("SELECT version FROM schema_version", Params());
-    if (version.size() > 0) {
-      int found = version.int32(0, 0);
-      if (found < 1 || found > kSchemaVersion) {
-        throw Error("postgres store: schema version " + std::to_string(found) +
-                    " is not one this server reads (1 to " + std::to_string(kSchemaVersion) + ")");
-      }
-      for (; found < kSchemaVersion; ++found) exec(kPostgresMigrations.at(found - 1));
-      run("UPDATE schema_version SET version = $1", Params().integer(kSchemaVersion));
-    } else {
-      run("INSERT INTO schema_version (version) VALUES ($1)", Params().integer(kSchemaVersion));
-    }
-    exec("COMMIT");
-  } catch (...) {
-    PQclear(PQexec(main_.conn, "ROLLBACK"));
     throw;
   }
 }

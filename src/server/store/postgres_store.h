@@ -19,8 +19,9 @@
 // synchronous_commit on over another connection: its WAL flush covers every earlier commit.
 // Thread-safety as Store: one thread at a time, sync() from any thread.
 //
-// Schema version and migrations as SqliteStore's (postgres_schema.h); created under an advisory
-// lock so that servers starting together do not race. Errors: Conflict for a unique violation,
+// Schema version and migrations as SqliteStore's (postgres_schema.h); a start whose version is
+// current runs no DDL and locks no table, creation and migrations run under an advisory lock
+// (postgres_schema_setup.h). Errors: Conflict for a unique violation,
 // fedleaf::Error for everything else (a lost connection included: the caller answers 503).
 #pragma once
 
@@ -111,7 +112,6 @@ class PostgresStore : public Store {
   template <class Body>
   void side_transaction(Body&& body);
   void exec(const char* sql);
-  void create_schema();
   void insert_round(const RoundRecord& round);
   std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
                                        int number);
