@@ -1,9 +1,14 @@
 #include "server/store/postgres_schema_setup.h"
 
 #include <libpq-fe.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "core/error.h"
 #include "server/store/postgres_schema.h"
@@ -29,15 +34,20 @@ std::optional<int> read_version(pg_conn* conn) {
 }
 
 void check_readable(int found) {
-  if (found >= 1 && found <= PostgresStore::kSchemaVersion) return;
-  throw Error("postgres store: schema version " + std::to_string(found) +
-              " is not one this server reads (1 to " +
-              std::to_string(PostgresStore::kSchemaVersion) + ")");
+  constexpr int expected = PostgresStore::kSchemaVersion;
+  if (found >= 1 && found <= expected) return;
+  throw Error("postgres store: the database's schema version is " + std::to_string(found) +
+              ", this server's is " + std::to_string(expected) + " (it reads 1 to " +
+              std::to_string(expected) + ", migrating the older ones): " +
+              (found > expected ? "a newer server migrated it; run that version"
+                                : "not a version fedleaf ever wrote"));
 }
 
-void create_or_migrate(pg_conn* conn) {
+void create_or_migrate(pg_conn* conn, const PostgresSchemaSetup& setup) {
+  const long timeout_ms = std::max(1L, std::lround(setup.lock_timeout_s * 1000));
   pg_exec(conn, "BEGIN");
   try {
+    pg_exec(conn, ("SET LOCAL lock_timeout = " + std::to_string(timeout_ms)).c_str());
     pg_exec(conn, kSchemaLock);
     // Read again under the lock: another server may have created or migrated it meanwhile.
     const std::optional<int> found = read_version(conn);
@@ -63,11 +73,31 @@ void create_or_migrate(pg_conn* conn) {
 
 }  // namespace
 
-void set_up_postgres_schema(pg_conn* conn) {
-  const std::optional<int> found = read_version(conn);
-  if (found == PostgresStore::kSchemaVersion) return;
-  if (found) check_readable(*found);
-  create_or_migrate(conn);
+void set_up_postgres_schema(pg_conn* conn, const PostgresSchemaSetup& setup) {
+  double pause_s = setup.retry_pause_s;
+  for (int attempt = 1;; ++attempt) {
+    const std::optional<int> found = read_version(conn);
+    if (found == PostgresStore::kSchemaVersion) return;
+    if (found) check_readable(*found);
+    const char* step = found ? "migrate" : "create";
+    try {
+      create_or_migrate(conn, setup);
+      return;
+    } catch (const PgLockFailure& e) {
+      if (attempt >= setup.attempts) {
+        throw Error(std::string("postgres store: could not ") + step +
+                    " the schema: " + std::to_string(attempt) +
+                    " attempts each lost a lock race (last: " + e.what() + ")");
+      }
+      if (setup.logger) {
+        setup.logger->warn(
+            "event=schema_setup_retry step={} attempt={} attempts={} pause_s={} error=\"{}\"", step,
+            attempt, setup.attempts, pause_s, e.what());
+      }
+      std::this_thread::sleep_for(std::chrono::duration<double>(pause_s));
+      pause_s = std::min(pause_s * 2, setup.max_retry_pause_s);
+    }
+  }
 }
 
 }  // namespace fedleaf::server

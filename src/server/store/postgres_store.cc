@@ -10,17 +10,16 @@
 
 #include "core/error.h"
 #include "server/store/postgres_rows.h"
-#include "server/store/postgres_schema_setup.h"
 #include "server/store/postgres_statement.h"
 #include "server/store/store_rules.h"
 
 namespace fedleaf::server {
 
-PostgresStore::PostgresStore(const std::string& url) {
+PostgresStore::PostgresStore(const std::string& url, const PostgresSchemaSetup& setup) {
   main_.conn = pg_connect(url);
   try {
     exec("SET client_min_messages = warning");
-    set_up_postgres_schema(main_.conn);
+    set_up_postgres_schema(main_.conn, setup);
     shard_ = run("SELECT pg_backend_pid()", Params()).int32(0, 0);
     side_.conn = pg_connect(url);
     pg_exec(side_.conn, kSideLockTimeout);

@@ -21,8 +21,9 @@
 //
 // Schema version and migrations as SqliteStore's (postgres_schema.h); a start whose version is
 // current runs no DDL and locks no table, creation and migrations run under an advisory lock
-// (postgres_schema_setup.h). Errors: Conflict for a unique violation,
-// fedleaf::Error for everything else (a lost connection included: the caller answers 503).
+// and retry a lost lock race (postgres_schema_setup.h). Errors: Conflict for a unique violation,
+// fedleaf::Error for everything else (a lock not granted is its subclass PgLockFailure; a lost
+// connection included: the caller answers 503).
 #pragma once
 
 #include <map>
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/postgres_schema_setup.h"
 #include "server/store/store.h"
 
 struct pg_conn;
@@ -49,7 +51,8 @@ class PostgresStore : public Store {
   // The side connection's lock wait limit (see side_transaction).
   static constexpr const char* kSideLockTimeout = "SET lock_timeout = '1s'";
 
-  explicit PostgresStore(const std::string& url);
+  // `setup`: how a start that creates or migrates the schema retries (postgres_schema_setup.h).
+  explicit PostgresStore(const std::string& url, const PostgresSchemaSetup& setup = {});
   ~PostgresStore() override;
   PostgresStore(const PostgresStore&) = delete;
   PostgresStore& operator=(const PostgresStore&) = delete;
