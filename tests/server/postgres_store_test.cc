@@ -217,5 +217,31 @@ TEST_CASE("postgres_a_start_on_a_newer_schema_fails_at_once_naming_both_versions
   CHECK(log.str().empty());
 }
 
+// Version 2 leases have no refused_sha256: migrated, a refusal sent again is counted once.
+TEST_CASE("postgres_a_version_2_database_is_migrated_and_counts_a_refusal_once",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);
+  first.reset();
+  Session admin(backend.url());
+  admin.run("ALTER TABLE leases DROP COLUMN refused_sha256");
+  admin.run("UPDATE schema_version SET version = 2");
+  const std::string lease = admin.run("SELECT min(id) FROM leases");
+
+  auto migrated = backend.open();
+  StoreTransaction tx(*migrated, Durability::kFull);
+  const RefusedUpload upload{"p", "lease_expired", std::stoll(lease), "sha"};
+  const bool counted = migrated->add_rejection(upload);
+  const bool counted_again = migrated->add_rejection(upload);
+  tx.commit();
+
+  CHECK(counted);
+  CHECK_FALSE(counted_again);
+  CHECK(admin.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
+}
+
 }  // namespace
 }  // namespace fedleaf::server

@@ -534,10 +534,18 @@ std::optional<CheckpointRecord> PostgresStore::find_checkpoint(const std::string
 
 // ---- rejections
 
-void PostgresStore::add_rejection(const std::string& population_id, const std::string& reason) {
+bool PostgresStore::add_rejection(const RefusedUpload& upload) {
+  if (upload.lease_id != 0) {
+    // A second server counting the same upload waits for this row lock, then finds it marked.
+    Rows marked =
+        run("UPDATE leases SET refused_sha256 = $2 WHERE id = $1 AND refused_sha256 <> $2",
+            Params().integer(upload.lease_id).text(upload.result_sha256));
+    if (marked.affected() == 0) return false;
+  }
   run("INSERT INTO rejections (population_id, reason, count) VALUES ($1, $2, 1) "
       "ON CONFLICT (population_id, reason) DO UPDATE SET count = rejections.count + 1",
-      Params().text(population_id).text(reason));
+      Params().text(upload.population_id).text(upload.reason));
+  return true;
 }
 
 std::map<std::string, std::int64_t> PostgresStore::rejections(const std::string& population_id) {

@@ -45,7 +45,7 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
@@ -76,7 +76,7 @@ class PostgresStore : public Store {
   std::vector<int> drop_models(const std::string& population_id, int before_round,
                                double now) override;
   void put_checkpoint(const CheckpointRecord& checkpoint) override;
-  void add_rejection(const std::string& population_id, const std::string& reason) override;
+  bool add_rejection(const RefusedUpload& upload) override;
 
   std::optional<PopulationRecord> find_population(const std::string& id) override;
   std::vector<PopulationRecord> list_populations() override;
