@@ -62,19 +62,24 @@ bool is_postgres_url(const std::string& db) {
 }
 
 // `postgresql://` or `postgres://` URLs pick PostgresStore, anything else is a SQLite file.
-std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db, spdlog::logger& logger) {
-  if (is_postgres_url(db)) return std::make_unique<fedleaf::server::PostgresStore>(db);
+std::unique_ptr<fedleaf::server::Store> open_store(const std::string& db,
+                                                   const std::shared_ptr<spdlog::logger>& logger) {
+  if (is_postgres_url(db)) {
+    fedleaf::server::PostgresSchemaSetup setup;
+    setup.logger = logger;
+    return std::make_unique<fedleaf::server::PostgresStore>(db, setup);
+  }
   auto store = std::make_unique<fedleaf::server::SqliteStore>(db);
   const auto& found = store->model_files_at_open();
   const std::string aside = db + "-models/" + fedleaf::server::ModelFiles::kLostAndFound;
   for (const std::string& file : found.set_aside) {
-    logger.warn(
+    logger->warn(
         "event=model_file_set_aside file={} moved_to={} reason=\"no model row of the "
         "database names it\"",
         file, aside);
   }
   if (!found.set_aside.empty() && found.named == 0) {
-    logger.error(
+    logger->error(
         "event=model_files_without_database db={} set_aside={} message=\"the database "
         "names no model, yet its model directory held some: if --db is not the database "
         "they belong to, stop and point --db at that one (the files are in {})\"",
@@ -215,7 +220,7 @@ int main(int argc, char** argv) {
     // Bound first: a start that cannot listen fails before it creates or locks a database.
     ListeningSocket listening(address, port);
     if (!is_postgres_url(db_path)) lock_sqlite_database(db_path);
-    std::unique_ptr<Store> owned_store = open_store(db_path, *logger);
+    std::unique_ptr<Store> owned_store = open_store(db_path, logger);
     Store& store = *owned_store;
     SystemClock clock;
     ServerMetrics metrics;

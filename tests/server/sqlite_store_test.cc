@@ -186,12 +186,39 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
   seed_then_rewrite(backend.path,
                     "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
+                    "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "UPDATE schema_version SET version = 2");
 
   SqliteStore migrated(backend.path);
 
   CHECK(migrated.find_model("p", 0)->bytes == "blob model");
   CHECK_FALSE(std::filesystem::exists(backend.path + "-models/etag.safetensors"));
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
+}
+
+// A version 3 database's leases have no refused_sha256: migrated, its refusals are counted once.
+TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_once", "[store]") {
+  SqliteFileBackend backend;
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "UPDATE schema_version SET version = 3");
+
+  SqliteStore migrated(backend.path);
+  std::optional<ClaimedTask> task;
+  {
+    StoreTransaction tx(migrated, Durability::kFull);
+    task = migrated.claim_task({"p", 0, TaskKind::kTrain, 1, 0, 10, "lease-hash"});
+    tx.commit();
+  }
+  REQUIRE(task);
+  StoreTransaction tx(migrated, Durability::kFull);
+  const bool counted = migrated.add_rejection({"p", "lease_expired", task->lease_id, "sha"});
+  const bool counted_again = migrated.add_rejection({"p", "lease_expired", task->lease_id, "sha"});
+  tx.commit();
+
+  CHECK(counted);
+  CHECK_FALSE(counted_again);
   CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
         std::to_string(SqliteStore::kSchemaVersion));
 }
@@ -224,6 +251,7 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
                     "ALTER TABLE rounds DROP COLUMN robust_json; "
                     "UPDATE models SET bytes = CAST('model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
+                    "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);

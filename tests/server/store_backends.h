@@ -75,24 +75,30 @@ struct PostgresBackend {
     PQfinish(conn);
     if (!ok) throw std::runtime_error("PostgresBackend: " + sql + ": " + message);
   }
-  std::unique_ptr<Store> open() {
-    const char* url = std::getenv("FEDLEAF_TEST_PG_URL");
-    if (url == nullptr || *url == '\0') {
+  // The URL every open() connects with (its schema created on the first call); empty when
+  // FEDLEAF_TEST_PG_URL is unset.
+  std::string url() {
+    const char* env = std::getenv("FEDLEAF_TEST_PG_URL");
+    if (env == nullptr || *env == '\0') {
       const char* ci = std::getenv("CI");
       if (ci != nullptr && std::string(ci) == "true") {
         FAIL("CI=true but FEDLEAF_TEST_PG_URL is not set: the store suite must run on PostgreSQL");
       }
-      return nullptr;
+      return "";
     }
     if (schema.empty()) {
-      admin_url = url;
+      admin_url = env;
       schema = "test_" + std::to_string(::getpid()) + "_" +
                std::to_string(reinterpret_cast<std::uintptr_t>(this));
       admin("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema);
     }
     const char separator = admin_url.find('?') == std::string::npos ? '?' : '&';
-    return std::make_unique<PostgresStore>(admin_url + separator + "options=-csearch_path%3D" +
-                                           schema);
+    return admin_url + separator + "options=-csearch_path%3D" + schema;
+  }
+  std::unique_ptr<Store> open() {
+    const std::string store_url = url();
+    if (store_url.empty()) return nullptr;
+    return std::make_unique<PostgresStore>(store_url);
   }
 };
 

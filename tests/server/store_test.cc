@@ -470,15 +470,42 @@ TEMPLATE_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", FEDLEAF
   create(*store, "p");
 
   StoreTransaction tx(*store, Durability::kNormal);
-  store->add_rejection("p", "conflict");
-  store->add_rejection("p", "conflict");
-  store->add_rejection("p", "lease_expired");
+  store->add_rejection({"p", "conflict"});
+  store->add_rejection({"p", "conflict"});
+  store->add_rejection({"p", "lease_expired"});
   tx.commit();
 
   const auto counts = store->rejections("p");
   CHECK(counts.at("conflict") == 2);
   CHECK(counts.at("lease_expired") == 1);
   CHECK(counts.size() == 2);
+}
+
+// A leaf whose answer was lost sends the same upload again: one refusal, counted once.
+TEMPLATE_TEST_CASE("store_a_refused_upload_sent_again_under_its_lease_is_counted_once", "[store]",
+                   FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  const auto task = claim(*store, TaskKind::kTrain, 0);
+  REQUIRE(task);
+  const std::vector<RefusedUpload> uploads = {{"p", "lease_expired", task->lease_id, "sha-a"},
+                                              {"p", "lease_expired", task->lease_id, "sha-a"},
+                                              {"p", "lease_expired", task->lease_id, "sha-b"},
+                                              {"p", "forbidden"},
+                                              {"p", "forbidden"}};
+
+  std::vector<bool> counted;
+  for (const RefusedUpload& upload : uploads) {
+    StoreTransaction tx(*store, Durability::kNormal);
+    counted.push_back(store->add_rejection(upload));
+    tx.commit();
+  }
+
+  CHECK(counted == std::vector<bool>{true, false, true, true, true});
+  CHECK(store->rejections("p").at("lease_expired") == 2);
+  CHECK(store->rejections("p").at("forbidden") == 2);
 }
 
 TEMPLATE_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]",
@@ -512,13 +539,13 @@ TEMPLATE_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]",
   {
     StoreTransaction tx(*store, Durability::kNormal);
     store->begin_nested();
-    store->add_rejection("p", "forbidden");
+    store->add_rejection({"p", "forbidden"});
     store->commit_nested();
     store->begin_nested();
     claimed = store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
     store->rollback_nested();
     store->begin_nested();
-    store->add_rejection("p", "conflict");
+    store->add_rejection({"p", "conflict"});
     store->commit_nested();
     tx.commit();
   }
@@ -544,7 +571,7 @@ TEMPLATE_TEST_CASE("store_a_failed_step_rolls_back_and_the_transaction_goes_on",
         Conflict);
     store->rollback_nested();
     store->begin_nested();
-    store->add_rejection("p", "conflict");
+    store->add_rejection({"p", "conflict"});
     store->commit_nested();
     tx.commit();
   }
@@ -562,7 +589,7 @@ TEMPLATE_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction
   {
     StoreTransaction tx(*store, Durability::kNormal);
     store->begin_nested();
-    store->add_rejection("p", "conflict");
+    store->add_rejection({"p", "conflict"});
     store->commit_nested();
   }
 
@@ -587,7 +614,7 @@ TEMPLATE_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[s
 
   for (int i = 0; i < 30; ++i) {
     StoreTransaction tx(*store, Durability::kNormal);
-    store->add_rejection("p", "conflict");
+    store->add_rejection({"p", "conflict"});
     tx.commit();
   }
   writing = false;
@@ -610,7 +637,7 @@ TEMPLATE_TEST_CASE("store_commits_are_seen_by_another_connection_once_committed"
 
   writer->begin(Durability::kNormal);
   writer->begin_nested();
-  writer->add_rejection("p", "conflict");
+  writer->add_rejection({"p", "conflict"});
   writer->commit_nested();
   const bool seen_before_commit = !reader->rejections("p").empty();
   writer->commit();
@@ -802,6 +829,33 @@ TEMPLATE_TEST_CASE("store_close_round_without_drop_results_keeps_them_for_drop_r
   }
   CHECK(store->list_results("p", 0, 0).empty());
   CHECK(store->find_round("p", 0)->status == RoundStatus::kClosed);
+}
+
+// The retry of a refused upload goes to another server: it finds the upload counted.
+TEMPLATE_TEST_CASE("store_a_refused_upload_counted_by_one_connection_is_not_counted_by_another",
+                   "[store]", FEDLEAF_SHARED_STORE_BACKENDS) {
+  TestType backend;
+  auto first = backend.open();
+  if (!first) return;
+  create(*first, "p");
+  auto second = backend.open();
+  const auto task = claim(*first, TaskKind::kTrain, 0);
+  REQUIRE(task);
+  const RefusedUpload upload{"p", "round_closed", task->lease_id, "sha-a"};
+
+  bool counted_first = false;
+  {
+    StoreTransaction tx(*first, Durability::kNormal);
+    counted_first = first->add_rejection(upload);
+    tx.commit();
+  }
+  StoreTransaction tx(*second, Durability::kNormal);
+  const bool counted_second = second->add_rejection(upload);
+  tx.commit();
+
+  CHECK(counted_first);
+  CHECK_FALSE(counted_second);
+  CHECK(second->rejections("p").at("round_closed") == 1);
 }
 
 }  // namespace fedleaf::server

@@ -206,6 +206,23 @@ TEST_CASE("upload_after_lease_expiry_without_reassignment_gets_410", "[repositor
   CHECK(h.status(p)["reports"] == 0);
 }
 
+// Its answer lost (a server killed, a connection dropped), the leaf sends the same upload again
+// and is refused again: one refusal, counted once in the status and the metrics.
+TEST_CASE("a_refused_upload_sent_again_is_counted_once", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment task = h.claim_task(p);
+  const std::string body = train_result({1}, 1, 1, 1);
+  h.clock.advance(10.5);
+
+  CHECK_THROWS_AS(h.upload(task, body), Gone);
+  CHECK_THROWS_AS(h.upload(task, body), Gone);
+
+  CHECK(h.status(p)["rejections"]["lease_expired"] == 1);
+  CHECK_THAT(h.metrics.render(0, 0),
+             Catch::Contains("fedleaf_upload_rejections_total{reason=\"lease_expired\"} 1\n"));
+}
+
 TEST_CASE("reupload_of_identical_bytes_returns_200_with_first_answer", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 2, 2));

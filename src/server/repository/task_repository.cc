@@ -249,15 +249,16 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   return retry;
 }
 
-void TaskRepository::reject(const std::string& population_id, const std::string& reason) {
-  metrics_.count_rejection(reason);
+void TaskRepository::reject(const RefusedUpload& upload) {
+  bool counted = false;
   try {
-    batch_.step("count rejection", [&] { store_.add_rejection(population_id, reason); });
+    batch_.step("count rejection", [&] { counted = store_.add_rejection(upload); });
   } catch (const std::exception& e) {
     // The rejection itself stands; only its statistic is lost.
     if (options_.logger)
       options_.logger->warn("event=rejection_not_counted error=\"{}\"", e.what());
   }
+  if (counted) metrics_.count_rejection(upload.reason);
 }
 
 UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& lease_token,
@@ -276,7 +277,7 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
     if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
   }
   if (lease_id == 0) {
-    reject(population_id, "forbidden");
+    reject({population_id, "forbidden"});
     throw Forbidden("lease token does not match task " + std::to_string(task_id));
   }
   const double now = clock_.now();
@@ -289,20 +290,21 @@ UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& le
     request.lease_id = lease_id;
     request.result_sha256 = sha;
     request.now = now;
-    return answer_refused(population_id, classify_upload(*task, request), *task);
+    return answer_refused(population_id, classify_upload(*task, request), *task, lease_id, sha);
   }
   if (task->kind == TaskKind::kEvaluate)
     return accept_evaluate(st, *task, lease_id, body, sha, now);
   if (task->round != st.round.number || st.round.status != RoundStatus::kOpen || !st.aggregator) {
-    return answer_refused(population_id, AcceptStatus::kRoundClosed, *task);
+    return answer_refused(population_id, AcceptStatus::kRoundClosed, *task, lease_id, sha);
   }
   return accept_train(st, *task, lease_id, body, sha, now);
 }
 
 UploadOutcome TaskRepository::answer_refused(const std::string& population_id, AcceptStatus status,
-                                             const TaskRecord& task) {
+                                             const TaskRecord& task, std::int64_t lease_id,
+                                             const std::string& sha) {
   if (status == AcceptStatus::kRepeated) return {200, decode_receipt(task)};
-  reject(population_id, refusal_reason(status));
+  reject({population_id, refusal_reason(status), lease_id, sha});
   throw_refusal(status, task, population_id, clock_.now());
 }
 
@@ -325,7 +327,7 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
         "fold",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
   } catch (const InvalidInput&) {
-    reject(id, "invalid_result");
+    reject({id, "invalid_result", lease_id, sha});
     throw;
   }
 
@@ -360,7 +362,7 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
     // Another server changed the task or closed the round after our read: the aggregator holds
     // a result the store does not.
     st.aggregator_in_seq_order = false;
-    return answer_refused(id, outcome->status, outcome->task);
+    return answer_refused(id, outcome->status, outcome->task, lease_id, sha);
   }
   const std::int64_t seq = outcome->seq;
   if (!store_.shared() && seq != st.result_seq + 1) st.aggregator_in_seq_order = false;
@@ -380,7 +382,7 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRec
     summary = summarize_result(reinterpret_cast<const std::uint8_t*>(body.data()), body.size(),
                                "evaluate");
   } catch (const InvalidInput&) {
-    reject(id, "invalid_result");
+    reject({id, "invalid_result", lease_id, sha});
     throw;
   }
   AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr};
@@ -394,7 +396,7 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRec
   std::optional<AcceptOutcome> outcome;
   population_step(id, "accept evaluation", [&] { outcome = store_.accept_result(request); });
   if (outcome->status != AcceptStatus::kAccepted) {
-    return answer_refused(id, outcome->status, outcome->task);
+    return answer_refused(id, outcome->status, outcome->task, lease_id, sha);
   }
   if (task.round == st.round.number) st.round = outcome->round;
   advance(st, now);

@@ -279,16 +279,20 @@ class TaskRepository {
   // After the close step: metrics, log, and the state moved to the next round.
   void apply_close(PopulationState& state, RoundClose& close, double persist_s, double store_s);
   void finish(PopulationState& state, double now);
-  void reject(const std::string& population_id, const std::string& reason);
+  // Counts a refused upload in the store and the metrics, unless it repeats the lease's last
+  // counted refusal (Store::add_rejection).
+  void reject(const RefusedUpload& upload);
   UploadOutcome accept_train(PopulationState& state, const TaskRecord& task, std::int64_t lease_id,
                              const std::string& body, const std::string& sha, double now);
   UploadOutcome accept_evaluate(PopulationState& state, const TaskRecord& task,
                                 std::int64_t lease_id, const std::string& body,
                                 const std::string& sha, double now);
-  // The answer to an upload the store did not accept now: 200 with the first receipt for a
-  // repeat, else the rejection is counted and Conflict or Gone thrown.
+  // The answer to an upload (under lease_id, of bytes hashing to sha) the store did not accept
+  // now: 200 with the first receipt for a repeat, else the rejection is counted and Conflict or
+  // Gone thrown.
   UploadOutcome answer_refused(const std::string& population_id, AcceptStatus status,
-                               const TaskRecord& task);
+                               const TaskRecord& task, std::int64_t lease_id,
+                               const std::string& sha);
   // Whether a claim on this server could get a task of the population's round now (one to
   // create, a never-leased one, or an expired lease).
   bool has_task_to_offer(const PopulationState& st, double now);

@@ -1,9 +1,9 @@
 // The PostgreSQL schema of the task repository (version PostgresStore::kSchemaVersion): one
 // statement per constant, indexes next to their tables, the same tables and rules as SQLite's
-// (sqlite_schema.h). PostgresStore runs them on open, under an advisory lock so that servers
-// starting together create it once.
+// (sqlite_schema.h). set_up_postgres_schema (postgres_schema_setup.h) runs them when it creates
+// or migrates the schema, never on a start that finds the version current.
 //
-//   for (const char* sql : kPostgresSchema) exec(sql);
+//   for (const char* sql : kPostgresSchema) pg_exec(conn, sql);
 #pragma once
 
 #include <array>
@@ -73,7 +73,8 @@ inline constexpr const char* kPostgresSchema[] = {
          id BIGSERIAL PRIMARY KEY,
          task_id BIGINT NOT NULL REFERENCES tasks(id),
          token_hash TEXT NOT NULL,
-         expires_at DOUBLE PRECISION NOT NULL))sql",
+         expires_at DOUBLE PRECISION NOT NULL,
+         refused_sha256 TEXT NOT NULL DEFAULT ''))sql",
     R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
     // One result per task and one per seq: a second acceptance is a unique violation even if
     // the locks were bypassed.
@@ -126,9 +127,12 @@ inline constexpr const char* kPostgresSchema[] = {
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 1> kPostgresMigrations{
+inline constexpr std::array<const char*, 2> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
+    // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
+    // EXCLUSIVE on leases, briefly (a constant default rewrites no row).
+    "ALTER TABLE leases ADD COLUMN IF NOT EXISTS refused_sha256 TEXT NOT NULL DEFAULT ''",
 };
 
 }  // namespace fedleaf::server

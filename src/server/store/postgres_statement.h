@@ -24,7 +24,15 @@ namespace fedleaf::server {
 // A connection to `url`; fedleaf::Error naming the reason when it cannot connect.
 pg_conn* pg_connect(const std::string& url);
 
-// Takes ownership of a result; throws on an error status (unique violation: Conflict).
+// A statement that gave up waiting for a lock (lock_timeout) or was aborted to break a
+// deadlock: its transaction is lost, and the same transaction run again may succeed.
+class PgLockFailure : public Error {
+ public:
+  using Error::Error;
+};
+
+// Takes ownership of a result; throws on an error status (unique violation: Conflict; a lock
+// not granted: PgLockFailure).
 class PgResult {
  public:
   PgResult(pg_result* result, const std::string& what) : result_(result) {
@@ -33,8 +41,12 @@ class PgResult {
     const char* state = PQresultErrorField(result_, PG_DIAG_SQLSTATE);
     const std::string message = "postgres store: " + what + ": " + PQresultErrorMessage(result_);
     const bool unique = state != nullptr && std::strcmp(state, "23505") == 0;
+    // lock_not_available, deadlock_detected
+    const bool lock =
+        state != nullptr && (std::strcmp(state, "55P03") == 0 || std::strcmp(state, "40P01") == 0);
     PQclear(result_);
     if (unique) throw Conflict(message);
+    if (lock) throw PgLockFailure(message);
     throw Error(message);
   }
   PgResult(const PgResult&) = delete;

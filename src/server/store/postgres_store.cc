@@ -10,17 +10,16 @@
 
 #include "core/error.h"
 #include "server/store/postgres_rows.h"
-#include "server/store/postgres_schema.h"
 #include "server/store/postgres_statement.h"
 #include "server/store/store_rules.h"
 
 namespace fedleaf::server {
 
-PostgresStore::PostgresStore(const std::string& url) {
+PostgresStore::PostgresStore(const std::string& url, const PostgresSchemaSetup& setup) {
   main_.conn = pg_connect(url);
   try {
     exec("SET client_min_messages = warning");
-    create_schema();
+    set_up_postgres_schema(main_.conn, setup);
     shard_ = run("SELECT pg_backend_pid()", Params()).int32(0, 0);
     side_.conn = pg_connect(url);
     pg_exec(side_.conn, kSideLockTimeout);
@@ -68,30 +67,6 @@ void PostgresStore::side_transaction(Body&& body) {
     pg_exec(side_.conn, "COMMIT");
   } catch (...) {
     PQclear(PQexec(side_.conn, "ROLLBACK"));
-    throw;
-  }
-}
-
-void PostgresStore::create_schema() {
-  exec("BEGIN");
-  try {
-    exec("SELECT pg_advisory_xact_lock(7240113)");  // servers starting together: one at a time
-    for (const char* sql : kPostgresSchema) exec(sql);
-    Rows version = run("SELECT version FROM schema_version", Params());
-    if (version.size() > 0) {
-      int found = version.int32(0, 0);
-      if (found < 1 || found > kSchemaVersion) {
-        throw Error("postgres store: schema version " + std::to_string(found) +
-                    " is not one this server reads (1 to " + std::to_string(kSchemaVersion) + ")");
-      }
-      for (; found < kSchemaVersion; ++found) exec(kPostgresMigrations.at(found - 1));
-      run("UPDATE schema_version SET version = $1", Params().integer(kSchemaVersion));
-    } else {
-      run("INSERT INTO schema_version (version) VALUES ($1)", Params().integer(kSchemaVersion));
-    }
-    exec("COMMIT");
-  } catch (...) {
-    PQclear(PQexec(main_.conn, "ROLLBACK"));
     throw;
   }
 }
@@ -559,10 +534,18 @@ std::optional<CheckpointRecord> PostgresStore::find_checkpoint(const std::string
 
 // ---- rejections
 
-void PostgresStore::add_rejection(const std::string& population_id, const std::string& reason) {
+bool PostgresStore::add_rejection(const RefusedUpload& upload) {
+  if (upload.lease_id != 0) {
+    // A second server counting the same upload waits for this row lock, then finds it marked.
+    Rows marked =
+        run("UPDATE leases SET refused_sha256 = $2 WHERE id = $1 AND refused_sha256 <> $2",
+            Params().integer(upload.lease_id).text(upload.result_sha256));
+    if (marked.affected() == 0) return false;
+  }
   run("INSERT INTO rejections (population_id, reason, count) VALUES ($1, $2, 1) "
       "ON CONFLICT (population_id, reason) DO UPDATE SET count = rejections.count + 1",
-      Params().text(population_id).text(reason));
+      Params().text(upload.population_id).text(upload.reason));
+  return true;
 }
 
 std::map<std::string, std::int64_t> PostgresStore::rejections(const std::string& population_id) {

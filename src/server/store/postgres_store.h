@@ -19,9 +19,11 @@
 // synchronous_commit on over another connection: its WAL flush covers every earlier commit.
 // Thread-safety as Store: one thread at a time, sync() from any thread.
 //
-// Schema version and migrations as SqliteStore's (postgres_schema.h); created under an advisory
-// lock so that servers starting together do not race. Errors: Conflict for a unique violation,
-// fedleaf::Error for everything else (a lost connection included: the caller answers 503).
+// Schema version and migrations as SqliteStore's (postgres_schema.h); a start whose version is
+// current runs no DDL and locks no table, creation and migrations run under an advisory lock
+// and retry a lost lock race (postgres_schema_setup.h). Errors: Conflict for a unique violation,
+// fedleaf::Error for everything else (a lock not granted is its subclass PgLockFailure; a lost
+// connection included: the caller answers 503).
 #pragma once
 
 #include <map>
@@ -30,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "server/store/postgres_schema_setup.h"
 #include "server/store/store.h"
 
 struct pg_conn;
@@ -42,13 +45,14 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
   static constexpr const char* kSideLockTimeout = "SET lock_timeout = '1s'";
 
-  explicit PostgresStore(const std::string& url);
+  // `setup`: how a start that creates or migrates the schema retries (postgres_schema_setup.h).
+  explicit PostgresStore(const std::string& url, const PostgresSchemaSetup& setup = {});
   ~PostgresStore() override;
   PostgresStore(const PostgresStore&) = delete;
   PostgresStore& operator=(const PostgresStore&) = delete;
@@ -72,7 +76,7 @@ class PostgresStore : public Store {
   std::vector<int> drop_models(const std::string& population_id, int before_round,
                                double now) override;
   void put_checkpoint(const CheckpointRecord& checkpoint) override;
-  void add_rejection(const std::string& population_id, const std::string& reason) override;
+  bool add_rejection(const RefusedUpload& upload) override;
 
   std::optional<PopulationRecord> find_population(const std::string& id) override;
   std::vector<PopulationRecord> list_populations() override;
@@ -111,7 +115,6 @@ class PostgresStore : public Store {
   template <class Body>
   void side_transaction(Body&& body);
   void exec(const char* sql);
-  void create_schema();
   void insert_round(const RoundRecord& round);
   std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
                                        int number);

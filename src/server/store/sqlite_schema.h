@@ -70,7 +70,8 @@ inline constexpr const char* kSqliteSchema[] = {
          id INTEGER PRIMARY KEY AUTOINCREMENT,
          task_id INTEGER NOT NULL REFERENCES tasks(id),
          token_hash TEXT NOT NULL,
-         expires_at REAL NOT NULL))sql",
+         expires_at REAL NOT NULL,
+         refused_sha256 TEXT NOT NULL DEFAULT ''))sql",
     R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
     R"sql(CREATE TABLE IF NOT EXISTS results (
          population_id TEXT NOT NULL,
@@ -103,6 +104,8 @@ inline constexpr const char* kSqliteMigrations[] = {
     // (`bytes` empty). Models stored before stay blobs and are read as before.
     "ALTER TABLE models ADD COLUMN storage TEXT NOT NULL DEFAULT 'blob' "
     "CHECK (storage IN ('blob', 'file'))",
+    // 3 → 4: the bytes of each lease's last refused upload counted (add_rejection).
+    "ALTER TABLE leases ADD COLUMN refused_sha256 TEXT NOT NULL DEFAULT ''",
 };
 
 }  // namespace fedleaf::server

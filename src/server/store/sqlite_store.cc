@@ -628,13 +628,22 @@ std::optional<CheckpointRecord> SqliteStore::find_checkpoint(const std::string& 
 
 // ---- rejections
 
-void SqliteStore::add_rejection(const std::string& population_id, const std::string& reason) {
+bool SqliteStore::add_rejection(const RefusedUpload& upload) {
+  if (upload.lease_id != 0) {
+    statement("UPDATE leases SET refused_sha256 = ? WHERE id = ? AND refused_sha256 <> ?")
+        .bind(1, upload.result_sha256)
+        .bind(2, upload.lease_id)
+        .bind(3, upload.result_sha256)
+        .run();
+    if (sqlite3_changes(db_) == 0) return false;
+  }
   statement(
       "INSERT INTO rejections (population_id, reason, count) VALUES (?, ?, 1) "
       "ON CONFLICT (population_id, reason) DO UPDATE SET count = count + 1")
-      .bind(1, population_id)
-      .bind(2, reason)
+      .bind(1, upload.population_id)
+      .bind(2, upload.reason)
       .run();
+  return true;
 }
 
 std::map<std::string, std::int64_t> SqliteStore::rejections(const std::string& population_id) {

@@ -46,7 +46,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -82,7 +82,7 @@ class SqliteStore : public Store {
   std::vector<int> drop_models(const std::string& population_id, int before_round,
                                double now) override;
   void put_checkpoint(const CheckpointRecord& checkpoint) override;
-  void add_rejection(const std::string& population_id, const std::string& reason) override;
+  bool add_rejection(const RefusedUpload& upload) override;
 
   std::optional<PopulationRecord> find_population(const std::string& id) override;
   std::vector<PopulationRecord> list_populations() override;

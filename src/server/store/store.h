@@ -187,6 +187,15 @@ struct RoundDelta {
   std::map<std::string, double> eval_sums;  // evaluate only
 };
 
+// add_rejection: a refused upload, the reason it is counted under, and the lease its token
+// matched (0: none) with the sha256 of its bytes.
+struct RefusedUpload {
+  std::string population_id;
+  std::string reason;
+  std::int64_t lease_id = 0;
+  std::string result_sha256;
+};
+
 // accept_result: the upload of a result under one lease.
 struct AcceptRequest {
   std::int64_t task_id = 0;
@@ -303,8 +312,11 @@ class Store {
   virtual void drop_results(const std::string& population_id, int through_round) = 0;
   // Inserts or replaces the round's checkpoint.
   virtual void put_checkpoint(const CheckpointRecord& checkpoint) = 0;
-  // Counts a rejected upload of the population for a reason.
-  virtual void add_rejection(const std::string& population_id, const std::string& reason) = 0;
+  // Counts a refused upload under its reason, unless the lease's last counted refusal had the
+  // same bytes: a leaf whose answer was lost sends the same upload again, often to another
+  // server, and that is one refusal. True when counted. An upload whose token matched no lease
+  // (lease_id 0) is counted every time: nothing ties it to an earlier one.
+  virtual bool add_rejection(const RefusedUpload& upload) = 0;
 
   // ---- reads
 

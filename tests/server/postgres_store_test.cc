@@ -1,0 +1,247 @@
+// PostgresStore-only cases: what a start does to the servers already serving from the database
+// (postgres_schema_setup.h). The operations are the shared suite's (store_test.cc).
+#include "server/store/postgres_store.h"
+
+#include <libpq-fe.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "tests/server/store_backends.h"
+
+namespace fedleaf::server {
+namespace {
+
+using Catch::Matchers::Contains;
+
+// Population "p" with its round 0, and a chunk of its tasks (the first one leased).
+void seed(Store& store) {
+  {
+    StoreTransaction tx(store, Durability::kFull);
+    PopulationRecord p;
+    p.id = "p";
+    p.plan_json = "{}";
+    RoundRecord round0;
+    round0.population_id = "p";
+    store.create_population(p, round0, {"p", 0, "etag", "model"});
+    tx.commit();
+  }
+  StoreTransaction tx(store, Durability::kFull);  // the chunk is created by another connection
+  REQUIRE(store.claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "lease-hash"}));
+  tx.commit();
+}
+
+// A connection of the test's own, beside the stores.
+class Session {
+ public:
+  explicit Session(const std::string& url) : conn_(PQconnectdb(url.c_str())) {
+    REQUIRE(PQstatus(conn_) == CONNECTION_OK);
+  }
+  ~Session() { PQfinish(conn_); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  // The first value the statement returns ("" when none); the error message when it fails.
+  std::string run(const std::string& sql, bool* failed = nullptr) {
+    pg_result* result = PQexec(conn_, sql.c_str());
+    const ExecStatusType status = PQresultStatus(result);
+    const bool ok = status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK;
+    std::string out = !ok                     ? PQresultErrorMessage(result)
+                      : PQntuples(result) > 0 ? PQgetvalue(result, 0, 0)
+                                              : "";
+    PQclear(result);
+    if (failed != nullptr) *failed = !ok;
+    if (failed == nullptr && !ok) FAIL(sql + ": " + out);
+    return out;
+  }
+
+ private:
+  pg_conn* conn_;
+};
+
+std::string with_application_name(const std::string& url, const std::string& name) {
+  return url + (url.find('?') == std::string::npos ? '?' : '&') + "application_name=" + name;
+}
+
+// Waits until `done` or until the connections named `name` wait for a lock: a bound for a
+// broken start (30 s), not a timing.
+void wait_until_done_or_waiting(Session& watcher, const std::string& name,
+                                const std::atomic<bool>& done) {
+  for (int i = 0; i < 600 && !done; ++i) {
+    const std::string waiting =
+        watcher.run("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + name +
+                    "' AND wait_event_type = 'Lock'");
+    if (waiting != "0") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+// Retries fast, logged to `log`.
+PostgresSchemaSetup quick_setup(std::ostringstream& log, int attempts) {
+  PostgresSchemaSetup setup;
+  setup.lock_timeout_s = 0.1;
+  setup.attempts = attempts;
+  setup.retry_pause_s = 0.01;
+  setup.max_retry_pause_s = 0.05;
+  setup.logger = std::make_shared<spdlog::logger>(
+      "schema-setup-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  return setup;
+}
+
+TEST_CASE("postgres_a_start_beside_an_open_claim_neither_waits_for_it_nor_breaks_it",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);
+  Session claimer(backend.url());
+  Session watcher(backend.url());
+  const std::string starter_name = "fedleaf_start_" + std::to_string(::getpid());
+
+  // What claim_task's transaction holds, open: a task row, the lease it inserted (ROW EXCLUSIVE
+  // on leases), and next the task's update (ROW EXCLUSIVE on tasks).
+  claimer.run("BEGIN");
+  const std::string task = claimer.run(
+      "SELECT id FROM tasks WHERE lease_id = 0 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED");
+  claimer.run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES (" + task +
+              ", 'other-lease', 10)");
+  std::atomic<bool> started{false};
+  std::string start_error;
+  std::thread starter([&] {
+    try {
+      PostgresStore second(with_application_name(backend.url(), starter_name));
+    } catch (const std::exception& e) {
+      start_error = e.what();
+    }
+    started = true;
+  });
+  wait_until_done_or_waiting(watcher, starter_name, started);  // a start that locks tables waits
+  const bool started_beside_the_claim = started;
+  bool update_failed = false;
+  const std::string update = claimer.run(
+      "UPDATE tasks SET lease_id = 1, lease_expires_at = 10 WHERE id = " + task, &update_failed);
+  claimer.run(update_failed ? "ROLLBACK" : "COMMIT");
+  starter.join();
+
+  CHECK(started_beside_the_claim);
+  CHECK(start_error == "");
+  INFO(update);
+  CHECK_FALSE(update_failed);
+}
+
+// A migration does lock tables: its wait for leases, behind an open claim, is part of a lock cycle
+// once the claim updates its task. The start gives up (lock_timeout, below deadlock_timeout) and
+// retries after the claim commits; the claim never fails.
+TEST_CASE("postgres_a_migration_that_loses_a_lock_race_to_a_claim_retries_and_the_claim_goes_on",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);
+  Session claimer(backend.url());
+  Session watcher(backend.url());
+  watcher.run("UPDATE schema_version SET version = " +
+              std::to_string(PostgresStore::kSchemaVersion - 1));
+  const std::string starter_name = "fedleaf_migrate_" + std::to_string(::getpid());
+  std::ostringstream log;
+  const PostgresSchemaSetup setup = quick_setup(log, 100);
+
+  claimer.run("BEGIN");
+  const std::string task = claimer.run(
+      "SELECT id FROM tasks WHERE lease_id = 0 ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED");
+  claimer.run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES (" + task +
+              ", 'other-lease', 10)");
+  std::atomic<bool> started{false};
+  std::string start_error;
+  std::thread starter([&] {
+    try {
+      PostgresStore second(with_application_name(backend.url(), starter_name), setup);
+    } catch (const std::exception& e) {
+      start_error = e.what();
+    }
+    started = true;
+  });
+  wait_until_done_or_waiting(watcher, starter_name, started);
+  bool update_failed = false;
+  const std::string update = claimer.run(
+      "UPDATE tasks SET lease_id = 1, lease_expires_at = 10 WHERE id = " + task, &update_failed);
+  claimer.run(update_failed ? "ROLLBACK" : "COMMIT");
+  starter.join();
+
+  INFO(update);
+  CHECK_FALSE(update_failed);
+  CHECK(start_error == "");
+  CHECK_THAT(log.str(), Contains("event=schema_setup_retry step=migrate attempt=1"));
+  CHECK(watcher.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
+}
+
+// The advisory lock another start holds (here: never released) is a lock race too: retried,
+// then a failure that says so.
+TEST_CASE("postgres_a_start_whose_schema_lock_is_never_granted_fails_naming_its_attempts",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  const std::string url = backend.url();  // an empty schema: this start creates it
+  if (url.empty()) return;
+  Session holder(url);
+  holder.run("SELECT pg_advisory_lock(7240113)");
+  std::ostringstream log;
+
+  CHECK_THROWS_WITH(PostgresStore(url, quick_setup(log, 3)),
+                    Contains("could not create the schema: 3 attempts each lost a lock race"));
+  holder.run("SELECT pg_advisory_unlock(7240113)");
+  CHECK_THAT(log.str(), Contains("attempt=2 attempts=3"));
+  CHECK(PostgresStore(url, quick_setup(log, 3)).shared());
+}
+
+TEST_CASE("postgres_a_start_on_a_newer_schema_fails_at_once_naming_both_versions",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  Session admin(backend.url());
+  const int newer = PostgresStore::kSchemaVersion + 1;
+  admin.run("UPDATE schema_version SET version = " + std::to_string(newer));
+  std::ostringstream log;
+
+  CHECK_THROWS_WITH(PostgresStore(backend.url(), quick_setup(log, 3)),
+                    Contains("schema version is " + std::to_string(newer) + ", this server's is " +
+                             std::to_string(PostgresStore::kSchemaVersion)) &&
+                        Contains("a newer server migrated it"));
+  CHECK(log.str().empty());
+}
+
+// Version 2 leases have no refused_sha256: migrated, a refusal sent again is counted once.
+TEST_CASE("postgres_a_version_2_database_is_migrated_and_counts_a_refusal_once",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);
+  first.reset();
+  Session admin(backend.url());
+  admin.run("ALTER TABLE leases DROP COLUMN refused_sha256");
+  admin.run("UPDATE schema_version SET version = 2");
+  const std::string lease = admin.run("SELECT min(id) FROM leases");
+
+  auto migrated = backend.open();
+  StoreTransaction tx(*migrated, Durability::kFull);
+  const RefusedUpload upload{"p", "lease_expired", std::stoll(lease), "sha"};
+  const bool counted = migrated->add_rejection(upload);
+  const bool counted_again = migrated->add_rejection(upload);
+  tx.commit();
+
+  CHECK(counted);
+  CHECK_FALSE(counted_again);
+  CHECK(admin.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
+}
+
+}  // namespace
+}  // namespace fedleaf::server
