@@ -46,6 +46,29 @@ test('a waiting claim is answered with a task when the round it waits for opens'
   assert.equal(await waitingClaims(server.url), 0);
 }));
 
+// Regression: a woken claim was charged to its client's rate limit again (the wake handles the
+// request anew) and got 429 the moment its task appeared, leaving the task free.
+test('admitted waiting claims get their tasks under a tight client rate limit', () => withServer(async (server) => {
+  const pop = await createPopulation(server.url,
+    { id: 'lp', rounds: 2, clients_per_round: 2, over_selection: 1.5 });  // 3 tasks a round
+  const base = `${server.url}/v1/populations/lp`;
+  const firsts = [await claim(base, pop.client_token, {}), await claim(base, pop.client_token, {})];
+  assert.deepEqual(firsts.map((a) => a.status), [200, 200]);
+  const waiting = Array.from({ length: 3 }, () => claim(base, pop.client_token, { min_round: 1, wait_s: 30 }));
+  await untilWaiting(server.url, 3);  // all 5 claims admitted: the burst is spent
+  for (const first of firsts) {
+    const upload = await call(`${server.url}${first.json.upload_url}`, {
+      method: 'PUT', token: first.json.lease_token,
+      body: trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 2 }) });
+    assert.equal(upload.status, 201);
+  }
+
+  const answers = await Promise.all(waiting);
+  assert.deepEqual(answers.map((a) => a.status), [200, 200, 200]);
+  assert.deepEqual(answers.map((a) => a.json.round), [1, 1, 1]);
+  assert.equal((await claim(base, pop.client_token, {})).status, 429);  // a new claim is charged
+}, { args: ['--client-rate-limit', '0.001', '--client-rate-burst', '5'] }));
+
 test('a waiting claim gets 204 with the retry headers when its wait ends', () => withServer(async (server) => {
   const pop = await createPopulation(server.url, { id: 'lp', rounds: 1, clients_per_round: 1 });
   const base = `${server.url}/v1/populations/lp`;

@@ -344,7 +344,7 @@ class Session : public std::enable_shared_from_this<Session> {
             self->parked_.reset();
             ++self->park_generation_;
             self->claim_timer_.cancel();
-            self->respond(self->shared_.router.handle(self->request_));
+            self->respond(self->shared_.router.handle_woken(self->request_));
           });
         });
   }

@@ -26,8 +26,9 @@
 // Long-poll claims: a response carrying `wait` (a claim with {"wait_s": s} that found nothing) is
 // not sent; the session parks on ClaimWaiters — a callback and a timer, no thread — and handles
 // the request again when woken (a task may have appeared) or sends its 204 once s has passed.
-// Every answer it finally sends still waits for its group commit like any claim. Deadlines are
-// not checked here: DeadlineTicker drives the repository's tick().
+// Every answer it finally sends still waits for its group commit like any claim. A woken claim is
+// not charged to the client rate limit again (Router::handle_woken). Deadlines are not checked
+// here: DeadlineTicker drives the repository's tick().
 //
 // Shutdown: on SIGTERM/SIGINT the acceptor closes, idle connections close, requests in flight
 // finish and their responses are written (with Connection: close; parked claims get their 204 at
