@@ -193,6 +193,23 @@ TEST_CASE("expired_lease_returns_task_to_pool_and_late_upload_gets_410", "[repos
   CHECK(h.upload(second, train_result({1}, 1, 1, 1)).status == 201);
 }
 
+TEST_CASE("release_lease_returns_the_task_at_once_and_wakes_the_parked_claims", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment undelivered = h.claim_task(p);
+  h.park_claim(p);
+
+  h.repo.release_lease(undelivered.task_id, "not-its-lease-token");
+  CHECK(h.woken == 0);
+  h.repo.release_lease(undelivered.task_id, undelivered.lease_token);
+  CHECK(h.woken == 1);
+  const TaskAssignment again = h.claim_task(p);  // at once: no lease had to expire
+
+  CHECK(again.task_id == undelivered.task_id);
+  CHECK_THROWS_AS(h.upload(undelivered, train_result({1}, 1, 1, 1)), Gone);
+  CHECK(h.upload(again, train_result({1}, 1, 1, 1)).status == 201);
+}
+
 TEST_CASE("upload_after_lease_expiry_without_reassignment_gets_410", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 1, 1));

@@ -203,6 +203,17 @@ Response Router::handle(const Request& request, bool admitted) const {
   return response;
 }
 
+void Router::release_undelivered(const HandedLease& lease) const {
+  try {
+    repository_.release_lease(lease.task_id, lease.lease_token);
+  } catch (const std::exception& e) {
+    if (options_.logger) {
+      options_.logger->warn("event=lease_not_released task={} error=\"{}\"", lease.task_id,
+                            e.what());
+    }
+  }
+}
+
 // The model's rows a leaf asks for (src/core/select_*.h). The answer is built outside the
 // repository's lock from the shared model bytes and index; nothing is stored. The log names
 // tensors and id counts only: the ids say something about the leaf's data.
@@ -281,7 +292,9 @@ Response Router::route(const Request& request, bool admitted) const {
     const ClaimBody claim = parse_claim_body(request.body);
     const ClaimOutcome outcome = repository_.claim(parts[2], token, claim.min_round);
     if (const auto* task = std::get_if<TaskAssignment>(&outcome)) {
-      return Response::json(200, task_json(*task));
+      Response r = Response::json(200, task_json(*task));
+      r.lease = HandedLease{task->task_id, task->lease_token};
+      return r;
     }
     const auto& retry = std::get<RetryLater>(outcome);
     Response r;

@@ -52,6 +52,10 @@ class Router {
   // again, admitted waiting claims got 429 the moment their round opened, and its tasks sat
   // free).
   Response handle_woken(const Request& request) const;
+  // Gives back the lease of a claim answer the transport could not deliver
+  // (TaskRepository::release_lease). Never throws: a lease it cannot give back expires as any
+  // other (logged when a logger is set).
+  void release_undelivered(const HandedLease& lease) const;
 
  private:
   // admitted: the request was charged to its client's rate limit already (a woken claim).
