@@ -290,6 +290,22 @@ TEST_CASE("quorum_closes_the_round_and_publishes_the_aggregate", "[repository]")
   CHECK(model_of(h.repo, "p", 0) == test::test_model_bytes());
 }
 
+// Regression: min_contributors defaulted to 2, which a round of one report never meets: a
+// population with clients_per_round 1 withheld every embedding row, every round.
+TEST_CASE("a_population_of_one_report_per_round_changes_the_rows_its_reports_send",
+          "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+
+  h.upload(h.claim_task(p), train_result({1}, 0.5f, 0.25f, 3));
+
+  const std::vector<float> before = test::decode_dense(test::test_model_bytes())["emb/weight"];
+  const std::vector<float> after = test::decode_dense(model_of(h.repo, "p", 1))["emb/weight"];
+  CHECK(after[2] == Approx(before[2] + core::kDefaultClipRms));  // row 1, clipped to 0.01
+  CHECK(after[3] == Approx(before[3] + core::kDefaultClipRms));
+  CHECK(after[0] == before[0]);  // a row no report sent
+}
+
 TEST_CASE("deadline_with_min_reports_closes_the_round", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 2, 3, 1));
@@ -305,8 +321,9 @@ TEST_CASE("deadline_with_min_reports_closes_the_round", "[repository]") {
   const auto status = h.status(p);
   CHECK(status["round"] == 1);
   CHECK(status["history"][0]["duration_s"].get<double>() == Approx(100));
-  CHECK(test::models_close(test::decode_dense(model_of(h.repo, "p", 1)),
-                           test::reference_next_model({{{2}, 2.0f, 0.5f, 2}})));
+  CHECK(
+      test::models_close(test::decode_dense(model_of(h.repo, "p", 1)),
+                         test::reference_next_model({{{2}, 2.0f, 0.5f, 2}}, 1)));  // min_reports 1
 }
 
 TEST_CASE("deadline_without_min_reports_keeps_the_round_open_until_min_reports", "[repository]") {
