@@ -360,6 +360,26 @@ TEST_CASE("last_round_finishes_the_population_and_claims_say_finished", "[reposi
   CHECK_THROWS_AS(h.repo.model("p", 2), NotFound);
 }
 
+// The documented shape of a finished population's history (src/server/README.md): one entry per
+// training round, then the final model's round, which trains nothing and, without evaluate
+// tasks, closes the moment it opens.
+TEST_CASE("a_finished_history_ends_with_the_final_models_round", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+  h.upload(h.claim_task(p), train_result({1}, 1, 1, 1));
+  h.clock.advance(3);
+  h.upload(h.claim_task(p), train_result({1}, 1, 1, 1));
+
+  const nlohmann::json history = h.status(p)["history"];
+
+  REQUIRE(history.size() == 3);
+  CHECK(history[1]["reports"] == 1);
+  CHECK(history[2]["round"] == 2);
+  CHECK(history[2]["status"] == "closed");
+  CHECK(history[2]["reports"] == 0);
+  CHECK(history[2]["duration_s"] == 0.0);
+}
+
 TEST_CASE("evaluate_tasks_report_metrics_for_their_rounds_model", "[repository]") {
   Harness h;
   auto spec = test_spec("p", 1, 1, 1);
