@@ -3,8 +3,11 @@
 #   1. the Catch2 tests natively (ctest in build/)
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
-#   4. every fuzz target (scripts/fuzz.sh) for FEDLEAF_FUZZ_SECONDS (default 20) each, ASan+UBSan
-#   5. clang-format of every tracked C++ file, clang-tidy of src/, ESLint of every JS file, tsc over
+#   4. every benchmark at a tiny size (scripts/bench.sh --smoke NAME, and the server bench on
+#      PostgreSQL behind haproxy): it runs and writes its JSON (build/bench/smoke/), whatever its
+#      figures
+#   5. every fuzz target (scripts/fuzz.sh) for FEDLEAF_FUZZ_SECONDS (default 20) each, ASan+UBSan
+#   6. clang-format of every tracked C++ file, clang-tidy of src/, ESLint of every JS file, tsc over
 #      the package's types (tests/types)
 # and ends with one summary line "summary: N passed, M failed". Exit status non-zero on any failure.
 set -uo pipefail
@@ -129,6 +132,22 @@ if ((${#node_tests[@]})); then
   fi
   record "node:test" "$np" "$nf"
 fi
+
+# Benchmarks: each one at a tiny size, one recorded test per bench (a bench the README lists must
+# run; its figures are not checked). The server bench also on PostgreSQL with 3 servers behind
+# haproxy, on a throwaway cluster of its own (FEDLEAF_BENCH_PG_PORT, default 55433).
+bench_smoke() {  # bench_smoke LABEL ARGS...
+  local label="$1" log="$log_dir/bench-smoke-${1// /-}.log"
+  shift
+  if bash scripts/bench.sh --smoke "$@" >"$log" 2>&1; then
+    record "bench smoke: $label" 1 0
+  else
+    tail -30 "$log"
+    record "bench smoke: $label" 0 1
+  fi
+}
+for bench in $(cd scripts/bench && ls *.sh | sed 's/\.sh$//'); do bench_smoke "$bench" "$bench"; done
+bench_smoke "server postgres x3" server --store postgres --servers 3
 
 # Fuzzing: every decoder and parser an outsider can reach, FEDLEAF_FUZZ_SECONDS (20) each.
 bash scripts/fuzz.sh "${FEDLEAF_FUZZ_SECONDS:-20}" >"$log_dir/fuzz-all.log" 2>&1

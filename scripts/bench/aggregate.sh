@@ -10,5 +10,12 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release > /dev/null
 cmake --build build --target fedleaf_aggregate_bench -j2
-mkdir -p build/bench
-exec build/tests/bench/aggregate/fedleaf_aggregate_bench --json build/bench/aggregate.json "$@"
+out_dir="${FEDLEAF_BENCH_OUT_DIR:-build/bench}"
+mkdir -p "$out_dir"
+smoke=()
+# Smoke (scripts/bench.sh --smoke): the smallest point, few pairs, one sample per method.
+if [[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]]; then
+  smoke=(--clients 20 --pairs 100 --rounds 1 --warmup 1 --min-sample-s 0 --point d=2^20)
+fi
+exec build/tests/bench/aggregate/fedleaf_aggregate_bench --json "$out_dir/aggregate.json" \
+  "${smoke[@]}" "$@"

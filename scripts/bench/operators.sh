@@ -5,4 +5,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bash "$root/scripts/build.sh" --wasm >/dev/null
 cd "$root"
-node tests/bench/operators/operator_comparison.mjs "$@"
+smoke=()
+# Smoke (scripts/bench.sh --smoke): one round of two leaves.
+[[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]] && smoke=(--rounds 1 --clients 2)
+node tests/bench/operators/operator_comparison.mjs \
+  --out "${FEDLEAF_BENCH_OUT_DIR:-build/bench}/operators.json" "${smoke[@]}" "$@"

@@ -5,4 +5,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bash "$root/scripts/build.sh" >/dev/null
 cd "$root"
-FEDLEAF_BUILD_DIR=build node tests/bench/poison/poison_bench.mjs "$@"
+smoke=()
+# Smoke (scripts/bench.sh --smoke): one round of the clean and the attacked job, robust defaults.
+[[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]] && smoke=(--rounds 1 --jobs clean-robust,attacked-robust)
+FEDLEAF_BUILD_DIR=build node tests/bench/poison/poison_bench.mjs \
+  --out "${FEDLEAF_BENCH_OUT_DIR:-build/bench}/poison.json" "${smoke[@]}" "$@"

@@ -5,4 +5,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bash "$root/scripts/build.sh" >/dev/null
 cd "$root"
-FEDLEAF_BUILD_DIR=build node tests/bench/round/round_bench.mjs "$@"
+smoke=()
+# Smoke (scripts/bench.sh --smoke): two leaves, two rounds, the default configuration.
+[[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]] && smoke=(--clients 2 --rounds 2 --configs default)
+FEDLEAF_BUILD_DIR=build node tests/bench/round/round_bench.mjs \
+  --out "${FEDLEAF_BENCH_OUT_DIR:-build/bench}/round.json" "${smoke[@]}" "$@"

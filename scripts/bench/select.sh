@@ -8,4 +8,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bash "$root/scripts/build.sh" >/dev/null
 cd "$root"
-FEDLEAF_BUILD_DIR=build node tests/bench/select/select_bench.mjs "$@"
+smoke=()
+# Smoke (scripts/bench.sh --smoke): one round, no warm-up.
+[[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]] && smoke=(--rounds 1 --warmup 0)
+FEDLEAF_BUILD_DIR=build node tests/bench/select/select_bench.mjs \
+  --out "${FEDLEAF_BENCH_OUT_DIR:-build/bench}/select.json" "${smoke[@]}" "$@"

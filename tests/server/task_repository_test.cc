@@ -193,6 +193,23 @@ TEST_CASE("expired_lease_returns_task_to_pool_and_late_upload_gets_410", "[repos
   CHECK(h.upload(second, train_result({1}, 1, 1, 1)).status == 201);
 }
 
+TEST_CASE("release_lease_returns_the_task_at_once_and_wakes_the_parked_claims", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
+  const TaskAssignment undelivered = h.claim_task(p);
+  h.park_claim(p);
+
+  h.repo.release_lease(undelivered.task_id, "not-its-lease-token");
+  CHECK(h.woken == 0);
+  h.repo.release_lease(undelivered.task_id, undelivered.lease_token);
+  CHECK(h.woken == 1);
+  const TaskAssignment again = h.claim_task(p);  // at once: no lease had to expire
+
+  CHECK(again.task_id == undelivered.task_id);
+  CHECK_THROWS_AS(h.upload(undelivered, train_result({1}, 1, 1, 1)), Gone);
+  CHECK(h.upload(again, train_result({1}, 1, 1, 1)).status == 201);
+}
+
 TEST_CASE("upload_after_lease_expiry_without_reassignment_gets_410", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 1, 1, 1));
@@ -290,6 +307,22 @@ TEST_CASE("quorum_closes_the_round_and_publishes_the_aggregate", "[repository]")
   CHECK(model_of(h.repo, "p", 0) == test::test_model_bytes());
 }
 
+// Regression: min_contributors defaulted to 2, which a round of one report never meets: a
+// population with clients_per_round 1 withheld every embedding row, every round.
+TEST_CASE("a_population_of_one_report_per_round_changes_the_rows_its_reports_send",
+          "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+
+  h.upload(h.claim_task(p), train_result({1}, 0.5f, 0.25f, 3));
+
+  const std::vector<float> before = test::decode_dense(test::test_model_bytes())["emb/weight"];
+  const std::vector<float> after = test::decode_dense(model_of(h.repo, "p", 1))["emb/weight"];
+  CHECK(after[2] == Approx(before[2] + core::kDefaultClipRms));  // row 1, clipped to 0.01
+  CHECK(after[3] == Approx(before[3] + core::kDefaultClipRms));
+  CHECK(after[0] == before[0]);  // a row no report sent
+}
+
 TEST_CASE("deadline_with_min_reports_closes_the_round", "[repository]") {
   Harness h;
   auto p = h.repo.create_population(test_spec("p", 2, 3, 1));
@@ -305,8 +338,9 @@ TEST_CASE("deadline_with_min_reports_closes_the_round", "[repository]") {
   const auto status = h.status(p);
   CHECK(status["round"] == 1);
   CHECK(status["history"][0]["duration_s"].get<double>() == Approx(100));
-  CHECK(test::models_close(test::decode_dense(model_of(h.repo, "p", 1)),
-                           test::reference_next_model({{{2}, 2.0f, 0.5f, 2}})));
+  CHECK(
+      test::models_close(test::decode_dense(model_of(h.repo, "p", 1)),
+                         test::reference_next_model({{{2}, 2.0f, 0.5f, 2}}, 1)));  // min_reports 1
 }
 
 TEST_CASE("deadline_without_min_reports_keeps_the_round_open_until_min_reports", "[repository]") {
@@ -341,6 +375,26 @@ TEST_CASE("last_round_finishes_the_population_and_claims_say_finished", "[reposi
   CHECK(h.status(p)["round"] == 1);
   CHECK_FALSE(h.repo.model("p", 1).bytes->empty());
   CHECK_THROWS_AS(h.repo.model("p", 2), NotFound);
+}
+
+// The documented shape of a finished population's history (src/server/README.md): one entry per
+// training round, then the final model's round, which trains nothing and, without evaluate
+// tasks, closes the moment it opens.
+TEST_CASE("a_finished_history_ends_with_the_final_models_round", "[repository]") {
+  Harness h;
+  auto p = h.repo.create_population(test_spec("p", 2, 1, 1));
+  h.upload(h.claim_task(p), train_result({1}, 1, 1, 1));
+  h.clock.advance(3);
+  h.upload(h.claim_task(p), train_result({1}, 1, 1, 1));
+
+  const nlohmann::json history = h.status(p)["history"];
+
+  REQUIRE(history.size() == 3);
+  CHECK(history[1]["reports"] == 1);
+  CHECK(history[2]["round"] == 2);
+  CHECK(history[2]["status"] == "closed");
+  CHECK(history[2]["reports"] == 0);
+  CHECK(history[2]["duration_s"] == 0.0);
 }
 
 TEST_CASE("evaluate_tasks_report_metrics_for_their_rounds_model", "[repository]") {

@@ -52,12 +52,21 @@ struct ClaimWait {
   double wait_s = 0;
 };
 
+// The lease a claim's answer hands out. A transport that cannot deliver that answer (the client
+// closed its connection) gives it back with Router::release_undelivered, so the task goes to
+// another leaf at once instead of sitting out a whole lease.
+struct HandedLease {
+  std::int64_t task_id = 0;
+  std::string lease_token;
+};
+
 struct Response {
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<const std::string> body = std::make_shared<const std::string>();
   SendAfter send_after = SendAfter::kNothing;
-  std::optional<ClaimWait> wait;  // set: a claim the transport may park (see ClaimWait)
+  std::optional<ClaimWait> wait;     // set: a claim the transport may park (see ClaimWait)
+  std::optional<HandedLease> lease;  // set: a claim's task (see HandedLease)
 
   // A JSON response (Content-Type: application/json) with the given serialised body.
   static Response json(int status, std::string body);

@@ -169,13 +169,17 @@ void Router::check_admin(const Request& request) const {
   }
 }
 
-Response Router::handle(const Request& request) const {
+Response Router::handle(const Request& request) const { return handle(request, false); }
+
+Response Router::handle_woken(const Request& request) const { return handle(request, true); }
+
+Response Router::handle(const Request& request, bool admitted) const {
   const std::string path = request.path();
   const bool is_upload = path.rfind("/v1/tasks/", 0) == 0;
   const bool is_claim = path.size() > 12 && path.compare(path.size() - 12, 12, "/tasks:claim") == 0;
   Response response;
   try {
-    response = route(request);
+    response = route(request, admitted);
   } catch (const std::exception& e) {
     response = error_response(e);
     if (const auto* busy = dynamic_cast<const TooManyRequests*>(&e)) {
@@ -197,6 +201,17 @@ Response Router::handle(const Request& request) const {
   // A parked claim is not answered yet: the transport counts its final answer.
   if (!response.wait) metrics_.count_request(response.status);
   return response;
+}
+
+void Router::release_undelivered(const HandedLease& lease) const {
+  try {
+    repository_.release_lease(lease.task_id, lease.lease_token);
+  } catch (const std::exception& e) {
+    if (options_.logger) {
+      options_.logger->warn("event=lease_not_released task={} error=\"{}\"", lease.task_id,
+                            e.what());
+    }
+  }
 }
 
 // The model's rows a leaf asks for (src/core/select_*.h). The answer is built outside the
@@ -229,7 +244,7 @@ Response Router::select_response(const Request& request, const std::string& popu
   return r;
 }
 
-Response Router::route(const Request& request) const {
+Response Router::route(const Request& request, bool admitted) const {
   const std::string path = request.path();
   if (path == "/healthz") {
     require_method(request, {"GET", "HEAD"});
@@ -273,11 +288,13 @@ Response Router::route(const Request& request) const {
   if (n == 4 && parts[1] == "populations" && parts[3] == "tasks:claim") {
     require_method(request, {"POST"});
     const std::string token = bearer(request);
-    admit_client(token);
+    if (!admitted) admit_client(token);
     const ClaimBody claim = parse_claim_body(request.body);
     const ClaimOutcome outcome = repository_.claim(parts[2], token, claim.min_round);
     if (const auto* task = std::get_if<TaskAssignment>(&outcome)) {
-      return Response::json(200, task_json(*task));
+      Response r = Response::json(200, task_json(*task));
+      r.lease = HandedLease{task->task_id, task->lease_token};
+      return r;
     }
     const auto& retry = std::get<RetryLater>(outcome);
     Response r;

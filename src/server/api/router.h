@@ -13,7 +13,7 @@
 // crash could undo; population status, model downloads and model:select kSync, so a new
 // round's model is never seen before it is durable. The transport must honour it. A claim whose
 // body asks to wait ({"wait_s": s}) and found nothing carries Response::wait: the transport may
-// park it and call handle() again with the same request when ClaimWaiters wakes it (see
+// park it and call handle_woken() with the same request when ClaimWaiters wakes it (see
 // http/http_server.h).
 // Thread-safe (TaskRepository and ServerMetrics are).
 #pragma once
@@ -47,9 +47,20 @@ class Router {
  public:
   Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options);
   Response handle(const Request& request) const;
+  // A parked claim handled again once ClaimWaiters woke it: handle() without charging the
+  // client's rate limit, which its arrival already did — a request is admitted once (charged
+  // again, admitted waiting claims got 429 the moment their round opened, and its tasks sat
+  // free).
+  Response handle_woken(const Request& request) const;
+  // Gives back the lease of a claim answer the transport could not deliver
+  // (TaskRepository::release_lease). Never throws: a lease it cannot give back expires as any
+  // other (logged when a logger is set).
+  void release_undelivered(const HandedLease& lease) const;
 
  private:
-  Response route(const Request& request) const;
+  // admitted: the request was charged to its client's rate limit already (a woken claim).
+  Response handle(const Request& request, bool admitted) const;
+  Response route(const Request& request, bool admitted) const;
   void check_admin(const Request& request) const;
   Response select_response(const Request& request, const std::string& population, int round) const;
   // Throws TooManyRequests (with the time to wait) when `token` is over its rate limit.

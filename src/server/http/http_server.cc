@@ -11,11 +11,14 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
+
+#include <sys/socket.h>
 
 #include "core/text_format.h"
 #include "core/version.h"
@@ -341,20 +344,68 @@ class Session : public std::enable_shared_from_this<Session> {
           if (!self) return;
           net::post(self->stream_.get_executor(), [self, generation] {
             if (generation != self->park_generation_ || !self->parked_) return;
-            self->parked_.reset();
-            ++self->park_generation_;
-            self->claim_timer_.cancel();
-            self->respond(self->shared_.router.handle(self->request_));
+            self->unpark();
+            // A client that left while the wake was on its way gets no task.
+            if (self->peer() == Peer::kClosed) return self->drop_claim();
+            self->respond(self->shared_.router.handle_woken(self->request_));
           });
         });
+    watch_peer(generation);
+  }
+
+  // What the client's side of the connection says, read without consuming a byte: closed (end
+  // of stream, or an error such as a reset), more bytes sent (a pipelined request), or nothing.
+  enum class Peer { kQuiet, kClosed, kSending };
+  Peer peer() {
+    char byte = 0;
+    const ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return Peer::kSending;
+    if (n == 0) return Peer::kClosed;
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? Peer::kQuiet : Peer::kClosed;
+  }
+
+  // A parked claim keeps a wait on its socket, so a client that closes the connection is seen
+  // at once: its claim is dropped (no task is leased to a connection no answer can reach). A
+  // client that sends more bytes (a pipelined request) is not watched further.
+  void watch_peer(std::uint64_t generation) {
+    stream_.socket().async_wait(
+        tcp::socket::wait_read, [self = shared_from_this(), generation](beast::error_code ec) {
+          if (ec || generation != self->park_generation_ || !self->parked_) return;
+          switch (self->peer()) {
+            case Peer::kClosed: {
+              const std::string population = self->parked_->wait->population;
+              self->unpark();
+              self->shared_.waiters.cancel(population, self->ticket_);
+              return self->drop_claim();
+            }
+            case Peer::kQuiet:
+              return self->watch_peer(generation);
+            case Peer::kSending:
+              return;
+          }
+        });
+  }
+
+  // Ends the parked state (its timer and its watch on the socket); the ClaimWaiters entry is the
+  // caller's to cancel, or already woken.
+  void unpark() {
+    parked_.reset();
+    ++park_generation_;
+    claim_timer_.cancel();
+    beast::error_code ignored;
+    stream_.socket().cancel(ignored);
+  }
+
+  // The client of a parked claim has gone: the claim ends unanswered.
+  void drop_claim() {
+    claim_deadline_.reset();
+    close();
   }
 
   // Sends the parked claim's 204 (its wait is over, or the server is stopping).
   void send_parked() {
     Response response = std::move(*parked_);
-    parked_.reset();
-    ++park_generation_;
-    claim_timer_.cancel();
+    unpark();
     claim_deadline_ = std::chrono::steady_clock::now();
     respond(std::move(response));
   }
@@ -407,6 +458,11 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write(const Response& response, bool keep_alive, bool head) {
+    // A task for a client that has closed the connection goes back at once.
+    if (response.lease && peer() == Peer::kClosed) {
+      release_lease(*response.lease);
+      return close();
+    }
     auto message = std::make_shared<http::response<http::span_body<const char>>>();
     message->version(11);
     message->result(static_cast<unsigned>(response.status));
@@ -432,15 +488,23 @@ class Session : public std::enable_shared_from_this<Session> {
     }
     message->keep_alive(keep_alive);
     stream_.expires_after(seconds(std::max(shared_.options.body_timeout_s, 30.0)));
-    http::async_write(
-        stream_, *message,
-        [self = shared_from_this(), message, keep_alive](beast::error_code ec, std::size_t bytes) {
-          self->shared_.metrics.add_bytes_out(bytes);
-          self->body_.reset();
-          if (!ec && self->body_unread_) return self->drain_then_close();
-          if (ec || !keep_alive) return self->close();
-          self->read_header();
-        });
+    http::async_write(stream_, *message,
+                      [self = shared_from_this(), message, keep_alive, lease = response.lease](
+                          beast::error_code ec, std::size_t bytes) {
+                        self->shared_.metrics.add_bytes_out(bytes);
+                        self->body_.reset();
+                        if (ec && lease) self->release_lease(*lease);
+                        if (!ec && self->body_unread_) return self->drain_then_close();
+                        if (ec || !keep_alive) return self->close();
+                        self->read_header();
+                      });
+  }
+
+  // Gives back the lease of an answer that did not reach its client; the next group commit
+  // (requested here) makes the task leasable for other servers sharing the store too.
+  void release_lease(const HandedLease& lease) {
+    shared_.router.release_undelivered(lease);
+    shared_.group_commit.after_commit([](bool) {});
   }
 
   void close() {

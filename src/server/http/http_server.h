@@ -26,8 +26,17 @@
 // Long-poll claims: a response carrying `wait` (a claim with {"wait_s": s} that found nothing) is
 // not sent; the session parks on ClaimWaiters — a callback and a timer, no thread — and handles
 // the request again when woken (a task may have appeared) or sends its 204 once s has passed.
-// Every answer it finally sends still waits for its group commit like any claim. Deadlines are
-// not checked here: DeadlineTicker drives the repository's tick().
+// Every answer it finally sends still waits for its group commit like any claim. A woken claim is
+// not charged to the client rate limit again (Router::handle_woken). Deadlines are not checked
+// here: DeadlineTicker drives the repository's tick().
+//
+// Client disconnects: a parked claim keeps a wait on its socket, so a client that closes the
+// connection (end of stream or reset) is seen at once — its claim is unparked and dropped, with
+// no answer. A woken claim whose client has gone is dropped before it is handled. An answer
+// carrying a task (Response::lease) whose client is seen gone before the write, or whose write
+// fails, gives its lease back (Router::release_undelivered): the task goes to another leaf at
+// once instead of being lost for a whole lease. (An answer the kernel accepted before the
+// close was seen is lost with the connection: its lease expires as usual.)
 //
 // Shutdown: on SIGTERM/SIGINT the acceptor closes, idle connections close, requests in flight
 // finish and their responses are written (with Connection: close; parked claims get their 204 at

@@ -1,5 +1,9 @@
 #include "server/repository/new_population.h"
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
 #include "core/safetensors.h"
 #include "core/train/plan.h"
 #include "server/repository/population_state.h"
@@ -8,22 +12,60 @@
 #include "server/util/tokens.h"
 
 namespace fedleaf::server {
+namespace {
+
+// The plan the population stores: the spec's, with min_contributors written out where the
+// plan's default (core::kDefaultMinContributors) is more than min_reports. A round may close
+// with min_reports reports, so a larger default could withhold every row of a table in every
+// such round (clients_per_round 1 never learned its embedding). Written into the plan, the
+// value is the one every reader sees: a restart, other servers, the status, the leaves.
+std::string population_plan(const PopulationSpec& spec) {
+  const auto cap = static_cast<std::uint64_t>(spec.min_reports);
+  if (cap >= core::kDefaultMinContributors) return spec.plan_json;
+  nlohmann::json plan = nlohmann::json::parse(spec.plan_json);
+  auto updates = plan.find("updates");
+  if (updates == plan.end() || !updates->is_object()) return spec.plan_json;
+  for (auto& [name, entry] : updates->items()) {
+    if (!entry.is_object() || entry.contains("min_contributors")) continue;
+    const auto aggregator = entry.find("aggregator");
+    if (aggregator != entry.end() && *aggregator == "mean_over_contributors") {
+      entry["min_contributors"] = std::min(cap, core::kDefaultMinContributors);
+    }
+  }
+  return plan.dump();
+}
+
+// A row of a mean_over_contributors tensor changes only when min_contributors reports of one
+// round sent it, and no round has more than clients_per_round reports.
+void check_min_contributors(const core::UpdatePlan& plan, int clients_per_round) {
+  for (const core::TensorUpdatePlan& tensor : plan.tensors) {
+    if (tensor.op.min_contributors > static_cast<std::uint64_t>(clients_per_round)) {
+      throw InvalidInput("population: " + tensor.path + ".min_contributors " +
+                         std::to_string(tensor.op.min_contributors) + " is more than " +
+                         "clients_per_round " + std::to_string(clients_per_round) +
+                         ": no round could change a row of it");
+    }
+  }
+}
+
+}  // namespace
 
 NewPopulation make_new_population(const PopulationSpec& spec, std::string model_bytes, double now) {
+  const std::string plan_json = population_plan(spec);
   // The whole plan, as every leaf will parse it (both kinds of task carry it).
-  core::parse_plan(plan_with_kind(spec.plan_json, "train"));
-  core::parse_plan(plan_with_kind(spec.plan_json, "evaluate"));
+  core::parse_plan(plan_with_kind(plan_json, "train"));
+  core::parse_plan(plan_with_kind(plan_json, "evaluate"));
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
-  auto update_plan =
-      std::make_shared<const core::UpdatePlan>(core::parse_update_plan(spec.plan_json));
+  auto update_plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(plan_json));
+  check_min_contributors(*update_plan, spec.clients_per_round);
   core::RoundAggregator aggregator(*update_plan, tensors,
                                    static_cast<std::size_t>(spec.clients_per_round));
 
   PopulationRecord record;
   record.id = spec.id ? *spec.id : "pop-" + generate_token().substr(3, 12);
   std::string client_token = generate_token();
-  record.plan_json = spec.plan_json;
+  record.plan_json = plan_json;
   record.client_token_hash = hash_token(client_token);
   record.rounds = spec.rounds;
   record.clients_per_round = spec.clients_per_round;

@@ -28,7 +28,10 @@ struct NewPopulation {
 
 // Checks the whole plan as every leaf parses it (InvalidInput for a plan no leaf can run), the
 // model (InvalidInput for bytes that are not safetensors or hold non-finite values) and that the
-// plan's updates fit the model. The id is spec.id or a generated "pop-…".
+// plan's updates fit the model. The id is spec.id or a generated "pop-…". A mean_over_contributors
+// tensor without min_contributors gets min(2, min_reports) written into the stored plan (the
+// plan's default 2 could never be met by a round closing with one report); an explicit
+// min_contributors above clients_per_round is InvalidInput naming both.
 NewPopulation make_new_population(const PopulationSpec& spec, std::string model_bytes, double now);
 
 }  // namespace fedleaf::server

@@ -249,6 +249,23 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
   return retry;
 }
 
+void TaskRepository::release_lease(std::int64_t task_id, const std::string& lease_token) {
+  const std::string presented_hash = hash_token(lease_token);
+  std::lock_guard lock(mutex_);
+  std::optional<TaskRecord> task = store_.find_task(task_id);
+  if (!task || task->state != TaskState::kLeased) return;
+  std::int64_t lease_id = 0;
+  for (const LeaseRecord& lease : store_.list_leases(task_id)) {
+    if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
+  }
+  const double now = clock_.now();
+  if (lease_id == 0 || lease_id != task->lease_id || now >= task->lease_expires_at) return;
+  population_step(task->population_id, "release lease",
+                  [&] { store_.release_lease(task_id, lease_id, now); });
+  metrics_.count_claim("undelivered");
+  waiters_.notify(task->population_id);
+}
+
 void TaskRepository::reject(const RefusedUpload& upload) {
   bool counted = false;
   try {

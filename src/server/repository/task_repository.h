@@ -202,6 +202,11 @@ class TaskRepository {
   // In the open batch when it returns: answer only after commit_batch().
   ClaimOutcome claim(const std::string& population_id, const std::string& client_token,
                      int min_round = 0);
+  // Gives back a lease whose claim answer could not be delivered (the client closed its
+  // connection): the task is leasable at once, and the waiting claims are woken, instead of the
+  // task sitting out a whole lease. Does nothing when the token is not the task's current,
+  // unexpired lease. In the open batch when it returns (committed with the next claim's answer).
+  void release_lease(std::int64_t task_id, const std::string& lease_token);
   // In the open batch when it returns (see "Crash safety"): answer only after commit_batch()
   // and Store::sync().
   UploadOutcome upload(std::int64_t task_id, const std::string& lease_token,

@@ -69,6 +69,7 @@ class PostgresStore : public Store {
   void create_population(const PopulationRecord& population, const RoundRecord& round0,
                          const ModelRecord& model0) override;
   std::optional<ClaimedTask> claim_task(const ClaimRequest& request) override;
+  void release_lease(std::int64_t task_id, std::int64_t lease_id, double now) override;
   AcceptOutcome accept_result(const AcceptRequest& request) override;
   std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
   void close_round(const RoundCloseWrite& close) override;

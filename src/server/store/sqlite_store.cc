@@ -498,6 +498,19 @@ std::optional<ClaimedTask> SqliteStore::claim_task(const ClaimRequest& r) {
   return ClaimedTask{task_id, lease_id};
 }
 
+void SqliteStore::release_lease(std::int64_t task_id, std::int64_t lease_id, double now) {
+  statement(
+      "UPDATE tasks SET lease_expires_at = ? WHERE id = ? AND lease_id = ? AND state = 'leased' "
+      "AND lease_expires_at > ?")
+      .bind(1, now)
+      .bind(2, task_id)
+      .bind(3, lease_id)
+      .bind(4, now)
+      .run();
+  if (sqlite3_changes(db_) == 0) return;
+  statement("UPDATE leases SET expires_at = ? WHERE id = ?").bind(1, now).bind(2, lease_id).run();
+}
+
 std::optional<TaskRecord> SqliteStore::find_task(std::int64_t id) {
   static const std::string sql = std::string("SELECT ") + kTaskColumns + " FROM tasks WHERE id = ?";
   auto s = statement(sql.c_str());

@@ -283,6 +283,10 @@ class Store {
   // create tasks a chunk at a time (PostgreSQL), never more than `limit`: a task created but
   // never leased is leased before any expired one.
   virtual std::optional<ClaimedTask> claim_task(const ClaimRequest& request) = 0;
+  // Ends lease `lease_id` of task `task_id` at `now` when it is still the task's current lease
+  // and the task is not done, so the task is leasable at once (a claim answer that never
+  // reached its client gives its lease back); does nothing otherwise.
+  virtual void release_lease(std::int64_t task_id, std::int64_t lease_id, double now) = 0;
   // Completes a task with a result, once per lease: the checks and the write are one operation
   // (see AcceptStatus; only kAccepted changes anything). A train report becomes a result of its
   // round (AcceptOutcome::seq). NotFound for an unknown task.
