@@ -12,6 +12,7 @@
 #include "core/safetensors.h"
 #include "core/safetensors_index.h"
 #include "core/text_format.h"
+#include "core/wire/result_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -176,16 +177,11 @@ RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = 
 RoundAggregator::~RoundAggregator() = default;
 
 void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
+  const std::uint64_t claimed = read_result_header(data, size, ResultKind::kTrain).num_examples;
   SafetensorsReadOptions options;
   options.require_finite = true;
   const SafetensorsFile file = read_safetensors(data, size, options);
   const std::string where = "train result";
-  if (const auto kind = file.metadata.find("kind");
-      kind != file.metadata.end() && kind->second != "train") {
-    throw InvalidInput(where + ": metadata 'kind' is " + in_quotes(kind->second) + ", not 'train'");
-  }
-  const std::uint64_t claimed = parse_positive_integer(
-      metadata_value(file.metadata, "num_examples", where), where + ": metadata 'num_examples'");
   const std::uint64_t cap = state_->max_examples_per_report;
   const bool capped = cap != 0 && claimed > cap;
   const double weight = static_cast<double>(capped ? cap : claimed);

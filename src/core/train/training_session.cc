@@ -12,6 +12,7 @@
 #include "core/safetensors_layout.h"
 #include "core/train/compact_rows.h"
 #include "core/train/seeded_random.h"
+#include "core/wire/result_format.h"
 
 namespace fedleaf::core {
 
@@ -466,11 +467,12 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
         "training: the mean loss is not finite (training diverged: a smaller "
         "learning_rate or a clip_norm keeps it finite)");
   }
-  Metadata metadata{{"kind", "train"},
-                    {"num_examples", std::to_string(dataset_.size())},
-                    {"loss", format_decimal(mean_loss())},
-                    {"accuracy", format_decimal(accuracy())}};
-  if (!task_id.empty()) metadata["task_id"] = task_id;
+  ResultReport report;
+  report.num_examples = dataset_.size();
+  report.loss = mean_loss();
+  report.accuracy = accuracy();
+  report.task_id = task_id;
+  Metadata metadata = result_metadata(report);
   // The arrays of the update (write_safetensors' layout of the same tensors), each with the
   // function that writes its bytes.
   std::vector<SafetensorsArraySpec> arrays;

@@ -1,0 +1,3 @@
+set(FEDLEAF_WIRE_SOURCES
+  result_format.cc
+)
