@@ -8,7 +8,7 @@
 #include <emscripten/bind.h>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "js_interop.h"
 
 namespace fedleaf::wasm {

@@ -6,7 +6,7 @@
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
 #include "core/error.h"
-#include "core/text_format.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 

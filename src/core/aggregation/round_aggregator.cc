@@ -8,11 +8,11 @@
 #include "core/aggregation/adaptive_example_cap.h"
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/error.h"
-#include "core/linear_index.h"
-#include "core/safetensors.h"
-#include "core/safetensors_index.h"
-#include "core/text_format.h"
+#include "core/tensor/linear_index.h"
 #include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/safetensors_index.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

@@ -7,6 +7,7 @@ set(FEDLEAF_AGGREGATION_SOURCES
   radix_sort_by_key.cc
   representation_plan.cc
   round_aggregator.cc
+  select_rules.cc
   sparse_sum_accumulator.cc
   sparse_sum_operator.cc
   update_encoding.cc

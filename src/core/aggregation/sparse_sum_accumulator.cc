@@ -9,8 +9,8 @@
 #include "core/aggregation/prefetch.h"
 #include "core/aggregation/update_values.h"
 #include "core/error.h"
-#include "core/linear_index.h"
-#include "core/text_format.h"
+#include "core/tensor/linear_index.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

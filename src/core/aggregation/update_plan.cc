@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/plan_json.h"
-#include "core/text_format.h"
+#include "core/json/plan_json.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

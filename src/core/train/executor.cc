@@ -4,7 +4,6 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "core/safetensors.h"
 #include "core/train/forward_over_dataset.h"
 #include "core/train/metrics.h"
 #include "core/train/model.h"
@@ -13,6 +12,7 @@
 #include "core/train/seeded_random.h"
 #include "core/train/training_session.h"
 #include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
 
 namespace fedleaf::core {
 namespace {

@@ -1,5 +1,5 @@
 #include "core/train/training_session.h"
-#include "core/text_format.h"
+#include "core/wire/text_format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,12 +7,12 @@
 #include <cstring>
 
 #include "core/error.h"
-#include "core/half_float.h"
-#include "core/safetensors.h"
-#include "core/safetensors_layout.h"
+#include "core/tensor/half_float.h"
 #include "core/train/compact_rows.h"
 #include "core/train/seeded_random.h"
 #include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/safetensors_layout.h"
 
 namespace fedleaf::core {
 

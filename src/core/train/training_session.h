@@ -24,13 +24,13 @@
 #include <string>
 #include <vector>
 
-#include "core/safetensors_index.h"
 #include "core/train/batch.h"
 #include "core/train/compact_rows.h"
 #include "core/train/dataset.h"
 #include "core/train/model.h"
 #include "core/train/optimizer.h"
 #include "core/train/plan.h"
+#include "core/wire/safetensors_index.h"
 
 namespace fedleaf::core {
 

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json_duplicate_keys.h"
-#include "core/json_nesting.h"
-#include "core/safetensors_index.h"
-#include "core/text_format.h"
+#include "core/json/json_duplicate_keys.h"
+#include "core/json/json_nesting.h"
+#include "core/wire/safetensors_index.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

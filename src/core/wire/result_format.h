@@ -7,7 +7,7 @@
 //   ResultHeader h = read_result_header(upload.data(), upload.size(), ResultKind::kTrain);
 //   h.num_examples;  h.metrics.at("loss");
 //
-// A result is safetensors (core/safetensors.h) whose __metadata__ holds, as strings:
+// A result is safetensors (core/wire/safetensors.h) whose __metadata__ holds, as strings:
 //   "kind"          "train" | "evaluate"; absent means "train"; must be the task's kind
 //   "num_examples"  decimal digits, an integer in [1, 2^53] (exact as a double weight)
 //   "loss"          required, a decimal in [0, kMaxResultLoss]
@@ -26,7 +26,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 

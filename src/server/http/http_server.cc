@@ -17,8 +17,8 @@
 #include <set>
 #include <thread>
 
-#include "core/text_format.h"
 #include "core/version.h"
+#include "core/wire/text_format.h"
 #include "server/util/server_errors.h"
 
 namespace fedleaf::server {

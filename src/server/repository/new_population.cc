@@ -1,7 +1,7 @@
 #include "server/repository/new_population.h"
 
-#include "core/safetensors.h"
 #include "core/train/plan.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"

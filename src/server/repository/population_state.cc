@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"

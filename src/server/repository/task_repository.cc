@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
-#include "core/text_format.h"
 #include "core/train/plan.h"
 #include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/text_format.h"
 #include "server/store/store_rules.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"

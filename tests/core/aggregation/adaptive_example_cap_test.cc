@@ -8,7 +8,7 @@
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf {

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf::core {
