@@ -272,7 +272,9 @@ NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) cons
     const Tensor delta = acc.finalize();
     DenseTensor& target = std::get<DenseTensor>(next.at(acc.name()));
     const std::vector<std::uint64_t> strides = *row_major_strides(acc.dense_shape());
-    const DType delta_dtype = acc.spec().op == SparseSumOperator::kCount ? DType::I64 : acc.dtype();
+    const DType delta_dtype = operator_rules(acc.spec().op).finalizes_to_counts(acc.encoding())
+                                  ? DType::I64
+                                  : acc.dtype();
     const auto apply = [&](auto target_tag) {
       using T = decltype(target_tag);
       T* t = target.data<T>();

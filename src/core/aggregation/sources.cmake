@@ -3,6 +3,8 @@ set(FEDLEAF_AGGREGATION_SOURCES
   accumulator_finalize.cc
   adaptive_clip.cc
   adaptive_example_cap.cc
+  next_round_plan.cc
+  operators/operator_table.cc
   prepare_update.cc
   radix_sort_by_key.cc
   representation_plan.cc

@@ -1,5 +1,6 @@
 #include "server/repository/new_population.h"
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/train/plan.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/population_state.h"

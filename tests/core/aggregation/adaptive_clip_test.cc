@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
 #include "core/error.h"

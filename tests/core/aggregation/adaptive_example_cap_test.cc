@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
 #include "core/error.h"
@@ -122,6 +123,15 @@ TEST_CASE("next_example_cap_of_a_fixed_or_off_cap_is_none") {
     const auto [stats, plan] = stats_of(cap);
     CHECK_FALSE(core::next_example_cap(plan, stats));
   }
+}
+
+TEST_CASE("check_example_cap_takes_integers_in_1_to_2_pow_53") {
+  CHECK_NOTHROW(core::check_example_cap(1, "cap"));
+  CHECK_NOTHROW(core::check_example_cap(std::uint64_t{1} << 53, "cap"));
+  CHECK_THROWS_MATCHES(core::check_example_cap(0, "the cap"), InvalidInput,
+                       MessageContains("the cap 0 is not an integer in [1, 2^53]"));
+  CHECK_THROWS_MATCHES(core::check_example_cap((std::uint64_t{1} << 53) + 1, "cap"), InvalidInput,
+                       MessageContains("is not an integer in [1, 2^53]"));
 }
 
 }  // namespace
