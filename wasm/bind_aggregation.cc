@@ -10,7 +10,7 @@
 
 #include "core/aggregation/apply_update.h"
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "js_interop.h"
 
 namespace fedleaf::wasm {

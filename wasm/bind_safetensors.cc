@@ -1,9 +1,9 @@
 // JS API of the foundation: version, the safetensors codec, coalesce.
 #include <emscripten/bind.h>
 
-#include "core/coalesce.h"
-#include "core/safetensors.h"
+#include "core/tensor/coalesce.h"
 #include "core/version.h"
+#include "core/wire/safetensors.h"
 #include "tensor_js.h"
 
 namespace fedleaf::wasm {

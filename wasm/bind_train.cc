@@ -13,13 +13,13 @@
 #include <cstring>
 #include <memory>
 
-#include "core/safetensors_index.h"
 #include "core/train/dataset.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
 #include "core/train/svmlight.h"
 #include "core/train/text_features.h"
 #include "core/train/training_session.h"
+#include "core/wire/safetensors_index.h"
 #include "dataset_handle.h"
 #include "js_interop.h"
 

@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 #include "js_interop.h"
 
 namespace fedleaf::wasm {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/safetensors_layout.h"
+#include "core/wire/safetensors_layout.h"
 
 namespace fedleaf::test {
 

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <random>
 
-#include "core/row_sparse_tensor.h"
-#include "core/sparse_tensor.h"
+#include "core/tensor/row_sparse_tensor.h"
+#include "core/tensor/sparse_tensor.h"
 
 namespace fedleaf::test {
 

@@ -6,11 +6,11 @@
 
 #include <string>
 
-#include "core/dense_tensor.h"
 #include "core/error.h"
-#include "core/linear_index.h"
-#include "core/row_sparse_tensor.h"
-#include "core/sparse_tensor.h"
+#include "core/tensor/dense_tensor.h"
+#include "core/tensor/linear_index.h"
+#include "core/tensor/row_sparse_tensor.h"
+#include "core/tensor/sparse_tensor.h"
 
 namespace fedleaf::test {
 

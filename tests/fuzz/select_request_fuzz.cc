@@ -7,10 +7,10 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/safetensors.h"
-#include "core/select_answer.h"
-#include "core/select_request.h"
-#include "core/select_rules.h"
+#include "core/aggregation/select_rules.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/select_answer.h"
+#include "core/wire/select_request.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 #include "tests/server/server_fixtures.h"

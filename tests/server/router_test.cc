@@ -7,8 +7,8 @@
 #include <regex>
 #include <sstream>
 
-#include "core/safetensors.h"
 #include "core/version.h"
+#include "core/wire/safetensors.h"
 #include "server/api/router.h"
 
 #include "server/api/claim_body.h"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/population_spec.h"
 
 namespace fedleaf::test {

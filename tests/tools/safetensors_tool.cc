@@ -6,7 +6,7 @@
 #include <iostream>
 #include <iterator>
 
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 
 using namespace fedleaf::core;
 

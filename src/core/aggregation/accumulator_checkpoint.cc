@@ -9,8 +9,8 @@
 
 #include "core/aggregation/for_each_touched.h"
 #include "core/error.h"
-#include "core/safetensors.h"
-#include "core/text_format.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -66,7 +66,7 @@ DenseShape parse_shape(const std::string& text, const std::string& what) {
 void SparseSumAccumulator::save(const std::string& prefix, NamedTensors& tensors,
                                 Metadata& metadata) const {
   metadata[prefix + "@operator"] = std::string(operator_name(spec_.op));
-  if (spec_.op == SparseSumOperator::kClippedWeightedMean) {
+  if (operator_rules(spec_.op).clips_to_norm) {
     metadata[prefix + "@clip_norm"] = format_double_exact(spec_.clip_norm);
   }
   metadata[prefix + "@encoding"] = std::string(update_encoding_name(encoding_));

@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "core/aggregation/for_each_touched.h"
-#include "core/text_format.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 
@@ -83,7 +83,7 @@ Tensor SparseSumAccumulator::finalize() const {
     return RowSparseTensor(std::move(row_indices), DenseTensor(std::move(values)), dense_shape_,
                            "aggregate " + in_quotes(name_));
   };
-  if (rule == FinalizeRule::kUpdates || rule == FinalizeRule::kContributors) {  // I64 counts
+  if (operator_rules(spec_.op).finalizes_to_counts(encoding_)) {  // I64 counts
     return rule == FinalizeRule::kUpdates
                ? build(std::int64_t{},
                        std::integral_constant<FinalizeRule, FinalizeRule::kUpdates>{})

@@ -5,8 +5,7 @@
 //
 //   const AdaptiveClip rule{/*quantile=*/0.5, /*learning_rate=*/0.2};
 //   double next = next_clip_bound(/*bound=*/1.0, /*reports=*/16, /*clipped=*/2, rule);  // < 1
-//   UpdatePlan round_plan = with_clip_bounds(plan, {{"emb/weight", next}});
-//   RoundAggregator round(round_plan, model);   // clips every report of the round at `next`
+//   // next_round_plan.h applies it to a plan: with_clip_bounds(plan, {{"emb/weight", next}})
 //
 // Within a round the bound is fixed: accumulators fold each report as it arrives and cannot
 // rescale one already folded. After round t, with b̄_t the share of its reports that were NOT
@@ -30,9 +29,6 @@
 
 namespace fedleaf::core {
 
-struct UpdatePlan;
-struct RoundStats;
-
 struct AdaptiveClip {
   double quantile = 0.0;       // γ in (0, 1): the share of reports the bound aims to leave alone
   double learning_rate = 0.0;  // η in (0, 10]: the step of the geometric update
@@ -55,19 +51,5 @@ double next_clip_bound(double bound, std::uint64_t reports, std::uint64_t clippe
 
 // Per tensor name, a clip bound (sorted by name).
 using ClipBounds = std::vector<std::pair<std::string, double>>;
-
-// The bounds of the plan's adaptive clips as the plan states them (a population's first round).
-ClipBounds initial_clip_bounds(const UpdatePlan& plan);
-
-// The bounds of the round after the one `stats` describes: next_clip_bound of each adaptive
-// clip's bound that round (stats.clip_bound_per_tensor) and its clipped count. `plan` is the
-// plan's parsed updates (it says which clips are adaptive, and their rules).
-ClipBounds next_clip_bounds(const UpdatePlan& plan, const RoundStats& stats);
-
-// The plan with each adaptive clip's bound replaced by the round's bound from `bounds`; a tensor
-// `bounds` does not name keeps its current bound (its initial one for a parsed plan). Entries for
-// tensors without an adaptive clip are ignored: a fixed clip's bound is the plan's. Throws
-// InvalidInput naming the tensor for a bound that is not finite and > 0.
-UpdatePlan with_clip_bounds(UpdatePlan plan, const ClipBounds& bounds);
 
 }  // namespace fedleaf::core

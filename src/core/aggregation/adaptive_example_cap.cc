@@ -4,8 +4,6 @@
 #include <cmath>
 #include <string>
 
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
 #include "core/error.h"
 
 namespace fedleaf::core {
@@ -13,13 +11,13 @@ namespace {
 
 constexpr std::uint64_t kMaxCap = std::uint64_t{1} << 53;
 
-void check_cap(std::uint64_t cap, const std::string& what) {
+}  // namespace
+
+void check_example_cap(std::uint64_t cap, const std::string& what) {
   if (cap < 1 || cap > kMaxCap) {
     throw InvalidInput(what + " " + std::to_string(cap) + " is not an integer in [1, 2^53]");
   }
 }
-
-}  // namespace
 
 std::uint64_t median_claim(std::vector<std::uint64_t> claims) {
   if (claims.empty()) return 0;
@@ -30,23 +28,11 @@ std::uint64_t median_claim(std::vector<std::uint64_t> claims) {
 
 std::uint64_t next_example_cap(std::uint64_t cap, std::uint64_t median,
                                const AdaptiveExampleCap& rule) {
-  check_cap(cap, "adaptive example cap: the cap");
+  check_example_cap(cap, "adaptive example cap: the cap");
   if (median == 0) return cap;
   // Both factors are at most 2^53 and 1e6, so the product is finite; it is exact below 2^53.
   const double next = std::floor(rule.median_multiple * static_cast<double>(median));
   return static_cast<std::uint64_t>(std::clamp(next, 1.0, static_cast<double>(kMaxCap)));
-}
-
-std::optional<std::uint64_t> next_example_cap(const UpdatePlan& plan, const RoundStats& stats) {
-  if (!plan.adaptive_example_cap || stats.example_cap == 0) return std::nullopt;
-  return next_example_cap(stats.example_cap, stats.median_claim, *plan.adaptive_example_cap);
-}
-
-UpdatePlan with_example_cap(UpdatePlan plan, std::uint64_t cap) {
-  if (!plan.adaptive_example_cap) return plan;
-  check_cap(cap, "plan.max_examples_per_report: the round's adaptive cap");
-  plan.max_examples_per_report = cap;
-  return plan;
 }
 
 }  // namespace fedleaf::core

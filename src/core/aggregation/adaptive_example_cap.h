@@ -4,8 +4,7 @@
 //
 //   const AdaptiveExampleCap rule{/*median_multiple=*/2.0};
 //   std::uint64_t next = next_example_cap(/*cap=*/10000, /*median_claim=*/303, rule);  // 606
-//   UpdatePlan round_plan = with_example_cap(plan, next);
-//   RoundAggregator round(round_plan, model);   // weighs every report of the round at most 606
+//   // next_round_plan.h applies it to a plan: with_example_cap(plan, next)
 //
 // Why: a report's num_examples is what the leaf says, and nothing checks it. A fixed cap must be
 // set above the largest honest leaf's data, so one report claiming 2^53 still weighs as much as
@@ -19,13 +18,10 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <string>
 #include <vector>
 
 namespace fedleaf::core {
-
-struct UpdatePlan;
-struct RoundStats;
 
 struct AdaptiveExampleCap {
   double median_multiple = 0.0;  // k in [1, 1e6]: the cap as a multiple of the median claim
@@ -40,6 +36,9 @@ struct AdaptiveExampleCap {
 
 inline constexpr double kMaxExampleCapMedianMultiple = 1e6;
 
+// Throws InvalidInput "<what> <cap> is not an integer in [1, 2^53]" for a cap outside that range.
+void check_example_cap(std::uint64_t cap, const std::string& what);
+
 // The lower median of the claims (the ⌈n/2⌉-th smallest), 0 when there are none. The claims are
 // the reports' num_examples as sent, before any cap.
 std::uint64_t median_claim(std::vector<std::uint64_t> claims);
@@ -49,14 +48,5 @@ std::uint64_t median_claim(std::vector<std::uint64_t> claims);
 // [1, 2^53] (else InvalidInput).
 std::uint64_t next_example_cap(std::uint64_t cap, std::uint64_t median,
                                const AdaptiveExampleCap& rule);
-
-// The cap of the round after the one `stats` describes, when the plan's cap is adaptive
-// (nullopt otherwise): next_example_cap of the round's cap and median claim.
-std::optional<std::uint64_t> next_example_cap(const UpdatePlan& plan, const RoundStats& stats);
-
-// The plan with max_examples_per_report replaced by a round's adaptive cap. A plan whose cap is
-// fixed or off is returned unchanged. Throws InvalidInput naming the field for a cap outside
-// [1, 2^53].
-UpdatePlan with_example_cap(UpdatePlan plan, std::uint64_t cap);
 
 }  // namespace fedleaf::core

@@ -22,7 +22,7 @@
 #include <cstdint>
 
 #include "core/aggregation/update_plan.h"
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 

@@ -10,8 +10,8 @@
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/aggregation/update_values.h"
 #include "core/error.h"
-#include "core/linear_index.h"
-#include "core/text_format.h"
+#include "core/tensor/linear_index.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -190,7 +190,7 @@ void SparseSumAccumulator::prepare(const Tensor& update, double weight, Prepared
   const UpdateScale scale = operator_rules(spec_.op).scale(weight, norm, spec_.clip_norm);
   out.value_scale = scale.values;
   out.contributor_weight = scale.contributors;
-  out.clipped = spec_.op == SparseSumOperator::kClippedWeightedMean && norm > spec_.clip_norm;
+  out.clipped = operator_rules(spec_.op).clips_to_norm && norm > spec_.clip_norm;
   if (robust_clip) {
     // Values the update sent, after duplicates were summed: every element when dense.
     const double sent = encoding_ == UpdateEncoding::kDense

@@ -8,10 +8,11 @@
 #include "core/aggregation/adaptive_example_cap.h"
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/error.h"
-#include "core/linear_index.h"
-#include "core/safetensors.h"
-#include "core/safetensors_index.h"
-#include "core/text_format.h"
+#include "core/tensor/linear_index.h"
+#include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/safetensors_index.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -176,16 +177,11 @@ RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = 
 RoundAggregator::~RoundAggregator() = default;
 
 void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
+  const std::uint64_t claimed = read_result_header(data, size, ResultKind::kTrain).num_examples;
   SafetensorsReadOptions options;
   options.require_finite = true;
   const SafetensorsFile file = read_safetensors(data, size, options);
   const std::string where = "train result";
-  if (const auto kind = file.metadata.find("kind");
-      kind != file.metadata.end() && kind->second != "train") {
-    throw InvalidInput(where + ": metadata 'kind' is " + in_quotes(kind->second) + ", not 'train'");
-  }
-  const std::uint64_t claimed = parse_positive_integer(
-      metadata_value(file.metadata, "num_examples", where), where + ": metadata 'num_examples'");
   const std::uint64_t cap = state_->max_examples_per_report;
   const bool capped = cap != 0 && claimed > cap;
   const double weight = static_cast<double>(capped ? cap : claimed);
@@ -276,7 +272,9 @@ NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) cons
     const Tensor delta = acc.finalize();
     DenseTensor& target = std::get<DenseTensor>(next.at(acc.name()));
     const std::vector<std::uint64_t> strides = *row_major_strides(acc.dense_shape());
-    const DType delta_dtype = acc.spec().op == SparseSumOperator::kCount ? DType::I64 : acc.dtype();
+    const DType delta_dtype = operator_rules(acc.spec().op).finalizes_to_counts(acc.encoding())
+                                  ? DType::I64
+                                  : acc.dtype();
     const auto apply = [&](auto target_tag) {
       using T = decltype(target_tag);
       T* t = target.data<T>();

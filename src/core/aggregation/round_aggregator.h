@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 

@@ -4,10 +4,13 @@ set(FEDLEAF_AGGREGATION_SOURCES
   adaptive_clip.cc
   adaptive_example_cap.cc
   apply_update.cc
+  next_round_plan.cc
+  operators/operator_table.cc
   prepare_update.cc
   radix_sort_by_key.cc
   representation_plan.cc
   round_aggregator.cc
+  select_rules.cc
   sparse_sum_accumulator.cc
   sparse_sum_operator.cc
   update_encoding.cc

@@ -9,8 +9,8 @@
 #include "core/aggregation/prefetch.h"
 #include "core/aggregation/update_values.h"
 #include "core/error.h"
-#include "core/linear_index.h"
-#include "core/text_format.h"
+#include "core/tensor/linear_index.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -32,35 +32,7 @@ SparseSumAccumulator::SparseSumAccumulator(std::string name, OperatorSpec spec,
   if (dtype_ != DType::F32 && dtype_ != DType::F64) {
     throw InvalidInput(where + ": dtype " + std::string(dtype_name(dtype_)) + " is not F32 or F64");
   }
-  if (spec_.op == SparseSumOperator::kClippedWeightedMean &&
-      !(std::isfinite(spec_.clip_norm) && spec_.clip_norm > 0.0)) {
-    throw InvalidInput(where + ": clipped_weighted_mean needs a finite clip_norm > 0");
-  }
-  if (spec_.op != SparseSumOperator::kClippedWeightedMean) spec_.clip_norm = 0.0;
-  if (spec_.clip.kind != ClipKind::kOff) {
-    if (!tracks_values(spec_.op) || spec_.op == SparseSumOperator::kClippedWeightedMean) {
-      throw InvalidInput(where + ": " + std::string(operator_name(spec_.op)) +
-                         " takes no robust clip (count has no values; clipped_weighted_mean "
-                         "clips by its clip_norm)");
-    }
-    if (!(std::isfinite(spec_.clip.bound) && spec_.clip.bound > 0.0)) {
-      throw InvalidInput(where + ": the clip bound " + format_double_exact(spec_.clip.bound) +
-                         " must be finite and > 0");
-    }
-  } else {
-    spec_.clip.bound = 0.0;
-  }
-  if (spec_.row_clip != 0.0 &&
-      (encoding_ != UpdateEncoding::kRowSparse || spec_.clip.kind != ClipKind::kRms ||
-       !(std::isfinite(spec_.row_clip) && spec_.row_clip > 0.0))) {
-    throw InvalidInput(where + ": a row clip (" + format_double_exact(spec_.row_clip) +
-                       ") needs a row_sparse tensor with an rms clip and a finite multiple > 0");
-  }
-  if (spec_.min_contributors == 1) spec_.min_contributors = 0;  // one report always suffices
-  if (spec_.min_contributors != 0 && spec_.op != SparseSumOperator::kMeanOverContributors) {
-    throw InvalidInput(where + ": min_contributors applies to mean_over_contributors only, not " +
-                       std::string(operator_name(spec_.op)));
-  }
+  spec_ = check_operator_spec(spec_, encoding_, where);
   if (encoding_ == UpdateEncoding::kRowSparse && dense_shape_.empty()) {
     throw InvalidInput(where + ": a row_sparse tensor needs a dense_shape of rank >= 1");
   }

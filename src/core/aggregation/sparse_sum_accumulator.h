@@ -75,7 +75,7 @@
 #include "core/aggregation/key_slot_map.h"
 #include "core/aggregation/sparse_sum_operator.h"
 #include "core/aggregation/update_encoding.h"
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 

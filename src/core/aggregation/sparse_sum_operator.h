@@ -12,6 +12,7 @@
 //
 //   OperatorSpec spec = parse_operator_spec("clipped_weighted_mean", 1.0, "plan.updates['w']");
 //   operator_name(spec.op) == "clipped_weighted_mean";
+//   spec = check_operator_spec(spec, UpdateEncoding::kDense, "accumulator 'w'");
 //
 // For a dense update every index is in S_c, so mean_over_contributors equals weighted_mean and
 // count is the number of updates everywhere.
@@ -22,21 +23,10 @@
 #include <string>
 #include <string_view>
 
-#include "core/aggregation/operators/clipped_weighted_mean.h"
-#include "core/aggregation/operators/count.h"
-#include "core/aggregation/operators/mean_over_contributors.h"
-#include "core/aggregation/operators/sum.h"
-#include "core/aggregation/operators/weighted_mean.h"
+#include "core/aggregation/operators/operator_table.h"
+#include "core/aggregation/update_encoding.h"
 
 namespace fedleaf::core {
-
-enum class SparseSumOperator {
-  kSum,
-  kWeightedMean,
-  kMeanOverContributors,
-  kCount,
-  kClippedWeightedMean,
-};
 
 // Robust clipping of each update before any operator with values folds it (sum, weighted_mean,
 // mean_over_contributors): an update u_c whose L2 norm exceeds the bound B_c is scaled by
@@ -85,40 +75,22 @@ struct OperatorSpec {
   friend bool operator!=(const OperatorSpec& a, const OperatorSpec& b) { return !(a == b); }
 };
 
-std::string_view operator_name(SparseSumOperator op);
-// Throws InvalidInput naming `context` for an unknown name, or for clipped_weighted_mean
-// without a finite clip_norm > 0. clip_norm is ignored by the other operators.
+// Throws InvalidInput naming `context` for an unknown name, or for an operator that clips to a
+// norm (clipped_weighted_mean) without a finite clip_norm > 0. clip_norm is dropped (0) for the
+// others.
 OperatorSpec parse_operator_spec(std::string_view name, std::optional<double> clip_norm,
                                  const std::string& context);
 
-// The operator's rules (operators/*.h: what it folds, its scaling, its finalize rule; what it
-// tracks and its checkpoint check follow). The one switch over operators; everything else asks
-// the rules.
-constexpr const OperatorRules& operator_rules(SparseSumOperator op) {
-  switch (op) {
-    case SparseSumOperator::kSum:
-      return kSumRules;
-    case SparseSumOperator::kWeightedMean:
-      return kWeightedMeanRules;
-    case SparseSumOperator::kMeanOverContributors:
-      return kMeanOverContributorsRules;
-    case SparseSumOperator::kCount:
-      return kCountRules;
-    case SparseSumOperator::kClippedWeightedMean:
-      break;
-  }
-  return kClippedWeightedMeanRules;
-}
+// The one check of an OperatorSpec against its operator's rules (operators/operator_table.h):
+// clip_norm (clip_norm_rule), a robust clip only where the operator takes one and with a finite
+// bound > 0, a row clip only on a row_sparse tensor with an rms clip, min_contributors only where
+// the operator takes it. Returns the spec normalised (clip_norm 0 where the operator does not
+// clip to a norm, an off clip's bound 0, min_contributors 1 as 0); throws InvalidInput "<where>:
+// <rule>".
+OperatorSpec check_operator_spec(OperatorSpec spec, UpdateEncoding encoding,
+                                 const std::string& where);
 
-// Whether the operator needs, per index, the summed weight of the clients that sent it.
-constexpr bool tracks_contributors(SparseSumOperator op) {
-  return operator_rules(op).tracks_contributors();
-}
-// Whether the operator keeps per-index value sums (every operator but count).
-constexpr bool tracks_values(SparseSumOperator op) { return operator_rules(op).tracks_values(); }
-// Whether a client's update must be coalesced before folding (OperatorRules).
-constexpr bool needs_coalesced_input(SparseSumOperator op) {
-  return operator_rules(op).needs_coalesced_input();
-}
+// "<operator> needs a finite clip_norm > 0": the rule's one wording.
+std::string clip_norm_rule(SparseSumOperator op);
 
 }  // namespace fedleaf::core

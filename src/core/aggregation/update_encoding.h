@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 

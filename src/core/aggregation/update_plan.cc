@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/plan_json.h"
-#include "core/text_format.h"
+#include "core/json/plan_json.h"
+#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -96,7 +96,7 @@ double number_in(const json& object, const std::string& where, const char* key, 
 // "learning_rate": η (adaptive, F its initial bound). Default: adaptive rms with the kDefaultClip*
 // settings for the operators with values that do not clip by themselves.
 ParsedClip parse_clip(const json& spec, const std::string& path, SparseSumOperator op) {
-  const bool clippable = tracks_values(op) && op != SparseSumOperator::kClippedWeightedMean;
+  const bool clippable = operator_rules(op).takes_robust_clip();
   const json* v = find_field(spec, "clip");
   if (v == nullptr) {
     if (!clippable) return {};
@@ -170,15 +170,16 @@ double parse_row_clip(const json& spec, const std::string& path, UpdateEncoding 
 // for mean_over_contributors, which alone takes it.
 std::uint64_t parse_min_contributors(const json& spec, const std::string& path,
                                      SparseSumOperator op) {
-  const bool applies = op == SparseSumOperator::kMeanOverContributors;
+  const bool applies = operator_rules(op).takes_min_contributors;
   const json* v = find_field(spec, "min_contributors");
   if (v == nullptr) return applies ? kDefaultMinContributors : 0;
   const std::string where = path + ".min_contributors";
   if (v->is_string() && v->get<std::string>() == "off") return 0;
   if (!applies) {
-    fail(where, std::string(operator_name(op)) +
-                    " takes no min_contributors other than \"off\" (only mean_over_contributors "
-                    "has per-row contributors)");
+    fail(where,
+         std::string(operator_name(op)) + " takes no min_contributors other than \"off\" (only " +
+             operator_names([](const OperatorRules& r) { return r.takes_min_contributors; }) +
+             " has per-row contributors)");
   }
   constexpr std::int64_t kMax = std::int64_t{1} << 31;
   const bool in_range =
@@ -245,10 +246,11 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   out.encoding = parse_update_encoding(get_string(spec, path, "encoding"), path + ".encoding");
   const std::string aggregator = get_string(spec, path, "aggregator");
   const std::optional<double> clip_norm = optional_positive_number(spec, path, "clip_norm");
-  if (aggregator == operator_name(SparseSumOperator::kClippedWeightedMean) && !clip_norm) {
-    fail(path + ".clip_norm", "missing (clipped_weighted_mean needs a finite clip_norm > 0)");
-  }
   // The operator list lives with the operators: one list for every reader of a plan.
+  const SparseSumOperator op = parse_operator_name(aggregator, path + ".aggregator");
+  if (operator_rules(op).clips_to_norm && !clip_norm) {
+    fail(path + ".clip_norm", "missing (" + clip_norm_rule(op) + ")");
+  }
   out.op = parse_operator_spec(aggregator, clip_norm, path + ".aggregator");
   ParsedClip clip = parse_clip(spec, path, out.op.op);
   out.op.clip = clip.clip;

@@ -4,7 +4,7 @@
 //   const DenseTensor& v = values_of(update);   // v.dtype() is the update's value dtype
 #pragma once
 
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 

@@ -89,6 +89,10 @@ void scatter_weighted_add(std::size_t dim, std::size_t count, const std::uint32_
 //   momentum: m = mu · m + gk;  p -= lr · m
 //   adam:     m = b1 · m + (1 - b1) · gk;  v = b2 · v + ((1 - b2) · gk) · gk;
 //             p -= (step · m) / (sqrt(v) + eps)
+// Start of row r of a [*, row_size] buffer addressed through `rows` (null: row r itself).
+inline std::size_t row_start(const std::uint32_t* rows, std::size_t r, std::size_t row_size) {
+  return (rows != nullptr ? static_cast<std::size_t>(rows[r]) : r) * row_size;
+}
 struct MomentumStep {
   float learning_rate;
   float momentum;
@@ -109,6 +113,7 @@ void adam_update_rows(const std::uint32_t* rows, std::size_t count, std::size_t 
                       const float* g, float* m, float* v, std::size_t state_stride, float* p,
                       const AdamStep& step);
 
+// The reference kernels (dense_kernels_reference.cc).
 namespace reference {
 void axpy(std::size_t n, float a, const float* x, float* y);
 void scale(std::size_t n, float a, float* x);

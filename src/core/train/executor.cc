@@ -1,11 +1,9 @@
 #include "core/train/executor.h"
-#include "core/text_format.h"
 
 #include <cmath>
 #include <cstdio>
 
 #include "core/error.h"
-#include "core/safetensors.h"
 #include "core/train/forward_over_dataset.h"
 #include "core/train/metrics.h"
 #include "core/train/model.h"
@@ -13,6 +11,8 @@
 #include "core/train/plan.h"
 #include "core/train/seeded_random.h"
 #include "core/train/training_session.h"
+#include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
 
 namespace fedleaf::core {
 namespace {
@@ -37,16 +37,17 @@ std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_b
         }
       });
   const double n = static_cast<double>(dataset.size());
-  Metadata metadata{{"kind", "evaluate"},
-                    {"num_examples", std::to_string(dataset.size())},
-                    {"loss", format_decimal(loss / n)},
-                    {"accuracy", format_decimal(static_cast<double>(correct) / n)}};
+  ResultReport report;
+  report.kind = ResultKind::kEvaluate;
+  report.num_examples = dataset.size();
+  report.loss = loss / n;
+  report.accuracy = static_cast<double>(correct) / n;
   if (binary) {
     const double auc = binary_auc(scores, dataset.labels());
-    if (!std::isnan(auc)) metadata["auc"] = format_decimal(auc);
+    if (!std::isnan(auc)) report.auc = auc;
   }
-  if (!options.task_id.empty()) metadata["task_id"] = options.task_id;
-  return write_safetensors({}, metadata);
+  report.task_id = options.task_id;
+  return write_safetensors({}, result_metadata(report));
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 //   Dataset data = build_hashed_text_dataset(...);
 //   std::vector<std::uint8_t> update = execute(plan_json, model.data(), model.size(), data);
 //
-// Results are safetensors (see core/safetensors.h):
+// Results are safetensors (see core/wire/safetensors.h) in the result format
+// (core/wire/result_format.h):
 //  - kind "train": for each tensor named in the plan's "updates", the delta (trained − received)
 //    in the requested encoding: "dense" (the whole tensor), "row_sparse" (exactly the rows the
 //    local data touched — every id in the dataset for an embedding table, all rows for other

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/safetensors.h"
 #include "core/train/batch.h"
 #include "core/train/model_parameters.h"
+#include "core/wire/safetensors.h"
 
 namespace fedleaf::core {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dense_tensor.h"
+#include "core/tensor/dense_tensor.h"
 #include "core/train/batch.h"
 #include "core/train/dense_layer.h"
 #include "core/train/embedding_bag.h"

@@ -8,7 +8,7 @@
 // training takes only the rows its data touch (training_session.cc).
 #pragma once
 
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 #include "core/train/model.h"
 #include "core/train/plan.h"
 

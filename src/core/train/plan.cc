@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json_known_fields.h"
-#include "core/plan_json.h"
+#include "core/json/json_known_fields.h"
+#include "core/json/plan_json.h"
 
 namespace fedleaf::core {
 namespace {

@@ -4,9 +4,9 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/safetensors.h"
 #include "core/train/forward_over_dataset.h"
 #include "core/train/plan.h"
+#include "core/wire/safetensors.h"
 
 namespace fedleaf::core {
 namespace {

@@ -5,6 +5,7 @@ set(FEDLEAF_TRAIN_SOURCES
   compact_rows.cc
   dataset.cc
   dense_kernels.cc
+  dense_kernels_reference.cc
   dense_layer.cc
   embedding_bag.cc
   executor.cc
@@ -12,6 +13,7 @@ set(FEDLEAF_TRAIN_SOURCES
   loss.cc
   metrics.cc
   model.cc
+  model_view.cc
   model_parameters.cc
   murmur3.cc
   optimizer.cc
@@ -20,6 +22,7 @@ set(FEDLEAF_TRAIN_SOURCES
   svmlight.cc
   text_features.cc
   training_session.cc
+  training_session_result.cc
 )
 
 # sqrt in the Adam kernel only vectorizes without errno semantics (its argument is never

@@ -24,19 +24,16 @@
 #include <string>
 #include <vector>
 
-#include "core/safetensors_index.h"
 #include "core/train/batch.h"
 #include "core/train/compact_rows.h"
 #include "core/train/dataset.h"
 #include "core/train/model.h"
+#include "core/train/model_view.h"
 #include "core/train/optimizer.h"
 #include "core/train/plan.h"
+#include "core/wire/safetensors_index.h"
 
 namespace fedleaf::core {
-
-// Copies `size` bytes of the model, starting at byte `begin`, into `out`.
-using ModelByteReader =
-    std::function<void(std::uint64_t begin, std::size_t size, std::uint8_t* out)>;
 
 // The most bytes one read of embedding rows spans when it also covers rows the session does not
 // train (the gaps between touched rows): a reader outside wasm memory pays per call (~µs), so

@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/select_answer.h"
-#include "core/select_request.h"
-#include "core/select_rules.h"
-#include "core/text_format.h"
+#include "core/aggregation/select_rules.h"
 #include "core/version.h"
+#include "core/wire/select_answer.h"
+#include "core/wire/select_request.h"
+#include "core/wire/text_format.h"
 #include "server/api/claim_body.h"
 #include "server/api/static_files.h"
 #include "server/api/wire_json.h"

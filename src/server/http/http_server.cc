@@ -20,8 +20,8 @@
 
 #include <sys/socket.h>
 
-#include "core/text_format.h"
 #include "core/version.h"
+#include "core/wire/text_format.h"
 #include "server/util/server_errors.h"
 
 namespace fedleaf::server {

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/error.h"
-#include "core/safetensors.h"
 #include "core/train/plan.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"

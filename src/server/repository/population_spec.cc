@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/json_duplicate_keys.h"
-#include "core/json_known_fields.h"
-#include "core/json_nesting.h"
+#include "core/json/json_duplicate_keys.h"
+#include "core/json/json_known_fields.h"
+#include "core/json/json_nesting.h"
 #include "server/util/base64.h"
 
 namespace fedleaf::server {

@@ -5,8 +5,9 @@
 #include <optional>
 #include <utility>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"

@@ -17,8 +17,8 @@
 
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
-#include "core/safetensors_index.h"
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
+#include "core/wire/safetensors_index.h"
 #include "server/repository/task_repository.h"
 #include "server/store/store.h"
 

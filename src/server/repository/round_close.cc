@@ -3,7 +3,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "core/safetensors.h"
+#include "core/aggregation/next_round_plan.h"
+#include "core/wire/safetensors.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 

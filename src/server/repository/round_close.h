@@ -12,7 +12,7 @@
 #include <string>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/tensor.h"
+#include "core/tensor/tensor.h"
 #include "server/repository/population_state.h"
 #include "server/store/store.h"
 

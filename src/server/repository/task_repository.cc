@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
-#include "core/text_format.h"
 #include "core/train/plan.h"
-#include "server/repository/result_summary.h"
+#include "core/wire/result_format.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/text_format.h"
 #include "server/store/store_rules.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
@@ -330,9 +330,9 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
                                            const std::string& sha, double now) {
   const std::string id = st.record.id;
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  ResultSummary summary;
+  core::ResultHeader summary;
   try {
-    summary = summarize_result(data, body.size(), "train");
+    summary = core::read_result_header(data, body.size(), core::ResultKind::kTrain);
     if (!summary.task_id.empty() && summary.task_id != std::to_string(task.id)) {
       throw InvalidInput("result metadata 'task_id': " + core::in_quotes(summary.task_id) +
                          " is not the uploaded task " + std::to_string(task.id));
@@ -348,12 +348,13 @@ UploadOutcome TaskRepository::accept_train(PopulationState& st, const TaskRecord
     throw;
   }
 
+  const auto examples = static_cast<double>(summary.num_examples);
   AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr};
-  request.delta.examples = summary.num_examples;
-  request.delta.loss_sum = summary.num_examples * summary.metrics.at("loss");
+  request.delta.examples = examples;
+  request.delta.loss_sum = examples * summary.metrics.at("loss");
   if (auto it = summary.metrics.find("accuracy"); it != summary.metrics.end()) {
-    request.delta.accuracy_sum = summary.num_examples * it->second;
-    request.delta.accuracy_examples = summary.num_examples;
+    request.delta.accuracy_sum = examples * it->second;
+    request.delta.accuracy_examples = examples;
   }
   request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
   request.receipt_body = [&](int reports) {
@@ -394,18 +395,19 @@ UploadOutcome TaskRepository::accept_evaluate(PopulationState& st, const TaskRec
                                               std::int64_t lease_id, const std::string& body,
                                               const std::string& sha, double now) {
   const std::string id = st.record.id;
-  ResultSummary summary;
+  core::ResultHeader summary;
   try {
-    summary = summarize_result(reinterpret_cast<const std::uint8_t*>(body.data()), body.size(),
-                               "evaluate");
+    summary = core::read_result_header(reinterpret_cast<const std::uint8_t*>(body.data()),
+                                       body.size(), core::ResultKind::kEvaluate);
   } catch (const InvalidInput&) {
     reject({id, "invalid_result", lease_id, sha});
     throw;
   }
+  const auto examples = static_cast<double>(summary.num_examples);
   AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr};
-  request.delta.examples = summary.num_examples;
+  request.delta.examples = examples;
   for (const auto& [name, value] : summary.metrics) {
-    request.delta.eval_sums[name] = summary.num_examples * value;
+    request.delta.eval_sums[name] = examples * value;
   }
   request.receipt_body = [&](int) {
     return encode_receipt({task.id, id, task.round, TaskKind::kEvaluate, std::nullopt, sha});

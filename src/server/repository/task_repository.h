@@ -73,7 +73,7 @@
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
-#include "core/safetensors_index.h"
+#include "core/wire/safetensors_index.h"
 #include "server/repository/claim_waiters.h"
 #include "server/repository/population_spec.h"
 #include "server/repository/round_closer.h"

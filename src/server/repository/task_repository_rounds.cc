@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/aggregation/round_aggregator.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_close.h"

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "core/safetensors.h"
 #include "core/version.h"
+#include "core/wire/safetensors.h"
 
 namespace beast = boost::beast;
 namespace http = beast::http;

@@ -33,12 +33,12 @@
 #include <string>
 #include <vector>
 
-#include "core/safetensors.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
 #include "core/train/seeded_random.h"
 #include "core/train/text_features.h"
 #include "core/train/training_session.h"
+#include "core/wire/safetensors.h"
 #include "tests/fixtures/spamassassin_fixture.h"
 
 using namespace fedleaf::core;

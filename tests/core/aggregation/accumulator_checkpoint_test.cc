@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 

@@ -7,10 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf {
@@ -126,7 +127,7 @@ std::vector<std::uint8_t> report_of(float value) {
   for (const char* name : {"a", "b", "c"}) {
     t.emplace(name, core::DenseTensor(xt::xarray<float>(xt::ones<float>({4}) * value)));
   }
-  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", "1"}});
+  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", "1"}, {"loss", "1"}});
 }
 
 TEST_CASE("round_stats_give_each_clip_bound_and_the_next_adaptive_bound") {

@@ -5,10 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/next_round_plan.h"
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
 #include "core/error.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf {
@@ -60,7 +61,8 @@ core::NamedTensors model() {
 std::vector<std::uint8_t> report(float value, const std::string& num_examples) {
   core::NamedTensors t;
   t.emplace("w", core::DenseTensor(xt::xarray<float>(xt::ones<float>({4}) * value)));
-  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", num_examples}});
+  return core::write_safetensors(
+      t, {{"kind", "train"}, {"num_examples", num_examples}, {"loss", "1"}});
 }
 
 void add(core::RoundAggregator& round, float value, const std::string& num_examples) {
@@ -121,6 +123,15 @@ TEST_CASE("next_example_cap_of_a_fixed_or_off_cap_is_none") {
     const auto [stats, plan] = stats_of(cap);
     CHECK_FALSE(core::next_example_cap(plan, stats));
   }
+}
+
+TEST_CASE("check_example_cap_takes_integers_in_1_to_2_pow_53") {
+  CHECK_NOTHROW(core::check_example_cap(1, "cap"));
+  CHECK_NOTHROW(core::check_example_cap(std::uint64_t{1} << 53, "cap"));
+  CHECK_THROWS_MATCHES(core::check_example_cap(0, "the cap"), InvalidInput,
+                       MessageContains("the cap 0 is not an integer in [1, 2^53]"));
+  CHECK_THROWS_MATCHES(core::check_example_cap((std::uint64_t{1} << 53) + 1, "cap"), InvalidInput,
+                       MessageContains("is not an integer in [1, 2^53]"));
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/aggregation/sparse_sum_accumulator.h"
-#include "core/coalesce.h"
+#include "core/tensor/coalesce.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf::test {

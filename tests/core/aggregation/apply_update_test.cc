@@ -5,7 +5,7 @@
 #include <random>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/to_dense.h"

@@ -1,6 +1,8 @@
 #include <catch2/catch.hpp>
 
 #include "core/aggregation/sparse_sum_operator.h"
+#include "core/error.h"
+#include "tests/core/error_matchers.h"
 
 namespace fedleaf {
 namespace {
@@ -66,6 +68,41 @@ TEST_CASE("operator_rules_state_what_each_operator_tracks") {
   CHECK(core::kClippedWeightedMeanRules.clips_to_norm);
   CHECK_FALSE(core::kWeightedMeanRules.clips_to_norm);
   CHECK(core::operator_name(SparseSumOperator::kMeanOverContributors) == "mean_over_contributors");
+}
+
+TEST_CASE("operator_rules_say_which_plan_settings_each_operator_takes") {
+  CHECK(core::kSumRules.takes_robust_clip());
+  CHECK(core::kWeightedMeanRules.takes_robust_clip());
+  CHECK(core::kMeanOverContributorsRules.takes_robust_clip());
+  CHECK_FALSE(core::kCountRules.takes_robust_clip());                // no values
+  CHECK_FALSE(core::kClippedWeightedMeanRules.takes_robust_clip());  // clips by its clip_norm
+  CHECK(core::kMeanOverContributorsRules.takes_min_contributors);
+  CHECK_FALSE(core::kWeightedMeanRules.takes_min_contributors);
+  CHECK_FALSE(core::kCountRules.takes_min_contributors);
+  for (UpdateEncoding e :
+       {UpdateEncoding::kDense, UpdateEncoding::kCoo, UpdateEncoding::kRowSparse}) {
+    CHECK(core::kCountRules.finalizes_to_counts(e));
+    CHECK_FALSE(core::kMeanOverContributorsRules.finalizes_to_counts(e));
+    CHECK_FALSE(core::kSumRules.finalizes_to_counts(e));
+  }
+}
+
+TEST_CASE("operator_table_names_every_operator_once_and_parses_its_names") {
+  for (const SparseSumOperator op : core::kSparseSumOperators) {
+    CHECK(core::parse_operator_name(core::operator_name(op), "x") == op);
+  }
+  CHECK(core::operator_names([](const core::OperatorRules&) { return true; }) ==
+        "sum, weighted_mean, mean_over_contributors, count or clipped_weighted_mean");
+  CHECK(core::operator_names([](const core::OperatorRules& r) { return !r.tracks_values(); }) ==
+        "count");
+  CHECK(core::operator_names([](const core::OperatorRules& r) { return r.takes_robust_clip(); }) ==
+        "sum, weighted_mean or mean_over_contributors");
+  CHECK(core::operator_names([](const core::OperatorRules&) { return false; }).empty());
+  CHECK_THROWS_MATCHES(
+      core::parse_operator_name("median", "plan.updates['w'].aggregator"), InvalidInput,
+      test::MessageContains("plan.updates['w'].aggregator: unknown aggregator 'median' (expected "
+                            "sum, weighted_mean, mean_over_contributors, count or "
+                            "clipped_weighted_mean)"));
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/aggregation/round_aggregator.h"
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 
@@ -179,7 +179,8 @@ core::NamedTensors small_model() {
 std::vector<std::uint8_t> report(const xt::xarray<float>& w, const std::string& num_examples) {
   core::NamedTensors t;
   t.emplace("w", core::DenseTensor(w));
-  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", num_examples}});
+  return core::write_safetensors(
+      t, {{"kind", "train"}, {"num_examples", num_examples}, {"loss", "1"}});
 }
 
 void add(core::RoundAggregator& round, const std::vector<std::uint8_t>& bytes) {
@@ -306,7 +307,7 @@ std::vector<std::uint8_t> row_report(std::vector<std::int64_t> ids) {
   v.fill(0.5f);
   core::NamedTensors t;
   t.emplace("emb", core::RowSparseTensor(idx, core::DenseTensor(std::move(v)), {10, 2}));
-  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", "10"}});
+  return core::write_safetensors(t, {{"kind", "train"}, {"num_examples", "10"}, {"loss", "1"}});
 }
 
 // Clip off: these cases are about min_contributors, with values the default clip would scale.

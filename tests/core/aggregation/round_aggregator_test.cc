@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/safetensors.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 
@@ -190,12 +190,16 @@ TEST_CASE("add_result_rejects_each_broken_rule_and_leaves_the_round_unchanged") 
     CHECK(round.checkpoint() == before);
     CHECK(round.num_reports() == 1);
   };
-  rejects(core::write_safetensors(good.tensors, {{"kind", "train"}}),
-          "metadata 'num_examples' is missing");
-  rejects(result_bytes(good.tensors, "0"), "'num_examples' '0' must be an integer in [1, 2^53]");
-  rejects(result_bytes(good.tensors, "2.5"), "must be an integer");
-  rejects(result_bytes(good.tensors, "-3"), "must be an integer");
-  rejects(result_bytes(good.tensors, "7", "evaluate"), "metadata 'kind' is 'evaluate'");
+  rejects(core::write_safetensors(good.tensors, {{"kind", "train"}, {"loss", "0.5"}}),
+          "result metadata 'num_examples': missing");
+  rejects(result_bytes(good.tensors, "0"),
+          "result metadata 'num_examples': '0' is not an integer in [1, 2^53]");
+  rejects(result_bytes(good.tensors, "2.5"), "is not an integer in [1, 2^53]");
+  rejects(result_bytes(good.tensors, "-3"), "is not an integer in [1, 2^53]");
+  rejects(result_bytes(good.tensors, "7", "evaluate"),
+          "result metadata 'kind': 'evaluate' does not match the train task");
+  rejects(core::write_safetensors(good.tensors, {{"num_examples", "7"}}),
+          "result metadata 'loss': missing");
   core::NamedTensors extra = good.tensors;
   extra.emplace("out/bias", core::DenseTensor::zeros(DType::F32, {2}));
   rejects(result_bytes(extra, "7"), "tensor 'out/bias' is not named in the plan's updates");

@@ -55,5 +55,39 @@ TEST_CASE("update_encoding_parses_names_and_classifies_tensors") {
   CHECK(core::update_encoding_of(core::DenseTensor()) == core::UpdateEncoding::kDense);
 }
 
+TEST_CASE("check_operator_spec_applies_each_rule_of_the_operator_table") {
+  using core::ClipKind;
+  using core::OperatorSpec;
+  using core::UpdateEncoding;
+  const auto check = [](OperatorSpec spec, UpdateEncoding e = UpdateEncoding::kRowSparse) {
+    return core::check_operator_spec(spec, e, "accumulator 'w'");
+  };
+  OperatorSpec mean{SparseSumOperator::kMeanOverContributors, 7.0, {ClipKind::kRms, 0.5}, 1, 10.0};
+  const OperatorSpec checked = check(mean);
+  CHECK(checked.clip_norm == 0.0);       // only an operator that clips to a norm keeps one
+  CHECK(checked.min_contributors == 0);  // 1 report always suffices: off
+  CHECK(checked.clip.bound == 0.5);
+  CHECK(check({SparseSumOperator::kSum, 0.0, {ClipKind::kOff, 3.0}}).clip.bound == 0.0);
+  CHECK_THROWS_MATCHES(check({SparseSumOperator::kClippedWeightedMean, 0.0}), InvalidInput,
+                       MessageContains("accumulator 'w': clipped_weighted_mean needs a finite "
+                                       "clip_norm > 0"));
+  CHECK_THROWS_MATCHES(check({SparseSumOperator::kCount, 0.0, {ClipKind::kRms, 1.0}}), InvalidInput,
+                       MessageContains("count takes no robust clip (count has no values; "
+                                       "clipped_weighted_mean clips by its clip_norm)"));
+  CHECK_THROWS_MATCHES(check({SparseSumOperator::kSum, 0.0, {ClipKind::kNorm, -1.0}}), InvalidInput,
+                       MessageContains("the clip bound -1 must be finite and > 0"));
+  CHECK_THROWS_MATCHES(
+      check({SparseSumOperator::kSum, 0.0, {ClipKind::kRms, 1.0}, 0, 4.0}, UpdateEncoding::kDense),
+      InvalidInput, MessageContains("a row clip (4) needs a row_sparse tensor"));
+  CHECK_THROWS_MATCHES(check({SparseSumOperator::kWeightedMean, 0.0, {}, 2}), InvalidInput,
+                       MessageContains("min_contributors applies to mean_over_contributors only, "
+                                       "not weighted_mean"));
+}
+
+TEST_CASE("clip_norm_rule_words_the_rule_for_the_operator") {
+  CHECK(core::clip_norm_rule(SparseSumOperator::kClippedWeightedMean) ==
+        "clipped_weighted_mean needs a finite clip_norm > 0");
+}
+
 }  // namespace
 }  // namespace fedleaf

@@ -301,3 +301,11 @@ TEST_CASE("reference_optimizer_kernels_follow_the_update_rules", "[kernels]") {
   CHECK(av == std::vector<float>{1.0f, 4.0f});
   CHECK(ap == std::vector<float>{-1.0f, 1.0f});
 }
+
+TEST_CASE("row_start_addresses_rows_directly_or_through_a_row_list", "[kernels]") {
+  const std::uint32_t rows[] = {5, 2};
+
+  CHECK(kernels::row_start(nullptr, 3, 4) == 12);
+  CHECK(kernels::row_start(rows, 0, 4) == 20);
+  CHECK(kernels::row_start(rows, 1, 8) == 16);
+}

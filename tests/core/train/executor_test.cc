@@ -5,11 +5,11 @@
 #include <cstring>
 #include <set>
 
-#include "core/safetensors.h"
 #include "core/train/executor.h"
 #include "core/train/metrics.h"
 #include "core/train/optimizer.h"
 #include "core/train/training_session.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/raw_safetensors.h"
 #include "tests/core/to_dense.h"

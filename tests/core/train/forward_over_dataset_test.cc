@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/safetensors.h"
 #include "core/train/executor.h"
 #include "core/train/predict.h"
+#include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"
 

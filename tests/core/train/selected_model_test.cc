@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/safetensors.h"
-#include "core/safetensors_index.h"
 #include "core/train/executor.h"
 #include "core/train/seeded_random.h"
 #include "core/train/training_session.h"
+#include "core/wire/safetensors.h"
+#include "core/wire/safetensors_index.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"
 

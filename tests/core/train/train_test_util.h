@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "core/safetensors.h"
 #include "core/train/dataset.h"
 #include "core/train/executor.h"
 #include "core/train/model.h"
 #include "core/train/plan.h"
 #include "core/train/seeded_random.h"
+#include "core/wire/safetensors.h"
 
 namespace fedleaf::test {
 

@@ -11,7 +11,8 @@
 namespace fedleaf::core {
 
 inline constexpr OperatorRules kClippedWeightedMeanRules{
-    "clipped_weighted_mean", Weighting::kWeight,           Weighting::kNone,
-    /*clips_to_norm=*/true,  FinalizeRule::kSumsOverTotal, FinalizeRule::kSumsOverTotal};
+    "clipped_weighted_mean",         Weighting::kWeight,           Weighting::kNone,
+    /*clips_to_norm=*/true,          FinalizeRule::kSumsOverTotal, FinalizeRule::kSumsOverTotal,
+    /*takes_min_contributors=*/false};
 
 }  // namespace fedleaf::core

@@ -14,6 +14,7 @@ inline constexpr OperatorRules kCountRules{"count",
                                            Weighting::kOne,
                                            /*clips_to_norm=*/false,
                                            FinalizeRule::kUpdates,
-                                           FinalizeRule::kContributors};
+                                           FinalizeRule::kContributors,
+                                           /*takes_min_contributors=*/false};
 
 }  // namespace fedleaf::core

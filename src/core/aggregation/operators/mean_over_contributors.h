@@ -20,8 +20,12 @@
 
 namespace fedleaf::core {
 
-inline constexpr OperatorRules kMeanOverContributorsRules{
-    "mean_over_contributors", Weighting::kWeight,           Weighting::kWeight,
-    /*clips_to_norm=*/false,  FinalizeRule::kSumsOverTotal, FinalizeRule::kSumsOverContributors};
+inline constexpr OperatorRules kMeanOverContributorsRules{"mean_over_contributors",
+                                                          Weighting::kWeight,
+                                                          Weighting::kWeight,
+                                                          /*clips_to_norm=*/false,
+                                                          FinalizeRule::kSumsOverTotal,
+                                                          FinalizeRule::kSumsOverContributors,
+                                                          /*takes_min_contributors=*/true};
 
 }  // namespace fedleaf::core

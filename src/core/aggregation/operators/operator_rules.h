@@ -3,6 +3,8 @@
 // a stored key becomes its result; what it tracks and which contributor values a checkpoint may
 // hold follow from those.
 //
+// The operators are listed, each with its rules, in operator_table.h.
+//
 //   const UpdateScale s = kWeightedMeanRules.scale(/*weight=*/n_c, /*norm=*/0.0,
 //   /*clip_norm=*/0.0); sums[key] += s.values * u_c[key];  contributors[key] += s.contributors;
 #pragma once
@@ -43,15 +45,19 @@ struct OperatorRules {
   std::string_view name;
   Weighting values;        // multiplier of the update's values
   Weighting contributors;  // added to the contributor weight of each key the update sent
-  bool clips_to_norm;      // values also scaled by min(1, clip_norm / ‖u_c‖₂)
+  bool clips_to_norm;  // values also scaled by min(1, clip_norm / ‖u_c‖₂); needs clip_norm
   FinalizeRule dense_rule;
-  FinalizeRule sparse_rule;  // coo and row_sparse
+  FinalizeRule sparse_rule;     // coo and row_sparse
+  bool takes_min_contributors;  // a key is published only once enough reports sent it
 
   constexpr bool tracks_values() const { return values != Weighting::kNone; }
   constexpr bool tracks_contributors() const { return contributors != Weighting::kNone; }
   // A client counts once per key, and a clipping norm is that of the summed tensor; any other
   // fold is linear, so duplicates of one key may be folded one by one.
   constexpr bool needs_coalesced_input() const { return tracks_contributors() || clips_to_norm; }
+  // The plan's robust clip scales values; an operator that clips by its own clip_norm, or has
+  // no values, takes none.
+  constexpr bool takes_robust_clip() const { return tracks_values() && !clips_to_norm; }
 
   constexpr UpdateScale scale(double weight, double norm, double clip_norm) const {
     const double value_weight = weigh(values, weight);
@@ -60,6 +66,11 @@ struct OperatorRules {
   }
   constexpr FinalizeRule finalize_rule(UpdateEncoding encoding) const {
     return encoding == UpdateEncoding::kDense ? dense_rule : sparse_rule;
+  }
+  // Whether the result counts (I64 values) rather than averages in the tensor's dtype.
+  constexpr bool finalizes_to_counts(UpdateEncoding encoding) const {
+    const FinalizeRule rule = finalize_rule(encoding);
+    return rule == FinalizeRule::kUpdates || rule == FinalizeRule::kContributors;
   }
   // Whether a checkpoint may hold contributor weight c after num_updates updates: a weight sum
   // is > 0 (its key was sent by a client of weight > 0), a count a whole number of clients in

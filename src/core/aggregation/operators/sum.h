@@ -12,6 +12,7 @@ inline constexpr OperatorRules kSumRules{"sum",
                                          Weighting::kNone,
                                          /*clips_to_norm=*/false,
                                          FinalizeRule::kSums,
-                                         FinalizeRule::kSums};
+                                         FinalizeRule::kSums,
+                                         /*takes_min_contributors=*/false};
 
 }  // namespace fedleaf::core

@@ -8,8 +8,12 @@
 
 namespace fedleaf::core {
 
-inline constexpr OperatorRules kWeightedMeanRules{
-    "weighted_mean",         Weighting::kWeight,           Weighting::kNone,
-    /*clips_to_norm=*/false, FinalizeRule::kSumsOverTotal, FinalizeRule::kSumsOverTotal};
+inline constexpr OperatorRules kWeightedMeanRules{"weighted_mean",
+                                                  Weighting::kWeight,
+                                                  Weighting::kNone,
+                                                  /*clips_to_norm=*/false,
+                                                  FinalizeRule::kSumsOverTotal,
+                                                  FinalizeRule::kSumsOverTotal,
+                                                  /*takes_min_contributors=*/false};
 
 }  // namespace fedleaf::core

@@ -1,0 +1,45 @@
+#include "core/tensor/half_float.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace fedleaf::core {
+namespace {
+
+float from_bits(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+}  // namespace
+
+float f16_to_f32(std::uint16_t bits) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu;
+  const std::uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0x1f) return from_bits(sign | 0x7f800000u | (mantissa << 13));
+  if (exponent != 0) return from_bits(sign | ((exponent + (127 - 15)) << 23) | (mantissa << 13));
+  // Zero or subnormal: mantissa × 2^-24, exact in F32 (a normal F32 for every mantissa).
+  const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+  return sign ? -magnitude : magnitude;
+}
+
+float bf16_to_f32(std::uint16_t bits) { return from_bits(static_cast<std::uint32_t>(bits) << 16); }
+
+void widen_to_f32(DType stored, const std::uint8_t* src, std::size_t count, float* dst) {
+  if (!is_half_float(stored)) {
+    throw InvalidInput("widen_to_f32: dtype " + std::string(dtype_name(stored)) +
+                       " is not F16 or BF16");
+  }
+  const auto widen = stored == DType::F16 ? f16_to_f32 : bf16_to_f32;
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto bits = static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8));
+    dst[i] = widen(bits);
+  }
+}
+
+}  // namespace fedleaf::core

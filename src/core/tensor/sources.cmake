@@ -1,0 +1,10 @@
+set(FEDLEAF_TENSOR_SOURCES
+  coalesce.cc
+  dense_tensor.cc
+  dtype.cc
+  half_float.cc
+  linear_index.cc
+  row_sparse_tensor.cc
+  sparse_tensor.cc
+  tensor.cc
+)

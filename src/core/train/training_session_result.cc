@@ -1,0 +1,225 @@
+// TrainingSession::write_result and result(): the update, computed block by block from the
+// trained values and the initial values read again from the model, written in 64 kB pieces.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+#include "core/train/trained_parameter.h"
+#include "core/train/training_session.h"
+#include "core/wire/result_format.h"
+#include "core/wire/safetensors_layout.h"
+#include "core/wire/text_format.h"
+
+namespace fedleaf::core {
+namespace {
+
+// Buffers a result's bytes into chunks for the sink: the update is never held whole.
+class ChunkWriter {
+ public:
+  explicit ChunkWriter(const ResultSink& sink) : sink_(sink), buffer_(kChunkBytes) {}
+
+  void put(const void* data, std::size_t size) {
+    const auto* bytes = static_cast<const std::uint8_t*>(data);
+    while (size > 0) {
+      const std::size_t n = std::min(size, kChunkBytes - used_);
+      std::memcpy(buffer_.data() + used_, bytes, n);
+      used_ += n;
+      bytes += n;
+      size -= n;
+      if (used_ == kChunkBytes) flush();
+    }
+  }
+  void put_i64(std::int64_t value) { put(&value, sizeof value); }
+  void put_zeros(std::size_t size) {
+    while (size > 0) {
+      const std::size_t n = std::min(size, kChunkBytes - used_);
+      std::memset(buffer_.data() + used_, 0, n);
+      used_ += n;
+      size -= n;
+      if (used_ == kChunkBytes) flush();
+    }
+  }
+  void flush() {
+    if (used_ != 0) sink_.write(buffer_.data(), used_);
+    used_ = 0;
+  }
+
+ private:
+  static constexpr std::size_t kChunkBytes = 64 * 1024;
+  const ResultSink& sink_;
+  std::vector<std::uint8_t> buffer_;
+  std::size_t used_ = 0;
+};
+
+// Rows per block when a parameter's update is computed block by block.
+std::size_t block_rows(std::size_t row_size) { return std::max<std::size_t>(1, 4096 / row_size); }
+
+}  // namespace
+
+template <class Block>
+void TrainingSession::for_each_delta_block(const TrainedParameter& trained, Block block) const {
+  const std::size_t row_size = trained.row_size();
+  const float* now = parameters_.at(trained.spec.name).data<float>();
+  const std::size_t local_rows = parameters_.at(trained.spec.name).size() / row_size;
+  const std::size_t rows_per_block = block_rows(row_size);
+  std::vector<float> delta(rows_per_block * row_size);
+  std::vector<std::uint32_t> global(rows_per_block);
+  for (std::size_t begin = 0; begin < local_rows; begin += rows_per_block) {
+    const std::size_t end = std::min(local_rows, begin + rows_per_block);
+    read_initial(trained, begin, end, delta.data());
+    bool finite = true;
+    for (std::size_t i = 0; i < (end - begin) * row_size; ++i) {
+      delta[i] = now[begin * row_size + i] - delta[i];
+      finite &= std::isfinite(delta[i]);
+    }
+    if (!finite) {
+      throw InvalidInput("training: the update of " + in_quotes(trained.spec.name) +
+                         " is not finite (training diverged: a smaller learning_rate or a "
+                         "clip_norm keeps it finite)");
+    }
+    if (trained.stored.compact) {
+      rows_->for_each_row(begin, end,
+                          [&](std::size_t r, std::uint32_t g) { global[r - begin] = g; });
+    } else {
+      for (std::size_t r = begin; r < end; ++r) global[r - begin] = static_cast<std::uint32_t>(r);
+    }
+    block(end - begin, global.data(), delta.data());
+  }
+}
+
+void TrainingSession::write_result(const std::string& task_id, const ResultSink& sink) const {
+  if (!done()) {
+    throw InvalidInput("training session: result requested after " +
+                       std::to_string(completed_steps_) + " of " + std::to_string(total_steps_) +
+                       " steps");
+  }
+  if (!std::isfinite(mean_loss())) {
+    throw InvalidInput(
+        "training: the mean loss is not finite (training diverged: a smaller "
+        "learning_rate or a clip_norm keeps it finite)");
+  }
+  ResultReport report;
+  report.num_examples = dataset_.size();
+  report.loss = mean_loss();
+  report.accuracy = accuracy();
+  report.task_id = task_id;
+  Metadata metadata = result_metadata(report);
+  // The arrays of the update (write_safetensors' layout of the same tensors), each with the
+  // function that writes its bytes.
+  std::vector<SafetensorsArraySpec> arrays;
+  std::vector<std::function<void(ChunkWriter&)>> writers;
+  const auto add = [&](std::string name, DType dtype, Shape shape,
+                       std::function<void(ChunkWriter&)> write) {
+    arrays.push_back({std::move(name), dtype, std::move(shape)});
+    writers.push_back(std::move(write));
+  };
+  for (const auto& owned : trained_) {
+    const TrainedParameter& trained = *owned;
+    const ParameterSpec& p = trained.spec;
+    const TensorUpdatePlan* update = plan_.updates.find(p.name);
+    if (update == nullptr) continue;
+    const std::size_t row_size = trained.row_size();
+    const std::size_t local_rows = parameters_.at(p.name).size() / row_size;
+    const auto dense_shape = [p](ChunkWriter& w) {
+      for (const std::size_t d : p.shape) w.put_i64(static_cast<std::int64_t>(d));
+    };
+    switch (update->encoding) {
+      case UpdateEncoding::kDense:
+        // Rows the session did not train are zero.
+        add(p.name, DType::F32, p.shape, [this, &trained, row_size, p](ChunkWriter& w) {
+          std::size_t next_row = 0;
+          for_each_delta_block(
+              trained, [&](std::size_t count, const std::uint32_t* global, const float* delta) {
+                for (std::size_t r = 0; r < count; ++r) {
+                  w.put_zeros((global[r] - next_row) * row_size * 4);
+                  w.put(delta + r * row_size, row_size * 4);
+                  next_row = std::size_t{global[r]} + 1;
+                }
+              });
+          w.put_zeros((p.shape[0] - next_row) * row_size * 4);
+        });
+        break;
+      case UpdateEncoding::kRowSparse: {
+        metadata[p.name + ":encoding"] = "row_sparse";
+        add(p.name + ":indices", DType::I64, {local_rows}, [this, &trained](ChunkWriter& w) {
+          if (!trained.stored.compact) {
+            const std::size_t rows = parameters_.at(trained.spec.name).size() / trained.row_size();
+            for (std::size_t r = 0; r < rows; ++r) w.put_i64(static_cast<std::int64_t>(r));
+            return;
+          }
+          rows_->for_each_row(0, rows_->size(),
+                              [&](std::size_t, std::uint32_t global) { w.put_i64(global); });
+        });
+        Shape values_shape{local_rows};
+        if (p.shape.size() == 2) values_shape.push_back(row_size);
+        add(p.name + ":values", DType::F32, values_shape,
+            [this, &trained, row_size](ChunkWriter& w) {
+              for_each_delta_block(
+                  trained, [&](std::size_t count, const std::uint32_t*, const float* delta) {
+                    w.put(delta, count * row_size * 4);
+                  });
+            });
+        add(p.name + ":dense_shape", DType::I64, {p.shape.size()}, dense_shape);
+        break;
+      }
+      case UpdateEncoding::kCoo: {
+        metadata[p.name + ":encoding"] = "coo";
+        std::size_t changed = 0;
+        for_each_delta_block(trained,
+                             [&](std::size_t count, const std::uint32_t*, const float* delta) {
+                               for (std::size_t i = 0; i < count * row_size; ++i)
+                                 changed += delta[i] != 0.0f;
+                             });
+        const std::size_t rank = p.shape.size();
+        add(p.name + ":indices", DType::I64, {changed, rank},
+            [this, &trained, row_size, rank](ChunkWriter& w) {
+              for_each_delta_block(
+                  trained, [&](std::size_t count, const std::uint32_t* global, const float* delta) {
+                    for (std::size_t i = 0; i < count * row_size; ++i) {
+                      if (delta[i] == 0.0f) continue;
+                      if (rank == 2) {
+                        w.put_i64(std::int64_t{global[i / row_size]});
+                        w.put_i64(static_cast<std::int64_t>(i % row_size));
+                      } else {
+                        w.put_i64(std::int64_t{global[i]});
+                      }
+                    }
+                  });
+            });
+        add(p.name + ":values", DType::F32, {changed}, [this, &trained, row_size](ChunkWriter& w) {
+          for_each_delta_block(trained,
+                               [&](std::size_t count, const std::uint32_t*, const float* delta) {
+                                 for (std::size_t i = 0; i < count * row_size; ++i) {
+                                   if (delta[i] != 0.0f) w.put(delta + i, 4);
+                                 }
+                               });
+        });
+        add(p.name + ":dense_shape", DType::I64, {rank}, dense_shape);
+        break;
+      }
+    }
+  }
+  const SafetensorsLayout layout = layout_safetensors(arrays, metadata);
+  std::vector<std::size_t> order(arrays.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return layout.offsets[a] < layout.offsets[b]; });
+  sink.begin(layout.file_size);
+  ChunkWriter writer(sink);
+  writer.put(layout.header.data(), layout.header.size());
+  for (const std::size_t i : order) writers[i](writer);
+  writer.flush();
+}
+
+std::vector<std::uint8_t> TrainingSession::result(const std::string& task_id) const {
+  std::vector<std::uint8_t> out;
+  write_result(task_id,
+               ResultSink{[&](std::uint64_t size) { out.reserve(static_cast<std::size_t>(size)); },
+                          [&](const std::uint8_t* data, std::size_t size) {
+                            out.insert(out.end(), data, data + size);
+                          }});
+  return out;
+}
+
+}  // namespace fedleaf::core

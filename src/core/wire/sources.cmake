@@ -1,0 +1,9 @@
+set(FEDLEAF_WIRE_SOURCES
+  result_format.cc
+  safetensors.cc
+  safetensors_index.cc
+  safetensors_layout.cc
+  select_answer.cc
+  select_request.cc
+  text_format.cc
+)
