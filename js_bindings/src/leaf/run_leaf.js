@@ -32,9 +32,9 @@
 // a download's, select's or upload's as a non-fatal error event before each retry. Their
 // messages carry fetch's cause ("network: fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
 
-import { backoffDelayMs, sleep } from './backoff.js';
-import { selectedTensors, selectionIds } from './model_select.js';
-import { ProtocolClient, ProtocolError, networkErrorMessage } from './protocol_client.js';
+import { backoffDelayMs, sleep } from '../protocol/backoff.js';
+import { selectedTensors, selectionIds } from '../protocol/model_select.js';
+import { ProtocolClient, ProtocolError, networkErrorMessage } from '../protocol/protocol_client.js';
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {
