@@ -34,7 +34,9 @@
 
 import { backoffDelayMs, sleep } from '../protocol/backoff.js';
 import { selectedTensors, selectionIds } from '../protocol/model_select.js';
-import { ProtocolClient, ProtocolError, networkErrorMessage } from '../protocol/protocol_client.js';
+import { networkErrorMessage } from '../protocol/network_error.js';
+import { ProtocolClient } from '../protocol/protocol_client.js';
+import { ProtocolError } from '../protocol/protocol_error.js';
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {
