@@ -37,6 +37,7 @@ import { selectedTensors, selectionIds } from '../protocol/model_select.js';
 import { networkErrorMessage } from '../protocol/network_error.js';
 import { ProtocolClient } from '../protocol/protocol_client.js';
 import { ProtocolError } from '../protocol/protocol_error.js';
+import { isTransient, withRetry } from '../protocol/with_retry.js';
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {
@@ -141,10 +142,14 @@ export async function runLeaf(options) {
   const failure = (error) => (error instanceof ProtocolError ? `HTTP ${error.status}: ${error.message}`
     : `network: ${networkErrorMessage(error)}`);
 
-  // A download, select or upload about to be retried after `ms`: a non-fatal error event.
-  function retrying(what, error, ms) {
-    emit({ type: 'error', error: new Error(`${what}: ${failure(error)}; retrying in ${Math.round(ms)} ms`, { cause: error }), fatal: false });
-    return sleep(ms, signal);
+  // A download, select or upload, retried while it fails transiently (retryIf: while that says
+  // so), each retry a non-fatal error event. What it rejects with is the call's last error.
+  function retry(what, call, retryIf = isTransient) {
+    return withRetry(call, {
+      signal, backoff: options.backoff, retryIf,
+      onRetry: (error, ms) => emit({ type: 'error', fatal: false,
+        error: new Error(`${what}: ${failure(error)}; retrying in ${Math.round(ms)} ms`, { cause: error }) }),
+    });
   }
 
   // Any answer may be a 426: the server does not speak this leaf's version.
@@ -212,27 +217,19 @@ export async function runLeaf(options) {
   // The selected rows, or null when the server refuses the selection (the caller then downloads
   // the full model).
   async function downloadSelection(task, entries, t0) {
-    for (let attempt = 0; ; attempt++) {
-      let bytes;
-      try {
-        bytes = await client.selectModel(population, task.round, entries, { token, signal });
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        if (error instanceof ProtocolError) {
-          checkStopping(error);
-          if (error.status === 400 || error.status === 404 || error.status === 405) return null;
-          if (!error.retryable) {
-            throw new LeafStoppedError(`model select failed with HTTP ${error.status}: ${error.message}`,
-              error.status);
-          }
-        }
-        await retrying(`model select of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
-        continue;
-      }
-      emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
-        ms: performance.now() - t0 });
-      return bytes;
+    let bytes;
+    try {
+      bytes = await retry(`model select of task ${task.task_id}`,
+        () => client.selectModel(population, task.round, entries, { token, signal }));
+    } catch (error) {
+      if (signal?.aborted || !(error instanceof ProtocolError)) throw error;
+      checkStopping(error);
+      if (error.status === 400 || error.status === 404 || error.status === 405) return null;
+      throw new LeafStoppedError(`model select failed with HTTP ${error.status}: ${error.message}`, error.status);
     }
+    emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
+      ms: performance.now() - t0 });
+    return bytes;
   }
 
   async function download(task) {
@@ -249,65 +246,48 @@ export async function runLeaf(options) {
         ms: performance.now() - t0 });
       return cached.bytes;
     }
-    for (let attempt = 0; ; attempt++) {
-      let answer;
-      try {
-        answer = await client.downloadModel(url, { etag: cached?.etag, token, signal });
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        if (error instanceof ProtocolError) {
-          checkStopping(error);
-          if (!error.retryable) {
-            throw new LeafStoppedError(`model download failed with HTTP ${error.status}: ${error.message}`,
-              error.status);
-          }
-        }
-        await retrying(`model download of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
-        continue;
-      }
-      if (answer.kind === 'not_modified') {
-        emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
-          ms: performance.now() - t0 });
-        return cached.bytes;
-      }
-      const { bytes } = answer;
-      const etag = answer.etag ?? task.model_etag;
-      modelCache.clear();  // one model per round: keep only the newest
-      if (etag) modelCache.set(url.href, { etag, bytes });
-      emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: false,
-        ms: performance.now() - t0 });
-      return bytes;
+    let answer;
+    try {
+      answer = await retry(`model download of task ${task.task_id}`,
+        () => client.downloadModel(url, { etag: cached?.etag, token, signal }));
+    } catch (error) {
+      if (signal?.aborted || !(error instanceof ProtocolError)) throw error;
+      checkStopping(error);
+      throw new LeafStoppedError(`model download failed with HTTP ${error.status}: ${error.message}`, error.status);
     }
+    if (answer.kind === 'not_modified') {
+      emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
+        ms: performance.now() - t0 });
+      return cached.bytes;
+    }
+    const { bytes } = answer;
+    const etag = answer.etag ?? task.model_etag;
+    modelCache.clear();  // one model per round: keep only the newest
+    if (etag) modelCache.set(url.href, { etag, bytes });
+    emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: false,
+      ms: performance.now() - t0 });
+    return bytes;
   }
 
   // Uploads until a final answer or the lease expiry. Never throws except on abort/426.
   async function upload(task, bytes) {
     const expiresAt = Number(task.lease_expires_at) * 1000;
-    for (let attempt = 0; ; attempt++) {
-      let answer;
-      try {
-        answer = await client.upload(task, bytes, { signal });
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        if (!(error instanceof ProtocolError)) {
-          if (Date.now() > expiresAt) {
-            emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${failure(error)}` });
-            return false;
-          }
-          await retrying(`upload of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
-          continue;
-        }
-        checkStopping(error);
-        if (error.retryable && Date.now() < expiresAt) {
-          await retrying(`upload of task ${task.task_id}`, error, backoffDelayMs(attempt, options.backoff));
-          continue;
-        }
-        emit({ type: 'dropped', taskId: task.task_id, status: error.status, reason: error.message });
+    let answer;
+    try {
+      answer = await retry(`upload of task ${task.task_id}`, () => client.upload(task, bytes, { signal }),
+        (error) => isTransient(error) && Date.now() < expiresAt);
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (!(error instanceof ProtocolError)) {
+        emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${failure(error)}` });
         return false;
       }
-      emit({ type: 'uploaded', taskId: task.task_id, bytes: bytes.length, status: answer.status });
-      return true;
+      checkStopping(error);
+      emit({ type: 'dropped', taskId: task.task_id, status: error.status, reason: error.message });
+      return false;
     }
+    emit({ type: 'uploaded', taskId: task.task_id, bytes: bytes.length, status: answer.status });
+    return true;
   }
 
   let uploaded = 0;
