@@ -17,7 +17,8 @@
 
 export { createExecutor } from './engine/executor.js';
 export { wasmSimdSupported } from './engine/wasm_features.js';
-export { runLeaf, LeafStoppedError } from './leaf/run_leaf.js';
+export { runLeaf } from './leaf/run_leaf.js';
+export { LeafStoppedError } from './leaf/leaf_stopped_error.js';
 export { Dataset } from './engine/training.js';
 export { TextLeafData } from './leaf/text_leaf_data.js';
 export { formatBytes } from './leaf/format_bytes.js';

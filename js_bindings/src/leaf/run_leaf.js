@@ -8,7 +8,7 @@
 // The leaf is stateless: every task carries its plan and model URL, so any leaf can take any
 // task and a vanished leaf costs only its leases. Leases held at once never exceed prefetch + 1
 // (the task training or uploading, plus the ones claimed ahead). Requests go through a
-// ProtocolClient (protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops
+// ProtocolClient (protocol/protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops
 // the leaf with the server's message.
 //
 // A leaf trains on one dataset, so it takes at most one train task per round: each claim says
@@ -16,11 +16,9 @@
 // accepted, and the server hands it only train tasks of later rounds (evaluate tasks are not
 // limited). A dropped task (410, 409, 400, failed training) frees its round again.
 //
-// Sparse download (issue 11): for a train task whose plan downloads embedding tables by "select"
-// (model_select.js), and an executor with distinctIds(dataset, task), the leaf posts its data's
-// distinct ids to .../rounds/{r}/model:select and trains on the rows it receives; the update is
-// the same as with the full model. It downloads the full model instead when a request would
-// exceed max_select_rows or the server refuses the selection (400, 404, 405).
+// A task's model comes from a ModelSource (model_source.js): the rows of the data's distinct ids
+// for a plan that downloads embedding tables by "select" (issue 11), else the full model, kept
+// with its ETag.
 //
 // Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress {taskId, step,
 // loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the executor says)},
@@ -33,20 +31,12 @@
 // messages carry fetch's cause ("network: fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
 
 import { backoffDelayMs, sleep } from '../protocol/backoff.js';
-import { selectedTensors, selectionIds } from '../protocol/model_select.js';
 import { networkErrorMessage } from '../protocol/network_error.js';
 import { ProtocolClient } from '../protocol/protocol_client.js';
 import { ProtocolError } from '../protocol/protocol_error.js';
 import { isTransient, withRetry } from '../protocol/with_retry.js';
-
-/** An error that stops the leaf: wrong version, bad credentials, unknown population. */
-export class LeafStoppedError extends Error {
-  constructor(message, status) {
-    super(message);
-    this.name = 'LeafStoppedError';
-    this.status = status;
-  }
-}
+import { LeafStoppedError } from './leaf_stopped_error.js';
+import { ModelSource } from './model_source.js';
 
 class Slots {
   constructor(count) {
@@ -121,7 +111,6 @@ export async function runLeaf(options) {
     }
   };
   const slots = new Slots(prefetch + 1);
-  const modelCache = new Map();
   let claimAttempt = 0;
   const heldRounds = new Map();  // task id → round, train tasks claimed and not yet dropped
   let acceptedRound = -1;
@@ -152,12 +141,7 @@ export async function runLeaf(options) {
     });
   }
 
-  // Any answer may be a 426: the server does not speak this leaf's version.
-  function checkStopping(error) {
-    if (error instanceof ProtocolError && error.status === 426) {
-      throw new LeafStoppedError(`server refused this leaf's version: ${error.message}`, 426);
-    }
-  }
+  const models = new ModelSource({ client, population, token, executor, dataset, signal, retry, emit });
 
   // Claims one task and downloads its model. Resolves to {task, model} | {idle: ms} | {finished}.
   async function prepare() {
@@ -172,20 +156,19 @@ export async function runLeaf(options) {
         if (!(error instanceof ProtocolError)) {
           return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: failure(error) };
         }
-        checkStopping(error);
         if (error.status === 410) return { finished: true };
         if (error.retryable) {
           const ms = Math.max(error.retryAfterMs ?? 0, backoffDelayMs(claimAttempt++, options.backoff));
           return { idle: ms, reason: `HTTP ${error.status}: ${error.message}` };
         }
-        throw new LeafStoppedError(`claim failed with HTTP ${error.status}: ${error.message}`, error.status);
+        throw LeafStoppedError.after('claim', error);
       }
       if (claim.kind === 'task') {
         claimAttempt = 0;
         const { task } = claim;
         if ((task.kind ?? 'train') === 'train') heldRounds.set(task.task_id, Number(task.round));
         emit({ type: 'claimed', task });
-        const model = await download(task);
+        const model = await models.fetch(task);
         holding = false;
         return { task, model };
       }
@@ -195,78 +178,6 @@ export async function runLeaf(options) {
     } finally {
       if (holding) slots.release();
     }
-  }
-
-  // The select request for a train task, or null when the leaf downloads the full model.
-  function selectionFor(task) {
-    if ((task.kind ?? 'train') !== 'train' || typeof executor.distinctIds !== 'function' || !task.plan) {
-      return null;
-    }
-    const wanted = selectedTensors(task.plan);
-    if (wanted.length === 0) return null;
-    const distinct = executor.distinctIds(dataset, task);
-    const entries = [];
-    for (const tensor of wanted) {
-      const ids = selectionIds(distinct, tensor);
-      if (!ids) return null;
-      entries.push({ name: tensor.name, ids });
-    }
-    return entries;
-  }
-
-  // The selected rows, or null when the server refuses the selection (the caller then downloads
-  // the full model).
-  async function downloadSelection(task, entries, t0) {
-    let bytes;
-    try {
-      bytes = await retry(`model select of task ${task.task_id}`,
-        () => client.selectModel(population, task.round, entries, { token, signal }));
-    } catch (error) {
-      if (signal?.aborted || !(error instanceof ProtocolError)) throw error;
-      checkStopping(error);
-      if (error.status === 400 || error.status === 404 || error.status === 405) return null;
-      throw new LeafStoppedError(`model select failed with HTTP ${error.status}: ${error.message}`, error.status);
-    }
-    emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: true,
-      ms: performance.now() - t0 });
-    return bytes;
-  }
-
-  async function download(task) {
-    const t0 = performance.now();
-    const selection = selectionFor(task);
-    if (selection) {
-      const bytes = await downloadSelection(task, selection, t0);
-      if (bytes) return bytes;
-    }
-    const url = client.url(task.model_url);
-    const cached = modelCache.get(url.href);
-    if (cached && task.model_etag && cached.etag === task.model_etag) {
-      emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
-        ms: performance.now() - t0 });
-      return cached.bytes;
-    }
-    let answer;
-    try {
-      answer = await retry(`model download of task ${task.task_id}`,
-        () => client.downloadModel(url, { etag: cached?.etag, token, signal }));
-    } catch (error) {
-      if (signal?.aborted || !(error instanceof ProtocolError)) throw error;
-      checkStopping(error);
-      throw new LeafStoppedError(`model download failed with HTTP ${error.status}: ${error.message}`, error.status);
-    }
-    if (answer.kind === 'not_modified') {
-      emit({ type: 'downloaded', taskId: task.task_id, bytes: 0, cached: true, select: false,
-        ms: performance.now() - t0 });
-      return cached.bytes;
-    }
-    const { bytes } = answer;
-    const etag = answer.etag ?? task.model_etag;
-    modelCache.clear();  // one model per round: keep only the newest
-    if (etag) modelCache.set(url.href, { etag, bytes });
-    emit({ type: 'downloaded', taskId: task.task_id, bytes: bytes.length, cached: false, select: false,
-      ms: performance.now() - t0 });
-    return bytes;
   }
 
   // Uploads until a final answer or the lease expiry. Never throws except on abort/426.
@@ -282,7 +193,7 @@ export async function runLeaf(options) {
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${failure(error)}` });
         return false;
       }
-      checkStopping(error);
+      if (error.status === 426) throw LeafStoppedError.after('upload', error);
       emit({ type: 'dropped', taskId: task.task_id, status: error.status, reason: error.message });
       return false;
     }
