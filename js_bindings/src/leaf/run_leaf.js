@@ -11,10 +11,8 @@
 // ProtocolClient (protocol/protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops
 // the leaf with the server's message.
 //
-// A leaf trains on one dataset, so it takes at most one train task per round: each claim says
-// {"min_round": r} with r one past the latest round of a train task it holds or has had
-// accepted, and the server hands it only train tasks of later rounds (evaluate tasks are not
-// limited). A dropped task (410, 409, 400, failed training) frees its round again.
+// A leaf trains on one dataset, so it takes at most one train task per round: a RoundBook
+// (round_book.js) says which rounds its claims may take.
 //
 // A task's model comes from a ModelSource (model_source.js): the rows of the data's distinct ids
 // for a plan that downloads embedding tables by "select" (issue 11), else the full model, kept
@@ -37,6 +35,7 @@ import { ProtocolError } from '../protocol/protocol_error.js';
 import { isTransient, withRetry } from '../protocol/with_retry.js';
 import { LeafStoppedError } from './leaf_stopped_error.js';
 import { ModelSource } from './model_source.js';
+import { RoundBook } from './round_book.js';
 
 class Slots {
   constructor(count) {
@@ -112,13 +111,7 @@ export async function runLeaf(options) {
   };
   const slots = new Slots(prefetch + 1);
   let claimAttempt = 0;
-  const heldRounds = new Map();  // task id → round, train tasks claimed and not yet dropped
-  let acceptedRound = -1;
-  const minRound = () => Math.max(acceptedRound, ...heldRounds.values()) + 1;
-  const release = (task, accepted) => {
-    if (!heldRounds.delete(task.task_id)) return;
-    if (accepted) acceptedRound = Math.max(acceptedRound, Number(task.round));
-  };
+  const book = new RoundBook();
   let finished = false;
   let fatal;
 
@@ -150,7 +143,7 @@ export async function runLeaf(options) {
     try {
       let claim;
       try {
-        claim = await client.claim(population, { minRound: minRound(), waitS, token, signal });
+        claim = await client.claim(population, { minRound: book.minRound(), waitS, token, signal });
       } catch (error) {
         if (signal?.aborted) throw error;
         if (!(error instanceof ProtocolError)) {
@@ -166,7 +159,7 @@ export async function runLeaf(options) {
       if (claim.kind === 'task') {
         claimAttempt = 0;
         const { task } = claim;
-        if ((task.kind ?? 'train') === 'train') heldRounds.set(task.task_id, Number(task.round));
+        book.hold(task);
         emit({ type: 'claimed', task });
         const model = await models.fetch(task);
         holding = false;
@@ -245,7 +238,7 @@ export async function runLeaf(options) {
       } catch (error) {
         if (signal?.aborted) throw error;
         slots.release();
-        release(task, false);
+        book.release(task, false);
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
@@ -260,7 +253,7 @@ export async function runLeaf(options) {
         ms: performance.now() - t0, setupMs: result.setupMs });
       const pending = upload(task, result.bytes)
         .then((ok) => {
-          release(task, ok);
+          book.release(task, ok);
           return ok ? uploaded++ : dropped++;
         })
         .catch((error) => {
