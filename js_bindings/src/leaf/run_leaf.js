@@ -6,56 +6,55 @@
 //                  onEvent: (e) => console.log(e.type, e)});
 //
 // The leaf is stateless: every task carries its plan and model URL, so any leaf can take any
-// task and a vanished leaf costs only its leases. Leases held at once never exceed prefetch + 1
-// (the task training or uploading, plus the ones claimed ahead). Requests go through a
-// ProtocolClient (protocol/protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops
-// the leaf with the server's message.
+// task and a vanished leaf costs only its leases. Requests go through a ProtocolClient
+// (protocol/protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops the
+// leaf with the server's message.
 //
-// A leaf trains on one dataset, so it takes at most one train task per round: a RoundBook
-// (round_book.js) says which rounds its claims may take.
+// Its parts, in the order a task meets them:
+//   - PrefetchQueue (prefetch_queue.js): jobs prepared ahead while a task trains; leases held at
+//     once never exceed prefetch + 1 (the task training or uploading, plus those claimed ahead);
+//   - TaskClaims (task_claims.js): a claim and what its answer means (task, idle, finished, stop);
+//     its min_round comes from a RoundBook (round_book.js): a leaf trains on one dataset, so it
+//     takes at most one train task per round;
+//   - ModelSource (model_source.js): the task's model — the rows of the data's distinct ids for a
+//     plan that downloads embedding tables by "select" (issue 11), else the full model, kept with
+//     its ETag;
+//   - executor.runTask trains it (a failure drops the task);
+//   - uploadResult (upload_result.js): the result sent while the next task trains.
+// Downloads, selects and uploads retry through one withRetry (protocol/with_retry.js).
 //
-// A task's model comes from a ModelSource (model_source.js): the rows of the data's distinct ids
-// for a plan that downloads embedding tables by "select" (issue 11), else the full model, kept
-// with its ETag.
-//
-// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress {taskId, step,
-// loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the executor says)},
-// uploaded {taskId, bytes, status},
-// dropped {taskId, status, reason}, idle {ms, reason}, error {error, fatal}, finished {}.
+// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress
+// {taskId, step, loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the
+// executor says)}, uploaded {taskId, bytes, status}, dropped {taskId, status, reason}, idle {ms,
+// reason}, error {error, fatal}, finished {}.
 //
 // Network failures (fetch's errors, and a request past its ProtocolClient deadline: "no answer
 // from <origin> within N s") are retried with backoff: a claim's as idle {reason: 'network: …'},
 // a download's, select's or upload's as a non-fatal error event before each retry. Their
 // messages carry fetch's cause ("network: fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
 
-import { backoffDelayMs, sleep } from '../protocol/backoff.js';
-import { networkErrorMessage } from '../protocol/network_error.js';
+import { sleep } from '../protocol/backoff.js';
 import { ProtocolClient } from '../protocol/protocol_client.js';
-import { ProtocolError } from '../protocol/protocol_error.js';
-import { isTransient, withRetry } from '../protocol/with_retry.js';
-import { LeafStoppedError } from './leaf_stopped_error.js';
+import { failureMessage } from '../protocol/protocol_error.js';
+import { withRetry } from '../protocol/with_retry.js';
 import { ModelSource } from './model_source.js';
+import { PrefetchQueue } from './prefetch_queue.js';
 import { RoundBook } from './round_book.js';
+import { TaskClaims } from './task_claims.js';
+import { uploadResult } from './upload_result.js';
 
-class Slots {
-  constructor(count) {
-    this.free = count;
-    this.waiting = [];
+// The options runLeaf checks before it starts: prefetch and waitS with their defaults.
+function checkedOptions({ prefetch = 1, waitS = 20, executor }) {
+  if (!Number.isInteger(prefetch) || prefetch < 0) {
+    throw new TypeError(`prefetch must be a non-negative integer, got ${prefetch}`);
   }
-  async acquire(signal) {
-    while (this.free === 0) {
-      await new Promise((resolve, reject) => {
-        this.waiting.push(resolve);
-        signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-    }
-    this.free -= 1;
+  if (!Number.isFinite(waitS) || waitS < 0) {
+    throw new TypeError(`waitS must be a number of seconds >= 0, got ${waitS}`);
   }
-  release() {
-    this.free += 1;
-    const next = this.waiting.shift();
-    if (next) next();
+  if (!executor || typeof executor.runTask !== 'function') {
+    throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
   }
+  return { prefetch, waitS };
 }
 
 /**
@@ -84,23 +83,11 @@ class Slots {
  * @returns {Promise<{uploaded: number, dropped: number, stopped: 'finished'|'aborted'|'maxTasks'}>}
  */
 export async function runLeaf(options) {
-  const {
-    server, population, token, dataset, executor, signal, maxTasks,
-  } = options;
-  const prefetch = options.prefetch ?? 1;
-  if (!Number.isInteger(prefetch) || prefetch < 0) {
-    throw new TypeError(`prefetch must be a non-negative integer, got ${prefetch}`);
-  }
-  const waitS = options.waitS ?? 20;
-  if (!Number.isFinite(waitS) || waitS < 0) {
-    throw new TypeError(`waitS must be a number of seconds >= 0, got ${waitS}`);
-  }
-  if (!executor || typeof executor.runTask !== 'function') {
-    throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
-  }
+  const { population, token, dataset, executor, signal, maxTasks, backoff } = options;
+  const { prefetch, waitS } = checkedOptions(options);
   const client = options.client ?? new ProtocolClient({
-    server, fetch: options.fetch, timeoutMs: options.timeoutMs, claimMarginMs: options.claimMarginMs,
-    stallTimeoutMs: options.stallTimeoutMs,
+    server: options.server, fetch: options.fetch, timeoutMs: options.timeoutMs,
+    claimMarginMs: options.claimMarginMs, stallTimeoutMs: options.stallTimeoutMs,
   });
   const emit = (event) => {
     try {
@@ -109,110 +96,38 @@ export async function runLeaf(options) {
       // A failing observer must not stop training.
     }
   };
-  const slots = new Slots(prefetch + 1);
-  let claimAttempt = 0;
+  // A download, select or upload, retried while it fails transiently (or while retryIf says so),
+  // each retry a non-fatal error event; it rejects with the call's last error.
+  const retry = (what, call, retryIf) => withRetry(call, {
+    signal, backoff, retryIf,
+    onRetry: (error, ms) => emit({ type: 'error', fatal: false,
+      error: new Error(`${what}: ${failureMessage(error)}; retrying in ${Math.round(ms)} ms`, { cause: error }) }),
+  });
+
   const book = new RoundBook();
-  let finished = false;
-  let fatal;
-
-  function stop(error) {
-    if (!fatal) fatal = error;
-    emit({ type: 'error', error, fatal: true });
-  }
-
-  // What a failed request is, for messages: 'HTTP 503: busy' or 'network: fetch failed (cause)'.
-  const failure = (error) => (error instanceof ProtocolError ? `HTTP ${error.status}: ${error.message}`
-    : `network: ${networkErrorMessage(error)}`);
-
-  // A download, select or upload, retried while it fails transiently (retryIf: while that says
-  // so), each retry a non-fatal error event. What it rejects with is the call's last error.
-  function retry(what, call, retryIf = isTransient) {
-    return withRetry(call, {
-      signal, backoff: options.backoff, retryIf,
-      onRetry: (error, ms) => emit({ type: 'error', fatal: false,
-        error: new Error(`${what}: ${failure(error)}; retrying in ${Math.round(ms)} ms`, { cause: error }) }),
-    });
-  }
-
+  const claims = new TaskClaims({ client, population, token, waitS, signal, backoff, book, emit });
   const models = new ModelSource({ client, population, token, executor, dataset, signal, retry, emit });
-
-  // Claims one task and downloads its model. Resolves to {task, model} | {idle: ms} | {finished}.
-  async function prepare() {
-    await slots.acquire(signal);
-    let holding = true;
-    try {
-      let claim;
-      try {
-        claim = await client.claim(population, { minRound: book.minRound(), waitS, token, signal });
-      } catch (error) {
-        if (signal?.aborted) throw error;
-        if (!(error instanceof ProtocolError)) {
-          return { idle: backoffDelayMs(claimAttempt++, options.backoff), reason: failure(error) };
-        }
-        if (error.status === 410) return { finished: true };
-        if (error.retryable) {
-          const ms = Math.max(error.retryAfterMs ?? 0, backoffDelayMs(claimAttempt++, options.backoff));
-          return { idle: ms, reason: `HTTP ${error.status}: ${error.message}` };
-        }
-        throw LeafStoppedError.after('claim', error);
-      }
-      if (claim.kind === 'task') {
-        claimAttempt = 0;
-        const { task } = claim;
-        book.hold(task);
-        emit({ type: 'claimed', task });
-        const model = await models.fetch(task);
-        holding = false;
-        return { task, model };
-      }
-      if (claim.finished) return { finished: true };
-      claimAttempt = 0;
-      return { idle: claim.retryAfterMs ?? backoffDelayMs(0, options.backoff), reason: 'no task available' };
-    } finally {
-      if (holding) slots.release();
-    }
-  }
-
-  // Uploads until a final answer or the lease expiry. Never throws except on abort/426.
-  async function upload(task, bytes) {
-    const expiresAt = Number(task.lease_expires_at) * 1000;
-    let answer;
-    try {
-      answer = await retry(`upload of task ${task.task_id}`, () => client.upload(task, bytes, { signal }),
-        (error) => isTransient(error) && Date.now() < expiresAt);
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      if (!(error instanceof ProtocolError)) {
-        emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `lease expired during retries: ${failure(error)}` });
-        return false;
-      }
-      if (error.status === 426) throw LeafStoppedError.after('upload', error);
-      emit({ type: 'dropped', taskId: task.task_id, status: error.status, reason: error.message });
-      return false;
-    }
-    emit({ type: 'uploaded', taskId: task.task_id, bytes: bytes.length, status: answer.status });
-    return true;
-  }
+  const queue = new PrefetchQueue({
+    prefetch, maxTasks, signal,
+    prepare: async () => {
+      const job = await claims.next();
+      return job.task ? { task: job.task, model: await models.fetch(job.task) } : job;
+    },
+  });
 
   let uploaded = 0;
   let dropped = 0;
   let started = 0;
-  const inFlight = new Set();
-  const queue = [];
-  const guarded = () => {
-    const p = prepare();
-    p.catch(() => {});  // observed when taken from the queue
-    return p;
-  };
-  const fill = () => {
-    while (queue.length < prefetch && (maxTasks === undefined || started + queue.length < maxTasks)) {
-      queue.push(guarded());
-    }
-  };
-
+  let finished = false;
   let stopped = 'finished';
+  let fatal;
+  const stop = (error) => {
+    fatal ??= error;
+    emit({ type: 'error', error, fatal: true });
+  };
+  const uploads = new Set();
   try {
-    let current = guarded();
+    let current = queue.next();
     while (!fatal) {
       const job = await current;
       if (job.finished) {
@@ -222,11 +137,11 @@ export async function runLeaf(options) {
       if (job.idle !== undefined) {
         emit({ type: 'idle', ms: job.idle, reason: job.reason });
         await sleep(job.idle, signal);
-        current = queue.shift() ?? guarded();
+        current = queue.next();
         continue;
       }
       started += 1;
-      fill();
+      queue.fill(started);
       const { task, model } = job;
       const t0 = performance.now();
       let result;
@@ -237,40 +152,37 @@ export async function runLeaf(options) {
         });
       } catch (error) {
         if (signal?.aborted) throw error;
-        slots.release();
+        queue.done();
         book.release(task, false);
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
-        if (maxTasks !== undefined && started >= maxTasks) {  // a failed task counts: it was claimed
-          stopped = 'maxTasks';
-          break;
-        }
-        current = queue.shift() ?? guarded();
-        continue;
       }
-      emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
-        ms: performance.now() - t0, setupMs: result.setupMs });
-      const pending = upload(task, result.bytes)
-        .then((ok) => {
-          book.release(task, ok);
-          return ok ? uploaded++ : dropped++;
-        })
-        .catch((error) => {
-          if (!signal?.aborted) stop(error);
-        })
-        .finally(() => {
-          slots.release();
-          inFlight.delete(pending);
-        });
-      inFlight.add(pending);
-      if (maxTasks !== undefined && started >= maxTasks) {
+      if (result) {
+        emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
+          ms: performance.now() - t0, setupMs: result.setupMs });
+        // The upload runs while the next task trains; its slot is given back when it ends.
+        const pending = uploadResult(task, result.bytes, { client, signal, retry, emit })
+          .then((accepted) => {
+            book.release(task, accepted);
+            return accepted ? uploaded++ : dropped++;
+          })
+          .catch((error) => {
+            if (!signal?.aborted) stop(error);
+          })
+          .finally(() => {
+            queue.done();
+            uploads.delete(pending);
+          });
+        uploads.add(pending);
+      }
+      if (maxTasks !== undefined && started >= maxTasks) {  // a failed task counts: it was claimed
         stopped = 'maxTasks';
         break;
       }
-      current = queue.shift() ?? guarded();
+      current = queue.next();
     }
-    await Promise.all(inFlight);
+    await Promise.all(uploads);
   } catch (error) {
     if (signal?.aborted) {
       stopped = 'aborted';
@@ -278,7 +190,7 @@ export async function runLeaf(options) {
       stop(error);
     }
   }
-  await Promise.allSettled([...inFlight]);
+  await Promise.allSettled([...uploads]);
   if (fatal) throw fatal;
   if (finished) emit({ type: 'finished' });
   return { uploaded, dropped, stopped };

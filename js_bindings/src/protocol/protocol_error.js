@@ -3,6 +3,7 @@
 // retry hint.
 
 import { retryAfterMs } from './backoff.js';
+import { networkErrorMessage } from './network_error.js';
 
 // The server's error codes by status (src/server/README.md, "HTTP API"), for answers without a
 // JSON error body (a proxy's 502, a body cut short).
@@ -62,4 +63,10 @@ export async function protocolError(response, url = response.url) {
     retryAfterMs: retryAfterMs(response.headers.get('Retry-After'), response.headers.get('Fedleaf-Retry-After-Ms')),
     url: String(url),
   });
+}
+
+/** A failed request for messages: 'HTTP 503: busy', or 'network: fetch failed (cause)'. */
+export function failureMessage(error) {
+  return error instanceof ProtocolError ? `HTTP ${error.status}: ${error.message}`
+    : `network: ${networkErrorMessage(error)}`;
 }
