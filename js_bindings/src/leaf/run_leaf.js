@@ -145,6 +145,7 @@ export async function runLeaf(options) {
       const { task, model } = job;
       const t0 = performance.now();
       let result;
+      let failed = false;
       try {
         result = await executor.runTask(task, model, dataset, {
           signal,
@@ -152,13 +153,14 @@ export async function runLeaf(options) {
         });
       } catch (error) {
         if (signal?.aborted) throw error;
+        failed = true;
         queue.done();
         book.release(task, false);
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
       }
-      if (result) {
+      if (!failed) {
         emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
           ms: performance.now() - t0, setupMs: result.setupMs });
         // The upload runs while the next task trains; its slot is given back when it ends.
