@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Stamps CMake's project(VERSION) into the npm package: js_bindings/package.json "version" and
-// js_bindings/src/version.js (the constant the protocol header is made from). Run after changing
+// js_bindings/src/protocol/version.js (the constant the protocol header is made from). Run after changing
 // the version in CMakeLists.txt; tests/package/version.test.mjs fails until then.
 //
 //   node scripts/stamp_version.mjs [--check]    (--check: exit 1 instead of writing)
@@ -22,7 +22,7 @@ const files = [
     stamp: (text, version) => text.replace(/^(\s*"version":\s*")[^"]*(")/m, `$1${version}$2`),
   },
   {
-    url: new URL('js_bindings/src/version.js', root),
+    url: new URL('js_bindings/src/protocol/version.js', root),
     stamp: (text, version) => text.replace(/^(export const VERSION = ')[^']*(';)$/m, `$1${version}$2`),
   },
 ];

@@ -1,7 +1,7 @@
 // Number formatting shared by the demo page and the dashboard (their API calls go through the
 // package's ProtocolClient).
 
-export { formatBytes } from './fedleaf/src/format_bytes.js';
+export { formatBytes } from './fedleaf/src/leaf/format_bytes.js';
 
 export function formatCount(n) {
   return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '–';

@@ -11,7 +11,7 @@
 import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
 import { emptyShardProblem } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
-import { formatBytes } from '../src/format_bytes.js';
+import { formatBytes } from '../src/leaf/format_bytes.js';
 import { loadSpamAssassinOrExit, parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +

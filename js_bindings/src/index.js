@@ -10,60 +10,23 @@
 //
 // Errors from the C++ core arrive as JS Errors with the core's message and a `code`
 // ('InvalidInput', 'NotFound', 'Conflict', 'Error', 'InternalError').
+//
+// The folders: engine/ (the wasm module and the executor over it), protocol/ (the task
+// repository's protocol), leaf/ (runLeaf and what a leaf keeps), interop/ (TF.js Layers models),
+// datasets/ (SpamAssassin), node/ (the CLIs' Node-only parts).
 
-import { bytesOf } from './bytes.js';
-import { loadModule } from './load_module.js';
-import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
-import { datasetApi, trainingApi } from './training.js';
+export { createExecutor } from './engine/executor.js';
+export { wasmSimdSupported } from './engine/wasm_features.js';
+export { runLeaf } from './leaf/run_leaf.js';
+export { LeafStoppedError } from './leaf/leaf_stopped_error.js';
+export { Dataset } from './engine/training.js';
+export { TextLeafData } from './leaf/text_leaf_data.js';
+export { formatBytes } from './leaf/format_bytes.js';
+export { ProtocolClient } from './protocol/protocol_client.js';
+export { ProtocolError } from './protocol/protocol_error.js';
+export { RequestTimeoutError } from './protocol/request_timeout_error.js';
+export { networkErrorMessage } from './protocol/network_error.js';
+export { VERSION, PROTOCOL_VERSION } from './protocol/version.js';
+export { importTfjsLayersModel } from './interop/tfjs_layers_import.js';
+export { exportTfjsLayersModel } from './interop/tfjs_layers_export.js';
 
-export { wasmSimdSupported } from './wasm_features.js';
-export { runLeaf, LeafStoppedError } from './run_leaf.js';
-export { Dataset } from './training.js';
-export { TextLeafData } from './text_leaf_data.js';
-export { formatBytes } from './format_bytes.js';
-export { ProtocolClient, ProtocolError, RequestTimeoutError, networkErrorMessage } from './protocol_client.js';
-export { VERSION, PROTOCOL_VERSION } from './version.js';
-export { importTfjsLayersModel } from './tfjs_layers_import.js';
-export { exportTfjsLayersModel } from './tfjs_layers_export.js';
-
-function checkMetadata(metadata) {
-  if (metadata === undefined) return {};
-  if (metadata === null || typeof metadata !== 'object') {
-    throw new TypeError('metadata must be an object of string values');
-  }
-  for (const [key, value] of Object.entries(metadata)) {
-    if (typeof value !== 'string') throw new TypeError(`metadata '${key}' must be a string`);
-  }
-  return metadata;
-}
-
-/**
- * Loads the wasm module and returns an executor.
- * @param {{simd?: 'auto'|boolean, distUrl?: string|URL}} [options]
- *   simd: 'auto' (default) uses the SIMD build when WebAssembly.validate accepts SIMD;
- *   distUrl: where fedleaf_core*.{js,wasm} are served from (default: ../dist/ next to this file);
- *   a relative one is resolved against the page, the worker or Node's current directory.
- */
-export async function createExecutor(options = {}) {
-  const { module, simd } = await loadModule(options);
-  return {
-    version: module.version(),
-    simd,
-    /** Bytes of the module's linear memory now: its high-water mark (wasm memory never shrinks). */
-    get wasmMemoryBytes() {
-      return module.HEAP8.buffer.byteLength;
-    },
-    encodeSafetensors(tensors, metadata) {
-      return module.encodeSafetensors(normalizeTensors(tensors), checkMetadata(metadata));
-    },
-    decodeSafetensors(bytes) {
-      const { tensors, metadata } = module.decodeSafetensors(bytesOf('bytes', bytes));
-      return { tensors: publicTensors(tensors), metadata };
-    },
-    coalesce(tensor) {
-      return publicTensor(module.coalesce(normalizeTensor('coalesce input', tensor)));
-    },
-    ...datasetApi(module),
-    ...trainingApi(module),
-  };
-}

@@ -15,7 +15,7 @@ import { createExecutor, ProtocolClient } from '../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
-import { formatBytes } from '../../js_bindings/src/format_bytes.js';
+import { formatBytes } from '../../js_bindings/src/leaf/format_bytes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({

@@ -23,7 +23,7 @@ test('stage_web assembles the web root and the documented SpamAssassin shards, o
   assert.match(stage(out, 2), /data files written/);
 
   for (const file of ['index.html', 'dashboard.html', 'leaf_worker.js', 'style.css', 'favicon.svg',
-    'fedleaf/src/index.js', 'fedleaf/src/run_leaf.js', 'fedleaf/dist/fedleaf_core.wasm',
+    'fedleaf/src/index.js', 'fedleaf/src/leaf/run_leaf.js', 'fedleaf/dist/fedleaf_core.wasm',
     'fedleaf/dist/fedleaf_core_simd.js', 'fedleaf/package.json', 'vendor/chart.umd.js',
     'tests/index.html', 'tests/executor_cases.mjs']) {
     assert.ok(existsSync(path.join(out, file)), `${file} is staged`);

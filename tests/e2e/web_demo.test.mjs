@@ -19,7 +19,7 @@ import { promisify } from 'node:util';
 import { textPlan } from './browser/executor_cases.mjs';
 import { assertDemoTabs, describeTab, writeOwnEmailsFile } from './demo_tabs.mjs';
 import { assertExecutorPage } from './executor_page.mjs';
-import { ProtocolClient } from '../../js_bindings/src/protocol_client.js';
+import { ProtocolClient } from '../../js_bindings/src/protocol/protocol_client.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const buildDir = path.resolve(root, process.env.FEDLEAF_BUILD_DIR ?? 'build');

@@ -1,4 +1,4 @@
-// The wasm bindings report C++ errors through Module.takeError(), and js_bindings/src/bindings.js
+// The wasm bindings report C++ errors through Module.takeError(), and js_bindings/src/engine/bindings.js
 // throws them in JS: every registered binding is wrapped, and a failed call frees what it was given.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { createExecutor } from '../../js_bindings/src/index.js';
-import { BINDINGS } from '../../js_bindings/src/bindings.js';
+import { BINDINGS } from '../../js_bindings/src/engine/bindings.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { encodeSelectRequest, selectedTensors, selectionIds } from '../../js_bindings/src/model_select.js';
+import { encodeSelectRequest, selectedTensors, selectionIds } from '../../js_bindings/src/protocol/model_select.js';
 
 const layers = [{ type: 'embedding_bag', name: 'emb', vocab: 1000, dim: 4 }, { type: 'dense', name: 'out', units: 2 }];
 

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
-import { murmur3_32 } from '../../js_bindings/src/murmur3.js';
+import { murmur3_32 } from '../../js_bindings/src/datasets/murmur3.js';
 
 const { vectors } = JSON.parse(readFileSync(new URL('../fixtures/murmur3_vectors.json', import.meta.url)));
 

@@ -10,7 +10,7 @@ import net from 'node:net';
 import {
   ProtocolClient, ProtocolError, PROTOCOL_VERSION, RequestTimeoutError, networkErrorMessage,
 } from '../../js_bindings/src/index.js';
-import { protocolError } from '../../js_bindings/src/protocol_client.js';
+import { protocolError } from '../../js_bindings/src/protocol/protocol_error.js';
 
 // A fetch that records every request and answers with the next scripted Response.
 function scripted(...answers) {

@@ -4,9 +4,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 
-import { runLeaf, LeafStoppedError } from '../../js_bindings/src/run_leaf.js';
-import { backoffDelayMs, retryAfterMs } from '../../js_bindings/src/backoff.js';
-import { PROTOCOL_VERSION } from '../../js_bindings/src/version.js';
+import { LeafStoppedError } from '../../js_bindings/src/leaf/leaf_stopped_error.js';
+import { runLeaf } from '../../js_bindings/src/leaf/run_leaf.js';
+import { backoffDelayMs, retryAfterMs } from '../../js_bindings/src/protocol/backoff.js';
+import { PROTOCOL_VERSION } from '../../js_bindings/src/protocol/version.js';
 
 const SERVER = 'http://leaf.test';
 

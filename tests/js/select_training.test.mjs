@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { createExecutor } from '../../js_bindings/src/index.js';
-import { selectedTensors, selectionIds } from '../../js_bindings/src/model_select.js';
+import { selectedTensors, selectionIds } from '../../js_bindings/src/protocol/model_select.js';
 
 const plan = {
   model: {

@@ -4,7 +4,7 @@
 // predictions on the eval emails equal fedleaf's predict within 1e-5. Unsupported layers and
 // combiners are Errors naming them.
 //
-// Input mapping (js_bindings/src/tfjs_layers_import.js): an email's TF.js input is the sorted
+// Input mapping (js_bindings/src/interop/tfjs_layers_import.js): an email's TF.js input is the sorted
 // distinct ids fedleaf's featurizer gives it (binary features), as one unpadded sequence, so
 // GlobalAveragePooling1D's mean is embedding_bag's mean.
 import { test, before } from 'node:test';

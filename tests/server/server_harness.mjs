@@ -12,8 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
-import { ProtocolClient } from '../../js_bindings/src/protocol_client.js';
-import { PROTOCOL_VERSION } from '../../js_bindings/src/version.js';
+import { ProtocolClient } from '../../js_bindings/src/protocol/protocol_client.js';
+import { PROTOCOL_VERSION } from '../../js_bindings/src/protocol/version.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = path.resolve(here, '..', '..');

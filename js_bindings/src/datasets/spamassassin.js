@@ -23,7 +23,7 @@
 //   position i mod n, which client i mod n also holds: every client can answer an evaluate task,
 //   and the round's pooled metrics count those emails twice.
 
-import { murmur3_32 } from '../murmur3.js';
+import { murmur3_32 } from './murmur3.js';
 
 const encoder = new TextEncoder();
 

@@ -2,7 +2,7 @@
 // and the totals. On a terminal the line is redrawn in place; otherwise it is printed at most
 // every 5 s.
 
-import { formatBytes } from '../format_bytes.js';
+import { formatBytes } from '../leaf/format_bytes.js';
 
 export class LeafProgress {
   constructor(count, stream) {

@@ -7,8 +7,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { createExecutor } from '../index.js';
-import { runLeaf } from '../run_leaf.js';
-import { TextLeafData } from '../text_leaf_data.js';
+import { runLeaf } from '../leaf/run_leaf.js';
+import { TextLeafData } from '../leaf/text_leaf_data.js';
 import { attackedLabels, attackingExecutor, parseAttack } from './attacks.js';
 
 const { index } = workerData;

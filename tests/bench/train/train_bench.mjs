@@ -164,7 +164,7 @@ function synthetic({ seed, examples, vocab, meanIds, classes }) {
 // Shared helpers
 
 async function fedleafModule(simd) {
-  const { loadModule } = await import(path.join(bindings, 'src/load_module.js'));
+  const { loadModule } = await import(path.join(bindings, 'src/engine/load_module.js'));
   const { module } = await loadModule({ simd });
   return { module };
 }

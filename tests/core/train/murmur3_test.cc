@@ -6,7 +6,7 @@
 
 using namespace fedleaf::core;
 
-// The vectors the JS implementation (js_bindings/src/murmur3.js) is checked against too.
+// The vectors the JS implementation (js_bindings/src/datasets/murmur3.js) is checked against too.
 TEST_CASE("murmur3_32_matches_the_shared_test_vectors", "[murmur3]") {
   std::ifstream in(FEDLEAF_MURMUR3_VECTORS);
   REQUIRE(in);

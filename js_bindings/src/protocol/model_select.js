@@ -13,7 +13,7 @@
 // {"count": N} up to at least N ids; padding never exceeds max_select_rows or the vocabulary
 // (core/aggregation/update_plan.h states the same rules for the server).
 
-import { uint32Array } from './dataset_inputs.js';
+import { uint32Array } from '../engine/dataset_inputs.js';
 
 /** The embedding tables of the plan that download as a selection, in layer order. */
 export function selectedTensors(plan) {

@@ -1,36 +1,23 @@
 // Loads the Emscripten module (SIMD or baseline build) in Node.js and in browsers/workers.
 //
-// Both builds are named by string literals — import('../dist/….js') and
-// new URL('../dist/….wasm', import.meta.url) — so that bundlers (webpack 5, Vite, Parcel,
-// Rollup's URL plugins) see the glue and the .wasm files and emit them. esbuild bundles the glue
-// but leaves the URL as it is, relative to the bundle: copy dist/*.wasm to ../dist/ next to the
-// bundle, or pass options.distUrl. A distUrl is the user's, known only at run time: it is resolved
-// against the page, worker or current directory here, never through new URL(expr, import.meta.url)
-// (webpack turns that form into a context module of this package's folder).
+// The package's own builds come from ../wasm_builds.js, which names them by literals bundlers
+// see (esbuild bundles the glue but leaves the .wasm URL as it is, relative to the bundle: copy
+// dist/*.wasm to ../dist/ next to the bundle, or pass options.distUrl). A distUrl is the user's,
+// known only at run time: it is resolved against the page, worker or current directory here,
+// never through new URL(expr, import.meta.url) (webpack turns that form into a context module of
+// this package's folder).
 //
 // The .wasm is fetched (or, in Node, read) once and checked here, then compiled and handed to the
 // glue through instantiateWasm: the glue itself would fetch it up to three times and, on a 404 or
 // a dev server's index.html, abort with a CompileError naming no URL.
 
+import { BUILDS } from '../wasm_builds.js';
 import { throwBindingErrors } from './bindings.js';
 import { wasmSimdSupported } from './wasm_features.js';
 import { compileWasm } from './wasm_source.js';
 
 const isNode = typeof process !== 'undefined' && process.versions != null &&
   process.versions.node != null && typeof window === 'undefined';
-
-const BUILDS = {
-  simd: {
-    name: 'fedleaf_core_simd',
-    glue: () => import('../dist/fedleaf_core_simd.js'),
-    wasm: () => new URL('../dist/fedleaf_core_simd.wasm', import.meta.url),
-  },
-  baseline: {
-    name: 'fedleaf_core',
-    glue: () => import('../dist/fedleaf_core.js'),
-    wasm: () => new URL('../dist/fedleaf_core.wasm', import.meta.url),
-  },
-};
 
 // Specifiers bundlers do not try to resolve: these branches run in Node only.
 const NODE_URL = 'node:url';

@@ -1,0 +1,111 @@
+// ModelSource: the model bytes a leaf trains a task on — select → full → cache.
+//
+//   const models = new ModelSource({client, population, token, executor, dataset, signal, retry, emit});
+//   const bytes = await models.fetch(task);   // emits downloaded {taskId, bytes, cached, select, ms}
+//
+// Select (issue 11): for a train task whose plan downloads embedding tables by "select"
+// (protocol/model_select.js), and an executor with distinctIds(dataset, task), the rows of the
+// data's distinct ids from .../rounds/{r}/model:select; the update trained on them is the same as
+// with the full model. Full: when a request would exceed max_select_rows or the server refuses the
+// selection (400, 404, 405), the model at the task's model_url. Cache: the last full model (one
+// model per round: only the newest is kept) with its ETag; a task naming that ETag is served from
+// memory, any other revalidates it with If-None-Match.
+//
+// A request is retried through `retry` (the leaf's withRetry); one answered with a status no retry
+// fixes rejects with a LeafStoppedError, an abort with the signal's reason.
+
+import { selectedTensors, selectionIds } from '../protocol/model_select.js';
+import { ProtocolError } from '../protocol/protocol_error.js';
+import { LeafStoppedError } from './leaf_stopped_error.js';
+
+const isTrain = (task) => (task.kind ?? 'train') === 'train';
+
+export class ModelSource {
+  /**
+   * @param {object} options
+   * @param {import('../protocol/protocol_client.js').ProtocolClient} options.client
+   * @param {string} options.population
+   * @param {string} [options.token]
+   * @param {{distinctIds?: (dataset: object, task: object) => ArrayLike<number>}} options.executor
+   * @param {object} options.dataset  what executor.distinctIds takes
+   * @param {AbortSignal} [options.signal]
+   * @param {<T>(what: string, call: () => Promise<T>) => Promise<T>} options.retry  repeats a
+   *   request that fails transiently; rejects with its last error
+   * @param {(event: object) => void} options.emit  receives the downloaded events
+   */
+  constructor({ client, population, token, executor, dataset, signal, retry, emit }) {
+    Object.assign(this, { client, population, token, executor, dataset, signal, retry, emit });
+    this.cached = null;  // {href, etag, bytes}: the last full model downloaded with an ETag
+  }
+
+  /** The model of `task`: its selected rows, else the full model. Emits one downloaded event. */
+  async fetch(task) {
+    const t0 = performance.now();
+    const selection = this.selection(task);
+    const selected = selection && await this.select(task, selection);
+    if (selected) {
+      this.downloaded(task, selected.length, false, true, t0);
+      return selected;
+    }
+    return this.full(task, t0);
+  }
+
+  // The select request for a train task, or null when the leaf downloads the full model.
+  selection(task) {
+    if (!isTrain(task) || typeof this.executor.distinctIds !== 'function' || !task.plan) return null;
+    const wanted = selectedTensors(task.plan);
+    if (wanted.length === 0) return null;
+    const distinct = this.executor.distinctIds(this.dataset, task);
+    const entries = [];
+    for (const tensor of wanted) {
+      const ids = selectionIds(distinct, tensor);
+      if (!ids) return null;
+      entries.push({ name: tensor.name, ids });
+    }
+    return entries;
+  }
+
+  // The selected rows, or null when the server refuses the selection.
+  async select(task, entries) {
+    const { client, population, token, signal } = this;
+    try {
+      return await this.retry(`model select of task ${task.task_id}`,
+        () => client.selectModel(population, task.round, entries, { token, signal }));
+    } catch (error) {
+      if (signal?.aborted || !(error instanceof ProtocolError)) throw error;
+      if (error.status === 400 || error.status === 404 || error.status === 405) return null;
+      throw LeafStoppedError.after('model select', error);
+    }
+  }
+
+  async full(task, t0) {
+    const { client, token, signal } = this;
+    const url = client.url(task.model_url);
+    const cached = this.cached?.href === url.href ? this.cached : undefined;
+    if (cached && task.model_etag && cached.etag === task.model_etag) {
+      this.downloaded(task, 0, true, false, t0);
+      return cached.bytes;
+    }
+    let answer;
+    try {
+      answer = await this.retry(`model download of task ${task.task_id}`,
+        () => client.downloadModel(url, { etag: cached?.etag, token, signal }));
+    } catch (error) {
+      if (signal?.aborted || !(error instanceof ProtocolError)) throw error;
+      throw LeafStoppedError.after('model download', error);
+    }
+    if (answer.kind === 'not_modified') {
+      this.downloaded(task, 0, true, false, t0);
+      return cached.bytes;
+    }
+    const { bytes } = answer;
+    const etag = answer.etag ?? task.model_etag;
+    this.cached = etag ? { href: url.href, etag, bytes } : null;
+    this.downloaded(task, bytes.length, false, false, t0);
+    return bytes;
+  }
+
+  downloaded(task, bytes, cached, select, t0) {
+    this.emit({ type: 'downloaded', taskId: task.task_id, bytes, cached, select, ms: performance.now() - t0 });
+  }
+}

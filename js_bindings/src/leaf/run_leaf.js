@@ -1,0 +1,199 @@
+// runLeaf — the leaf loop: claim → download model → train in wasm → upload → repeat.
+//
+//   const controller = new AbortController();
+//   await runLeaf({server: 'http://127.0.0.1:8080', population: 'spam', token, dataset,
+//                  executor, prefetch: 1, signal: controller.signal,
+//                  onEvent: (e) => console.log(e.type, e)});
+//
+// The leaf is stateless: every task carries its plan and model URL, so any leaf can take any
+// task and a vanished leaf costs only its leases. Requests go through a ProtocolClient
+// (protocol/protocol_client.js), so every one carries Fedleaf-Version; a 426 answer stops the
+// leaf with the server's message.
+//
+// Its parts, in the order a task meets them:
+//   - PrefetchQueue (prefetch_queue.js): jobs prepared ahead while a task trains; leases held at
+//     once never exceed prefetch + 1 (the task training or uploading, plus those claimed ahead);
+//   - TaskClaims (task_claims.js): a claim and what its answer means (task, idle, finished, stop);
+//     its min_round comes from a RoundBook (round_book.js): a leaf trains on one dataset, so it
+//     takes at most one train task per round;
+//   - ModelSource (model_source.js): the task's model — the rows of the data's distinct ids for a
+//     plan that downloads embedding tables by "select" (issue 11), else the full model, kept with
+//     its ETag;
+//   - executor.runTask trains it (a failure drops the task);
+//   - uploadResult (upload_result.js): the result sent while the next task trains.
+// Downloads, selects and uploads retry through one withRetry (protocol/with_retry.js).
+//
+// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress
+// {taskId, step, loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the
+// executor says)}, uploaded {taskId, bytes, status}, dropped {taskId, status, reason}, idle {ms,
+// reason}, error {error, fatal}, finished {}.
+//
+// Network failures (fetch's errors, and a request past its ProtocolClient deadline: "no answer
+// from <origin> within N s") are retried with backoff: a claim's as idle {reason: 'network: …'},
+// a download's, select's or upload's as a non-fatal error event before each retry. Their
+// messages carry fetch's cause ("network: fetch failed (connect ECONNREFUSED 127.0.0.1:1)").
+
+import { sleep } from '../protocol/backoff.js';
+import { ProtocolClient } from '../protocol/protocol_client.js';
+import { failureMessage } from '../protocol/protocol_error.js';
+import { withRetry } from '../protocol/with_retry.js';
+import { ModelSource } from './model_source.js';
+import { PrefetchQueue } from './prefetch_queue.js';
+import { RoundBook } from './round_book.js';
+import { TaskClaims } from './task_claims.js';
+import { uploadResult } from './upload_result.js';
+
+// The options runLeaf checks before it starts: prefetch and waitS with their defaults.
+function checkedOptions({ prefetch = 1, waitS = 20, executor }) {
+  if (!Number.isInteger(prefetch) || prefetch < 0) {
+    throw new TypeError(`prefetch must be a non-negative integer, got ${prefetch}`);
+  }
+  if (!Number.isFinite(waitS) || waitS < 0) {
+    throw new TypeError(`waitS must be a number of seconds >= 0, got ${waitS}`);
+  }
+  if (!executor || typeof executor.runTask !== 'function') {
+    throw new TypeError('options.executor must have runTask(task, modelBytes, dataset, options)');
+  }
+  return { prefetch, waitS };
+}
+
+/**
+ * @param {object} options
+ * @param {string|URL} options.server  base URL of the task repository
+ * @param {string} options.population
+ * @param {string} options.token       client token of the population
+ * @param {object} options.dataset     what options.executor.runTask takes
+ * @param {object} options.executor    {runTask(task, modelBytes, dataset, {signal, onProgress}),
+ *                                      distinctIds?(dataset, task)} (createExecutor() has both)
+ * @param {number} [options.prefetch=1]  tasks claimed and downloaded ahead of the one training
+ * @param {number} [options.waitS=20]  long poll: seconds the server may hold a claim until a task
+ *   appears (it caps the wait; an older server ignores it and answers at once); 0: poll with the
+ *   server's retry hints
+ * @param {AbortSignal} [options.signal]
+ * @param {(event: object) => void} [options.onEvent]
+ * @param {number} [options.maxTasks]  stop after this many tasks, counting those whose training
+ *   failed and those dropped (default: until finished)
+ * @param {typeof fetch} [options.fetch]  what the leaf's ProtocolClient fetches with
+ * @param {ProtocolClient} [options.client]  the client to talk through (default: one for
+ *   options.server, options.fetch and the three deadlines below)
+ * @param {number} [options.timeoutMs=90000]  deadline for an answer's headers (all but claims)
+ * @param {number} [options.claimMarginMs=15000]  a claim's deadline is waitS plus this
+ * @param {number} [options.stallTimeoutMs=30000]  longest wait for the next chunk of a body
+ * @param {{baseMs?: number, maxMs?: number}} [options.backoff]
+ * @returns {Promise<{uploaded: number, dropped: number, stopped: 'finished'|'aborted'|'maxTasks'}>}
+ */
+export async function runLeaf(options) {
+  const { population, token, dataset, executor, signal, maxTasks, backoff } = options;
+  const { prefetch, waitS } = checkedOptions(options);
+  const client = options.client ?? new ProtocolClient({
+    server: options.server, fetch: options.fetch, timeoutMs: options.timeoutMs,
+    claimMarginMs: options.claimMarginMs, stallTimeoutMs: options.stallTimeoutMs,
+  });
+  const emit = (event) => {
+    try {
+      options.onEvent?.(event);
+    } catch {
+      // A failing observer must not stop training.
+    }
+  };
+  // A download, select or upload, retried while it fails transiently (or while retryIf says so),
+  // each retry a non-fatal error event; it rejects with the call's last error.
+  const retry = (what, call, retryIf) => withRetry(call, {
+    signal, backoff, retryIf,
+    onRetry: (error, ms) => emit({ type: 'error', fatal: false,
+      error: new Error(`${what}: ${failureMessage(error)}; retrying in ${Math.round(ms)} ms`, { cause: error }) }),
+  });
+
+  const book = new RoundBook();
+  const claims = new TaskClaims({ client, population, token, waitS, signal, backoff, book, emit });
+  const models = new ModelSource({ client, population, token, executor, dataset, signal, retry, emit });
+  const queue = new PrefetchQueue({
+    prefetch, maxTasks, signal,
+    prepare: async () => {
+      const job = await claims.next();
+      return job.task ? { task: job.task, model: await models.fetch(job.task) } : job;
+    },
+  });
+
+  let uploaded = 0;
+  let dropped = 0;
+  let started = 0;
+  let finished = false;
+  let stopped = 'finished';
+  let fatal;
+  const stop = (error) => {
+    fatal ??= error;
+    emit({ type: 'error', error, fatal: true });
+  };
+  const uploads = new Set();
+  try {
+    let current = queue.next();
+    while (!fatal) {
+      const job = await current;
+      if (job.finished) {
+        finished = true;
+        break;
+      }
+      if (job.idle !== undefined) {
+        emit({ type: 'idle', ms: job.idle, reason: job.reason });
+        await sleep(job.idle, signal);
+        current = queue.next();
+        continue;
+      }
+      started += 1;
+      queue.fill(started);
+      const { task, model } = job;
+      const t0 = performance.now();
+      let result;
+      let failed = false;
+      try {
+        result = await executor.runTask(task, model, dataset, {
+          signal,
+          onProgress: (step, loss) => emit({ type: 'progress', taskId: task.task_id, step, loss }),
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        failed = true;
+        queue.done();
+        book.release(task, false);
+        dropped += 1;
+        emit({ type: 'error', error, fatal: false });
+        emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
+      }
+      if (!failed) {
+        emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
+          ms: performance.now() - t0, setupMs: result.setupMs });
+        // The upload runs while the next task trains; its slot is given back when it ends.
+        const pending = uploadResult(task, result.bytes, { client, signal, retry, emit })
+          .then((accepted) => {
+            book.release(task, accepted);
+            return accepted ? uploaded++ : dropped++;
+          })
+          .catch((error) => {
+            if (!signal?.aborted) stop(error);
+          })
+          .finally(() => {
+            queue.done();
+            uploads.delete(pending);
+          });
+        uploads.add(pending);
+      }
+      if (maxTasks !== undefined && started >= maxTasks) {  // a failed task counts: it was claimed
+        stopped = 'maxTasks';
+        break;
+      }
+      current = queue.next();
+    }
+    await Promise.all(uploads);
+  } catch (error) {
+    if (signal?.aborted) {
+      stopped = 'aborted';
+    } else {
+      stop(error);
+    }
+  }
+  await Promise.allSettled([...uploads]);
+  if (fatal) throw fatal;
+  if (finished) emit({ type: 'finished' });
+  return { uploaded, dropped, stopped };
+}

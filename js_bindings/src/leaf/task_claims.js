@@ -1,0 +1,62 @@
+// TaskClaims: a leaf's claims and what each answer means for it. A claim asks for train tasks of
+// the rounds its RoundBook leaves free, waiting up to waitS for one (the long poll); a task is
+// held in the book and announced (claimed {task}); no task, a network failure, 429 or 5xx make
+// the leaf idle — for the server's Retry-After, else the backoff that grows with each failed
+// claim in a row (a claim's network failure is never a fatal error: the leaf stays idle and
+// claims again); a population finished (204 with Fedleaf-Population-State: finished, or 410)
+// ends the leaf; any other status stops it with a LeafStoppedError.
+//
+//   const claims = new TaskClaims({client, population, token, waitS, signal, backoff, book, emit});
+//   const job = await claims.next();   // {task} | {idle: ms, reason} | {finished: true}
+
+import { backoffDelayMs } from '../protocol/backoff.js';
+import { ProtocolError, failureMessage } from '../protocol/protocol_error.js';
+import { LeafStoppedError } from './leaf_stopped_error.js';
+
+export class TaskClaims {
+  /**
+   * @param {object} options
+   * @param {import('../protocol/protocol_client.js').ProtocolClient} options.client
+   * @param {string} options.population
+   * @param {string} [options.token]
+   * @param {number} options.waitS  the long poll's wait, 0 for none
+   * @param {AbortSignal} [options.signal]
+   * @param {{baseMs?: number, maxMs?: number}} [options.backoff]
+   * @param {import('./round_book.js').RoundBook} options.book
+   * @param {(event: object) => void} options.emit  receives the claimed events
+   */
+  constructor({ client, population, token, waitS, signal, backoff, book, emit }) {
+    Object.assign(this, { client, population, token, waitS, signal, backoff, book, emit });
+    this.failures = 0;  // failed claims in a row: the next idle's backoff attempt
+  }
+
+  /** One claim's outcome: {task} | {idle: ms, reason} | {finished: true}. */
+  async next() {
+    const { client, population, token, waitS, signal, book } = this;
+    let claim;
+    try {
+      claim = await client.claim(population, { minRound: book.minRound(), waitS, token, signal });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      if (!(error instanceof ProtocolError)) return { idle: this.backoffMs(), reason: failureMessage(error) };
+      if (error.status === 410) return { finished: true };
+      if (error.retryable) {
+        return { idle: Math.max(error.retryAfterMs ?? 0, this.backoffMs()), reason: failureMessage(error) };
+      }
+      throw LeafStoppedError.after('claim', error);
+    }
+    if (claim.kind === 'task') {
+      this.failures = 0;
+      book.hold(claim.task);
+      this.emit({ type: 'claimed', task: claim.task });
+      return { task: claim.task };
+    }
+    if (claim.finished) return { finished: true };
+    this.failures = 0;
+    return { idle: claim.retryAfterMs ?? backoffDelayMs(0, this.backoff), reason: 'no task available' };
+  }
+
+  backoffMs() {
+    return backoffDelayMs(this.failures++, this.backoff);
+  }
+}

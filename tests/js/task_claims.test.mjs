@@ -1,0 +1,57 @@
+// TaskClaims (js_bindings/src/leaf/task_claims.js): what each claim answer means for a leaf.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+
+import { LeafStoppedError } from '../../js_bindings/src/leaf/leaf_stopped_error.js';
+import { RoundBook } from '../../js_bindings/src/leaf/round_book.js';
+import { TaskClaims } from '../../js_bindings/src/leaf/task_claims.js';
+import { ProtocolError } from '../../js_bindings/src/protocol/protocol_error.js';
+
+const httpError = (status, retryAfterMs) => new ProtocolError({ status, code: 'x', message: `status ${status}`, retryAfterMs, url: 'http://s/' });
+const BACKOFF = { baseMs: 100, maxMs: 1000, random: () => 1 };  // the ceiling: 100, 200, 400, …
+
+// Claims answered by `answers` in turn: a claim outcome, or an error to throw.
+function claims(answers) {
+  const requests = [];
+  const events = [];
+  const book = new RoundBook();
+  const client = {
+    async claim(population, options) {
+      requests.push({ population, ...options });
+      const answer = answers.shift();
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+  };
+  const source = new TaskClaims({ client, population: 'p', token: 'tok', waitS: 20, backoff: BACKOFF, book,
+    emit: (event) => events.push(event) });
+  return { source, requests, events, book };
+}
+
+test('a task is held in the round book and announced; the next claim asks for a later round', async () => {
+  const task = { task_id: 't', round: 3, kind: 'train' };
+  const { source, requests, events } = claims([{ kind: 'task', task }, { kind: 'no_task', finished: true }]);
+  assert.deepEqual(await source.next(), { task });
+  assert.deepEqual(events, [{ type: 'claimed', task }]);
+  assert.deepEqual(await source.next(), { finished: true });
+  assert.deepEqual(requests.map((r) => [r.population, r.minRound, r.waitS, r.token]), [['p', 0, 20, 'tok'], ['p', 4, 20, 'tok']]);
+});
+
+test('failed claims in a row back off further; a task or no task resets it', async () => {
+  const { source } = claims([new TypeError('fetch failed'), httpError(503), httpError(429, 5000),
+    { kind: 'no_task', finished: false }, new TypeError('fetch failed')]);
+  assert.deepEqual(await source.next(), { idle: 100, reason: 'network: fetch failed' });
+  assert.deepEqual(await source.next(), { idle: 200, reason: 'HTTP 503: status 503' });
+  assert.deepEqual(await source.next(), { idle: 5000, reason: 'HTTP 429: status 429' }, 'Retry-After when longer');
+  assert.deepEqual(await source.next(), { idle: 100, reason: 'no task available' });
+  assert.deepEqual(await source.next(), { idle: 100, reason: 'network: fetch failed' });
+});
+
+test('a 410 finishes the leaf; other refusals stop it, a 426 naming the version', async () => {
+  const { source } = claims([httpError(410), httpError(401), httpError(426)]);
+  assert.deepEqual(await source.next(), { finished: true });
+  await assert.rejects(source.next(), (e) => e instanceof LeafStoppedError && e.status === 401 &&
+    e.message === 'claim failed with HTTP 401: status 401');
+  await assert.rejects(source.next(), (e) => e instanceof LeafStoppedError && e.status === 426 &&
+    e.message === 'server refused this leaf\'s version: status 426');
+});
