@@ -291,13 +291,13 @@ TEST_CASE("decode_rejects_varints_past_the_array_or_past_2_32", "[update_compres
   require_rejected(compressed_rows({5}, q, s),
                    "tensor 'e': delta_varint row ids: 1 bytes cannot hold the 2 ids the values' "
                    "rows need");
-  const auto zero_width = raw_safetensors(
-      {{"e:indices", DType::U8, {1}, {5}},
-       {"e:values", DType::I8, {4000000000000, 0}, {}},
-       {"e:scales", DType::F32, {0}, {}},
-       {"e:dense_shape", DType::I64, {2}, i64_bytes({300, 0})}},
-      {{"e:encoding", "row_sparse"}, {"e:ids_compression", "delta_varint"}});
-  require_rejected(zero_width, "1 bytes cannot hold the 4000000000000 ids");
+  const auto zero_width =
+      raw_safetensors({{"e:indices", DType::U8, {1}, {5}},
+                       {"e:values", DType::I8, {std::size_t{4000000000u}, 0}, {}},
+                       {"e:scales", DType::F32, {0}, {}},
+                       {"e:dense_shape", DType::I64, {2}, i64_bytes({300, 0})}},
+                      {{"e:encoding", "row_sparse"}, {"e:ids_compression", "delta_varint"}});
+  require_rejected(zero_width, "1 bytes cannot hold the 4000000000 ids");
   require_rejected(compressed_rows({5, 0x81}, q, s), "run past the end of their 2 bytes");
   require_rejected(compressed_rows({5, 0xff, 0xff, 0xff, 0xff, 0x10}, q, s),
                    "varint 1 runs past 2^32");
