@@ -133,12 +133,14 @@ for (const setting of ['f32', 'int8']) {
 }
 
 const line = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ');
+// CPU per round counts rounds 2..N: a one-round job has none.
+const fixed = (x) => (Number.isFinite(x) ? x.toFixed(0) : '-');
 const widths = [7, 4, 4, 12, 14, 9, 13, 13];
 console.log(line(['setting', 'dim', 'rep', 'up / round', 'down / round', 'eval acc', 'leaf cpu ms', 'server cpu ms'], widths));
 for (const r of results) {
   console.log(line([r.setting, r.dim, r.repetition + 1, formatBytes(r.upload_bytes_per_round),
     formatBytes(r.download_bytes_per_round), `${(100 * r.final_eval_accuracy).toFixed(2)}%`,
-    r.leaves_cpu_ms_per_round.toFixed(0), r.server_cpu_ms_per_round.toFixed(0)], widths));
+    fixed(r.leaves_cpu_ms_per_round), fixed(r.server_cpu_ms_per_round)], widths));
 }
 
 // One value per repetition (the pair of that repetition), then the median and its range.
