@@ -81,6 +81,10 @@ export interface UpdateSpec {
   download?: 'full' | 'select';
   max_select_rows?: number;
   select_padding?: { multiple: number } | { count: number };
+  /** How the leaf writes this tensor's upload (default f32 values, i64 ids; `delta_varint` needs `row_sparse`). */
+  compression?: { values?: 'f32' | 'f16' | 'int8'; ids?: 'i64' | 'delta_varint' };
+  /** The dtype of this tensor's values in a model:select answer (default f32). */
+  download_values?: 'f32' | 'f16';
 }
 
 /** A task's plan: the model, how to train it, and how each tensor's update travels and folds. */

@@ -11,13 +11,16 @@
 # instances listen on the next N ports.
 #
 #   scripts/demo.sh [--clients 16] [--rounds 20] [--port 8080] [--iid] [--prefetch 1]
-#                   [--keep-serving] [--store sqlite|postgres] [--servers 3]
+#                   [--keep-serving] [--store sqlite|postgres] [--servers 3] [--plan FILE]
+# --plan runs another plan, e.g. scripts/demo/spam_plan_compressed.json (int8 uploads with
+# delta-coded row ids, F16 select downloads).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 clients=16 rounds=20 port=8080 iid=() prefetch=1 keep_serving=0 store=sqlite servers=""
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+plan=scripts/demo/spam_plan.json
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 bad_flag() { echo "demo.sh: $1" >&2; usage >&2; exit 2; }
 # The value after a flag: missing or empty is an error (set -u would stop at "$2: unbound").
 value_of() { (($# >= 2)) && [[ -n "$2" ]] || bad_flag "$1 needs a value"; }
@@ -37,6 +40,7 @@ while (($#)); do
     --keep-serving) keep_serving=1; shift ;;
     --store) value_of "$@"; store="$2"; shift 2 ;;
     --servers) value_of "$@"; servers="$2"; shift 2 ;;
+    --plan) value_of "$@"; plan="$2"; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) bad_flag "unknown argument '$1'" ;;
   esac
@@ -47,6 +51,7 @@ check_integer --clients "$clients" 1 256
 check_integer --rounds "$rounds" 1 100000
 check_integer --port "$port" 1 65000
 check_integer --prefetch "$prefetch" 0 16
+[[ -f "$plan" ]] || bad_flag "--plan: no file '$plan'"
 case "$store" in
   sqlite) servers="${servers:-1}"
     [[ "$servers" == 1 ]] || { echo "demo.sh: SQLite serves one server; use --store postgres" >&2; exit 2; } ;;
@@ -134,7 +139,7 @@ done
 echo "demo.sh: fedleaf-server on $server ($where)"
 
 node scripts/demo/run_demo.mjs --server "$server" --admin-token-file var/admin_token \
-  --clients "$clients" --rounds "$rounds" --prefetch "$prefetch" "${iid[@]}" \
+  --clients "$clients" --rounds "$rounds" --prefetch "$prefetch" "${iid[@]}" --plan "$plan" \
   --json build/demo/last_run.json --link-file var/demo_link &
 demo_pid=$!
 pids+=("$demo_pid")

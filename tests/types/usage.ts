@@ -22,7 +22,8 @@ const plan: Plan = {
   },
   train: { optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 1, batch_size: 4 },
   updates: {
-    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors', select_padding: { multiple: 64 } },
+    'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors', select_padding: { multiple: 64 },
+                    compression: { values: 'int8', ids: 'delta_varint' }, download_values: 'f16' },
     'out/weight': { encoding: 'dense', aggregator: 'weighted_mean', clip: { rms: 0.01, quantile: 0.9 } },
   },
   features: { hash: 'murmur3_32', num_buckets: 4096, ngrams: 1, binary: true },

@@ -58,4 +58,12 @@ void check_select_request(const SelectRequest& request, const SafetensorsIndex& 
   }
 }
 
+std::set<std::string> f16_download_tensors(const UpdatePlan& plan) {
+  std::set<std::string> out;
+  for (const TensorUpdatePlan& t : plan.tensors) {
+    if (t.download_values == ValuesCompression::kF16) out.insert(t.name);
+  }
+  return out;
+}
+
 }  // namespace fedleaf::core

@@ -2,6 +2,7 @@
 //
 //   const UpdatePlan plan = parse_update_plan(plan_json);
 //   check_select_request(request, model_index, plan);   // InvalidInput naming the rule
+//   write_select_answer(..., f16_download_tensors(plan));  // the plan's "download_values"
 //
 // Rules, in the order they are checked for each requested tensor (the first broken one is
 // reported, naming the tensor):
@@ -16,6 +17,9 @@
 // the row count.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "core/aggregation/update_plan.h"
 #include "core/wire/safetensors_index.h"
 #include "core/wire/select_request.h"
@@ -24,5 +28,8 @@ namespace fedleaf::core {
 
 void check_select_request(const SelectRequest& request, const SafetensorsIndex& model,
                           const UpdatePlan& plan);
+
+// The tensors whose "download_values" is "f16": a model:select answer sends them as F16.
+std::set<std::string> f16_download_tensors(const UpdatePlan& plan);
 
 }  // namespace fedleaf::core

@@ -74,6 +74,52 @@ SelectPadding parse_select_padding(const json& v, const std::string& where) {
   return padding;
 }
 
+// "compression": {"values": "f32" | "f16" | "int8", "ids": "i64" | "delta_varint"}, both optional.
+TensorCompression parse_compression(const json& spec, const std::string& path,
+                                    UpdateEncoding encoding) {
+  TensorCompression out;
+  const json* v = find_field(spec, "compression");
+  if (v == nullptr) return out;
+  const std::string where = path + ".compression";
+  constexpr const char* kShape = "expected {\"values\": ..., \"ids\": ...}";
+  if (!v->is_object()) fail(where, kShape);
+  for (auto it = v->begin(); it != v->end(); ++it) {
+    if (it.key() != "values" && it.key() != "ids") {
+      fail(where, std::string(kShape) + "; unknown field " + in_quotes(it.key()));
+    }
+  }
+  if (const json* values = find_field(*v, "values")) {
+    const auto parsed =
+        values->is_string() ? parse_values_compression(values->get<std::string>()) : std::nullopt;
+    if (!parsed) fail(where + ".values", "must be \"f32\", \"f16\" or \"int8\"");
+    out.values = *parsed;
+  }
+  if (const json* ids = find_field(*v, "ids")) {
+    const auto parsed =
+        ids->is_string() ? parse_ids_compression(ids->get<std::string>()) : std::nullopt;
+    if (!parsed) fail(where + ".ids", "must be \"i64\" or \"delta_varint\"");
+    if (*parsed == IdsCompression::kDeltaVarint && encoding != UpdateEncoding::kRowSparse) {
+      fail(where + ".ids",
+           "\"delta_varint\" needs encoding \"row_sparse\" (it codes sorted row ids), not " +
+               in_quotes(update_encoding_name(encoding)));
+    }
+    out.ids = *parsed;
+  }
+  return out;
+}
+
+// "download_values": "f32" | "f16".
+ValuesCompression parse_download_values(const json& spec, const std::string& path) {
+  const json* v = find_field(spec, "download_values");
+  if (v == nullptr) return ValuesCompression::kF32;
+  const auto parsed =
+      v->is_string() ? parse_values_compression(v->get<std::string>()) : std::nullopt;
+  if (!parsed || *parsed == ValuesCompression::kInt8) {
+    fail(path + ".download_values", "must be \"f32\" or \"f16\"");
+  }
+  return *parsed;
+}
+
 // A robust clip: its bound (the first round's, when adaptive) and, when adaptive, its rule.
 struct ParsedClip {
   UpdateClip clip;
@@ -268,6 +314,8 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
     if (!select) fail(path + ".select_padding", "only applies with \"download\": \"select\"");
     out.select_padding = parse_select_padding(*padding, path + ".select_padding");
   }
+  out.compression = parse_compression(spec, path, out.encoding);
+  out.download_values = parse_download_values(spec, path);
   return out;
 }
 

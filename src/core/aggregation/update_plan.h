@@ -16,6 +16,13 @@
 //                                     default "select" for row_sparse, "full" otherwise
 //   "max_select_rows": N in [1, 2^53] only with "select"; absent = no cap
 //   "select_padding": {"multiple": N} | {"count": N}, N in [1, 2^31]    only with "select"
+//   "compression": {"values": "f32" | "f16" | "int8", "ids": "i64" | "delta_varint"}
+//                                     how the leaf writes its upload of the tensor
+//                                     (core/wire/update_compression.h); default f32 and i64 (the
+//                                     I64 ids every sparse tuple has); "delta_varint" needs
+//                                     encoding "row_sparse". The server reads any of them.
+//   "download_values": "f32" | "f16"  the dtype of the tensor's values in a model:select answer;
+//                                     default "f32"
 //
 //   "clip": "off" | {"norm": F} | {"rms": F}, F > 0, finite             (a fixed bound)
 //         | {"norm" | "rms": F, "quantile": γ in (0, 1), "learning_rate": η in (0, 10]}
@@ -94,6 +101,7 @@
 #include "core/aggregation/adaptive_example_cap.h"
 #include "core/aggregation/sparse_sum_operator.h"
 #include "core/aggregation/update_encoding.h"
+#include "core/wire/update_compression.h"
 
 namespace fedleaf::core {
 
@@ -122,6 +130,8 @@ struct TensorUpdatePlan {
   DownloadMode download = DownloadMode::kFull;
   std::uint64_t max_select_rows = 0;  // 0: no cap
   SelectPadding select_padding;
+  TensorCompression compression;                                // of the leaf's upload
+  ValuesCompression download_values = ValuesCompression::kF32;  // kF32 or kF16
   std::string path;  // "plan.updates['<name>']", for error messages
 };
 

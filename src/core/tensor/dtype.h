@@ -5,7 +5,8 @@
 //
 // F16 and BF16 are storage dtypes: a safetensors file may hold them (models arrive in them),
 // and reading widens them to F32 (half_float.h); no tensor holds them, so visit_dtype and the
-// tensor constructors reject them.
+// tensor constructors reject them. I8 is a storage dtype too: it holds int8-compressed values
+// (wire/update_compression.h), which reading dequantizes to F32.
 #pragma once
 
 #include <cstddef>
@@ -17,15 +18,16 @@
 
 namespace fedleaf::core {
 
-enum class DType { F32, F64, I32, I64, U8, F16, BF16 };
+enum class DType { F32, F64, I32, I64, U8, F16, BF16, I8 };
 
 std::size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);
 // `context` names the field being parsed, for the error message.
 DType parse_dtype(std::string_view name, std::string_view context = "dtype");
-bool is_floating(DType dtype);     // F32 or F64: the floating-point dtypes a tensor may hold
-bool is_half_float(DType dtype);   // F16 or BF16: stored only, widened to F32 when read
-bool is_index_dtype(DType dtype);  // I32 or I64
+bool is_floating(DType dtype);      // F32 or F64: the floating-point dtypes a tensor may hold
+bool is_half_float(DType dtype);    // F16 or BF16: stored only, widened to F32 when read
+bool is_storage_only(DType dtype);  // F16, BF16 or I8: in files only, never held by a tensor
+bool is_index_dtype(DType dtype);   // I32 or I64
 // Returns dtype; throws InvalidInput naming `what` unless it is I32 or I64.
 DType require_index_dtype(DType dtype, std::string_view what = "index dtype");
 
@@ -68,10 +70,11 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
       return fn(std::uint8_t{});
     case DType::F16:
     case DType::BF16:
+    case DType::I8:
       break;
   }
   throw InvalidInput("dtype " + std::string(dtype_name(dtype)) +
-                     " is a storage dtype: it is widened to F32 when a file is read, and no "
+                     " is a storage dtype: it is decoded to F32 when a file is read, and no "
                      "tensor holds it");
 }
 

@@ -1,6 +1,8 @@
-// 16-bit floats widened to F32, exactly: what reading an F16 or BF16 safetensors array does.
+// 16-bit floats widened to F32, exactly: what reading an F16 or BF16 safetensors array does;
+// and F32 narrowed to F16, what a leaf's f16 upload and an f16 model:select answer write.
 //
 //   float one = f16_to_f32(0x3c00);    // 1.0f
+//   std::uint16_t h = f32_to_f16(1.0f); // 0x3c00
 //   float two = bf16_to_f32(0x4000);   // 2.0f
 //   std::vector<float> out(count);
 //   widen_to_f32(DType::F16, bytes, count, out.data());   // bytes: count little-endian halves
@@ -19,6 +21,10 @@
 namespace fedleaf::core {
 
 float f16_to_f32(std::uint16_t bits);
+// IEEE 754 round to nearest, ties to even, with integer arithmetic only (the same bits on every
+// platform and build): a value at or beyond 65520 in magnitude becomes an infinity, one below
+// 2^-25 a signed zero, and a NaN stays a NaN (quiet, sign kept).
+std::uint16_t f32_to_f16(float value);
 float bf16_to_f32(std::uint16_t bits);
 
 // Widens `count` little-endian 16-bit values of dtype `stored` (F16 or BF16; anything else

@@ -43,7 +43,10 @@
 //                           "download": "full" | "select" (select: row_sparse only; default
 //                                       select for row_sparse, full otherwise),
 //                           "max_select_rows": N >= 1 (select; absent = no cap),
-//                           "select_padding": {"multiple": N} | {"count": N} (select)}},
+//                           "select_padding": {"multiple": N} | {"count": N} (select),
+//                           "compression": {"values": "f32" | "f16" | "int8",
+//                                           "ids": "i64" | "delta_varint"} (the upload),
+//                           "download_values": "f32" | "f16" (model:select answers)}},
 //                                                        required (non-empty) for kind "train"
 //                                                        (not for inference);
 //                                                        each <tensor> a parameter of the model;

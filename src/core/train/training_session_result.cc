@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "core/error.h"
+#include "core/tensor/half_float.h"
 #include "core/train/trained_parameter.h"
 #include "core/train/training_session.h"
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors_layout.h"
 #include "core/wire/text_format.h"
+#include "core/wire/update_compression.h"
 
 namespace fedleaf::core {
 namespace {
@@ -54,6 +57,96 @@ class ChunkWriter {
 
 // Rows per block when a parameter's update is computed block by block.
 std::size_t block_rows(std::size_t row_size) { return std::max<std::size_t>(1, 4096 / row_size); }
+
+// Cuts a stream of values into groups of `size` (the last may be shorter), for int8 scales.
+class ValueGroups {
+ public:
+  explicit ValueGroups(std::size_t size) : size_(size) { buffer_.reserve(size); }
+
+  template <class Emit>
+  void put(const float* values, std::size_t n, Emit&& emit) {
+    while (n > 0) {
+      const std::size_t take = std::min(n, size_ - buffer_.size());
+      buffer_.insert(buffer_.end(), values, values + take);
+      values += take;
+      n -= take;
+      if (buffer_.size() == size_) {
+        emit(buffer_.data(), buffer_.size());
+        buffer_.clear();
+      }
+    }
+  }
+  template <class Emit>
+  void finish(Emit&& emit) {
+    if (!buffer_.empty()) emit(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+
+ private:
+  std::size_t size_;
+  std::vector<float> buffer_;
+};
+
+// Streams a tensor's values in file order: fn(values, count), called repeatedly.
+using ValueStream = std::function<void(const std::function<void(const float*, std::size_t)>&)>;
+
+// The values array `name` of tensor `tensor` (`count` values of `shape`) as the plan's
+// compression asks (core/wire/update_compression.h): F32, F16, or I8 with an F32 scales array
+// (one scale per group of `group` values). `add` declares an array and its writer.
+template <class Add>
+void add_values(const std::string& tensor, const std::string& name, const Shape& shape,
+                std::size_t count, std::size_t group, ValuesCompression compression,
+                ValueStream values, Metadata& metadata, Add&& add) {
+  switch (compression) {
+    case ValuesCompression::kF32:
+      add(name, DType::F32, shape, [values](ChunkWriter& w) {
+        values([&](const float* v, std::size_t n) { w.put(v, n * 4); });
+      });
+      return;
+    case ValuesCompression::kF16:
+      metadata[values_compression_key(tensor)] = "f16";
+      add(name, DType::F16, shape, [values, tensor](ChunkWriter& w) {
+        values([&](const float* v, std::size_t n) {
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::uint16_t h = f32_to_f16(v[i]);
+            if ((h & 0x7c00u) == 0x7c00u) {
+              throw InvalidInput("training: the update of " + in_quotes(tensor) + " has " +
+                                 format_decimal(v[i]) +
+                                 ", beyond F16's range (|v| < 65520): compression values "
+                                 "\"int8\" or \"f32\" can send it");
+            }
+            const std::uint8_t bytes[2] = {static_cast<std::uint8_t>(h),
+                                           static_cast<std::uint8_t>(h >> 8)};
+            w.put(bytes, 2);
+          }
+        });
+      });
+      return;
+    case ValuesCompression::kInt8:
+      break;
+  }
+  metadata[values_compression_key(tensor)] = "int8";
+  add(scales_array_name(tensor), DType::F32, Shape{int8_scale_count(count, group)},
+      [values, group](ChunkWriter& w) {
+        ValueGroups groups(group);
+        const auto emit = [&](const float* g, std::size_t n) {
+          const float scale = int8_scale(g, n);
+          w.put(&scale, 4);
+        };
+        values([&](const float* v, std::size_t n) { groups.put(v, n, emit); });
+        groups.finish(emit);
+      });
+  add(name, DType::I8, shape, [values, group](ChunkWriter& w) {
+    ValueGroups groups(group);
+    std::vector<std::int8_t> q(group);
+    const auto emit = [&](const float* g, std::size_t n) {
+      quantize_int8(g, n, int8_scale(g, n), q.data());
+      w.put(q.data(), n);
+    };
+    values([&](const float* v, std::size_t n) { groups.put(v, n, emit); });
+    groups.finish(emit);
+  });
+}
 
 }  // namespace
 
@@ -121,45 +214,76 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
     if (update == nullptr) continue;
     const std::size_t row_size = trained.row_size();
     const std::size_t local_rows = parameters_.at(p.name).size() / row_size;
+    const TensorCompression compression = update->compression;
     const auto dense_shape = [p](ChunkWriter& w) {
       for (const std::size_t d : p.shape) w.put_i64(static_cast<std::int64_t>(d));
     };
+    // The global ids of the rows the session trained, in increasing order.
+    const auto for_each_global = [this, &trained, local_rows](auto&& fn) {
+      if (!trained.stored.compact) {
+        for (std::size_t r = 0; r < local_rows; ++r) fn(static_cast<std::uint32_t>(r));
+        return;
+      }
+      rows_->for_each_row(0, rows_->size(), [&](std::size_t, std::uint32_t g) { fn(g); });
+    };
     switch (update->encoding) {
-      case UpdateEncoding::kDense:
+      case UpdateEncoding::kDense: {
         // Rows the session did not train are zero.
-        add(p.name, DType::F32, p.shape, [this, &trained, row_size, p](ChunkWriter& w) {
+        ValueStream values = [this, &trained, row_size, p](const auto& put) {
+          static const std::vector<float> kZeros(4096, 0.0f);
+          const auto zeros = [&](std::size_t n) {
+            for (std::size_t done = 0; done < n; done += kZeros.size()) {
+              put(kZeros.data(), std::min(kZeros.size(), n - done));
+            }
+          };
           std::size_t next_row = 0;
           for_each_delta_block(
               trained, [&](std::size_t count, const std::uint32_t* global, const float* delta) {
                 for (std::size_t r = 0; r < count; ++r) {
-                  w.put_zeros((global[r] - next_row) * row_size * 4);
-                  w.put(delta + r * row_size, row_size * 4);
+                  zeros((global[r] - next_row) * row_size);
+                  put(delta + r * row_size, row_size);
                   next_row = std::size_t{global[r]} + 1;
                 }
               });
-          w.put_zeros((p.shape[0] - next_row) * row_size * 4);
-        });
+          zeros((p.shape[0] - next_row) * row_size);
+        };
+        const std::size_t count = p.shape[0] * row_size;
+        add_values(p.name, p.name, p.shape, count, int8_group_values(false, row_size),
+                   compression.values, std::move(values), metadata, add);
         break;
+      }
       case UpdateEncoding::kRowSparse: {
         metadata[p.name + ":encoding"] = "row_sparse";
-        add(p.name + ":indices", DType::I64, {local_rows}, [this, &trained](ChunkWriter& w) {
-          if (!trained.stored.compact) {
-            const std::size_t rows = parameters_.at(trained.spec.name).size() / trained.row_size();
-            for (std::size_t r = 0; r < rows; ++r) w.put_i64(static_cast<std::int64_t>(r));
-            return;
-          }
-          rows_->for_each_row(0, rows_->size(),
-                              [&](std::size_t, std::uint32_t global) { w.put_i64(global); });
-        });
+        if (compression.ids == IdsCompression::kDeltaVarint) {
+          metadata[ids_compression_key(p.name)] = "delta_varint";
+          std::size_t bytes = 0;
+          std::uint32_t last = 0;
+          for_each_global([&](std::uint32_t g) {
+            bytes += varint_size(g - last);
+            last = g;
+          });
+          add(p.name + ":indices", DType::U8, {bytes}, [for_each_global](ChunkWriter& w) {
+            std::uint32_t previous = 0;
+            std::uint8_t varint[5];
+            for_each_global([&](std::uint32_t g) {
+              w.put(varint, put_varint(g - previous, varint));
+              previous = g;
+            });
+          });
+        } else {
+          add(p.name + ":indices", DType::I64, {local_rows}, [for_each_global](ChunkWriter& w) {
+            for_each_global([&](std::uint32_t g) { w.put_i64(g); });
+          });
+        }
         Shape values_shape{local_rows};
         if (p.shape.size() == 2) values_shape.push_back(row_size);
-        add(p.name + ":values", DType::F32, values_shape,
-            [this, &trained, row_size](ChunkWriter& w) {
-              for_each_delta_block(
-                  trained, [&](std::size_t count, const std::uint32_t*, const float* delta) {
-                    w.put(delta, count * row_size * 4);
-                  });
-            });
+        ValueStream values = [this, &trained, row_size](const auto& put) {
+          for_each_delta_block(trained, [&](std::size_t count, const std::uint32_t*,
+                                            const float* delta) { put(delta, count * row_size); });
+        };
+        add_values(p.name, p.name + ":values", values_shape, local_rows * row_size,
+                   int8_group_values(p.shape.size() >= 2, row_size), compression.values,
+                   std::move(values), metadata, add);
         add(p.name + ":dense_shape", DType::I64, {p.shape.size()}, dense_shape);
         break;
       }
@@ -187,14 +311,17 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
                     }
                   });
             });
-        add(p.name + ":values", DType::F32, {changed}, [this, &trained, row_size](ChunkWriter& w) {
+        ValueStream values = [this, &trained, row_size](const auto& put) {
           for_each_delta_block(trained,
                                [&](std::size_t count, const std::uint32_t*, const float* delta) {
                                  for (std::size_t i = 0; i < count * row_size; ++i) {
-                                   if (delta[i] != 0.0f) w.put(delta + i, 4);
+                                   if (delta[i] != 0.0f) put(delta + i, 1);
                                  }
                                });
-        });
+        };
+        add_values(p.name, p.name + ":values", Shape{changed}, changed,
+                   int8_group_values(false, row_size), compression.values, std::move(values),
+                   metadata, add);
         add(p.name + ":dense_shape", DType::I64, {rank}, dense_shape);
         break;
       }

@@ -11,6 +11,7 @@
 #include "core/wire/safetensors_index.h"
 #include "core/wire/safetensors_layout.h"
 #include "core/wire/text_format.h"
+#include "core/wire/update_compression.h"
 
 namespace fedleaf::core {
 namespace {
@@ -52,6 +53,10 @@ class WireBuffers {
     int32_.push_back(std::move(narrowed));
     return p;
   }
+  const std::uint8_t* keep(std::vector<std::uint8_t> bytes) {
+    bytes_.push_back(std::make_unique<std::vector<std::uint8_t>>(std::move(bytes)));
+    return bytes_.back()->data();
+  }
   const std::uint8_t* dense_shape(const DenseShape& shape) {
     dense_shapes_.push_back(std::make_unique<DenseShape>(shape));
     return reinterpret_cast<const std::uint8_t*>(dense_shapes_.back()->data());
@@ -60,22 +65,106 @@ class WireBuffers {
  private:
   std::vector<std::unique_ptr<std::vector<std::int32_t>>> int32_;
   std::vector<std::unique_ptr<DenseShape>> dense_shapes_;
+  std::vector<std::unique_ptr<std::vector<std::uint8_t>>> bytes_;
 };
 
-void flatten(const std::string& name, const Tensor& tensor, WireBuffers& buffers,
-             std::vector<StoredArray>& out) {
+// The stored form of values `v` (array `name` of tensor `tensor`) under `values`: itself, or
+// F16, or I8 with the F32 scales array (update_compression.h).
+void add_values(const std::string& tensor, const std::string& name, const DenseTensor& v,
+                ValuesCompression values, bool row_sparse, WireBuffers& buffers,
+                std::vector<StoredArray>& out) {
+  if (values == ValuesCompression::kF32) {
+    out.push_back({name, v.dtype(), v.shape(), v.raw_data(), v.nbytes()});
+    return;
+  }
+  const std::string where = "safetensors: tensor " + in_quotes(tensor);
+  if (v.dtype() != DType::F32) {
+    throw InvalidInput(where + ": values_compression " +
+                       in_quotes(values_compression_name(values)) + " needs F32 values, got " +
+                       std::string(dtype_name(v.dtype())));
+  }
+  const float* x = v.data<float>();
+  const std::size_t n = v.size();
+  if (values == ValuesCompression::kF16) {
+    std::vector<std::uint8_t> halves(2 * n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint16_t h = f32_to_f16(x[i]);
+      if ((h & 0x7c00u) == 0x7c00u) {
+        throw InvalidInput(where + ": value " + std::to_string(i) + " (" + format_decimal(x[i]) +
+                           ") is not a finite F16 (|v| < 65520); use values \"f32\" or \"int8\"");
+      }
+      halves[2 * i] = static_cast<std::uint8_t>(h);
+      halves[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
+    }
+    out.push_back({name, DType::F16, v.shape(), buffers.keep(std::move(halves)), 2 * n});
+    return;
+  }
+  const bool rows = row_sparse && v.rank() >= 2;
+  const std::size_t group = int8_group_values(rows, rows && v.shape()[0] ? n / v.shape()[0] : 0);
+  const std::size_t count = rows ? v.shape()[0] : int8_scale_count(n, group);
+  std::vector<std::uint8_t> scales(4 * count);
+  std::vector<std::uint8_t> q(n);
+  for (std::size_t g = 0; g < count; ++g) {
+    const std::size_t begin = g * group;
+    const std::size_t size = std::min(n, begin + group) - begin;
+    const float scale = int8_scale(x + begin, size);
+    std::memcpy(scales.data() + 4 * g, &scale, 4);
+    quantize_int8(x + begin, size, scale, reinterpret_cast<std::int8_t*>(q.data() + begin));
+  }
+  out.push_back({name, DType::I8, v.shape(), buffers.keep(std::move(q)), n});
+  out.push_back(
+      {scales_array_name(tensor), DType::F32, {count}, buffers.keep(std::move(scales)), 4 * count});
+}
+
+// Sorted unique row ids as LEB128 varints of their gaps (update_compression.h).
+std::vector<std::uint8_t> delta_varint_ids(const std::string& tensor, const RowIndices& ids) {
+  std::vector<std::uint8_t> out;
+  out.reserve(ids.size() * 2);
+  std::uint8_t buffer[5];
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::int64_t id = ids(i);
+    const std::int64_t previous = i == 0 ? 0 : ids(i - 1);
+    if (id < 0 || id > 0xffffffff || (i > 0 && id <= previous)) {
+      throw InvalidInput("safetensors: tensor " + in_quotes(tensor) +
+                         ": ids_compression 'delta_varint' needs strictly increasing row ids "
+                         "below 2^32, got " +
+                         std::to_string(id) + " at entry " + std::to_string(i));
+    }
+    const std::size_t n = put_varint(static_cast<std::uint32_t>(id - previous), buffer);
+    out.insert(out.end(), buffer, buffer + n);
+  }
+  return out;
+}
+
+void flatten(const std::string& name, const Tensor& tensor, const TensorCompression& compression,
+             WireBuffers& buffers, std::vector<StoredArray>& out) {
+  const bool row_sparse = std::holds_alternative<RowSparseTensor>(tensor);
+  if (compression.ids == IdsCompression::kDeltaVarint && !row_sparse) {
+    throw InvalidInput("safetensors: tensor " + in_quotes(name) +
+                       ": ids_compression 'delta_varint' needs a row_sparse tuple");
+  }
   if (const auto* dense = std::get_if<DenseTensor>(&tensor)) {
-    out.push_back({name, dense->dtype(), dense->shape(), dense->raw_data(), dense->nbytes()});
+    add_values(name, name, *dense, compression.values, false, buffers, out);
     return;
   }
   const auto add_components = [&](const auto& sparse, Shape index_shape, std::size_t index_count) {
-    const DType wire = sparse.index_dtype();
-    out.push_back({name + std::string(kIndicesSuffix), wire, std::move(index_shape),
-                   buffers.indices(sparse.indices().data(), index_count, wire, name),
-                   index_count * dtype_size(wire)});
-    const DenseTensor& v = sparse.values();
-    out.push_back(
-        {name + std::string(kValuesSuffix), v.dtype(), v.shape(), v.raw_data(), v.nbytes()});
+    if (compression.ids == IdsCompression::kDeltaVarint) {
+      std::vector<std::uint8_t> ids =
+          delta_varint_ids(name, std::get<RowSparseTensor>(tensor).indices());
+      const std::size_t size = ids.size();
+      out.push_back({name + std::string(kIndicesSuffix),
+                     DType::U8,
+                     {size},
+                     buffers.keep(std::move(ids)),
+                     size});
+    } else {
+      const DType wire = sparse.index_dtype();
+      out.push_back({name + std::string(kIndicesSuffix), wire, std::move(index_shape),
+                     buffers.indices(sparse.indices().data(), index_count, wire, name),
+                     index_count * dtype_size(wire)});
+    }
+    add_values(name, name + std::string(kValuesSuffix), sparse.values(), compression.values,
+               row_sparse, buffers, out);
     out.push_back({name + std::string(kDenseShapeSuffix),
                    DType::I64,
                    {sparse.dense_shape().size()},
@@ -188,24 +277,40 @@ void check_options(const std::string& name, const Tensor& tensor,
 
 }  // namespace
 
-std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const Metadata& metadata) {
+std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const Metadata& metadata,
+                                            const CompressionByTensor& compression) {
   WireBuffers buffers;
   std::vector<StoredArray> arrays;
   Metadata meta;
   for (const auto& [key, value] : metadata) {
-    if (ends_with(key, kEncodingSuffix)) {
+    if (ends_with(key, kEncodingSuffix) || ends_with(key, ":values_compression") ||
+        ends_with(key, ":ids_compression")) {
       throw InvalidInput("safetensors: metadata key " + in_quotes(key) +
-                         " is reserved for sparse tensor encodings");
+                         " is reserved for tensor encodings");
     }
     meta[key] = value;
+  }
+  for (const auto& [name, c] : compression) {
+    if (!tensors.count(name)) {
+      throw InvalidInput("safetensors: compression names " + in_quotes(name) +
+                         ", which is not a tensor of the file");
+    }
   }
   for (const auto& [name, tensor] : tensors) {
     if (name.empty() || name == kMetadataKey) {
       throw InvalidInput("safetensors: invalid tensor name " + in_quotes(name));
     }
-    flatten(name, tensor, buffers, arrays);
+    const auto c = compression.find(name);
+    const TensorCompression how = c == compression.end() ? TensorCompression{} : c->second;
+    flatten(name, tensor, how, buffers, arrays);
     if (tensor.index() != 0) {
       meta[name + std::string(kEncodingSuffix)] = std::string(encoding_name(tensor));
+    }
+    if (how.values != ValuesCompression::kF32) {
+      meta[values_compression_key(name)] = std::string(values_compression_name(how.values));
+    }
+    if (how.ids != IdsCompression::kI64) {
+      meta[ids_compression_key(name)] = std::string(ids_compression_name(how.ids));
     }
   }
   std::vector<SafetensorsArraySpec> specs;
@@ -226,8 +331,15 @@ SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
   SafetensorsIndex index = index_safetensors(data, size);
   SafetensorsFile file;
   file.metadata = std::move(index.metadata);
-  std::map<std::string, DenseTensor> dense;
+  DecodedArrays decoded = decode_compressed_arrays(index, data, file.metadata);
+  std::map<std::string, DenseTensor> dense = std::move(decoded.arrays);
   for (const auto& [name, a] : index.arrays) {
+    if (decoded.consumed.count(name)) continue;
+    if (a.dtype == DType::I8) {
+      throw InvalidInput("safetensors: tensor " + in_quotes(name) +
+                         ": an I8 array holds int8-compressed values and needs a "
+                         "'<tensor>:values_compression' of 'int8' in the metadata");
+    }
     if (is_half_float(a.dtype)) {
       DenseTensor widened = DenseTensor::zeros(DType::F32, a.shape);
       widen_to_f32(a.dtype, data + a.begin, widened.size(), widened.data<float>());

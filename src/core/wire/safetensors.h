@@ -19,6 +19,8 @@
 //
 // F16 and BF16 arrays (dtype.h) are widened to F32 tensors on read, exactly (half_float.h);
 // the writer writes the dtypes tensors hold, so a file read and written again holds F32.
+// Compressed tensors (F16 or int8 values, delta-varint ids, named in the metadata:
+// update_compression.h) are decoded on read, and their metadata keys removed.
 //
 // The reader is a security boundary: any byte string either decodes or throws InvalidInput
 // naming the tensor and the rule; it never reads outside the buffer.
@@ -30,6 +32,7 @@
 
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"
+#include "core/wire/update_compression.h"
 
 namespace fedleaf::core {
 
@@ -45,8 +48,11 @@ struct SafetensorsReadOptions {
   bool require_canonical = false;
 };
 
+// `compression` names tensors to write compressed (update_compression.h): F32 values as F16 or
+// int8 with scales, a row_sparse tuple's ids as delta varints. The reader decodes them.
 std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors,
-                                            const Metadata& metadata = {});
+                                            const Metadata& metadata = {},
+                                            const CompressionByTensor& compression = {});
 
 SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
                                  const SafetensorsReadOptions& options = {});

@@ -12,12 +12,17 @@
 // (I64, the model's shape) with metadata T:encoding = row_sparse — exactly how write_safetensors
 // stores a RowSparseTensor, and in its canonical layout. Every other array and every metadata
 // entry of the model is copied unchanged; `extra_metadata` is added (it wins over the model's).
+// A tensor named in `f16_values` whose model array is F32 is sent as F16 (IEEE round to nearest
+// even; a value beyond F16's range saturates to ±65504), with metadata
+// "<T>:values_compression" = "f16" (wire/update_compression.h): the plan's "download_values".
 // Cost: O(header + bytes of the answer); row r of T is the byte range
 // [begin + r × row_bytes, begin + (r + 1) × row_bytes) of the model.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "core/tensor/tensor.h"
@@ -33,6 +38,7 @@ namespace fedleaf::core {
 std::vector<std::uint8_t> write_select_answer(const std::uint8_t* model, std::size_t size,
                                               const SafetensorsIndex& index,
                                               const SelectRequest& request,
-                                              const Metadata& extra_metadata);
+                                              const Metadata& extra_metadata,
+                                              const std::set<std::string>& f16_values = {});
 
 }  // namespace fedleaf::core

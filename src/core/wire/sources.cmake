@@ -6,4 +6,5 @@ set(FEDLEAF_WIRE_SOURCES
   select_answer.cc
   select_request.cc
   text_format.cc
+  update_compression.cc
 )

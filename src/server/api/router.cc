@@ -228,7 +228,8 @@ Response Router::select_response(const Request& request, const std::string& popu
   const std::string& bytes = *model.model.bytes;
   const std::vector<std::uint8_t> answer = core::write_select_answer(
       reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), *model.index, select,
-      {{"model_etag", model.model.etag}, {"round", std::to_string(round)}});
+      {{"model_etag", model.model.etag}, {"round", std::to_string(round)}},
+      core::f16_download_tensors(*model.plan));
   if (options_.logger && options_.logger->should_log(spdlog::level::debug)) {
     std::string tensors;
     for (const auto& [name, ids] : select.rows) {

@@ -380,3 +380,48 @@ TEST_CASE("update_plan_rejects_bad_min_contributors_naming_the_path_and_rule") {
 
 }  // namespace
 }  // namespace fedleaf
+
+namespace fedleaf {
+namespace {
+
+using core::IdsCompression;
+using core::ValuesCompression;
+
+TEST_CASE("update_plan_reads_compression_and_download_values_with_f32_i64_defaults") {
+  const core::UpdatePlan plan = core::parse_update_plan(std::string(R"({"updates": {
+    "emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors",
+                   "compression": {"values": "int8", "ids": "delta_varint"},
+                   "download_values": "f16"},
+    "out/weight": {"encoding": "dense", "aggregator": "weighted_mean",
+                   "compression": {"values": "f16"}},
+    "out/bias": {"encoding": "dense", "aggregator": "weighted_mean"}}})"));
+  const core::TensorUpdatePlan* emb = plan.find("emb/weight");
+  CHECK(emb->compression ==
+        core::TensorCompression{ValuesCompression::kInt8, IdsCompression::kDeltaVarint});
+  CHECK(emb->download_values == ValuesCompression::kF16);
+  CHECK(plan.find("out/weight")->compression ==
+        core::TensorCompression{ValuesCompression::kF16, IdsCompression::kI64});
+  CHECK(plan.find("out/bias")->compression.plain());
+  CHECK(plan.find("out/bias")->download_values == ValuesCompression::kF32);
+}
+
+TEST_CASE("update_plan_refuses_unknown_compressions_naming_the_tensor_and_the_values") {
+  const std::string row = R"({"encoding": "row_sparse", "aggregator": "sum", )";
+  check_rejects(row + R"("compression": {"values": "int4"}})",
+                R"(plan.updates['emb/weight'].compression.values: must be "f32", "f16" or "int8")");
+  check_rejects(row + R"("compression": {"ids": "u32"}})",
+                R"(plan.updates['emb/weight'].compression.ids: must be "i64" or "delta_varint")");
+  check_rejects(
+      row + R"("compression": {"value": "f16"}})",
+      R"(plan.updates['emb/weight'].compression: expected {"values": ..., "ids": ...}; unknown field 'value')");
+  check_rejects(row + R"("compression": "int8"})",
+                R"(plan.updates['emb/weight'].compression: expected {"values": ..., "ids": ...})");
+  check_rejects(row + R"("download_values": "int8"})",
+                R"(plan.updates['emb/weight'].download_values: must be "f32" or "f16")");
+  check_rejects(
+      R"({"encoding": "dense", "aggregator": "sum", "compression": {"ids": "delta_varint"}})",
+      R"(plan.updates['emb/weight'].compression.ids: "delta_varint" needs encoding "row_sparse" (it codes sorted row ids), not 'dense')");
+}
+
+}  // namespace
+}  // namespace fedleaf

@@ -9,8 +9,8 @@ using namespace fedleaf::core;
 using fedleaf::test::MessageContains;
 
 TEST_CASE("dtype_names_round_trip_through_parse", "[dtype]") {
-  for (DType d :
-       {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::F16, DType::BF16}) {
+  for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::F16,
+                  DType::BF16, DType::I8}) {
     CHECK(parse_dtype(dtype_name(d)) == d);
   }
   CHECK(dtype_size(DType::F32) == 4);
@@ -20,6 +20,7 @@ TEST_CASE("dtype_names_round_trip_through_parse", "[dtype]") {
   CHECK(dtype_size(DType::U8) == 1);
   CHECK(dtype_size(DType::F16) == 2);
   CHECK(dtype_size(DType::BF16) == 2);
+  CHECK(dtype_size(DType::I8) == 1);
 }
 
 TEST_CASE("parse_dtype_rejects_unknown_names_naming_the_field", "[dtype]") {
@@ -36,6 +37,10 @@ TEST_CASE("dtype_predicates_classify_float_and_index_types", "[dtype]") {
   CHECK(is_half_float(DType::F16));
   CHECK(is_half_float(DType::BF16));
   CHECK_FALSE(is_half_float(DType::F32));
+  CHECK_FALSE(is_half_float(DType::I8));
+  CHECK(is_storage_only(DType::I8));
+  CHECK(is_storage_only(DType::BF16));
+  CHECK_FALSE(is_storage_only(DType::U8));
   CHECK(is_index_dtype(DType::I32));
   CHECK(is_index_dtype(DType::I64));
   CHECK_FALSE(is_index_dtype(DType::U8));
@@ -59,4 +64,6 @@ TEST_CASE("visit_dtype_rejects_the_storage_dtypes_no_tensor_holds", "[dtype]") {
                        fedleaf::InvalidInput, MessageContains("dtype BF16 is a storage dtype"));
   CHECK_THROWS_MATCHES(DenseTensor::zeros(DType::F16, {2}), fedleaf::InvalidInput,
                        MessageContains("dtype F16 is a storage dtype"));
+  CHECK_THROWS_MATCHES(DenseTensor::zeros(DType::I8, {2}), fedleaf::InvalidInput,
+                       MessageContains("dtype I8 is a storage dtype"));
 }

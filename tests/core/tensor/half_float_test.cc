@@ -118,3 +118,48 @@ TEST_CASE("widen_to_f32_rejects_dtypes_that_are_not_16_bit_floats", "[half_float
   CHECK_THROWS_MATCHES(widen_to_f32(DType::F32, bytes, 1, out), fedleaf::InvalidInput,
                        MessageContains("dtype F32 is not F16 or BF16"));
 }
+
+TEST_CASE("f32_to_f16_gives_back_every_f16_value_exactly", "[half_float]") {
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const auto h = static_cast<std::uint16_t>(bits);
+    const float f = f16_to_f32(h);
+    if (std::isnan(f)) {
+      CHECK(std::isnan(f16_to_f32(f32_to_f16(f))));
+      CHECK(std::signbit(f16_to_f32(f32_to_f16(f))) == std::signbit(f));
+    } else {
+      REQUIRE(f32_to_f16(f) == h);
+    }
+  }
+}
+
+TEST_CASE("f32_to_f16_rounds_to_nearest_with_ties_to_even", "[half_float]") {
+  // Between each pair of neighbouring finite F16 values (both signs), the midpoint goes to the
+  // even one and the F32 values just beside it to the nearer neighbour.
+  for (std::uint32_t lo = 0; lo < 0x7bff; ++lo) {
+    for (const std::uint16_t sign : {0x0000, 0x8000}) {
+      const auto a = static_cast<std::uint16_t>(sign | lo);
+      const auto b = static_cast<std::uint16_t>(sign | (lo + 1));
+      const float mid = (f16_to_f32(a) + f16_to_f32(b)) / 2;  // exact in F32
+      const std::uint16_t even = (lo & 1u) ? b : a;
+      REQUIRE(f32_to_f16(mid) == even);
+      const float toward_b = std::nextafter(mid, f16_to_f32(b));
+      const float toward_a = std::nextafter(mid, f16_to_f32(a));
+      REQUIRE(f32_to_f16(toward_b) == b);
+      REQUIRE(f32_to_f16(toward_a) == a);
+    }
+  }
+}
+
+TEST_CASE("f32_to_f16_overflows_to_infinity_and_underflows_to_signed_zero", "[half_float]") {
+  CHECK(f32_to_f16(65504.0f) == 0x7bff);
+  CHECK(f32_to_f16(std::nextafter(65520.0f, 0.0f)) == 0x7bff);
+  CHECK(f32_to_f16(65520.0f) == 0x7c00);
+  CHECK(f32_to_f16(-1e30f) == 0xfc00);
+  CHECK(f32_to_f16(INFINITY) == 0x7c00);
+  CHECK(f32_to_f16(std::ldexp(1.0f, -25)) == 0x0000);  // a tie: to the even zero
+  CHECK(f32_to_f16(std::nextafter(std::ldexp(1.0f, -25), 1.0f)) == 0x0001);
+  CHECK(f32_to_f16(-1e-30f) == 0x8000);
+  CHECK(f32_to_f16(1e-45f) == 0x0000);                 // an F32 subnormal
+  CHECK(f32_to_f16(std::ldexp(1.0f, -14)) == 0x0400);  // the smallest normal
+  CHECK((f32_to_f16(NAN) & 0x7c00) == 0x7c00);
+}

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/tensor/half_float.h"
 #include "core/wire/safetensors.h"
 #include "core/wire/select_answer.h"
 #include "tests/core/error_matchers.h"
@@ -142,4 +143,41 @@ TEST_CASE("select_answer_never_reads_outside_the_model", "[select_answer]") {
                        MessageContains("tensor 's' is not a dense array of rank >= 1"));
   CHECK_THROWS_MATCHES(write_select_answer(bytes.data(), bytes.size() - 1, index, {}, {}),
                        fedleaf::Error, MessageContains("the index describes"));
+}
+
+TEST_CASE("select_answer_sends_the_f16_download_tensors_as_f16", "[select_answer]") {
+  std::mt19937_64 rng(31);
+  NamedTensors model;
+  DenseTensor emb = random_dense<float>(rng, {20, 4});
+  emb.data<float>()[5 * 4 + 1] = 1e6f;  // beyond F16's range: saturates
+  emb.data<float>()[7 * 4 + 2] = -1e6f;
+  model.emplace("emb/weight", emb);
+  model.emplace("out/bias", random_dense<float>(rng, {3}));
+  model.emplace("out/weight", random_dense<float>(rng, {4, 2}));
+  const std::vector<std::uint8_t> bytes = write_safetensors(model);
+  const SafetensorsIndex index = index_safetensors(bytes.data(), bytes.size());
+  SelectRequest request;
+  request.rows["emb/weight"] = {1, 5, 7};
+
+  const std::vector<std::uint8_t> answer = write_select_answer(
+      bytes.data(), bytes.size(), index, request, {{"round", "2"}}, {"emb/weight", "out/bias"});
+
+  const auto through_f16 = [](DenseTensor t) {
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      float& v = t.data<float>()[i];
+      v = f16_to_f32(f32_to_f16(std::clamp(v, -65504.0f, 65504.0f)));
+    }
+    return t;
+  };
+  NamedTensors expected;
+  expected.emplace("emb/weight", slice_rows(through_f16(emb), {1, 5, 7}));
+  expected.emplace("out/bias", through_f16(std::get<DenseTensor>(model.at("out/bias"))));
+  expected.emplace("out/weight", model.at("out/weight"));
+  const TensorCompression f16{ValuesCompression::kF16, IdsCompression::kI64};
+  CHECK(answer ==
+        write_safetensors(expected, {{"round", "2"}}, {{"emb/weight", f16}, {"out/bias", f16}}));
+  const SafetensorsFile file = read_safetensors(answer, {/*require_finite=*/true});
+  CHECK(std::get<RowSparseTensor>(file.tensors.at("emb/weight")).values().data<float>()[5] ==
+        65504.0f);
+  CHECK(file.metadata == Metadata{{"round", "2"}});
 }
