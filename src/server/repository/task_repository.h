@@ -72,14 +72,12 @@
 #include <variant>
 #include <vector>
 
-#include "core/aggregation/update_plan.h"
-#include "core/wire/safetensors_index.h"
 #include "server/repository/claim_waiters.h"
 #include "server/repository/population_spec.h"
+#include "server/repository/results.h"
 #include "server/repository/round_closer.h"
 #include "server/repository/round_rules.h"
 #include "server/repository/store_batch.h"
-#include "server/repository/upload_receipt.h"
 #include "server/store/store.h"
 #include "server/util/clock.h"
 #include "server/util/server_metrics.h"
@@ -118,65 +116,6 @@ struct TaskRepositoryOptions {
   // except those of rounds a task still holds a valid lease of (Store::drop_models). 0: keep
   // every model.
   int keep_models = 0;
-};
-
-struct CreatedPopulation {
-  std::string id;
-  std::string client_token;  // shown once; the store keeps only its hash
-  std::string model_etag;    // of round 0
-};
-
-struct TaskAssignment {
-  std::int64_t task_id = 0;
-  std::string population;
-  int round = 0;
-  TaskKind kind = TaskKind::kTrain;
-  std::string lease_token;
-  double lease_expires_at = 0;  // unix seconds
-  std::string plan_json;        // with "kind" set to the task's kind
-  std::string model_etag;
-};
-
-// Nothing to hand out now (RetryLater, round_rules.h): every task of the open round is leased
-// (retry when a lease may expire or the round may close), or the population is finished.
-using ClaimOutcome = std::variant<TaskAssignment, RetryLater>;
-
-struct UploadOutcome {
-  int status = 201;  // 201 accepted now, 200 the same bytes were accepted before
-  UploadReceipt receipt;
-};
-
-// A population as GET /v1/populations/{p} shows it.
-struct PopulationStatus {
-  PopulationRecord record;
-  std::optional<std::string> failure_reason;  // set: quarantined (state "failed"), rest empty
-  RoundRecord round;                          // the current round
-  std::string model_etag;                     // of the current round
-  std::string plan_json;                      // the train plan
-  std::vector<RoundRecord> history;
-  std::map<std::string, std::int64_t> rejections;  // reason -> count
-};
-
-// A population as GET /v1/populations lists it.
-struct PopulationSummary {
-  std::string id;
-  std::string state;  // "running" | "finished" | "failed"
-  int round = 0;
-  int rounds = 0;
-  int clients_per_round = 0;
-};
-
-struct ModelBlob {
-  std::string etag;
-  std::shared_ptr<const std::string> bytes;
-};
-
-// What model:select needs of a round: the model, the index of its bytes (built once per
-// published model of the current round; per call for older rounds), and the plan's updates.
-struct SelectableModel {
-  ModelBlob model;
-  std::shared_ptr<const core::SafetensorsIndex> index;
-  std::shared_ptr<const core::UpdatePlan> plan;
 };
 
 class TaskRepository {
