@@ -81,4 +81,11 @@ struct SelectableModel {
   std::shared_ptr<const core::UpdatePlan> plan;
 };
 
+// A model:select answer: safetensors with the asked rows of each selected tensor (a row-sparse
+// tuple) and every other tensor whole.
+struct SelectedRows {
+  std::string bytes;
+  std::map<std::string, std::size_t> rows_per_tensor;  // ids asked per tensor (for a log: no ids)
+};
+
 }  // namespace fedleaf::server

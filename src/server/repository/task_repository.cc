@@ -3,6 +3,7 @@
 #include "server/repository/new_population.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_close.h"
+#include "server/repository/select_rows.h"
 #include "server/repository/upload_receipt.h"
 #include "server/repository/upload_refusal.h"
 
@@ -455,6 +456,13 @@ SelectableModel TaskRepository::selectable_model(const std::string& population_i
   out.model = found.load();
   if (!out.index) out.index = select_index_of(*out.model.bytes);
   return out;
+}
+
+SelectedRows TaskRepository::select_rows(const std::string& population_id,
+                                         const std::string& client_token, int round,
+                                         const std::string& body, const std::string& content_type) {
+  return server::select_rows(selectable_model(population_id, client_token, round), round, body,
+                             content_type);
 }
 
 PopulationStatus TaskRepository::status(const std::string& population_id) {

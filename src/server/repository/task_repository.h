@@ -157,6 +157,11 @@ class TaskRepository {
   // (Forbidden otherwise). Otherwise like model(): NotFound, and it may close a round.
   SelectableModel selectable_model(const std::string& population_id,
                                    const std::string& client_token, int round);
+  // model:select (select_rows.h): the rows of round `round`'s model a body asks for. As
+  // selectable_model() — Forbidden, NotFound, Gone, checked before the body — then InvalidInput
+  // for a body that breaks a rule. The answer is built outside the lock.
+  SelectedRows select_rows(const std::string& population_id, const std::string& client_token,
+                           int round, const std::string& body, const std::string& content_type);
   // Status JSON (README "Population status"). May close a round, like model().
   PopulationStatus status(const std::string& population_id);
   std::vector<PopulationSummary> list_populations();
