@@ -2,7 +2,8 @@
 // and its tokens — built from a parsed spec and checked the way every leaf and every round will
 // use it, before anything is stored.
 //
-//   NewPopulation made = make_new_population(spec, model_bytes, clock.now());
+//   PopulationPlan plan = parse_population_plan(spec);   // once, before the model is made
+//   NewPopulation made = make_new_population(spec, std::move(plan), model_bytes, clock.now());
 //   store.create_population(made.record, made.round0, {made.record.id, 0, etag, bytes});
 #pragma once
 
@@ -11,6 +12,7 @@
 
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
+#include "core/train/plan.h"
 #include "server/repository/population_spec.h"
 #include "server/store/store.h"
 
@@ -26,12 +28,23 @@ struct NewPopulation {
   core::RoundAggregator aggregator;  // round 0's, empty
 };
 
-// Checks the whole plan as every leaf parses it (InvalidInput for a plan no leaf can run), the
-// model (InvalidInput for bytes that are not safetensors or hold non-finite values) and that the
-// plan's updates fit the model. The id is spec.id or a generated "pop-…". A mean_over_contributors
-// tensor without min_contributors gets min(2, min_reports) written into the stored plan (the
-// plan's default 2 could never be met by a round closing with one report); an explicit
-// min_contributors above clients_per_round is InvalidInput naming both.
-NewPopulation make_new_population(const PopulationSpec& spec, std::string model_bytes, double now);
+// The plan a population stores, and that plan parsed as every leaf parses it.
+struct PopulationPlan {
+  std::string json;
+  core::Plan parsed;  // as a train task carries it
+};
+
+// The whole plan checked once (InvalidInput for a plan no leaf can run): parsed as a train task,
+// which requires everything an evaluate task does and more. A mean_over_contributors tensor
+// without min_contributors gets min(2, min_reports) written into the stored plan (the plan's
+// default 2 could never be met by a round closing with one report).
+PopulationPlan parse_population_plan(const PopulationSpec& spec);
+
+// Checks the model (InvalidInput for bytes that are not safetensors or hold non-finite values)
+// and that the plan's updates fit the model; `plan` is parse_population_plan(spec). The id is
+// spec.id or a generated "pop-…". An explicit min_contributors above clients_per_round is
+// InvalidInput naming both.
+NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan plan,
+                                  std::string model_bytes, double now);
 
 }  // namespace fedleaf::server

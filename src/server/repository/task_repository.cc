@@ -139,25 +139,28 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
                         std::to_string(options_.max_model_bytes) + ")");
   };
   std::string model_bytes;
+  std::optional<PopulationPlan> plan;  // parsed after the initial model's format is checked
   if (spec.initial_model) {
     model_bytes = widen_half_floats(*spec.initial_model);
     if (model_bytes.size() > options_.max_model_bytes) {
       throw over_limit(model_bytes.size(), "initial_model_b64 holds (with F16 read as F32)");
     }
+    plan = parse_population_plan(spec);
   } else {
     if (!options_.model_initializer) {
       throw InvalidInput(
           "population: 'seed' is not supported by this server; send "
           "'initial_model_b64'");
     }
-    const std::uint64_t declared =
-        core::parameter_bytes(core::parse_plan(plan_with_kind(spec.plan_json, "train")).model);
+    plan = parse_population_plan(spec);
+    const std::uint64_t declared = core::parameter_bytes(plan->parsed.model);
     if (declared > options_.max_model_bytes) {
       throw over_limit(declared, "the plan's model declares parameters of");
     }
     model_bytes = to_string_bytes(options_.model_initializer(spec.plan_json, *spec.seed));
   }
-  NewPopulation made = make_new_population(spec, std::move(model_bytes), clock_.now());
+  NewPopulation made =
+      make_new_population(spec, std::move(*plan), std::move(model_bytes), clock_.now());
   std::lock_guard lock(mutex_);
   const PopulationRecord& record = made.record;
   CreatedPopulation created{record.id, made.client_token, made.model_etag};
