@@ -16,6 +16,7 @@
 
 #include "core/aggregation/update_plan.h"
 #include "core/wire/safetensors_index.h"
+#include "server/repository/round_robustness.h"
 #include "server/repository/round_rules.h"
 #include "server/repository/upload_receipt.h"
 #include "server/store/store.h"
@@ -48,6 +49,12 @@ struct UploadOutcome {
   UploadReceipt receipt;
 };
 
+// A round as the status shows it: its row, and what robust aggregation did in it.
+struct RoundReport {
+  RoundRecord record;
+  RoundRobustness robust;  // read from record.robust_json
+};
+
 // A population as GET /v1/populations/{p} shows it.
 struct PopulationStatus {
   PopulationRecord record;
@@ -55,7 +62,7 @@ struct PopulationStatus {
   RoundRecord round;                          // the current round
   std::string model_etag;                     // of the current round
   std::string plan_json;                      // the train plan
-  std::vector<RoundRecord> history;
+  std::vector<RoundReport> history;
   std::map<std::string, std::int64_t> rejections;  // reason -> count
 };
 

@@ -491,7 +491,10 @@ PopulationStatus TaskRepository::status(const std::string& population_id) {
   out.round = st.round;
   out.model_etag = st.model.etag;
   out.plan_json = st.train_plan_json;
-  out.history = store_.list_rounds(population_id);
+  for (RoundRecord& round : store_.list_rounds(population_id)) {
+    RoundRobustness robust = read_robustness(round.robust_json);
+    out.history.push_back({std::move(round), std::move(robust)});
+  }
   out.rejections = store_.rejections(population_id);
   return out;
 }
