@@ -112,4 +112,35 @@ TEST_CASE("make_new_population_rejects_a_plan_no_leaf_can_run_or_a_model_that_do
   CHECK_THROWS_AS(make(spec_of(test::kTestPlan), "not safetensors", 0), InvalidInput);
 }
 
+TEST_CASE("prepare_population_parses_the_plan_once_and_makes_or_widens_the_model",
+          "[new_population]") {
+  PopulationSpec given = spec_of(test::kTestPlan);
+  given.initial_model = test::test_model_bytes();
+  PopulationSpec seeded = spec_of(test::kTestPlan);
+  seeded.seed = 7;
+  int made = 0;
+  const ModelInitializer initializer = [&](const std::string&, std::uint64_t seed) {
+    ++made;
+    CHECK(seed == 7);
+    const std::string bytes = test::test_model_bytes();
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
+
+  const PopulationInputs from_bytes = prepare_population(given, nullptr, 1 << 20);
+  const PopulationInputs from_seed = prepare_population(seeded, initializer, 1 << 20);
+
+  CHECK(from_bytes.model_bytes == test::test_model_bytes());
+  CHECK(from_bytes.plan.json == test::kTestPlan);
+  CHECK(from_seed.model_bytes == test::test_model_bytes());
+  CHECK(from_seed.plan.parsed.updates.find("emb/weight"));
+  CHECK(made == 1);
+  CHECK_THROWS_MATCHES(prepare_population(seeded, nullptr, 1 << 20), InvalidInput,
+                       test::MessageContains("'seed' is not supported"));
+  CHECK_THROWS_MATCHES(prepare_population(seeded, initializer, 8), InvalidInput,
+                       test::MessageContains("more than this server's --max-model-bytes (8)"));
+  CHECK_THROWS_MATCHES(prepare_population(given, nullptr, 8), InvalidInput,
+                       test::MessageContains("initial_model_b64 holds"));
+  CHECK(made == 1);  // a model over the limit is refused before it is made
+}
+
 }  // namespace fedleaf::server

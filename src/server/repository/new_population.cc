@@ -57,6 +57,33 @@ PopulationPlan parse_population_plan(const PopulationSpec& spec) {
   return out;
 }
 
+PopulationInputs prepare_population(const PopulationSpec& spec, const ModelInitializer& initializer,
+                                    std::uint64_t max_model_bytes) {
+  const auto over_limit = [&](std::uint64_t bytes, const std::string& what) {
+    return InvalidInput("population: " + what + " " + std::to_string(bytes) +
+                        " bytes, more than this server's --max-model-bytes (" +
+                        std::to_string(max_model_bytes) + ")");
+  };
+  if (spec.initial_model) {
+    std::string model_bytes = widen_half_floats(*spec.initial_model);
+    if (model_bytes.size() > max_model_bytes) {
+      throw over_limit(model_bytes.size(), "initial_model_b64 holds (with F16 read as F32)");
+    }
+    return {parse_population_plan(spec), std::move(model_bytes)};
+  }
+  if (!initializer) {
+    throw InvalidInput(
+        "population: 'seed' is not supported by this server; send "
+        "'initial_model_b64'");
+  }
+  PopulationPlan plan = parse_population_plan(spec);
+  const std::uint64_t declared = core::parameter_bytes(plan.parsed.model);
+  if (declared > max_model_bytes) {
+    throw over_limit(declared, "the plan's model declares parameters of");
+  }
+  return {std::move(plan), to_string_bytes(initializer(spec.plan_json, *spec.seed))};
+}
+
 NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan plan,
                                   std::string model_bytes, double now) {
   const std::string& plan_json = plan.json;

@@ -14,6 +14,7 @@
 #include "core/aggregation/update_plan.h"
 #include "core/train/plan.h"
 #include "server/repository/population_spec.h"
+#include "server/repository/task_repository_options.h"
 #include "server/store/store.h"
 
 namespace fedleaf::server {
@@ -39,6 +40,18 @@ struct PopulationPlan {
 // without min_contributors gets min(2, min_reports) written into the stored plan (the plan's
 // default 2 could never be met by a round closing with one report).
 PopulationPlan parse_population_plan(const PopulationSpec& spec);
+
+// A spec's plan, parsed once, and its round-0 model: the initial model (F16/BF16 arrays widened
+// to F32), or the model `initializer` makes from the seed. Checked in this order: the initial
+// model's format, then the plan; or the plan, then the bytes its model declares, then the
+// model is made. InvalidInput for a model over max_model_bytes (before a seed's is allocated),
+// and for a seed when `initializer` is empty.
+struct PopulationInputs {
+  PopulationPlan plan;
+  std::string model_bytes;
+};
+PopulationInputs prepare_population(const PopulationSpec& spec, const ModelInitializer& initializer,
+                                    std::uint64_t max_model_bytes);
 
 // Checks the model (InvalidInput for bytes that are not safetensors or hold non-finite values)
 // and that the plan's updates fit the model; `plan` is parse_population_plan(spec). The id is
