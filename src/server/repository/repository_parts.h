@@ -1,7 +1,7 @@
 // RepositoryParts: what the roles of a TaskRepository share — the store, clock, metrics and
 // options, the one mutex, the loaded populations, the open batch of the group commit and the
-// parked claims. TaskRepository owns it; PopulationCache, RoundLifecycle, TaskClaims and
-// UploadIntake each hold a reference.
+// parked claims. TaskRepository owns it; RoundLifecycle, TaskClaims and UploadIntake each hold
+// a reference.
 //
 //   std::lock_guard lock(parts.mutex);
 //   PopulationState& st = parts.populations.state_of(id);
