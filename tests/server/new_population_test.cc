@@ -1,4 +1,5 @@
-// make_new_population: a checked spec becomes the records, the model and the tokens to store.
+// parse_population_plan and make_new_population: a checked spec becomes the records, the model
+// and the tokens to store.
 #include "server/repository/new_population.h"
 
 #include <catch2/catch.hpp>
@@ -26,12 +27,16 @@ PopulationSpec spec_of(const std::string& plan_json) {
   return spec;
 }
 
+// The plan parsed once, as TaskRepository::create_population does.
+NewPopulation make(const PopulationSpec& spec, std::string model_bytes, double now) {
+  return make_new_population(spec, parse_population_plan(spec), std::move(model_bytes), now);
+}
+
 }  // namespace
 
 TEST_CASE("make_new_population_builds_round_zero_and_keeps_only_the_token_hash",
           "[new_population]") {
-  const NewPopulation made =
-      make_new_population(spec_of(test::kTestPlan), test::test_model_bytes(), 1000);
+  const NewPopulation made = make(spec_of(test::kTestPlan), test::test_model_bytes(), 1000);
   CHECK(made.record.id == "spam");
   CHECK(made.record.rounds == 3);
   CHECK(made.record.clients_per_round == 4);
@@ -55,9 +60,8 @@ TEST_CASE("make_new_population_defaults_min_contributors_to_at_most_min_reports"
   one.clients_per_round = 1;
   one.min_reports = 1;
 
-  const NewPopulation single = make_new_population(one, test::test_model_bytes(), 0);
-  const NewPopulation several =
-      make_new_population(spec_of(test::kTestPlan), test::test_model_bytes(), 0);
+  const NewPopulation single = make(one, test::test_model_bytes(), 0);
+  const NewPopulation several = make(spec_of(test::kTestPlan), test::test_model_bytes(), 0);
 
   CHECK(single.update_plan->find("emb/weight")->op.min_contributors <= 1);
   CHECK(nlohmann::json::parse(
@@ -73,26 +77,70 @@ TEST_CASE("make_new_population_rejects_min_contributors_above_clients_per_round"
   plan["updates"]["emb/weight"]["min_contributors"] = 5;
 
   CHECK_THROWS_MATCHES(
-      make_new_population(spec_of(plan.dump()), test::test_model_bytes(), 0), InvalidInput,
+      make(spec_of(plan.dump()), test::test_model_bytes(), 0), InvalidInput,
       test::MessageContains("min_contributors 5 is more than clients_per_round 4"));
   plan["updates"]["emb/weight"]["min_contributors"] = 4;
-  CHECK_NOTHROW(make_new_population(spec_of(plan.dump()), test::test_model_bytes(), 0));
+  CHECK_NOTHROW(make(spec_of(plan.dump()), test::test_model_bytes(), 0));
 }
 
 TEST_CASE("make_new_population_generates_an_id_when_the_spec_has_none", "[new_population]") {
   PopulationSpec spec = spec_of(test::kTestPlan);
   spec.id.reset();
-  const NewPopulation made = make_new_population(spec, test::test_model_bytes(), 0);
+  const NewPopulation made = make(spec, test::test_model_bytes(), 0);
   CHECK(made.record.id.rfind("pop-", 0) == 0);
   CHECK(is_valid_population_id(made.record.id));
 }
 
+TEST_CASE("parse_population_plan_parses_the_stored_plan_once_as_a_train_task", "[new_population]") {
+  PopulationSpec one = spec_of(test::kTestPlan);
+  one.min_reports = 1;
+
+  const PopulationPlan plan = parse_population_plan(one);
+
+  CHECK(plan.parsed.kind == core::PlanKind::kTrain);
+  REQUIRE(plan.parsed.train);
+  REQUIRE(plan.parsed.updates.find("emb/weight"));
+  CHECK(plan.parsed.updates.find("emb/weight")->op.min_contributors <= 1);
+  CHECK(nlohmann::json::parse(plan.json)["updates"]["emb/weight"]["min_contributors"] == 1);
+  CHECK(parse_population_plan(spec_of(test::kTestPlan)).json == test::kTestPlan);
+  CHECK_THROWS_AS(parse_population_plan(spec_of(R"({"updates": {}})")), InvalidInput);
+}
+
 TEST_CASE("make_new_population_rejects_a_plan_no_leaf_can_run_or_a_model_that_does_not_fit",
           "[new_population]") {
-  CHECK_THROWS_AS(make_new_population(spec_of(R"({"updates": {}})"), test::test_model_bytes(), 0),
-                  InvalidInput);
-  CHECK_THROWS_AS(make_new_population(spec_of(test::kTestPlan), "not safetensors", 0),
-                  InvalidInput);
+  CHECK_THROWS_AS(make(spec_of(R"({"updates": {}})"), test::test_model_bytes(), 0), InvalidInput);
+  CHECK_THROWS_AS(make(spec_of(test::kTestPlan), "not safetensors", 0), InvalidInput);
+}
+
+TEST_CASE("prepare_population_parses_the_plan_once_and_makes_or_widens_the_model",
+          "[new_population]") {
+  PopulationSpec given = spec_of(test::kTestPlan);
+  given.initial_model = test::test_model_bytes();
+  PopulationSpec seeded = spec_of(test::kTestPlan);
+  seeded.seed = 7;
+  int made = 0;
+  const ModelInitializer initializer = [&](const std::string&, std::uint64_t seed) {
+    ++made;
+    CHECK(seed == 7);
+    const std::string bytes = test::test_model_bytes();
+    return std::vector<std::uint8_t>(bytes.begin(), bytes.end());
+  };
+
+  const PopulationInputs from_bytes = prepare_population(given, nullptr, 1 << 20);
+  const PopulationInputs from_seed = prepare_population(seeded, initializer, 1 << 20);
+
+  CHECK(from_bytes.model_bytes == test::test_model_bytes());
+  CHECK(from_bytes.plan.json == test::kTestPlan);
+  CHECK(from_seed.model_bytes == test::test_model_bytes());
+  CHECK(from_seed.plan.parsed.updates.find("emb/weight"));
+  CHECK(made == 1);
+  CHECK_THROWS_MATCHES(prepare_population(seeded, nullptr, 1 << 20), InvalidInput,
+                       test::MessageContains("'seed' is not supported"));
+  CHECK_THROWS_MATCHES(prepare_population(seeded, initializer, 8), InvalidInput,
+                       test::MessageContains("more than this server's --max-model-bytes (8)"));
+  CHECK_THROWS_MATCHES(prepare_population(given, nullptr, 8), InvalidInput,
+                       test::MessageContains("initial_model_b64 holds"));
+  CHECK(made == 1);  // a model over the limit is refused before it is made
 }
 
 }  // namespace fedleaf::server

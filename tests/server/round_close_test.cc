@@ -92,8 +92,9 @@ TEST_CASE("close_training_round_of_the_last_round_finishes_a_population_without_
   CHECK(without_eval.record.state == RunState::kFinished);
 }
 
-TEST_CASE("robust_json_lists_clipped_reports_and_withheld_rows_per_tensor_and_the_counts",
-          "[round_close]") {
+TEST_CASE(
+    "closed_round_robustness_lists_clipped_reports_and_withheld_rows_per_tensor_and_the_counts",
+    "[round_close]") {
   core::RoundStats stats;
   stats.num_capped = 2;
   stats.clipped_per_tensor.emplace_back("emb/weight", 3);
@@ -101,7 +102,8 @@ TEST_CASE("robust_json_lists_clipped_reports_and_withheld_rows_per_tensor_and_th
   stats.clip_bound_per_tensor.emplace_back("emb/weight", 0.25);
   stats.rows_clipped_per_tensor.emplace_back("emb/weight", 5);
   stats.example_cap = 606;
-  const auto json = nlohmann::json::parse(robust_json(stats, 7, {{"emb/weight", 0.5}}, 604));
+  const auto json = nlohmann::json::parse(
+      robustness_json(closed_round_robustness(stats, 7, {{"emb/weight", 0.5}}, 604)));
   CHECK(json["clipped"]["emb/weight"] == 3);
   CHECK(json["clip_bound"]["emb/weight"] == 0.25);
   CHECK(json["next_clip_bound"]["emb/weight"] == 0.5);
@@ -111,7 +113,8 @@ TEST_CASE("robust_json_lists_clipped_reports_and_withheld_rows_per_tensor_and_th
   CHECK(json["example_cap"] == 606);
   CHECK(json["next_example_cap"] == 604);
   CHECK(json["withheld_nonfinite"] == 7);
-  const auto empty = nlohmann::json::parse(robust_json({}, 0, {}, std::nullopt));
+  const auto empty =
+      nlohmann::json::parse(robustness_json(closed_round_robustness({}, 0, {}, std::nullopt)));
   CHECK(empty["clipped"].empty());
   CHECK(empty["clipped_rows"].empty());
   CHECK(empty["withheld_rows"].empty());

@@ -166,9 +166,9 @@ TEST_CASE("two_instances_seeing_the_deadline_at_once_publish_one_model", "[repos
   const PopulationStatus status = b.repo->status("p");
   CHECK(status.record.current_round == 1);
   REQUIRE(status.history.size() == 2);
-  CHECK(status.history[0].status == RoundStatus::kClosed);
-  CHECK(status.history[0].reports == 1);
-  CHECK(status.history[1].status == RoundStatus::kOpen);
+  CHECK(status.history[0].record.status == RoundStatus::kClosed);
+  CHECK(status.history[0].record.reports == 1);
+  CHECK(status.history[1].record.status == RoundStatus::kOpen);
   // Each instance hands out tasks of the new round.
   CHECK(a.claim(p).round == 1);
   CHECK(b.claim(p).round == 1);
@@ -225,8 +225,8 @@ TEST_CASE("two_instances_seeing_quorum_at_once_publish_one_model_equal_to_one_se
   const PopulationStatus status = a.repo->status("p");
   CHECK(status.record.current_round == 1);
   REQUIRE(status.history.size() == 2);  // round 1: the evaluation of the final model
-  CHECK(status.history[0].status == RoundStatus::kClosed);
-  CHECK(status.history[0].reports == 3);
+  CHECK(status.history[0].record.status == RoundStatus::kClosed);
+  CHECK(status.history[0].record.reports == 3);
 }
 
 TEST_CASE("checkpoint_all_of_an_instance_holding_only_its_own_uploads_writes_no_checkpoint",

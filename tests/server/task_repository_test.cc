@@ -829,7 +829,7 @@ TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "
   const PopulationStatus status = repo.status("p");
 
   REQUIRE(status.history.size() == 2);
-  const auto robust = nlohmann::json::parse(status.history[0].robust_json);
+  const auto robust = nlohmann::json::parse(status.history[0].record.robust_json);
   CHECK(robust["clipped"]["emb/weight"] == 1);
   CHECK(robust["clipped"]["out/weight"] == 0);
   CHECK(robust["capped"] == 1);
@@ -838,7 +838,7 @@ TEST_CASE("a_closed_round_records_what_robust_aggregation_clipped_and_capped", "
   CHECK(robust["example_cap"] == core::kDefaultMaxExamplesPerReport);
   CHECK(robust["next_example_cap"] == 6);
   // The open round states the adaptive clip bounds and cap it uses: the closed round's next ones.
-  const auto open = nlohmann::json::parse(status.history[1].robust_json);
+  const auto open = nlohmann::json::parse(status.history[1].record.robust_json);
   CHECK(open == nlohmann::json{{"clip_bound", robust["next_clip_bound"]},
                                {"example_cap", robust["next_example_cap"]}});
 }

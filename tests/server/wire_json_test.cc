@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "server/repository/round_robustness.h"
+
 namespace fedleaf::server {
 
 using nlohmann::json;
@@ -64,7 +66,7 @@ TEST_CASE("status_json_averages_train_and_eval_metrics_by_examples", "[wire_json
   r.eval_examples = 2;
   r.eval_sums_json = R"({"loss": 1.0})";
   r.robust_json = R"({"clipped": {"emb/weight": 2}, "capped": 1, "withheld_nonfinite": 0})";
-  status.history.push_back(r);
+  status.history.push_back({r, read_robustness(r.robust_json)});
   status.rejections["conflict"] = 2;
 
   const json body = status_json(status);
@@ -76,6 +78,30 @@ TEST_CASE("status_json_averages_train_and_eval_metrics_by_examples", "[wire_json
   CHECK(body["history"][0]["robust"]["clipped"]["emb/weight"] == 2);
   CHECK(body["history"][0]["robust"]["capped"] == 1);
   CHECK(body["rejections"]["conflict"] == 2);
+}
+
+TEST_CASE("status_json_renders_each_rounds_robustness_byte_identical_to_its_stored_form",
+          "[wire_json]") {
+  // Forms a row holds: a closed round now, an open round's bounds and cap, an older server's row.
+  for (const std::string stored :
+       {std::string(R"({"capped":2,"clip_bound":{"emb/weight":0.30000000000000004},)"
+                    R"("clipped":{"emb/weight":3},"clipped_rows":{"emb/weight":5},)"
+                    R"("example_cap":null,"next_clip_bound":{"emb/weight":1e-07},)"
+                    R"("next_example_cap":604,"withheld_nonfinite":7,)"
+                    R"("withheld_rows":{"emb/weight":41}})"),
+        std::string(R"({"clip_bound":{"a":0.5},"example_cap":606})"), std::string("{}"),
+        std::string(R"({"capped":1,"clipped":{"emb/weight":2},"withheld_nonfinite":0})")}) {
+    PopulationStatus status;
+    status.record.id = "p";
+    status.plan_json = "{}";
+    RoundRecord r;
+    r.robust_json = stored;
+    status.history.push_back({r, read_robustness(stored)});
+
+    const json body = status_json(status);
+
+    CHECK(body["history"][0]["robust"].dump() == stored);
+  }
 }
 
 TEST_CASE("populations_json_lists_every_summary", "[wire_json]") {

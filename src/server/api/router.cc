@@ -8,10 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "core/aggregation/select_rules.h"
 #include "core/version.h"
-#include "core/wire/select_answer.h"
-#include "core/wire/select_request.h"
 #include "core/wire/text_format.h"
 #include "server/api/claim_body.h"
 #include "server/api/static_files.h"
@@ -214,34 +211,25 @@ void Router::release_undelivered(const HandedLease& lease) const {
   }
 }
 
-// The model's rows a leaf asks for (src/core/select_*.h). The answer is built outside the
-// repository's lock from the shared model bytes and index; nothing is stored. The log names
-// tensors and id counts only: the ids say something about the leaf's data.
+// The log names tensors and id counts only: the ids say something about the leaf's data.
 Response Router::select_response(const Request& request, const std::string& population,
                                  int round) const {
   const std::string token = bearer(request);
   admit_client(token);
-  const SelectableModel model = repository_.selectable_model(population, token, round);
-  const core::SelectRequest select = core::parse_select_request(
-      request.body, core::select_body_format(request.header("content-type")));
-  core::check_select_request(select, *model.index, *model.plan);
-  const std::string& bytes = *model.model.bytes;
-  const std::vector<std::uint8_t> answer = core::write_select_answer(
-      reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(), *model.index, select,
-      {{"model_etag", model.model.etag}, {"round", std::to_string(round)}},
-      core::f16_download_tensors(*model.plan));
+  SelectedRows rows = repository_.select_rows(population, token, round, request.body,
+                                              request.header("content-type"));
   if (options_.logger && options_.logger->should_log(spdlog::level::debug)) {
     std::string tensors;
-    for (const auto& [name, ids] : select.rows) {
-      tensors += (tensors.empty() ? "" : ",") + name + ":" + std::to_string(ids.size());
+    for (const auto& [name, count] : rows.rows_per_tensor) {
+      tensors += (tensors.empty() ? "" : ",") + name + ":" + std::to_string(count);
     }
     options_.logger->debug("event=model_select population={} round={} rows={} bytes_out={}",
-                           population, round, core::in_quotes(tensors), answer.size());
+                           population, round, core::in_quotes(tensors), rows.bytes.size());
   }
   Response r;
   r.set_header("Content-Type", "application/octet-stream");
   r.set_header("Cache-Control", "no-store");
-  r.body = std::make_shared<const std::string>(answer.begin(), answer.end());
+  r.body = std::make_shared<const std::string>(std::move(rows.bytes));
   return r;
 }
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "server/repository/task_repository.h"
+#include "server/repository/results.h"
 
 namespace fedleaf::server {
 

@@ -5,7 +5,6 @@
 
 #include "core/aggregation/next_round_plan.h"
 #include "core/error.h"
-#include "core/train/plan.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_clip_bounds.h"
@@ -51,14 +50,46 @@ void check_min_contributors(const core::UpdatePlan& plan, int clients_per_round)
 
 }  // namespace
 
-NewPopulation make_new_population(const PopulationSpec& spec, std::string model_bytes, double now) {
-  const std::string plan_json = population_plan(spec);
-  // The whole plan, as every leaf will parse it (both kinds of task carry it).
-  core::parse_plan(plan_with_kind(plan_json, "train"));
-  core::parse_plan(plan_with_kind(plan_json, "evaluate"));
+PopulationPlan parse_population_plan(const PopulationSpec& spec) {
+  PopulationPlan out;
+  out.json = population_plan(spec);
+  out.parsed = core::parse_plan(plan_with_kind(out.json, "train"));
+  return out;
+}
+
+PopulationInputs prepare_population(const PopulationSpec& spec, const ModelInitializer& initializer,
+                                    std::uint64_t max_model_bytes) {
+  const auto over_limit = [&](std::uint64_t bytes, const std::string& what) {
+    return InvalidInput("population: " + what + " " + std::to_string(bytes) +
+                        " bytes, more than this server's --max-model-bytes (" +
+                        std::to_string(max_model_bytes) + ")");
+  };
+  if (spec.initial_model) {
+    std::string model_bytes = widen_half_floats(*spec.initial_model);
+    if (model_bytes.size() > max_model_bytes) {
+      throw over_limit(model_bytes.size(), "initial_model_b64 holds (with F16 read as F32)");
+    }
+    return {parse_population_plan(spec), std::move(model_bytes)};
+  }
+  if (!initializer) {
+    throw InvalidInput(
+        "population: 'seed' is not supported by this server; send "
+        "'initial_model_b64'");
+  }
+  PopulationPlan plan = parse_population_plan(spec);
+  const std::uint64_t declared = core::parameter_bytes(plan.parsed.model);
+  if (declared > max_model_bytes) {
+    throw over_limit(declared, "the plan's model declares parameters of");
+  }
+  return {std::move(plan), to_string_bytes(initializer(spec.plan_json, *spec.seed))};
+}
+
+NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan plan,
+                                  std::string model_bytes, double now) {
+  const std::string& plan_json = plan.json;
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
-  auto update_plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(plan_json));
+  auto update_plan = std::make_shared<const core::UpdatePlan>(std::move(plan.parsed.updates));
   check_min_contributors(*update_plan, spec.clients_per_round);
   core::RoundAggregator aggregator(*update_plan, tensors,
                                    static_cast<std::size_t>(spec.clients_per_round));

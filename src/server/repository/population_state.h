@@ -19,7 +19,7 @@
 #include "core/aggregation/update_plan.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"
-#include "server/repository/task_repository.h"
+#include "server/repository/results.h"
 #include "server/store/store.h"
 
 namespace fedleaf::server {

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/wire/text_format.h"
+#include "server/repository/round_robustness.h"
 
 namespace fedleaf::server {
 
@@ -52,14 +53,10 @@ std::optional<std::uint64_t> round_example_cap(const RoundRecord& round) {
 
 std::string open_round_robust_json(const core::ClipBounds& bounds,
                                    std::optional<std::uint64_t> example_cap) {
-  nlohmann::json out = nlohmann::json::object();
-  if (!bounds.empty()) {
-    nlohmann::json clip_bound = nlohmann::json::object();
-    for (const auto& [name, bound] : bounds) clip_bound[name] = bound;
-    out["clip_bound"] = clip_bound;
-  }
-  if (example_cap) out["example_cap"] = *example_cap;
-  return out.dump();
+  RoundRobustness robust;
+  if (!bounds.empty()) robust.clip_bound = bounds;
+  if (example_cap) robust.example_cap = example_cap;
+  return robustness_json(robust);
 }
 
 }  // namespace fedleaf::server

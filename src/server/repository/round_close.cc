@@ -1,7 +1,6 @@
 #include "server/repository/round_close.h"
 
 #include <chrono>
-#include <nlohmann/json.hpp>
 
 #include "core/aggregation/next_round_plan.h"
 #include "core/wire/safetensors.h"
@@ -9,33 +8,6 @@
 #include "server/util/sha256.h"
 
 namespace fedleaf::server {
-
-std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite,
-                        const core::ClipBounds& next_clip_bounds,
-                        std::optional<std::uint64_t> next_example_cap) {
-  const auto bounds_json = [](const core::ClipBounds& bounds) {
-    nlohmann::json out = nlohmann::json::object();
-    for (const auto& [tensor, bound] : bounds) out[tensor] = bound;
-    return out;
-  };
-  nlohmann::json clipped = nlohmann::json::object();
-  for (const auto& [tensor, reports] : stats.clipped_per_tensor) clipped[tensor] = reports;
-  nlohmann::json clipped_rows = nlohmann::json::object();
-  for (const auto& [tensor, rows] : stats.rows_clipped_per_tensor) clipped_rows[tensor] = rows;
-  nlohmann::json withheld_rows = nlohmann::json::object();
-  for (const auto& [tensor, rows] : stats.withheld_per_tensor) withheld_rows[tensor] = rows;
-  nlohmann::json out{{"clipped", clipped},
-                     {"clipped_rows", clipped_rows},
-                     {"clip_bound", bounds_json(stats.clip_bound_per_tensor)},
-                     {"next_clip_bound", bounds_json(next_clip_bounds)},
-                     {"capped", stats.num_capped},
-                     {"example_cap", stats.example_cap == 0 ? nlohmann::json(nullptr)
-                                                            : nlohmann::json(stats.example_cap)},
-                     {"withheld_rows", withheld_rows},
-                     {"withheld_nonfinite", withheld_nonfinite}};
-  if (next_example_cap) out["next_example_cap"] = *next_example_cap;
-  return out.dump();
-}
 
 RoundClose close_training_round(const PopulationState& state, double now) {
   using PhaseClock = std::chrono::steady_clock;
@@ -59,8 +31,9 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   const core::RoundStats stats = state.aggregator->stats();
   out.next_clip_bounds = core::next_clip_bounds(*state.update_plan, stats);
   out.next_example_cap = core::next_example_cap(*state.update_plan, stats);
-  out.closed.robust_json =
-      robust_json(stats, out.withheld_nonfinite, out.next_clip_bounds, out.next_example_cap);
+  out.robust = closed_round_robustness(stats, out.withheld_nonfinite, out.next_clip_bounds,
+                                       out.next_example_cap);
+  out.closed.robust_json = robustness_json(out.robust);
   out.opened.population_id = state.record.id;
   out.opened.number = out.closed.number + 1;
   out.opened.started_at = now;

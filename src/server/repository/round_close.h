@@ -14,6 +14,7 @@
 #include "core/aggregation/round_aggregator.h"
 #include "core/tensor/tensor.h"
 #include "server/repository/population_state.h"
+#include "server/repository/round_robustness.h"
 #include "server/store/store.h"
 
 namespace fedleaf::server {
@@ -26,7 +27,7 @@ struct RoundCloseTimings {
 };
 
 struct RoundClose {
-  RoundRecord closed;       // status "closed", closed_at, robust_json
+  RoundRecord closed;       // status "closed", closed_at, robust_json (robustness_json(robust))
   RoundRecord opened;       // the next round (robust_json: its clip bounds); already closed when
                             // training ends without eval
   PopulationRecord record;  // current_round advanced; "finished" when nothing is left to do
@@ -34,6 +35,7 @@ struct RoundClose {
   std::string model_bytes;  // safetensors of `next`
   std::string model_etag;   // sha256 of model_bytes
   std::uint64_t withheld_nonfinite = 0;           // elements kept at their old value (not finite)
+  RoundRobustness robust;                         // what robust aggregation did in the round
   core::ClipBounds next_clip_bounds;              // the next round's adaptive clip bounds
   std::optional<std::uint64_t> next_example_cap;  // the next round's adaptive example cap
   bool training_over = false;                     // no training round follows
@@ -42,16 +44,5 @@ struct RoundClose {
 
 // Requires an open training round with its aggregator (state.aggregator).
 RoundClose close_training_round(const PopulationState& state, double now);
-
-// What robust aggregation did in a round, as the status JSON shows it:
-// {"clipped": {tensor: reports}, "clipped_rows": {tensor: rows scaled by its row clip},
-// "clip_bound": {tensor: the bound it clipped at, for tensors with
-// a robust clip}, "next_clip_bound": {tensor: the next round's bound, for adaptive clips},
-// "capped": n, "example_cap": the cap it weighed reports with (null: off), "next_example_cap": the
-// next round's (adaptive caps only), "withheld_rows": {tensor: rows below the tensor's
-// min_contributors, unchanged}, "withheld_nonfinite": n}.
-std::string robust_json(const core::RoundStats& stats, std::uint64_t withheld_nonfinite,
-                        const core::ClipBounds& next_clip_bounds,
-                        std::optional<std::uint64_t> next_example_cap);
 
 }  // namespace fedleaf::server

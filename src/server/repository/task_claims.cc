@@ -1,0 +1,101 @@
+#include "server/repository/task_claims.h"
+
+#include <optional>
+#include <vector>
+
+#include "server/util/server_errors.h"
+#include "server/util/tokens.h"
+
+namespace fedleaf::server {
+
+TaskClaims::TaskClaims(RepositoryParts& parts, RoundLifecycle& rounds)
+    : parts_(parts), rounds_(rounds) {}
+
+ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::string& client_token,
+                               int min_round) {
+  const std::string presented_hash = hash_token(client_token);  // outside the lock
+  std::lock_guard lock(parts_.mutex);
+  PopulationState& st = parts_.populations.state_of(population_id);
+  if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
+    throw Forbidden("client token does not match population '" + population_id + "'");
+  }
+  const double now = parts_.clock.now();
+  rounds_.advance(st, now);
+  if (st.record.state == RunState::kFinished) {
+    parts_.metrics.count_claim("finished");
+    return retry_hint(st.record, st.round, now, std::nullopt);
+  }
+
+  // Evaluate tasks first: there are few of them and they measure the model just published.
+  struct Pool {
+    TaskKind kind;
+    int limit;
+    int created;
+  };
+  std::vector<Pool> pools;
+  if (st.record.eval_tasks_per_round > 0) {
+    pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
+  }
+  const bool wants_later_round = st.round.number < min_round;
+  // A round being closed takes no more reports: its train tasks wait for the next round.
+  if (st.round.number < st.record.rounds && !wants_later_round && st.closing == 0) {
+    pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
+  }
+  std::optional<bool> any_leasable;  // read once, only when a pool is used up
+  for (const Pool& pool : pools) {
+    if (pool.created >= pool.limit) {
+      if (!any_leasable) {
+        any_leasable = parts_.store.has_leasable_task(population_id, st.round.number, now);
+      }
+      if (!*any_leasable) continue;
+    }
+    TaskAssignment task;
+    task.population = population_id;
+    task.round = st.round.number;
+    task.kind = pool.kind;
+    task.lease_token = generate_token();
+    task.lease_expires_at = now + st.record.lease_s;
+    std::optional<ClaimedTask> claimed;
+    parts_.population_step(population_id, "claim", [&] {
+      claimed = parts_.store.claim_task({population_id, task.round, pool.kind, pool.limit, now,
+                                         task.lease_expires_at, hash_token(task.lease_token)});
+    });
+    if (!claimed) continue;
+    if (!parts_.store.shared()) {  // the task counters claim_task advanced (a shared store's are
+                                   // re-read by the next request anyway)
+      std::optional<RoundRecord> round = parts_.store.find_round(population_id, task.round);
+      if (round) st.round = *round;
+    }
+    task.task_id = claimed->task_id;
+    task.plan_json = task.kind == TaskKind::kTrain ? st.train_plan_json : st.eval_plan_json;
+    task.model_etag = st.model.etag;
+    parts_.metrics.count_claim("task");
+    return task;
+  }
+
+  parts_.metrics.count_claim("retry");
+  RetryLater retry =
+      retry_hint(st.record, st.round, now,
+                 parts_.store.next_lease_expiry(population_id, st.round.number, now));
+  retry.wake_epoch = parts_.waiters.epoch(population_id);
+  return retry;
+}
+
+void TaskClaims::release_lease(std::int64_t task_id, const std::string& lease_token) {
+  const std::string presented_hash = hash_token(lease_token);
+  std::lock_guard lock(parts_.mutex);
+  std::optional<TaskRecord> task = parts_.store.find_task(task_id);
+  if (!task || task->state != TaskState::kLeased) return;
+  std::int64_t lease_id = 0;
+  for (const LeaseRecord& lease : parts_.store.list_leases(task_id)) {
+    if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
+  }
+  const double now = parts_.clock.now();
+  if (lease_id == 0 || lease_id != task->lease_id || now >= task->lease_expires_at) return;
+  parts_.population_step(task->population_id, "release lease",
+                         [&] { parts_.store.release_lease(task_id, lease_id, now); });
+  parts_.metrics.count_claim("undelivered");
+  parts_.waiters.notify(task->population_id);
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,181 @@
+#include "server/repository/upload_intake.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <optional>
+
+#include "core/aggregation/round_aggregator.h"
+#include "core/wire/result_format.h"
+#include "core/wire/text_format.h"
+#include "server/repository/upload_refusal.h"
+#include "server/store/store_rules.h"
+#include "server/util/server_errors.h"
+#include "server/util/sha256.h"
+#include "server/util/tokens.h"
+
+namespace fedleaf::server {
+
+UploadIntake::UploadIntake(RepositoryParts& parts, RoundLifecycle& rounds)
+    : parts_(parts), rounds_(rounds) {}
+
+void UploadIntake::reject(const RefusedUpload& upload) {
+  bool counted = false;
+  try {
+    parts_.batch.step("count rejection", [&] { counted = parts_.store.add_rejection(upload); });
+  } catch (const std::exception& e) {
+    // The rejection itself stands; only its statistic is lost.
+    if (parts_.options.logger)
+      parts_.options.logger->warn("event=rejection_not_counted error=\"{}\"", e.what());
+  }
+  if (counted) parts_.metrics.count_rejection(upload.reason);
+}
+
+UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& lease_token,
+                                   const std::string& body) {
+  // Hashing needs no shared state: done before the lock, which every request waits for.
+  const std::string presented_hash = hash_token(lease_token);
+  const std::string sha = sha256_hex(body);
+  std::lock_guard lock(parts_.mutex);
+  std::optional<TaskRecord> task = parts_.store.find_task(task_id);
+  if (!task) throw NotFound("task " + std::to_string(task_id) + " does not exist");
+  const std::string population_id = task->population_id;
+  PopulationState& st = parts_.populations.state_of(population_id);
+
+  std::int64_t lease_id = 0;  // every lease is compared, so timing does not reveal which matched
+  for (const LeaseRecord& lease : parts_.store.list_leases(task_id)) {
+    if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
+  }
+  if (lease_id == 0) {
+    reject({population_id, "forbidden"});
+    throw Forbidden("lease token does not match task " + std::to_string(task_id));
+  }
+  const double now = parts_.clock.now();
+  rounds_.advance(st, now);
+  if (task->state == TaskState::kDone || lease_id != task->lease_id ||
+      now >= task->lease_expires_at) {
+    // Answered from the row alone; accept_result decides the same way under its lock.
+    AcceptRequest request;
+    request.task_id = task_id;
+    request.lease_id = lease_id;
+    request.result_sha256 = sha;
+    request.now = now;
+    return answer_refused(population_id, classify_upload(*task, request), *task, lease_id, sha);
+  }
+  if (task->kind == TaskKind::kEvaluate)
+    return accept_evaluate(st, *task, lease_id, body, sha, now);
+  if (task->round != st.round.number || st.round.status != RoundStatus::kOpen || !st.aggregator) {
+    return answer_refused(population_id, AcceptStatus::kRoundClosed, *task, lease_id, sha);
+  }
+  return accept_train(st, *task, lease_id, body, sha, now);
+}
+
+UploadOutcome UploadIntake::answer_refused(const std::string& population_id, AcceptStatus status,
+                                           const TaskRecord& task, std::int64_t lease_id,
+                                           const std::string& sha) {
+  if (status == AcceptStatus::kRepeated) return {200, decode_receipt(task)};
+  reject({population_id, refusal_reason(status), lease_id, sha});
+  throw_refusal(status, task, population_id, parts_.clock.now());
+}
+
+UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& task,
+                                         std::int64_t lease_id, const std::string& body,
+                                         const std::string& sha, double now) {
+  const std::string id = st.record.id;
+  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
+  core::ResultHeader summary;
+  try {
+    summary = core::read_result_header(data, body.size(), core::ResultKind::kTrain);
+    if (!summary.task_id.empty() && summary.task_id != std::to_string(task.id)) {
+      throw InvalidInput("result metadata 'task_id': " + core::in_quotes(summary.task_id) +
+                         " is not the uploaded task " + std::to_string(task.id));
+    }
+    // All or nothing: on InvalidInput the aggregator is unchanged.
+    const auto fold_start = std::chrono::steady_clock::now();
+    st.aggregator->add_result(data, body.size());
+    parts_.metrics.observe_phase(
+        "fold",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
+  } catch (const InvalidInput&) {
+    reject({id, "invalid_result", lease_id, sha});
+    throw;
+  }
+
+  const auto examples = static_cast<double>(summary.num_examples);
+  AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr};
+  request.delta.examples = examples;
+  request.delta.loss_sum = examples * summary.metrics.at("loss");
+  if (auto it = summary.metrics.find("accuracy"); it != summary.metrics.end()) {
+    request.delta.accuracy_sum = examples * it->second;
+    request.delta.accuracy_examples = examples;
+  }
+  request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
+  request.receipt_body = [&](int reports) {
+    return encode_receipt({task.id, id, task.round, TaskKind::kTrain, reports, sha});
+  };
+  // A step of the open batch: committed and synced by GroupCommit before the answer is sent. On
+  // failure the in-memory aggregator, which already holds this result, is reloaded.
+  std::optional<AcceptOutcome> outcome;
+  bool checkpointed = false;
+  parts_.population_step(id, "accept result", [&] {
+    outcome = parts_.store.accept_result(request);
+    if (outcome->status != AcceptStatus::kAccepted) return;
+    // A shared store's seqs skip values (other servers' results, some not yet committed): its
+    // rounds are rebuilt from the stored results at close, never checkpointed midway.
+    const std::int64_t seq = outcome->seq;
+    if (!parts_.store.shared() && st.aggregator_in_seq_order && seq == st.result_seq + 1 &&
+        parts_.options.checkpoint_every > 0 &&
+        seq - st.checkpoint_seq >= parts_.options.checkpoint_every) {
+      parts_.store.put_checkpoint(
+          {id, task.round, seq, to_string_bytes(st.aggregator->checkpoint())});
+      checkpointed = true;
+    }
+  });
+  if (outcome->status != AcceptStatus::kAccepted) {
+    // Another server changed the task or closed the round after our read: the aggregator holds
+    // a result the store does not.
+    st.aggregator_in_seq_order = false;
+    return answer_refused(id, outcome->status, outcome->task, lease_id, sha);
+  }
+  const std::int64_t seq = outcome->seq;
+  if (!parts_.store.shared() && seq != st.result_seq + 1) st.aggregator_in_seq_order = false;
+  st.result_seq = seq;
+  if (checkpointed) st.checkpoint_seq = seq;
+  st.round = outcome->round;
+  rounds_.advance(st, now);
+  return {201, decode_receipt(outcome->task)};
+}
+
+UploadOutcome UploadIntake::accept_evaluate(PopulationState& st, const TaskRecord& task,
+                                            std::int64_t lease_id, const std::string& body,
+                                            const std::string& sha, double now) {
+  const std::string id = st.record.id;
+  core::ResultHeader summary;
+  try {
+    summary = core::read_result_header(reinterpret_cast<const std::uint8_t*>(body.data()),
+                                       body.size(), core::ResultKind::kEvaluate);
+  } catch (const InvalidInput&) {
+    reject({id, "invalid_result", lease_id, sha});
+    throw;
+  }
+  const auto examples = static_cast<double>(summary.num_examples);
+  AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr};
+  request.delta.examples = examples;
+  for (const auto& [name, value] : summary.metrics) {
+    request.delta.eval_sums[name] = examples * value;
+  }
+  request.receipt_body = [&](int) {
+    return encode_receipt({task.id, id, task.round, TaskKind::kEvaluate, std::nullopt, sha});
+  };
+  std::optional<AcceptOutcome> outcome;
+  parts_.population_step(id, "accept evaluation",
+                         [&] { outcome = parts_.store.accept_result(request); });
+  if (outcome->status != AcceptStatus::kAccepted) {
+    return answer_refused(id, outcome->status, outcome->task, lease_id, sha);
+  }
+  if (task.round == st.round.number) st.round = outcome->round;
+  rounds_.advance(st, now);
+  return {201, decode_receipt(outcome->task)};
+}
+
+}  // namespace fedleaf::server

@@ -1,0 +1,49 @@
+// UploadIntake: how results arrive — an upload's lease is checked, a train result is read and
+// folded into the open round's aggregator and stored in one step (checkpointed every
+// checkpoint_every reports), an evaluate result is added to its round's sums, and a refused
+// upload is answered and counted (upload_refusal.h).
+//
+//   UploadOutcome u = uploads.upload(task_id, lease_token, body);   // 201, or 200 a repeat
+//
+// upload() takes the repository's mutex and leaves its step in the open batch (see "Crash
+// safety" in task_repository.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "server/repository/repository_parts.h"
+#include "server/repository/results.h"
+#include "server/repository/round_lifecycle.h"
+
+namespace fedleaf::server {
+
+class UploadIntake {
+ public:
+  UploadIntake(RepositoryParts& parts, RoundLifecycle& rounds);
+
+  // TaskRepository::upload.
+  UploadOutcome upload(std::int64_t task_id, const std::string& lease_token,
+                       const std::string& body);
+
+ private:
+  // Counts a refused upload in the store and the metrics, unless it repeats the lease's last
+  // counted refusal (Store::add_rejection).
+  void reject(const RefusedUpload& upload);
+  UploadOutcome accept_train(PopulationState& state, const TaskRecord& task, std::int64_t lease_id,
+                             const std::string& body, const std::string& sha, double now);
+  UploadOutcome accept_evaluate(PopulationState& state, const TaskRecord& task,
+                                std::int64_t lease_id, const std::string& body,
+                                const std::string& sha, double now);
+  // The answer to an upload (under lease_id, of bytes hashing to sha) the store did not accept
+  // now: 200 with the first receipt for a repeat, else the rejection is counted and Conflict or
+  // Gone thrown.
+  UploadOutcome answer_refused(const std::string& population_id, AcceptStatus status,
+                               const TaskRecord& task, std::int64_t lease_id,
+                               const std::string& sha);
+
+  RepositoryParts& parts_;
+  RoundLifecycle& rounds_;
+};
+
+}  // namespace fedleaf::server
