@@ -10,7 +10,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <mutex>
@@ -21,7 +20,9 @@
 #include <sys/socket.h>
 
 #include "core/version.h"
-#include "core/wire/text_format.h"
+#include "server/api/protocol_headers.h"
+#include "server/http/cors_policy.h"
+#include "server/http/request_framing.h"
 #include "server/util/server_errors.h"
 
 namespace fedleaf::server {
@@ -38,43 +39,6 @@ std::chrono::steady_clock::duration seconds(double s) {
       std::chrono::duration<double>(s));
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Headers the server reads one value of: given twice, which one counts would be a guess (the
-// server kept the first, a proxy in front might keep the last).
-bool is_single_value_header(const std::string& lowercase_name) {
-  return lowercase_name == "authorization" || lowercase_name == "fedleaf-version" ||
-         lowercase_name == "content-type";
-}
-
-// Every Transfer-Encoding of a request, in order, lowercased: "gzip, chunked" for
-// "Transfer-Encoding: gzip" then "Transfer-Encoding: Chunked"; empty when there is none.
-std::string transfer_codings(const http::request_header<>& header) {
-  std::string out;
-  for (const auto& field : header) {
-    if (field.name() != http::field::transfer_encoding) continue;
-    std::string_view rest = field.value();
-    while (!rest.empty()) {
-      const std::size_t comma = rest.find(',');
-      std::string_view coding = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
-      while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) {
-        coding.remove_prefix(1);
-      }
-      while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) {
-        coding.remove_suffix(1);
-      }
-      if (coding.empty()) continue;
-      out += (out.empty() ? "" : ", ") + lower(coding);
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 class Session;
@@ -88,12 +52,14 @@ struct Shared {
         group_commit(g),
         metrics(m),
         options(std::move(o)),
+        cors(options.cors_origins),
         logger(std::move(l)) {}
   Router& router;
   ClaimWaiters& waiters;
   GroupCommit& group_commit;
   ServerMetrics& metrics;
   HttpServerOptions options;
+  CorsPolicy cors;
   std::shared_ptr<spdlog::logger> logger;
   std::atomic<bool> stopping{false};
   std::mutex sessions_mutex;
@@ -213,19 +179,14 @@ class Session : public std::enable_shared_from_this<Session> {
                                         " bytes exceeds the limit of " +
                                         std::to_string(shared_.options.max_body_bytes) + " bytes"));
     }
-    // chunked is the one transfer coding the server reads. Under any other the body's length is
-    // unknown (Beast then reads none, and the body's bytes would be taken as the next request),
-    // and a proxy in front that frames it differently could smuggle a request: RFC 9112 §6.3
-    // asks for 400 and a closed connection.
-    if (const std::string codings = transfer_codings(header);
-        !codings.empty() && codings != "chunked") {
+    try {
+      check_transfer_codings(header);
+    } catch (const InvalidInput& e) {
       body_unread_ = true;
-      return send_error(InvalidInput("Transfer-Encoding '" + codings +
-                                     "' is not accepted: the only transfer coding read is "
-                                     "'chunked'"));
+      return send_error(e);
     }
     if (parser_->is_done()) return dispatch();
-    if (lower(header[http::field::expect]) == "100-continue") {
+    if (beast::iequals(header[http::field::expect], "100-continue")) {
       auto cont = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
       http::async_write(stream_, *cont,
                         [self = shared_from_this(), cont](beast::error_code wec, std::size_t) {
@@ -268,32 +229,22 @@ class Session : public std::enable_shared_from_this<Session> {
   void dispatch() {
     stream_.expires_never();
     http::request<http::string_body> message = parser_->release();
-    Request request;
-    request.method = std::string(message.method_string());
-    request.target = origin_form(std::string(message.target()));
-    std::string repeated;
-    for (const auto& field : message) {
-      std::string name = lower(field.name_string());
-      const bool added = request.headers.emplace(name, std::string(field.value())).second;
-      if (!added && repeated.empty() && is_single_value_header(name)) repeated = std::move(name);
-    }
-    if (!repeated.empty()) {
-      return send_error(
-          InvalidInput("the header " + core::in_quotes(repeated) + " is given more than once"));
-    }
-    request.body = std::move(message.body());
-    shared_.metrics.add_bytes_in(request.body.size());
     keep_alive_ = message.keep_alive();
     head_ = message.method() == http::verb::head;
+    const bool preflight = message.method() == http::verb::options;
+    Request request;
+    try {
+      request = to_request(std::move(message));
+    } catch (const InvalidInput& e) {
+      return send_error(e);
+    }
+    shared_.metrics.add_bytes_in(request.body.size());
 
     Response response;
-    if (message.method() == http::verb::options) {
+    if (preflight) {
       response.status = 204;
-      if (cors_allowed()) {
-        response.set_header("Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, OPTIONS");
-        response.set_header("Access-Control-Allow-Headers",
-                            "Authorization, Content-Type, Fedleaf-Version, If-None-Match");
-        response.set_header("Access-Control-Max-Age", "600");
+      for (auto& [name, value] : shared_.cors.preflight_headers(origin_)) {
+        response.set_header(std::move(name), std::move(value));
       }
       shared_.metrics.count_request(204);
     } else {
@@ -433,13 +384,6 @@ class Session : public std::enable_shared_from_this<Session> {
     }
   }
 
-  bool cors_allowed() const {
-    if (origin_.empty()) return false;
-    const auto& list = shared_.options.cors_origins;
-    return std::find(list.begin(), list.end(), origin_) != list.end() ||
-           std::find(list.begin(), list.end(), "*") != list.end();
-  }
-
   void send_error(const std::exception& error, const std::string& = "",
                   const std::string& retry_after = "") {
     Response response = error_response(error);
@@ -468,17 +412,9 @@ class Session : public std::enable_shared_from_this<Session> {
     message->result(static_cast<unsigned>(response.status));
     for (const auto& [name, value] : response.headers) message->insert(name, value);
     message->set(http::field::server, std::string("fedleaf-server/") + kVersion);
-    message->set("Fedleaf-Version",
-                 std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor));
-    if (cors_allowed()) {
-      const bool any =
-          std::find(shared_.options.cors_origins.begin(), shared_.options.cors_origins.end(),
-                    "*") != shared_.options.cors_origins.end();
-      message->set(http::field::access_control_allow_origin, any ? "*" : origin_);
-      message->set(http::field::vary, "Origin");
-      message->set(http::field::access_control_expose_headers,
-                   "ETag, Retry-After, Fedleaf-Retry-After-Ms, Fedleaf-Population-State, "
-                   "Fedleaf-Version, Location");
+    message->set(kFedleafVersion, protocol_version());
+    for (const auto& [name, value] : shared_.cors.response_headers(origin_)) {
+      message->set(name, value);
     }
     body_ = response.body;
     const bool bodyless = response.status == 204 || response.status == 304;
