@@ -13,9 +13,7 @@ namespace fedleaf::server {
 namespace {
 
 std::unique_ptr<PopulationState> state_at_round(int round, int rounds, int eval_tasks) {
-  PopulationRecord record;
-  record.id = "p";
-  record.plan_json = test::kTestPlan;
+  PopulationRecord record = test::test_population_record("p", test::kTestPlan);
   record.rounds = rounds;
   record.current_round = round;
   record.round_deadline_s = 30;

@@ -3,11 +3,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/server/server_fixtures.h"
+
 namespace fedleaf::server {
 namespace {
 
 PopulationRecord population(int rounds, int clients_per_round, int min_reports) {
-  PopulationRecord p;
+  PopulationRecord p = test::test_population_record("p");
   p.rounds = rounds;
   p.clients_per_round = clients_per_round;
   p.min_reports = min_reports;
