@@ -32,9 +32,9 @@ TEST_CASE("decode_model_reads_safetensors_and_rejects_garbage", "[population_sta
 
 TEST_CASE("expected_reports_is_the_round_size_at_least_one", "[population_state]") {
   PopulationRecord record;
-  record.clients_per_round = 0;
+  record.settings.clients_per_round = 0;
   CHECK(expected_reports(record) == 1);
-  record.clients_per_round = 40;
+  record.settings.clients_per_round = 40;
   CHECK(expected_reports(record) == 40);
 }
 

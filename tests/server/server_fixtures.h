@@ -39,13 +39,13 @@ inline server::PopulationRecord test_population_record(const std::string& id,
   p.id = id;
   p.plan_json = std::move(plan_json);
   p.client_token_hash = "hash-" + id;
-  p.rounds = 3;
-  p.clients_per_round = 4;
-  p.min_reports = 2;
-  p.round_deadline_s = 60;
-  p.lease_s = 5;
-  p.train_tasks_per_round = 5;
-  p.eval_tasks_per_round = 1;
+  p.settings.rounds = 3;
+  p.settings.clients_per_round = 4;
+  p.settings.min_reports = 2;
+  p.settings.round_deadline_s = 60;
+  p.settings.lease_s = 5;
+  p.settings.train_tasks_per_round = 5;
+  p.settings.eval_tasks_per_round = 1;
   p.created_at = 100;
   return p;
 }
@@ -103,12 +103,12 @@ inline server::PopulationSpec test_spec(const std::string& id, int rounds, int c
   spec.id = id;
   spec.plan_json = kTestPlan;
   spec.initial_model = test_model_bytes();
-  spec.rounds = rounds;
-  spec.clients_per_round = clients_per_round;
-  spec.min_reports = min_reports;
-  spec.round_deadline_s = 100;
-  spec.lease_s = 10;
-  spec.train_tasks_per_round = clients_per_round;
+  spec.settings.rounds = rounds;
+  spec.settings.clients_per_round = clients_per_round;
+  spec.settings.min_reports = min_reports;
+  spec.settings.round_deadline_s = 100;
+  spec.settings.lease_s = 10;
+  spec.settings.train_tasks_per_round = clients_per_round;
   return spec;
 }
 

@@ -175,7 +175,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
                            std::move(made.update_plan), std::move(made.aggregator));
   if (options_.logger) {
     options_.logger->info("event=population_created population={} rounds={} clients_per_round={}",
-                          record.id, record.rounds, record.clients_per_round);
+                          record.id, record.settings.rounds, record.settings.clients_per_round);
   }
   return created;
 }
@@ -202,13 +202,15 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     int created;
   };
   std::vector<Pool> pools;
-  if (st.record.eval_tasks_per_round > 0) {
-    pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
+  if (st.record.settings.eval_tasks_per_round > 0) {
+    pools.push_back(
+        {TaskKind::kEvaluate, st.record.settings.eval_tasks_per_round, st.round.eval_tasks});
   }
   const bool wants_later_round = st.round.number < min_round;
   // A round being closed takes no more reports: its train tasks wait for the next round.
-  if (st.round.number < st.record.rounds && !wants_later_round && st.closing == 0) {
-    pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
+  if (st.round.number < st.record.settings.rounds && !wants_later_round && st.closing == 0) {
+    pools.push_back(
+        {TaskKind::kTrain, st.record.settings.train_tasks_per_round, st.round.train_tasks});
   }
   std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
@@ -223,7 +225,7 @@ ClaimOutcome TaskRepository::claim(const std::string& population_id,
     task.round = st.round.number;
     task.kind = pool.kind;
     task.lease_token = generate_token();
-    task.lease_expires_at = now + st.record.lease_s;
+    task.lease_expires_at = now + st.record.settings.lease_s;
     std::optional<ClaimedTask> claimed;
     population_step(population_id, "claim", [&] {
       claimed = store_.claim_task({population_id, task.round, pool.kind, pool.limit, now,
@@ -491,16 +493,16 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
   for (const PopulationRecord& p : store_.list_populations()) {
     const bool failed = quarantined_.count(p.id) > 0;
     out.push_back({p.id, failed ? std::string("failed") : to_string(p.state), p.current_round,
-                   p.rounds, p.clients_per_round});
+                   p.settings.rounds, p.settings.clients_per_round});
   }
   return out;
 }
 
 bool TaskRepository::has_task_to_offer(const PopulationState& st, double now) {
   if (st.record.state != RunState::kRunning || st.closing != 0) return false;
-  const bool train_left =
-      st.round.number < st.record.rounds && st.round.train_tasks < st.record.train_tasks_per_round;
-  const bool eval_left = st.round.eval_tasks < st.record.eval_tasks_per_round;
+  const bool train_left = st.round.number < st.record.settings.rounds &&
+                          st.round.train_tasks < st.record.settings.train_tasks_per_round;
+  const bool eval_left = st.round.eval_tasks < st.record.settings.eval_tasks_per_round;
   return train_left || eval_left || store_.has_leasable_task(st.record.id, st.round.number, now);
 }
 

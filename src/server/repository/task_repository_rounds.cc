@@ -172,7 +172,7 @@ void TaskRepository::apply_close(PopulationState& st, RoundClose& close, double 
   }
   if (options_.logger && st.record.state == RunState::kFinished) {
     options_.logger->info("event=population_finished population={} rounds={}", id,
-                          st.record.rounds);
+                          st.record.settings.rounds);
   }
 }
 
@@ -279,7 +279,7 @@ void TaskRepository::finish(PopulationState& st, double now) {
   st.record = close->population;
   if (options_.logger) {
     options_.logger->info("event=population_finished population={} rounds={} eval_reports={}", id,
-                          st.record.rounds, st.round.eval_reports);
+                          st.record.settings.rounds, st.round.eval_reports);
   }
 }
 
