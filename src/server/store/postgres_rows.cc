@@ -80,7 +80,7 @@ TaskRecord read_task(const PgRows& s, int i) {
   return t;
 }
 
-std::string select_from(const char* columns, const char* rest) {
+std::string select_from(const std::string& columns, const char* rest) {
   return std::string("SELECT ") + columns + " FROM " + rest;
 }
 

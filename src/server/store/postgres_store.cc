@@ -90,7 +90,8 @@ void PostgresStore::sync() {
 
 void PostgresStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                       const ModelRecord& model0) {
-  static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
+  static const std::string sql = std::string("INSERT INTO populations (") +
+                                 column_list(kPopulationsTable) +
                                  ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
                                  "$13)";
   run(sql.c_str(), Params()
@@ -117,14 +118,16 @@ void PostgresStore::create_population(const PopulationRecord& p, const RoundReco
 }
 
 std::optional<PopulationRecord> PostgresStore::find_population(const std::string& id) {
-  static const std::string sql = select_from(kPopulationColumns, "populations WHERE id = $1");
+  static const std::string sql =
+      select_from(column_list(kPopulationsTable), "populations WHERE id = $1");
   Rows rows = run(sql.c_str(), Params().text(id));
   if (rows.size() == 0) return std::nullopt;
   return read_population(rows, 0);
 }
 
 std::vector<PopulationRecord> PostgresStore::list_populations() {
-  static const std::string sql = select_from(kPopulationColumns, "populations ORDER BY id");
+  static const std::string sql =
+      select_from(column_list(kPopulationsTable), "populations ORDER BY id");
   Rows rows = run(sql.c_str(), Params());
   std::vector<PopulationRecord> out;
   out.reserve(static_cast<std::size_t>(rows.size()));
@@ -135,7 +138,7 @@ std::vector<PopulationRecord> PostgresStore::list_populations() {
 // ---- rounds
 
 void PostgresStore::insert_round(const RoundRecord& r) {
-  static const std::string sql = std::string("INSERT INTO rounds (") + kRoundColumns +
+  static const std::string sql = std::string("INSERT INTO rounds (") + column_list(kRoundsTable) +
                                  ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
                                  "$13, $14, $15, $16, $17, $18)";
   Params p;
@@ -177,8 +180,9 @@ std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& pop
       "SELECT 1 FROM round_shards WHERE population_id = $1 AND round = $2 ORDER BY shard "
       "FOR UPDATE";
   run(shards_sql, Params().text(population_id).integer(number));
-  static const std::string lock_sql = select_from(
-      kRoundColumns, "rounds WHERE population_id = $1 AND number = $2 FOR NO KEY UPDATE");
+  static const std::string lock_sql =
+      select_from(column_list(kRoundsTable),
+                  "rounds WHERE population_id = $1 AND number = $2 FOR NO KEY UPDATE");
   if (!open_round_or_nothing(round_row(lock_sql.c_str(), population_id, number), population_id,
                              number)) {
     return std::nullopt;

@@ -107,7 +107,7 @@ void PostgresStore::release_lease(std::int64_t task_id, std::int64_t lease_id, d
 }
 
 std::optional<TaskRecord> PostgresStore::find_task(std::int64_t id) {
-  static const std::string sql = select_from(kTaskColumns, "tasks WHERE id = $1");
+  static const std::string sql = select_from(column_list(kTasksTable), "tasks WHERE id = $1");
   Rows rows = run(sql.c_str(), Params().integer(id));
   if (rows.size() == 0) return std::nullopt;
   return read_task(rows, 0);
@@ -120,7 +120,8 @@ std::optional<RoundRecord> PostgresStore::shard_of(const char* sql, const Params
 }
 
 AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
-  static const std::string task_sql = select_from(kTaskColumns, "tasks WHERE id = $1 FOR UPDATE");
+  static const std::string task_sql =
+      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
   AcceptOutcome out;
   {
     Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));

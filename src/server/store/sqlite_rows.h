@@ -3,12 +3,12 @@
 // the readers of a row and the binder of a round's fields, so that a column is named and read in
 // one place. Templates over the statement type (SqliteStatement; tests may pass a fake).
 //
-//   Statement s = statement(("SELECT " + std::string(kRoundColumns) + " FROM rounds").c_str());
+//   Statement s = statement(("SELECT " + column_list(kRoundsTable) + " FROM rounds").c_str());
 //   while (s.step()) rounds.push_back(read_round(s));
 
 #include "server/store/store.h"
-#include "server/store/store_columns.h"
 #include "server/store/store_rules.h"
+#include "server/store/store_tables.h"
 
 namespace fedleaf::server {
 template <class Stmt>

@@ -160,7 +160,7 @@ void SqliteStore::exec(const char* sql) {
 void SqliteStore::create_schema() {
   exec("BEGIN IMMEDIATE");
   try {
-    for (const char* sql : kSqliteSchema) exec(sql);
+    for (const std::string& sql : sqlite_schema()) exec(sql.c_str());
     int found = 0;
     bool has_version = false;
     {
@@ -238,7 +238,8 @@ void SqliteStore::rollback_nested() {
 
 void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                     const ModelRecord& model0) {
-  static const std::string sql = std::string("INSERT INTO populations (") + kPopulationColumns +
+  static const std::string sql = std::string("INSERT INTO populations (") +
+                                 column_list(kPopulationsTable) +
                                  ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   statement(sql.c_str())
       .bind(1, p.id)
@@ -261,7 +262,7 @@ void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord
 
 std::optional<PopulationRecord> SqliteStore::find_population(const std::string& id) {
   static const std::string sql =
-      std::string("SELECT ") + kPopulationColumns + " FROM populations WHERE id = ?";
+      std::string("SELECT ") + column_list(kPopulationsTable) + " FROM populations WHERE id = ?";
   auto s = statement(sql.c_str());
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
@@ -270,7 +271,7 @@ std::optional<PopulationRecord> SqliteStore::find_population(const std::string& 
 
 std::vector<PopulationRecord> SqliteStore::list_populations() {
   static const std::string sql =
-      std::string("SELECT ") + kPopulationColumns + " FROM populations ORDER BY id";
+      std::string("SELECT ") + column_list(kPopulationsTable) + " FROM populations ORDER BY id";
   auto s = statement(sql.c_str());
   std::vector<PopulationRecord> out;
   while (s.step()) out.push_back(read_population(s));
@@ -280,7 +281,7 @@ std::vector<PopulationRecord> SqliteStore::list_populations() {
 // ---- rounds
 
 void SqliteStore::insert_round(const RoundRecord& r) {
-  static const std::string sql = std::string("INSERT INTO rounds (") + kRoundColumns +
+  static const std::string sql = std::string("INSERT INTO rounds (") + column_list(kRoundsTable) +
                                  ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
   auto s = statement(sql.c_str());
   s.bind(1, r.population_id).bind(2, r.number);
@@ -289,7 +290,7 @@ void SqliteStore::insert_round(const RoundRecord& r) {
 }
 
 std::optional<RoundRecord> SqliteStore::find_round(const std::string& population_id, int number) {
-  static const std::string sql = std::string("SELECT ") + kRoundColumns +
+  static const std::string sql = std::string("SELECT ") + column_list(kRoundsTable) +
                                  " FROM rounds WHERE population_id = ? AND number = ?";
   auto s = statement(sql.c_str());
   s.bind(1, population_id).bind(2, number);
@@ -298,7 +299,7 @@ std::optional<RoundRecord> SqliteStore::find_round(const std::string& population
 }
 
 std::vector<RoundRecord> SqliteStore::list_rounds(const std::string& population_id) {
-  static const std::string sql = std::string("SELECT ") + kRoundColumns +
+  static const std::string sql = std::string("SELECT ") + column_list(kRoundsTable) +
                                  " FROM rounds WHERE population_id = ? ORDER BY number";
   auto s = statement(sql.c_str());
   s.bind(1, population_id);

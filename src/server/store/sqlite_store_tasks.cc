@@ -73,7 +73,8 @@ void SqliteStore::release_lease(std::int64_t task_id, std::int64_t lease_id, dou
 }
 
 std::optional<TaskRecord> SqliteStore::find_task(std::int64_t id) {
-  static const std::string sql = std::string("SELECT ") + kTaskColumns + " FROM tasks WHERE id = ?";
+  static const std::string sql =
+      std::string("SELECT ") + column_list(kTasksTable) + " FROM tasks WHERE id = ?";
   auto s = statement(sql.c_str());
   s.bind(1, id);
   if (!s.step()) return std::nullopt;
