@@ -4,8 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "server/store/sqlite_store.h"
-
 namespace fedleaf::server {
 namespace {
 
@@ -125,6 +123,16 @@ TEST_CASE("column_list_names_the_columns_in_declaration_order", "[store_tables]"
         "id, population_id, round, kind, state, lease_id, lease_expires_at, completed_lease_id, "
         "result_sha256, result_status, result_body");
   CHECK(column_list(kPopulationsTable).rfind("id, plan_json, client_token_hash, rounds", 0) == 0);
+}
+
+TEST_CASE("insert_sql_names_every_column_with_one_placeholder_each", "[store_tables]") {
+  const std::string columns = column_list(kTasksTable);
+
+  CHECK(insert_sql(kTasksTable, Dialect::kSqlite) ==
+        "INSERT INTO tasks (" + columns + ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  CHECK(insert_sql(kTasksTable, Dialect::kPostgres) ==
+        "INSERT INTO tasks (" + columns +
+            ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
 }
 
 }  // namespace fedleaf::server

@@ -90,10 +90,7 @@ void PostgresStore::sync() {
 
 void PostgresStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                       const ModelRecord& model0) {
-  static const std::string sql = std::string("INSERT INTO populations (") +
-                                 column_list(kPopulationsTable) +
-                                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                                 "$13)";
+  static const std::string sql = insert_sql(kPopulationsTable, Dialect::kPostgres);
   run(sql.c_str(), Params()
                        .text(p.id)
                        .text(p.plan_json)
@@ -138,9 +135,7 @@ std::vector<PopulationRecord> PostgresStore::list_populations() {
 // ---- rounds
 
 void PostgresStore::insert_round(const RoundRecord& r) {
-  static const std::string sql = std::string("INSERT INTO rounds (") + column_list(kRoundsTable) +
-                                 ") VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, "
-                                 "$13, $14, $15, $16, $17, $18)";
+  static const std::string sql = insert_sql(kRoundsTable, Dialect::kPostgres);
   Params p;
   p.text(r.population_id).integer(r.number);
   add_round_fields(p, r);

@@ -238,9 +238,7 @@ void SqliteStore::rollback_nested() {
 
 void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                     const ModelRecord& model0) {
-  static const std::string sql = std::string("INSERT INTO populations (") +
-                                 column_list(kPopulationsTable) +
-                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  static const std::string sql = insert_sql(kPopulationsTable, Dialect::kSqlite);
   statement(sql.c_str())
       .bind(1, p.id)
       .bind(2, p.plan_json)
@@ -281,8 +279,7 @@ std::vector<PopulationRecord> SqliteStore::list_populations() {
 // ---- rounds
 
 void SqliteStore::insert_round(const RoundRecord& r) {
-  static const std::string sql = std::string("INSERT INTO rounds (") + column_list(kRoundsTable) +
-                                 ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  static const std::string sql = insert_sql(kRoundsTable, Dialect::kSqlite);
   auto s = statement(sql.c_str());
   s.bind(1, r.population_id).bind(2, r.number);
   bind_round_fields(s, r, 3);

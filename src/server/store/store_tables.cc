@@ -58,6 +58,16 @@ std::string column_list(const Table& table) {
   return out;
 }
 
+std::string insert_sql(const Table& table, Dialect dialect) {
+  std::string values;
+  for (std::size_t i = 1; i <= table.columns.size(); ++i) {
+    values += i == 1 ? "" : ", ";
+    values += dialect == Dialect::kSqlite ? std::string("?") : "$" + std::to_string(i);
+  }
+  return std::string("INSERT INTO ") + table.name + " (" + column_list(table) + ") VALUES (" +
+         values + ")";
+}
+
 std::string create_table_sql(const Table& table, Dialect dialect) {
   // The indentation is the text's: SQLite keeps a table's CREATE text as written.
   constexpr const char* kIndent = "\n         ";
