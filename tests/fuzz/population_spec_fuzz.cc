@@ -13,12 +13,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const fedleaf::server::PopulationSpec spec = fedleaf::server::parse_population_spec(
         std::string(reinterpret_cast<const char*>(data), size));
-    const bool in_range =
-        spec.rounds >= 1 && spec.clients_per_round >= 1 && spec.min_reports >= 1 &&
-        spec.min_reports <= spec.clients_per_round && spec.round_deadline_s > 0 &&
-        spec.lease_s > 0 && spec.train_tasks_per_round >= spec.clients_per_round &&
-        spec.eval_tasks_per_round >= 0 && spec.initial_model.has_value() != spec.seed.has_value() &&
-        (!spec.id || fedleaf::server::is_valid_population_id(*spec.id));
+    const bool in_range = spec.settings.rounds >= 1 && spec.settings.clients_per_round >= 1 &&
+                          spec.settings.min_reports >= 1 &&
+                          spec.settings.min_reports <= spec.settings.clients_per_round &&
+                          spec.settings.round_deadline_s > 0 && spec.settings.lease_s > 0 &&
+                          spec.settings.train_tasks_per_round >= spec.settings.clients_per_round &&
+                          spec.settings.eval_tasks_per_round >= 0 &&
+                          spec.initial_model.has_value() != spec.seed.has_value() &&
+                          (!spec.id || fedleaf::server::is_valid_population_id(*spec.id));
     if (!in_range) std::abort();
   } catch (const fedleaf::InvalidInput&) {
   }

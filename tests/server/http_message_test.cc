@@ -21,6 +21,7 @@ TEST_CASE("Request reads lower-case headers and its path without the query") {
   Request request{
       "GET", "/v1/populations/1/rounds/2/model?etag=1", {{"authorization", "Bearer a"}}, ""};
   CHECK(request.header("authorization") == "Bearer a");
+  CHECK(request.header("Authorization") == "Bearer a");
   CHECK(request.header("content-type").empty());
   CHECK(request.path() == "/v1/populations/1/rounds/2/model");
 }

@@ -17,13 +17,13 @@ PopulationSpec spec_of(const std::string& plan_json) {
   PopulationSpec spec;
   spec.id = "spam";
   spec.plan_json = plan_json;
-  spec.rounds = 3;
-  spec.clients_per_round = 4;
-  spec.min_reports = 2;
-  spec.round_deadline_s = 30;
-  spec.lease_s = 10;
-  spec.train_tasks_per_round = 5;
-  spec.eval_tasks_per_round = 1;
+  spec.settings.rounds = 3;
+  spec.settings.clients_per_round = 4;
+  spec.settings.min_reports = 2;
+  spec.settings.round_deadline_s = 30;
+  spec.settings.lease_s = 10;
+  spec.settings.train_tasks_per_round = 5;
+  spec.settings.eval_tasks_per_round = 1;
   return spec;
 }
 
@@ -38,11 +38,11 @@ TEST_CASE("make_new_population_builds_round_zero_and_keeps_only_the_token_hash",
           "[new_population]") {
   const NewPopulation made = make(spec_of(test::kTestPlan), test::test_model_bytes(), 1000);
   CHECK(made.record.id == "spam");
-  CHECK(made.record.rounds == 3);
-  CHECK(made.record.clients_per_round == 4);
-  CHECK(made.record.min_reports == 2);
-  CHECK(made.record.train_tasks_per_round == 5);
-  CHECK(made.record.eval_tasks_per_round == 1);
+  CHECK(made.record.settings.rounds == 3);
+  CHECK(made.record.settings.clients_per_round == 4);
+  CHECK(made.record.settings.min_reports == 2);
+  CHECK(made.record.settings.train_tasks_per_round == 5);
+  CHECK(made.record.settings.eval_tasks_per_round == 1);
   CHECK(made.record.created_at == 1000);
   CHECK(made.record.client_token_hash == hash_token(made.client_token));
   CHECK(made.record.client_token_hash != made.client_token);
@@ -57,8 +57,8 @@ TEST_CASE("make_new_population_builds_round_zero_and_keeps_only_the_token_hash",
 TEST_CASE("make_new_population_defaults_min_contributors_to_at_most_min_reports",
           "[new_population]") {
   PopulationSpec one = spec_of(test::kTestPlan);
-  one.clients_per_round = 1;
-  one.min_reports = 1;
+  one.settings.clients_per_round = 1;
+  one.settings.min_reports = 1;
 
   const NewPopulation single = make(one, test::test_model_bytes(), 0);
   const NewPopulation several = make(spec_of(test::kTestPlan), test::test_model_bytes(), 0);

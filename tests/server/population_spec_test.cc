@@ -18,13 +18,13 @@ TEST_CASE("parse_population_spec_reads_fields_and_defaults", "[population_spec]"
   CHECK(s.plan_json == R"({"updates":{}})");
   CHECK(s.seed == std::optional<std::uint64_t>(7));
   CHECK_FALSE(s.initial_model);
-  CHECK(s.rounds == 5);
-  CHECK(s.clients_per_round == 10);
-  CHECK(s.min_reports == 10);
-  CHECK(s.train_tasks_per_round == 13);
-  CHECK(s.eval_tasks_per_round == 2);
-  CHECK(s.round_deadline_s == 600);
-  CHECK(s.lease_s == 120);
+  CHECK(s.settings.rounds == 5);
+  CHECK(s.settings.clients_per_round == 10);
+  CHECK(s.settings.min_reports == 10);
+  CHECK(s.settings.train_tasks_per_round == 13);
+  CHECK(s.settings.eval_tasks_per_round == 2);
+  CHECK(s.settings.round_deadline_s == 600);
+  CHECK(s.settings.lease_s == 120);
 }
 
 TEST_CASE("parse_population_spec_decodes_the_initial_model", "[population_spec]") {
@@ -71,7 +71,7 @@ TEST_CASE("parse_population_spec_rejects_broken_rules_naming_the_field", "[popul
   CHECK_THROWS_MATCHES(
       parse_population_spec(R"({"plan": {}, "seed": 1, "round_deadline_s": 31536001})"),
       InvalidInput, MessageContains("'round_deadline_s' must be a number > 0 and <= "));
-  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 31536000})").lease_s ==
+  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 31536000})").settings.lease_s ==
         31536000);
   CHECK_THROWS_MATCHES(
       parse_population_spec(R"({"plan": {}, "seed": 1, "eval_tasks_per_round": 1000001})"),

@@ -32,16 +32,14 @@ TEST_CASE("decode_model_reads_safetensors_and_rejects_garbage", "[population_sta
 
 TEST_CASE("expected_reports_is_the_round_size_at_least_one", "[population_state]") {
   PopulationRecord record;
-  record.clients_per_round = 0;
+  record.settings.clients_per_round = 0;
   CHECK(expected_reports(record) == 1);
-  record.clients_per_round = 40;
+  record.settings.clients_per_round = 40;
   CHECK(expected_reports(record) == 40);
 }
 
 TEST_CASE("new_population_state_opens_round_zero_with_its_model", "[population_state]") {
-  PopulationRecord record;
-  record.id = "p";
-  record.plan_json = test::kTestPlan;
+  const PopulationRecord record = test::test_population_record("p", test::kTestPlan);
   RoundRecord round0;
   auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
   core::RoundAggregator aggregator(*plan, test::test_model_tensors(), 1);
@@ -60,9 +58,7 @@ TEST_CASE("new_population_state_opens_round_zero_with_its_model", "[population_s
 // Population "p" at round 1 in memory, its round 0 model stored as `stored_model0` under the
 // ETag of "bytes0".
 std::unique_ptr<PopulationState> state_at_round1(Store& store, const std::string& stored_model0) {
-  PopulationRecord record;
-  record.id = "p";
-  record.plan_json = test::kTestPlan;
+  const PopulationRecord record = test::test_population_record("p", test::kTestPlan);
   RoundRecord round0;
   round0.population_id = "p";
   store.create_population(record, round0, {"p", 0, sha256_hex("bytes0"), stored_model0});
@@ -121,9 +117,7 @@ TEST_CASE("published_model_of_an_earlier_round_is_read_when_loaded", "[populatio
 }
 
 TEST_CASE("select_index_of_the_current_model_is_built_once", "[population_state]") {
-  PopulationRecord record;
-  record.id = "p";
-  record.plan_json = test::kTestPlan;
+  const PopulationRecord record = test::test_population_record("p", test::kTestPlan);
   auto plan = std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
   auto st = new_population_state(record, RoundRecord{}, "etag", test::test_model_bytes(), plan,
                                  core::RoundAggregator(*plan, test::test_model_tensors(), 1));

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
@@ -25,12 +26,9 @@ using Catch::Matchers::Contains;
 void seed(Store& store) {
   {
     StoreTransaction tx(store, Durability::kFull);
-    PopulationRecord p;
-    p.id = "p";
-    p.plan_json = "{}";
     RoundRecord round0;
     round0.population_id = "p";
-    store.create_population(p, round0, {"p", 0, "etag", "model"});
+    store.create_population(test::test_population_record("p"), round0, {"p", 0, "etag", "model"});
     tx.commit();
   }
   StoreTransaction tx(store, Durability::kFull);  // the chunk is created by another connection

@@ -13,13 +13,11 @@ namespace fedleaf::server {
 namespace {
 
 std::unique_ptr<PopulationState> state_at_round(int round, int rounds, int eval_tasks) {
-  PopulationRecord record;
-  record.id = "p";
-  record.plan_json = test::kTestPlan;
-  record.rounds = rounds;
+  PopulationRecord record = test::test_population_record("p", test::kTestPlan);
+  record.settings.rounds = rounds;
   record.current_round = round;
-  record.round_deadline_s = 30;
-  record.eval_tasks_per_round = eval_tasks;
+  record.settings.round_deadline_s = 30;
+  record.settings.eval_tasks_per_round = eval_tasks;
   RoundRecord current;
   current.population_id = "p";
   current.number = round;

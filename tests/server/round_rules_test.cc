@@ -3,15 +3,17 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/server/server_fixtures.h"
+
 namespace fedleaf::server {
 namespace {
 
 PopulationRecord population(int rounds, int clients_per_round, int min_reports) {
-  PopulationRecord p;
-  p.rounds = rounds;
-  p.clients_per_round = clients_per_round;
-  p.min_reports = min_reports;
-  p.lease_s = 10;
+  PopulationRecord p = test::test_population_record("p");
+  p.settings.rounds = rounds;
+  p.settings.clients_per_round = clients_per_round;
+  p.settings.min_reports = min_reports;
+  p.settings.lease_s = 10;
   return p;
 }
 
@@ -35,7 +37,7 @@ TEST_CASE("training_round_closes_at_quorum_or_after_deadline_with_min_reports", 
 
 TEST_CASE("final_evaluation_round_finishes_when_all_evaluated_or_at_deadline", "[round_rules]") {
   PopulationRecord p = population(1, 1, 1);
-  p.eval_tasks_per_round = 2;
+  p.settings.eval_tasks_per_round = 2;
   RoundRecord final_round = round_at(1, 0, 100);
   final_round.eval_reports = 1;
   CHECK(next_round_step(p, final_round, 50) == RoundStep::kStay);

@@ -12,6 +12,7 @@
 #include "core/aggregation/update_plan.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/population_spec.h"
+#include "server/store/store.h"
 
 namespace fedleaf::test {
 
@@ -28,6 +29,26 @@ inline const char* kTestPlan =
         "updates": {"emb/weight": {"encoding": "row_sparse",
                                    "aggregator": "mean_over_contributors"},
                     "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"}}})";
+
+// Population `id` as a store holds it: 3 rounds of 4 clients (2 reports close a round at its 60 s
+// deadline), 5 s leases, 5 train and 1 evaluate task a round, created at t = 100; running at
+// round 0. Client token hash "hash-<id>".
+inline server::PopulationRecord test_population_record(const std::string& id,
+                                                       std::string plan_json = "{}") {
+  server::PopulationRecord p;
+  p.id = id;
+  p.plan_json = std::move(plan_json);
+  p.client_token_hash = "hash-" + id;
+  p.settings.rounds = 3;
+  p.settings.clients_per_round = 4;
+  p.settings.min_reports = 2;
+  p.settings.round_deadline_s = 60;
+  p.settings.lease_s = 5;
+  p.settings.train_tasks_per_round = 5;
+  p.settings.eval_tasks_per_round = 1;
+  p.created_at = 100;
+  return p;
+}
 
 inline std::string to_string(const std::vector<std::uint8_t>& bytes) {
   return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
@@ -82,12 +103,12 @@ inline server::PopulationSpec test_spec(const std::string& id, int rounds, int c
   spec.id = id;
   spec.plan_json = kTestPlan;
   spec.initial_model = test_model_bytes();
-  spec.rounds = rounds;
-  spec.clients_per_round = clients_per_round;
-  spec.min_reports = min_reports;
-  spec.round_deadline_s = 100;
-  spec.lease_s = 10;
-  spec.train_tasks_per_round = clients_per_round;
+  spec.settings.rounds = rounds;
+  spec.settings.clients_per_round = clients_per_round;
+  spec.settings.min_reports = min_reports;
+  spec.settings.round_deadline_s = 100;
+  spec.settings.lease_s = 10;
+  spec.settings.train_tasks_per_round = clients_per_round;
   return spec;
 }
 

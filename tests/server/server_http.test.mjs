@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference,
-  decodeSafetensors, ADMIN_TOKEN, tempDir,
+  decodeSafetensors, ADMIN_TOKEN, PROTOCOL, tempDir,
 } from './server_harness.mjs';
 
 let server;
@@ -126,7 +126,7 @@ test('an oversize body gets 413 and the server keeps serving', async () => {
 test('an oversize Content-Length gets 413 before the body is sent, with or without Expect', async () => {
   const population = await createPopulation(server.url, { id: 'oversize-expect', clients_per_round: 2 });
   const task = (await claim(population)).json;
-  const head = (expect) => `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: 0.1\r\n` +
+  const head = (expect) => `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: ${PROTOCOL}\r\n` +
     `Authorization: Bearer ${task.lease_token}\r\nContent-Length: 70000\r\n` +
     (expect ? 'Expect: 100-continue\r\n' : '') + '\r\n';
 
@@ -147,7 +147,7 @@ test('a Transfer-Encoding other than chunked gets 400 and a closed connection, n
   const smuggled = 'GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n';
   for (const codings of [['gzip'], ['gzip, chunked'], ['chunked', 'identity'], ['Chunked, x']]) {
     const text = await raw(`POST /v1/populations/${population.id}/tasks:claim HTTP/1.1\r\nHost: x\r\n` +
-      `Fedleaf-Version: 0.1\r\nAuthorization: Bearer ${population.client_token}\r\n` +
+      `Fedleaf-Version: ${PROTOCOL}\r\nAuthorization: Bearer ${population.client_token}\r\n` +
       codings.map((c) => `Transfer-Encoding: ${c}\r\n`).join('') + '\r\n' + smuggled, { waitMs: 3000 });
     assert.match(text, /^HTTP\/1\.1 400/, `${codings}: ${JSON.stringify(text.slice(0, 80))}`);
     // Beast refuses some forms itself ("bad Transfer-Encoding"); the server names the rule for the rest.
@@ -161,7 +161,7 @@ test('a Transfer-Encoding other than chunked gets 400 and a closed connection, n
   // Chunked alone is read as before.
   const body = '{"min_round": 0}';
   const chunked = await raw(`POST /v1/populations/${population.id}/tasks:claim HTTP/1.1\r\nHost: x\r\n` +
-    `Fedleaf-Version: 0.1\r\nAuthorization: Bearer ${population.client_token}\r\n` +
+    `Fedleaf-Version: ${PROTOCOL}\r\nAuthorization: Bearer ${population.client_token}\r\n` +
     `Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`);
   assert.match(chunked, /^HTTP\/1\.1 204/);
 });
@@ -172,7 +172,7 @@ test('an absolute-form request target is served like its origin form', async () 
   const health = await raw(`GET ${server.url}/healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
   assert.match(health, /^HTTP\/1\.1 200/);
   const claimed = await raw(`POST HTTP://proxy.example:81/v1/populations/${population.id}/tasks:claim HTTP/1.1\r\n` +
-    `Host: x\r\nFedleaf-Version: 0.1\r\nAuthorization: Bearer ${population.client_token}\r\n` +
+    `Host: x\r\nFedleaf-Version: ${PROTOCOL}\r\nAuthorization: Bearer ${population.client_token}\r\n` +
     'Content-Length: 0\r\nConnection: close\r\n\r\n');
   assert.match(claimed, /^HTTP\/1\.1 200/);
   assert.match(claimed, /"upload_url":"\/v1\/tasks\//);
@@ -185,7 +185,7 @@ test('Expect: 100-continue within the limit gets 100 Continue, then the answer t
   const population = await createPopulation(server.url, { id: 'continue', clients_per_round: 2 });
   const task = (await claim(population)).json;
   const body = trainResult({ rows: [1], rowValue: 1, denseValue: 1, numExamples: 1 });
-  const head = `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: 0.1\r\n` +
+  const head = `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: ${PROTOCOL}\r\n` +
     `Authorization: Bearer ${task.lease_token}\r\nContent-Length: ${body.length}\r\n` +
     'Expect: 100-continue\r\nConnection: close\r\n\r\n';
 
@@ -198,7 +198,7 @@ test('Expect: 100-continue within the limit gets 100 Continue, then the answer t
 test('a slow body gets 408 and the round is unchanged', async () => {
   const population = await createPopulation(server.url, { id: 'slow', clients_per_round: 2 });
   const task = (await claim(population)).json;
-  const head = `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: 0.1\r\n` +
+  const head = `PUT ${task.upload_url} HTTP/1.1\r\nHost: x\r\nFedleaf-Version: ${PROTOCOL}\r\n` +
                `Authorization: Bearer ${task.lease_token}\r\nContent-Length: 1000\r\n\r\n`;
 
   const text = await raw(head + 'only-a-few-bytes');
@@ -237,9 +237,9 @@ test('a header the server reads once, given twice, gets 400 naming it', async ()
   const head = `POST /v1/populations/${population.id}/tasks:claim HTTP/1.1\r\nHost: x\r\n`;
   const auth = `Authorization: Bearer ${population.client_token}\r\n`;
   for (const [name, headers] of [
-    ['authorization', `Fedleaf-Version: 0.1\r\n${auth}${auth}`],
-    ['fedleaf-version', `Fedleaf-Version: 0.1\r\nFedleaf-Version: 9.9\r\n${auth}`],
-    ['content-type', `Fedleaf-Version: 0.1\r\n${auth}Content-Type: a/b\r\nContent-Type: c/d\r\n`],
+    ['authorization', `Fedleaf-Version: ${PROTOCOL}\r\n${auth}${auth}`],
+    ['fedleaf-version', `Fedleaf-Version: ${PROTOCOL}\r\nFedleaf-Version: 9.9\r\n${auth}`],
+    ['content-type', `Fedleaf-Version: ${PROTOCOL}\r\n${auth}Content-Type: a/b\r\nContent-Type: c/d\r\n`],
   ]) {
     const text = await raw(`${head}${headers}Content-Length: 0\r\n\r\n`);
     assert.match(text, /^HTTP\/1\.1 400/, name);

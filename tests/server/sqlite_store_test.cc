@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
@@ -18,12 +19,9 @@ namespace {
 
 // Population `id` with its round 0 and model 0 (bytes "model"), in the caller's transaction.
 void create_population(Store& store, const std::string& id) {
-  PopulationRecord p;
-  p.id = id;
-  p.plan_json = "{}";
   RoundRecord round0;
   round0.population_id = id;
-  store.create_population(p, round0, {id, 0, "etag", "model"});
+  store.create_population(test::test_population_record(id), round0, {id, 0, "etag", "model"});
 }
 
 void seed(Store& store) {

@@ -6,17 +6,15 @@
 #include <stdexcept>
 
 #include "server/store/sqlite_store.h"
+#include "tests/server/server_fixtures.h"
 
 namespace fedleaf::server {
 namespace {
 
 void create(Store& store, const std::string& id) {
-  PopulationRecord record;
-  record.id = id;
-  record.plan_json = "{}";
   RoundRecord round0;
   round0.population_id = id;
-  store.create_population(record, round0, {id, 0, "etag", "model"});
+  store.create_population(test::test_population_record(id), round0, {id, 0, "etag", "model"});
 }
 
 }  // namespace

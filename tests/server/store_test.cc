@@ -8,25 +8,14 @@
 
 #include "core/error.h"
 #include "server/store/store.h"
+#include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
 namespace {
 
 PopulationRecord population(const std::string& id) {
-  PopulationRecord p;
-  p.id = id;
-  p.plan_json = "{\"updates\": {}}";
-  p.client_token_hash = "hash-" + id;
-  p.rounds = 3;
-  p.clients_per_round = 4;
-  p.min_reports = 2;
-  p.round_deadline_s = 60;
-  p.lease_s = 5;
-  p.train_tasks_per_round = 5;
-  p.eval_tasks_per_round = 1;
-  p.created_at = 100;
-  return p;
+  return test::test_population_record(id, "{\"updates\": {}}");
 }
 
 RoundRecord round_record(const std::string& id, int number) {
@@ -103,107 +92,90 @@ void close(Store& store, int number, double now) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("store_create_population_then_find_returns_every_field", "[store]",
-                   FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_create_population_then_find_returns_every_field, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
 
-  auto found = store->find_population("p");
+  auto found = store.find_population("p");
 
   REQUIRE(found);
   const PopulationRecord expected = population("p");
   CHECK(found->plan_json == expected.plan_json);
   CHECK(found->client_token_hash == expected.client_token_hash);
-  CHECK(found->rounds == 3);
-  CHECK(found->clients_per_round == 4);
-  CHECK(found->min_reports == 2);
-  CHECK(found->round_deadline_s == 60);
-  CHECK(found->lease_s == 5);
-  CHECK(found->train_tasks_per_round == 5);
-  CHECK(found->eval_tasks_per_round == 1);
+  CHECK(found->settings.rounds == 3);
+  CHECK(found->settings.clients_per_round == 4);
+  CHECK(found->settings.min_reports == 2);
+  CHECK(found->settings.round_deadline_s == 60);
+  CHECK(found->settings.lease_s == 5);
+  CHECK(found->settings.train_tasks_per_round == 5);
+  CHECK(found->settings.eval_tasks_per_round == 1);
   CHECK(found->state == RunState::kRunning);
   CHECK(found->current_round == 0);
   CHECK(found->created_at == 100);
-  CHECK(store->find_round("p", 0)->status == RoundStatus::kOpen);
-  CHECK(store->find_round("p", 0)->deadline == 160);
-  CHECK(store->find_model("p", 0)->bytes == "model-0");
-  CHECK(store->find_model("p", 0)->etag == "etag-0");
-  CHECK_FALSE(store->find_population("q"));
-  CHECK_FALSE(store->find_model("p", 1));
+  CHECK(store.find_round("p", 0)->status == RoundStatus::kOpen);
+  CHECK(store.find_round("p", 0)->deadline == 160);
+  CHECK(store.find_model("p", 0)->bytes == "model-0");
+  CHECK(store.find_model("p", 0)->etag == "etag-0");
+  CHECK_FALSE(store.find_population("q"));
+  CHECK_FALSE(store.find_model("p", 1));
 }
 
-TEMPLATE_TEST_CASE("store_create_population_twice_is_conflict", "[store]", FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_create_population_twice_is_conflict, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
 
-  StoreTransaction tx(*store, Durability::kNormal);
+  StoreTransaction tx(store, Durability::kNormal);
   CHECK_THROWS_AS(
-      store->create_population(population("p"), round_record("p", 0), {"p", 0, "e", "m"}),
-      Conflict);
+      store.create_population(population("p"), round_record("p", 0), {"p", 0, "e", "m"}), Conflict);
 }
 
-TEMPLATE_TEST_CASE("store_list_populations_is_ordered_by_id", "[store]", FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "b");
-  create(*store, "a");
+FEDLEAF_STORE_CASE(store_list_populations_is_ordered_by_id, FEDLEAF_STORE_BACKENDS) {
+  create(store, "b");
+  create(store, "a");
 
-  auto all = store->list_populations();
+  auto all = store.list_populations();
 
   REQUIRE(all.size() == 2);
   CHECK(all[0].id == "a");
   CHECK(all[1].id == "b");
 }
 
-TEMPLATE_TEST_CASE("store_claim_task_creates_tasks_up_to_the_limit_and_counts_them", "[store]",
+FEDLEAF_STORE_CASE(store_claim_task_creates_tasks_up_to_the_limit_and_counts_them,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+  create(store, "p");
 
-  auto first = claim(*store, TaskKind::kTrain, 10, 2);
-  auto second = claim(*store, TaskKind::kTrain, 10, 2);
-  auto third = claim(*store, TaskKind::kTrain, 10, 2);
-  auto eval = claim(*store, TaskKind::kEvaluate, 10, 1);
+  auto first = claim(store, TaskKind::kTrain, 10, 2);
+  auto second = claim(store, TaskKind::kTrain, 10, 2);
+  auto third = claim(store, TaskKind::kTrain, 10, 2);
+  auto eval = claim(store, TaskKind::kEvaluate, 10, 1);
 
   REQUIRE(first);
   REQUIRE(second);
   CHECK_FALSE(third);
   REQUIRE(eval);
   CHECK(first->task_id < second->task_id);
-  CHECK(store->find_round("p", 0)->train_tasks == 2);
-  CHECK(store->find_round("p", 0)->eval_tasks == 1);
-  const TaskRecord task = *store->find_task(first->task_id);
+  CHECK(store.find_round("p", 0)->train_tasks == 2);
+  CHECK(store.find_round("p", 0)->eval_tasks == 1);
+  const TaskRecord task = *store.find_task(first->task_id);
   CHECK(task.population_id == "p");
   CHECK(task.round == 0);
   CHECK(task.kind == TaskKind::kTrain);
   CHECK(task.state == TaskState::kLeased);
   CHECK(task.lease_id == first->lease_id);
   CHECK(task.lease_expires_at == 15);
-  CHECK(store->find_task(eval->task_id)->kind == TaskKind::kEvaluate);
-  CHECK(store->list_leases(first->task_id).at(0).token_hash == "lease-hash");
-  CHECK_FALSE(store->find_task(9999));
+  CHECK(store.find_task(eval->task_id)->kind == TaskKind::kEvaluate);
+  CHECK(store.list_leases(first->task_id).at(0).token_hash == "lease-hash");
+  CHECK_FALSE(store.find_task(9999));
 }
 
-TEMPLATE_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_first", "[store]",
+FEDLEAF_STORE_CASE(store_claim_task_releases_the_earliest_expired_lease_first,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto early = claim(*store, TaskKind::kTrain, 10, 3);  // expires at 15
-  auto late = claim(*store, TaskKind::kTrain, 12, 3);   // expires at 17
-  claim(*store, TaskKind::kTrain, 14, 3);               // expires at 19
+  create(store, "p");
+  auto early = claim(store, TaskKind::kTrain, 10, 3);  // expires at 15
+  auto late = claim(store, TaskKind::kTrain, 12, 3);   // expires at 17
+  claim(store, TaskKind::kTrain, 14, 3);               // expires at 19
 
-  auto first = claim(*store, TaskKind::kTrain, 18, 3, "second-hash");
-  auto second = claim(*store, TaskKind::kTrain, 18, 3);
-  auto none = claim(*store, TaskKind::kTrain, 18, 3);
+  auto first = claim(store, TaskKind::kTrain, 18, 3, "second-hash");
+  auto second = claim(store, TaskKind::kTrain, 18, 3);
+  auto none = claim(store, TaskKind::kTrain, 18, 3);
 
   REQUIRE(first);
   REQUIRE(second);
@@ -211,312 +183,271 @@ TEMPLATE_TEST_CASE("store_claim_task_releases_the_earliest_expired_lease_first",
   CHECK(first->lease_id != early->lease_id);
   CHECK(second->task_id == late->task_id);
   CHECK_FALSE(none);
-  const auto leases = store->list_leases(early->task_id);
+  const auto leases = store.list_leases(early->task_id);
   REQUIRE(leases.size() == 2);
   CHECK(leases[0].id == early->lease_id);
   CHECK(leases[1].id == first->lease_id);
   CHECK(leases[1].token_hash == "second-hash");
   CHECK(leases[1].expires_at == 23);
-  CHECK(store->find_round("p", 0)->train_tasks == 3);
+  CHECK(store.find_round("p", 0)->train_tasks == 3);
 }
 
-TEMPLATE_TEST_CASE("store_release_lease_makes_the_task_leasable_at_once_only_for_its_lease",
-                   "[store]", FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto released = *claim(*store, TaskKind::kTrain, 10, 1);  // expires at 15
+FEDLEAF_STORE_CASE(store_release_lease_makes_the_task_leasable_at_once_only_for_its_lease,
+                   FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  auto released = *claim(store, TaskKind::kTrain, 10, 1);  // expires at 15
   const auto release = [&](const ClaimedTask& task, std::int64_t lease_id, double now) {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->release_lease(task.task_id, lease_id, now);
+    StoreTransaction tx(store, Durability::kNormal);
+    store.release_lease(task.task_id, lease_id, now);
     tx.commit();
   };
 
   release(released, released.lease_id + 1000, 11);  // not its lease: nothing
-  CHECK_FALSE(claim(*store, TaskKind::kTrain, 11, 1));
+  CHECK_FALSE(claim(store, TaskKind::kTrain, 11, 1));
   release(released, released.lease_id, 11);
-  auto again = claim(*store, TaskKind::kTrain, 11, 1, "second-hash");
+  auto again = claim(store, TaskKind::kTrain, 11, 1, "second-hash");
 
   REQUIRE(again);
   CHECK(again->task_id == released.task_id);
-  CHECK(accept(*store, train_upload(released, "sha", 11)).status == AcceptStatus::kLeasedAgain);
+  CHECK(accept(store, train_upload(released, "sha", 11)).status == AcceptStatus::kLeasedAgain);
   release(released, released.lease_id, 12);  // not the current lease any more: nothing
-  CHECK(store->find_task(again->task_id)->lease_expires_at == 16);
-  CHECK(accept(*store, train_upload(*again, "sha", 12)).status == AcceptStatus::kAccepted);
+  CHECK(store.find_task(again->task_id)->lease_expires_at == 16);
+  CHECK(accept(store, train_upload(*again, "sha", 12)).status == AcceptStatus::kAccepted);
   release(*again, again->lease_id, 13);  // done: nothing
-  CHECK(store->find_task(again->task_id)->state == TaskState::kDone);
+  CHECK(store.find_task(again->task_id)->state == TaskState::kDone);
 }
 
-TEMPLATE_TEST_CASE("store_claim_task_finds_nothing_in_a_closed_round", "[store]",
-                   FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  claim(*store, TaskKind::kTrain, 10, 1);
-  close(*store, 0, 11);
+FEDLEAF_STORE_CASE(store_claim_task_finds_nothing_in_a_closed_round, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  claim(store, TaskKind::kTrain, 10, 1);
+  close(store, 0, 11);
 
-  CHECK_FALSE(claim(*store, TaskKind::kTrain, 12, 5));
-  CHECK_FALSE(claim(*store, TaskKind::kTrain, 100, 1));  // even its expired task
+  CHECK_FALSE(claim(store, TaskKind::kTrain, 12, 5));
+  CHECK_FALSE(claim(store, TaskKind::kTrain, 100, 1));  // even its expired task
 }
 
-TEMPLATE_TEST_CASE("store_accept_result_completes_the_task_and_counts_the_report", "[store]",
+FEDLEAF_STORE_CASE(store_accept_result_completes_the_task_and_counts_the_report,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto a = *claim(*store, TaskKind::kTrain, 10);
-  auto b = *claim(*store, TaskKind::kTrain, 10);
+  create(store, "p");
+  auto a = *claim(store, TaskKind::kTrain, 10);
+  auto b = *claim(store, TaskKind::kTrain, 10);
 
-  const AcceptOutcome first = accept(*store, train_upload(a, "sha-a", 11));
-  const AcceptOutcome second = accept(*store, train_upload(b, "sha-b", 11));
+  const AcceptOutcome first = accept(store, train_upload(a, "sha-a", 11));
+  const AcceptOutcome second = accept(store, train_upload(b, "sha-b", 11));
 
   CHECK(first.status == AcceptStatus::kAccepted);
   CHECK(first.round.reports == 1);
   CHECK(second.round.reports == 2);
   CHECK(second.task.result_body == "{\"reports\":2}");
-  const TaskRecord task = *store->find_task(a.task_id);
+  const TaskRecord task = *store.find_task(a.task_id);
   CHECK(task.state == TaskState::kDone);
   CHECK(task.completed_lease_id == a.lease_id);
   CHECK(task.result_sha256 == "sha-a");
   CHECK(task.result_status == 201);
   CHECK(task.result_body == "{\"reports\":1}");
-  const RoundRecord round = *store->find_round("p", 0);
+  const RoundRecord round = *store.find_round("p", 0);
   CHECK(round.reports == 2);
   CHECK(round.examples == 20);
   CHECK(round.loss_sum == 10);
   CHECK(round.accuracy_sum == 16);
   CHECK(round.accuracy_examples == 20);
   CHECK(round.upload_bytes == 200);
-  const auto results = store->list_results("p", 0, 0);
+  const auto results = store.list_results("p", 0, 0);
   REQUIRE(results.size() == 2);
   CHECK(results[0].seq == 1);
   CHECK(results[0].task_id == a.task_id);
   CHECK(results[0].bytes == "result-sha-a");
   CHECK(results[1].seq == 2);
-  CHECK(store->list_results("p", 0, 1).size() == 1);
-  CHECK(store->count_active_leases(11) == 0);
+  CHECK(store.list_results("p", 0, 1).size() == 1);
+  CHECK(store.count_active_leases(11) == 0);
 }
 
-TEMPLATE_TEST_CASE("store_accept_result_is_idempotent_per_lease_and_refuses_the_rest", "[store]",
+FEDLEAF_STORE_CASE(store_accept_result_is_idempotent_per_lease_and_refuses_the_rest,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto a = *claim(*store, TaskKind::kTrain, 10);
-  accept(*store, train_upload(a, "sha-a", 11));
+  create(store, "p");
+  auto a = *claim(store, TaskKind::kTrain, 10);
+  accept(store, train_upload(a, "sha-a", 11));
 
-  const AcceptOutcome repeat = accept(*store, train_upload(a, "sha-a", 12));
-  const AcceptOutcome different = accept(*store, train_upload(a, "sha-x", 12));
+  const AcceptOutcome repeat = accept(store, train_upload(a, "sha-a", 12));
+  const AcceptOutcome different = accept(store, train_upload(a, "sha-x", 12));
   ClaimedTask other_lease = a;
   other_lease.lease_id = a.lease_id + 1000;
-  const AcceptOutcome elsewhere = accept(*store, train_upload(other_lease, "sha-a", 12));
+  const AcceptOutcome elsewhere = accept(store, train_upload(other_lease, "sha-a", 12));
 
   CHECK(repeat.status == AcceptStatus::kRepeated);
   CHECK(repeat.task.result_body == "{\"reports\":1}");
   CHECK(different.status == AcceptStatus::kConflict);
   CHECK(elsewhere.status == AcceptStatus::kCompletedElsewhere);
-  CHECK(store->find_round("p", 0)->reports == 1);
-  CHECK(store->list_results("p", 0, 0).size() == 1);
+  CHECK(store.find_round("p", 0)->reports == 1);
+  CHECK(store.list_results("p", 0, 0).size() == 1);
 }
 
-TEMPLATE_TEST_CASE("store_accept_result_refuses_expired_and_replaced_leases", "[store]",
+FEDLEAF_STORE_CASE(store_accept_result_refuses_expired_and_replaced_leases,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto a = *claim(*store, TaskKind::kTrain, 10, 1);  // expires at 15
+  create(store, "p");
+  auto a = *claim(store, TaskKind::kTrain, 10, 1);  // expires at 15
 
-  const AcceptOutcome expired = accept(*store, train_upload(a, "sha-a", 15));
-  auto again = *claim(*store, TaskKind::kTrain, 16, 1);
-  const AcceptOutcome replaced = accept(*store, train_upload(a, "sha-a", 17));
-  const AcceptOutcome current = accept(*store, train_upload(again, "sha-a", 17));
+  const AcceptOutcome expired = accept(store, train_upload(a, "sha-a", 15));
+  auto again = *claim(store, TaskKind::kTrain, 16, 1);
+  const AcceptOutcome replaced = accept(store, train_upload(a, "sha-a", 17));
+  const AcceptOutcome current = accept(store, train_upload(again, "sha-a", 17));
 
   CHECK(expired.status == AcceptStatus::kLeaseExpired);
   CHECK(replaced.status == AcceptStatus::kLeasedAgain);
   CHECK(current.status == AcceptStatus::kAccepted);
-  CHECK(store->find_round("p", 0)->reports == 1);
-  StoreTransaction tx(*store, Durability::kNormal);
+  CHECK(store.find_round("p", 0)->reports == 1);
+  StoreTransaction tx(store, Durability::kNormal);
   AcceptRequest unknown = train_upload(a, "sha", 17);
   unknown.task_id = 9999;
-  CHECK_THROWS_AS(store->accept_result(unknown), NotFound);
+  CHECK_THROWS_AS(store.accept_result(unknown), NotFound);
 }
 
-TEMPLATE_TEST_CASE("store_accept_result_refuses_train_of_a_closed_round_not_evaluations", "[store]",
+FEDLEAF_STORE_CASE(store_accept_result_refuses_train_of_a_closed_round_not_evaluations,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto train = *claim(*store, TaskKind::kTrain, 10);
-  auto eval = *claim(*store, TaskKind::kEvaluate, 10, 1);
-  close(*store, 0, 11);
+  create(store, "p");
+  auto train = *claim(store, TaskKind::kTrain, 10);
+  auto eval = *claim(store, TaskKind::kEvaluate, 10, 1);
+  close(store, 0, 11);
   AcceptRequest evaluation = train_upload(eval, "sha-e", 12);
   evaluation.train_bytes.clear();
   evaluation.delta = {};
   evaluation.delta.examples = 4;
   evaluation.delta.eval_sums = {{"loss", 2.0}, {"accuracy", 3.0}};
 
-  const AcceptOutcome late = accept(*store, train_upload(train, "sha-t", 12));
-  const AcceptOutcome evaluated = accept(*store, evaluation);
-  accept(*store, evaluation);  // a repeat adds nothing
+  const AcceptOutcome late = accept(store, train_upload(train, "sha-t", 12));
+  const AcceptOutcome evaluated = accept(store, evaluation);
+  accept(store, evaluation);  // a repeat adds nothing
 
   CHECK(late.status == AcceptStatus::kRoundClosed);
-  CHECK(store->find_task(train.task_id)->state == TaskState::kLeased);
+  CHECK(store.find_task(train.task_id)->state == TaskState::kLeased);
   CHECK(evaluated.status == AcceptStatus::kAccepted);
-  const RoundRecord round = *store->find_round("p", 0);
+  const RoundRecord round = *store.find_round("p", 0);
   CHECK(round.reports == 0);
   CHECK(round.eval_reports == 1);
   CHECK(round.eval_examples == 4);
   CHECK(round.eval_sums_json == R"({"accuracy":3.0,"loss":2.0})");
 }
 
-TEMPLATE_TEST_CASE("store_close_round_writes_the_close_once_and_drops_its_results", "[store]",
+FEDLEAF_STORE_CASE(store_close_round_writes_the_close_once_and_drops_its_results,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto a = *claim(*store, TaskKind::kTrain, 10);
-  accept(*store, train_upload(a, "sha-a", 11));
+  create(store, "p");
+  auto a = *claim(store, TaskKind::kTrain, 10);
+  accept(store, train_upload(a, "sha-a", 11));
   {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->put_checkpoint({"p", 0, 1, "ckpt"});
+    StoreTransaction tx(store, Durability::kNormal);
+    store.put_checkpoint({"p", 0, 1, "ckpt"});
     tx.commit();
   }
 
-  close(*store, 0, 20);
+  close(store, 0, 20);
 
-  const RoundRecord closed = *store->find_round("p", 0);
+  const RoundRecord closed = *store.find_round("p", 0);
   CHECK(closed.status == RoundStatus::kClosed);
   CHECK(closed.closed_at == 20);
   CHECK(closed.robust_json == R"({"capped":1})");
   CHECK(closed.reports == 1);
-  CHECK(store->find_round("p", 1)->status == RoundStatus::kOpen);
-  CHECK(store->find_model("p", 1)->etag == "etag-1");
-  CHECK(store->find_population("p")->current_round == 1);
-  CHECK(store->list_results("p", 0, 0).empty());
-  CHECK_FALSE(store->find_checkpoint("p", 0));
-  const auto rounds = store->list_rounds("p");
+  CHECK(store.find_round("p", 1)->status == RoundStatus::kOpen);
+  CHECK(store.find_model("p", 1)->etag == "etag-1");
+  CHECK(store.find_population("p")->current_round == 1);
+  CHECK(store.list_results("p", 0, 0).empty());
+  CHECK_FALSE(store.find_checkpoint("p", 0));
+  const auto rounds = store.list_rounds("p");
   REQUIRE(rounds.size() == 2);
   CHECK(rounds[0].number == 0);
   CHECK(rounds[1].number == 1);
-  StoreTransaction tx(*store, Durability::kNormal);
-  CHECK_FALSE(store->lock_open_round("p", 0));
+  StoreTransaction tx(store, Durability::kNormal);
+  CHECK_FALSE(store.lock_open_round("p", 0));
   RoundCloseWrite again;
   again.closed = closed;
   again.population = population("p");
-  CHECK_THROWS_AS(store->close_round(again), Conflict);
+  CHECK_THROWS_AS(store.close_round(again), Conflict);
 }
 
-TEMPLATE_TEST_CASE("store_close_round_without_a_next_round_finishes_the_population", "[store]",
+FEDLEAF_STORE_CASE(store_close_round_without_a_next_round_finishes_the_population,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+  create(store, "p");
 
   {
-    StoreTransaction tx(*store, Durability::kFull);
+    StoreTransaction tx(store, Durability::kFull);
     RoundCloseWrite write;
-    write.closed = *store->lock_open_round("p", 0);
+    write.closed = *store.lock_open_round("p", 0);
     write.closed.status = RoundStatus::kClosed;
     write.closed.closed_at = 30;
     write.population = population("p");
     write.population.state = RunState::kFinished;
-    store->close_round(write);
+    store.close_round(write);
     tx.commit();
   }
 
-  CHECK(store->find_population("p")->state == RunState::kFinished);
-  CHECK(store->list_rounds("p").size() == 1);
-  CHECK_FALSE(store->find_model("p", 1));
+  CHECK(store.find_population("p")->state == RunState::kFinished);
+  CHECK(store.list_rounds("p").size() == 1);
+  CHECK_FALSE(store.find_model("p", 1));
 }
 
-TEMPLATE_TEST_CASE("store_lease_queries_ignore_expired_and_done_tasks", "[store]",
-                   FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  auto done = *claim(*store, TaskKind::kTrain, 10);  // expires at 15
-  accept(*store, train_upload(done, "sha", 11));
-  claim(*store, TaskKind::kTrain, 12);        // 17
-  claim(*store, TaskKind::kEvaluate, 14, 1);  // 19
+FEDLEAF_STORE_CASE(store_lease_queries_ignore_expired_and_done_tasks, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  auto done = *claim(store, TaskKind::kTrain, 10);  // expires at 15
+  accept(store, train_upload(done, "sha", 11));
+  claim(store, TaskKind::kTrain, 12);        // 17
+  claim(store, TaskKind::kEvaluate, 14, 1);  // 19
 
-  CHECK(store->next_lease_expiry("p", 0, 12) == 17);
-  CHECK(store->next_lease_expiry("p", 0, 17) == 19);
-  CHECK_FALSE(store->next_lease_expiry("p", 0, 19));
-  CHECK(store->count_active_leases(12) == 2);
-  CHECK(store->count_active_leases(18) == 1);
-  CHECK_FALSE(store->has_expired_lease("p", 0, 16));
-  CHECK(store->has_expired_lease("p", 0, 17));
+  CHECK(store.next_lease_expiry("p", 0, 12) == 17);
+  CHECK(store.next_lease_expiry("p", 0, 17) == 19);
+  CHECK_FALSE(store.next_lease_expiry("p", 0, 19));
+  CHECK(store.count_active_leases(12) == 2);
+  CHECK(store.count_active_leases(18) == 1);
+  CHECK_FALSE(store.has_expired_lease("p", 0, 16));
+  CHECK(store.has_expired_lease("p", 0, 17));
 }
 
-TEMPLATE_TEST_CASE("store_has_leasable_task_sees_tasks_never_leased_and_expired_leases", "[store]",
+FEDLEAF_STORE_CASE(store_has_leasable_task_sees_tasks_never_leased_and_expired_leases,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  claim(*store, TaskKind::kTrain, 10, 3);  // expires at 15
+  create(store, "p");
+  claim(store, TaskKind::kTrain, 10, 3);  // expires at 15
 
   // A store that created more tasks than it leased (PostgreSQL's chunk) has one to lease.
-  const bool created_more = store->find_round("p", 0)->train_tasks > 1;
-  CHECK(store->has_leasable_task("p", 0, 11) == created_more);
-  CHECK_FALSE(store->has_expired_lease("p", 0, 11));
-  CHECK(store->has_leasable_task("p", 0, 15));
-  CHECK(store->has_expired_lease("p", 0, 15));
+  const bool created_more = store.find_round("p", 0)->train_tasks > 1;
+  CHECK(store.has_leasable_task("p", 0, 11) == created_more);
+  CHECK_FALSE(store.has_expired_lease("p", 0, 11));
+  CHECK(store.has_leasable_task("p", 0, 15));
+  CHECK(store.has_expired_lease("p", 0, 15));
 }
 
-TEMPLATE_TEST_CASE("store_checkpoint_is_replaced_and_found", "[store]", FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_checkpoint_is_replaced_and_found, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
 
-  StoreTransaction tx(*store, Durability::kNormal);
-  store->put_checkpoint({"p", 0, 3, "first"});
-  store->put_checkpoint({"p", 0, 7, std::string("second\0bytes", 12)});
+  StoreTransaction tx(store, Durability::kNormal);
+  store.put_checkpoint({"p", 0, 3, "first"});
+  store.put_checkpoint({"p", 0, 7, std::string("second\0bytes", 12)});
   tx.commit();
 
-  const auto found = store->find_checkpoint("p", 0);
+  const auto found = store.find_checkpoint("p", 0);
   REQUIRE(found);
   CHECK(found->seq == 7);
   CHECK(found->bytes == std::string("second\0bytes", 12));
-  CHECK_FALSE(store->find_checkpoint("p", 1));
+  CHECK_FALSE(store.find_checkpoint("p", 1));
 }
 
-TEMPLATE_TEST_CASE("store_rejections_are_counted_per_reason", "[store]", FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_rejections_are_counted_per_reason, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
 
-  StoreTransaction tx(*store, Durability::kNormal);
-  store->add_rejection({"p", "conflict"});
-  store->add_rejection({"p", "conflict"});
-  store->add_rejection({"p", "lease_expired"});
+  StoreTransaction tx(store, Durability::kNormal);
+  store.add_rejection({"p", "conflict"});
+  store.add_rejection({"p", "conflict"});
+  store.add_rejection({"p", "lease_expired"});
   tx.commit();
 
-  const auto counts = store->rejections("p");
+  const auto counts = store.rejections("p");
   CHECK(counts.at("conflict") == 2);
   CHECK(counts.at("lease_expired") == 1);
   CHECK(counts.size() == 2);
 }
 
 // A leaf whose answer was lost sends the same upload again: one refusal, counted once.
-TEMPLATE_TEST_CASE("store_a_refused_upload_sent_again_under_its_lease_is_counted_once", "[store]",
+FEDLEAF_STORE_CASE(store_a_refused_upload_sent_again_under_its_lease_is_counted_once,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  const auto task = claim(*store, TaskKind::kTrain, 0);
+  create(store, "p");
+  const auto task = claim(store, TaskKind::kTrain, 0);
   REQUIRE(task);
   const std::vector<RefusedUpload> uploads = {{"p", "lease_expired", task->lease_id, "sha-a"},
                                               {"p", "lease_expired", task->lease_id, "sha-a"},
@@ -526,161 +457,139 @@ TEMPLATE_TEST_CASE("store_a_refused_upload_sent_again_under_its_lease_is_counted
 
   std::vector<bool> counted;
   for (const RefusedUpload& upload : uploads) {
-    StoreTransaction tx(*store, Durability::kNormal);
-    counted.push_back(store->add_rejection(upload));
+    StoreTransaction tx(store, Durability::kNormal);
+    counted.push_back(store.add_rejection(upload));
     tx.commit();
   }
 
   CHECK(counted == std::vector<bool>{true, false, true, true, true});
-  CHECK(store->rejections("p").at("lease_expired") == 2);
-  CHECK(store->rejections("p").at("forbidden") == 2);
+  CHECK(store.rejections("p").at("lease_expired") == 2);
+  CHECK(store.rejections("p").at("forbidden") == 2);
 }
 
-TEMPLATE_TEST_CASE("store_transaction_without_commit_leaves_no_trace", "[store]",
-                   FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_transaction_without_commit_leaves_no_trace, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
 
   std::optional<ClaimedTask> claimed;
   {
-    StoreTransaction tx(*store, Durability::kFull);
-    store->create_population(population("q"), round_record("q", 0), {"q", 0, "e", "m"});
-    claimed = store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
+    StoreTransaction tx(store, Durability::kFull);
+    store.create_population(population("q"), round_record("q", 0), {"q", 0, "e", "m"});
+    claimed = store.claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
   }
 
-  CHECK_FALSE(store->find_population("q"));
-  CHECK(store->count_active_leases(0) == 0);
+  CHECK_FALSE(store.find_population("q"));
+  CHECK(store.count_active_leases(0) == 0);
   REQUIRE(claimed);
-  CHECK(never_leased(*store, claimed->task_id));
+  CHECK(never_leased(store, claimed->task_id));
 }
 
-TEMPLATE_TEST_CASE("store_nested_rollback_undoes_only_its_step", "[store]",
-                   FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_nested_rollback_undoes_only_its_step, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
   std::optional<ClaimedTask> claimed;
 
   {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->begin_nested();
-    store->add_rejection({"p", "forbidden"});
-    store->commit_nested();
-    store->begin_nested();
-    claimed = store->claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
-    store->rollback_nested();
-    store->begin_nested();
-    store->add_rejection({"p", "conflict"});
-    store->commit_nested();
+    StoreTransaction tx(store, Durability::kNormal);
+    store.begin_nested();
+    store.add_rejection({"p", "forbidden"});
+    store.commit_nested();
+    store.begin_nested();
+    claimed = store.claim_task({"p", 0, TaskKind::kTrain, 5, 0, 10, "h"});
+    store.rollback_nested();
+    store.begin_nested();
+    store.add_rejection({"p", "conflict"});
+    store.commit_nested();
     tx.commit();
   }
 
-  CHECK(store->rejections("p").at("forbidden") == 1);
-  CHECK(store->rejections("p").at("conflict") == 1);
+  CHECK(store.rejections("p").at("forbidden") == 1);
+  CHECK(store.rejections("p").at("conflict") == 1);
   REQUIRE(claimed);
-  CHECK(never_leased(*store, claimed->task_id));
+  CHECK(never_leased(store, claimed->task_id));
 }
 
-TEMPLATE_TEST_CASE("store_a_failed_step_rolls_back_and_the_transaction_goes_on", "[store]",
+FEDLEAF_STORE_CASE(store_a_failed_step_rolls_back_and_the_transaction_goes_on,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+  create(store, "p");
 
   {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->begin_nested();
+    StoreTransaction tx(store, Durability::kNormal);
+    store.begin_nested();
     CHECK_THROWS_AS(
-        store->create_population(population("p"), round_record("p", 0), {"p", 0, "e", "m"}),
+        store.create_population(population("p"), round_record("p", 0), {"p", 0, "e", "m"}),
         Conflict);
-    store->rollback_nested();
-    store->begin_nested();
-    store->add_rejection({"p", "conflict"});
-    store->commit_nested();
+    store.rollback_nested();
+    store.begin_nested();
+    store.add_rejection({"p", "conflict"});
+    store.commit_nested();
     tx.commit();
   }
 
-  CHECK(store->rejections("p").at("conflict") == 1);
+  CHECK(store.rejections("p").at("conflict") == 1);
 }
 
-TEMPLATE_TEST_CASE("store_nested_steps_vanish_with_their_rolled_back_transaction", "[store]",
+FEDLEAF_STORE_CASE(store_nested_steps_vanish_with_their_rolled_back_transaction,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+  create(store, "p");
 
   {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->begin_nested();
-    store->add_rejection({"p", "conflict"});
-    store->commit_nested();
+    StoreTransaction tx(store, Durability::kNormal);
+    store.begin_nested();
+    store.add_rejection({"p", "conflict"});
+    store.commit_nested();
   }
 
-  CHECK(store->rejections("p").empty());
-  CHECK(store->find_population("p"));
+  CHECK(store.rejections("p").empty());
+  CHECK(store.find_population("p"));
 }
 
-TEMPLATE_TEST_CASE("store_sync_runs_beside_a_writer_and_keeps_every_commit", "[store]",
-                   FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
+FEDLEAF_STORE_CASE(store_sync_runs_beside_a_writer_and_keeps_every_commit, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
   std::atomic<bool> writing{true};
   int syncs = 0;
   std::thread syncer([&] {
     do {
-      store->sync();
+      store.sync();
       ++syncs;
     } while (writing);
   });
 
   for (int i = 0; i < 30; ++i) {
-    StoreTransaction tx(*store, Durability::kNormal);
-    store->add_rejection({"p", "conflict"});
+    StoreTransaction tx(store, Durability::kNormal);
+    store.add_rejection({"p", "conflict"});
     tx.commit();
   }
   writing = false;
   syncer.join();
-  store->sync();
+  store.sync();
 
   CHECK(syncs >= 1);
-  CHECK(store->rejections("p").at("conflict") == 30);
+  CHECK(store.rejections("p").at("conflict") == 30);
 }
 
 // ---- several connections to one store (what several servers do)
 
-TEMPLATE_TEST_CASE("store_commits_are_seen_by_another_connection_once_committed", "[store]",
+FEDLEAF_STORE_CASE(store_commits_are_seen_by_another_connection_once_committed,
                    FEDLEAF_SHARED_STORE_BACKENDS) {
-  TestType backend;
-  auto writer = backend.open();
-  if (!writer) return;
-  create(*writer, "p");
+  Store& writer = store;
+  create(writer, "p");
   auto reader = backend.open();
 
-  writer->begin(Durability::kNormal);
-  writer->begin_nested();
-  writer->add_rejection({"p", "conflict"});
-  writer->commit_nested();
+  writer.begin(Durability::kNormal);
+  writer.begin_nested();
+  writer.add_rejection({"p", "conflict"});
+  writer.commit_nested();
   const bool seen_before_commit = !reader->rejections("p").empty();
-  writer->commit();
-  writer->sync();
+  writer.commit();
+  writer.sync();
 
   CHECK_FALSE(seen_before_commit);
   CHECK(reader->rejections("p").at("conflict") == 1);
 }
 
-TEMPLATE_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_a_task", "[store]",
+FEDLEAF_STORE_CASE(store_concurrent_claims_on_two_connections_never_share_a_task,
                    FEDLEAF_SHARED_STORE_BACKENDS) {
-  TestType backend;
-  auto first = backend.open();
-  if (!first) return;
-  create(*first, "p");
+  Store& first = store;
+  create(first, "p");
   auto second = backend.open();
   constexpr int kTasks = 40;
   std::vector<std::int64_t> ids[2];
@@ -692,7 +601,7 @@ TEMPLATE_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_a_tas
     }
   };
 
-  std::thread a([&] { run(*first, ids[0]); });
+  std::thread a([&] { run(first, ids[0]); });
   std::thread b([&] { run(*second, ids[1]); });
   a.join();
   b.join();
@@ -702,15 +611,13 @@ TEMPLATE_TEST_CASE("store_concurrent_claims_on_two_connections_never_share_a_tas
   std::sort(all.begin(), all.end());
   CHECK(all.size() == kTasks);
   CHECK(std::adjacent_find(all.begin(), all.end()) == all.end());
-  CHECK(first->find_round("p", 0)->train_tasks == kTasks);
+  CHECK(first.find_round("p", 0)->train_tasks == kTasks);
 }
 
-TEMPLATE_TEST_CASE("store_two_connections_closing_one_round_close_it_once", "[store]",
+FEDLEAF_STORE_CASE(store_two_connections_closing_one_round_close_it_once,
                    FEDLEAF_SHARED_STORE_BACKENDS) {
-  TestType backend;
-  auto first = backend.open();
-  if (!first) return;
-  create(*first, "p");
+  Store& first = store;
+  create(first, "p");
   auto second = backend.open();
   std::atomic<int> closes{0};
   auto run = [&](Store& store) {
@@ -729,27 +636,24 @@ TEMPLATE_TEST_CASE("store_two_connections_closing_one_round_close_it_once", "[st
     ++closes;
   };
 
-  std::thread a([&] { run(*first); });
+  std::thread a([&] { run(first); });
   std::thread b([&] { run(*second); });
   a.join();
   b.join();
 
   CHECK(closes == 1);
-  CHECK(first->find_population("p")->current_round == 1);
+  CHECK(first.find_population("p")->current_round == 1);
 }
 
-TEMPLATE_TEST_CASE(
-    "store_a_closer_waits_for_an_accept_in_flight_on_another_connection_and_counts_it", "[store]",
-    FEDLEAF_SHARED_STORE_BACKENDS) {
-  TestType backend;
-  auto accepter = backend.open();
-  if (!accepter) return;
-  create(*accepter, "p");
+FEDLEAF_STORE_CASE(store_a_closer_waits_for_an_accept_in_flight_on_another_connection_and_counts_it,
+                   FEDLEAF_SHARED_STORE_BACKENDS) {
+  Store& accepter = store;
+  create(accepter, "p");
   auto closer = backend.open();
-  const ClaimedTask task = *claim(*accepter, TaskKind::kTrain, 10);
+  const ClaimedTask task = *claim(accepter, TaskKind::kTrain, 10);
 
-  StoreTransaction in_flight(*accepter, Durability::kNormal);  // accepted, not yet committed
-  REQUIRE(accepter->accept_result(train_upload(task, "sha", 11)).status == AcceptStatus::kAccepted);
+  StoreTransaction in_flight(accepter, Durability::kNormal);  // accepted, not yet committed
+  REQUIRE(accepter.accept_result(train_upload(task, "sha", 11)).status == AcceptStatus::kAccepted);
   std::optional<RoundRecord> locked;
   std::thread close_it([&] {
     StoreTransaction tx(*closer, Durability::kFull);
@@ -764,22 +668,20 @@ TEMPLATE_TEST_CASE(
   CHECK(locked->examples == 10);
 }
 
-TEMPLATE_TEST_CASE("store_an_accept_on_another_connection_while_a_round_closes_sees_it_closed",
-                   "[store]", FEDLEAF_SHARED_STORE_BACKENDS) {
-  TestType backend;
-  auto accepter = backend.open();
-  if (!accepter) return;
-  create(*accepter, "p");
+FEDLEAF_STORE_CASE(store_an_accept_on_another_connection_while_a_round_closes_sees_it_closed,
+                   FEDLEAF_SHARED_STORE_BACKENDS) {
+  Store& accepter = store;
+  create(accepter, "p");
   auto closer = backend.open();
-  const ClaimedTask first = *claim(*accepter, TaskKind::kTrain, 10);
-  const ClaimedTask late = *claim(*accepter, TaskKind::kTrain, 10);
-  accept(*accepter, train_upload(first, "sha-1", 11));  // the accepter's shard row exists
+  const ClaimedTask first = *claim(accepter, TaskKind::kTrain, 10);
+  const ClaimedTask late = *claim(accepter, TaskKind::kTrain, 10);
+  accept(accepter, train_upload(first, "sha-1", 11));  // the accepter's shard row exists
 
   StoreTransaction closing(*closer, Durability::kFull);
   std::optional<RoundRecord> locked = closer->lock_open_round("p", 0);
   REQUIRE(locked);
   std::optional<AcceptOutcome> outcome;
-  std::thread upload([&] { outcome = accept(*accepter, train_upload(late, "sha-2", 12)); });
+  std::thread upload([&] { outcome = accept(accepter, train_upload(late, "sha-2", 12)); });
   RoundCloseWrite write;
   write.closed = *locked;
   write.closed.closed_at = 12;
@@ -793,88 +695,80 @@ TEMPLATE_TEST_CASE("store_an_accept_on_another_connection_while_a_round_closes_s
 
   REQUIRE(outcome);
   CHECK(outcome->status == AcceptStatus::kRoundClosed);
-  const RoundRecord closed = *accepter->find_round("p", 0);
+  const RoundRecord closed = *accepter.find_round("p", 0);
   CHECK(closed.status == RoundStatus::kClosed);
   CHECK(closed.reports == 1);
-  CHECK(accepter->list_results("p", 0, 0).empty());
+  CHECK(accepter.list_results("p", 0, 0).empty());
 }
 
-TEMPLATE_TEST_CASE("store_drop_models_drops_rows_below_the_round_except_a_validly_leased_rounds",
-                   "[store]", FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  REQUIRE(claim(*store, TaskKind::kTrain, 10));  // round 0's lease holds until 15
-  close(*store, 0, 11);
-  close(*store, 1, 12);
+FEDLEAF_STORE_CASE(store_drop_models_drops_rows_below_the_round_except_a_validly_leased_rounds,
+                   FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  REQUIRE(claim(store, TaskKind::kTrain, 10));  // round 0's lease holds until 15
+  close(store, 0, 11);
+  close(store, 1, 12);
   {
-    StoreTransaction tx(*store, Durability::kFull);
-    CHECK(store->drop_models("p", 2, 12) == std::vector<int>{1});
-    CHECK(store->drop_models("other", 2, 12).empty());
+    StoreTransaction tx(store, Durability::kFull);
+    CHECK(store.drop_models("p", 2, 12) == std::vector<int>{1});
+    CHECK(store.drop_models("other", 2, 12).empty());
     tx.commit();
   }
-  CHECK(store->find_model("p", 0));
-  CHECK_FALSE(store->find_model("p", 1));
-  CHECK(store->find_model("p", 2)->etag == "etag-2");
+  CHECK(store.find_model("p", 0));
+  CHECK_FALSE(store.find_model("p", 1));
+  CHECK(store.find_model("p", 2)->etag == "etag-2");
   {
-    StoreTransaction rolled_back(*store, Durability::kFull);
-    CHECK(store->drop_models("p", 2, 15) == std::vector<int>{0});
+    StoreTransaction rolled_back(store, Durability::kFull);
+    CHECK(store.drop_models("p", 2, 15) == std::vector<int>{0});
   }
-  CHECK(store->find_model("p", 0));
-  StoreTransaction tx(*store, Durability::kFull);
-  CHECK(store->drop_models("p", 2, 15) == std::vector<int>{0});
+  CHECK(store.find_model("p", 0));
+  StoreTransaction tx(store, Durability::kFull);
+  CHECK(store.drop_models("p", 2, 15) == std::vector<int>{0});
   tx.commit();
-  CHECK_FALSE(store->find_model("p", 0));
-  CHECK(store->find_model("p", 2)->etag == "etag-2");
+  CHECK_FALSE(store.find_model("p", 0));
+  CHECK(store.find_model("p", 2)->etag == "etag-2");
 }
 
-TEMPLATE_TEST_CASE("store_close_round_without_drop_results_keeps_them_for_drop_results", "[store]",
+FEDLEAF_STORE_CASE(store_close_round_without_drop_results_keeps_them_for_drop_results,
                    FEDLEAF_STORE_BACKENDS) {
-  TestType backend;
-  auto store = backend.open();
-  if (!store) return;
-  create(*store, "p");
-  accept(*store, train_upload(*claim(*store, TaskKind::kTrain, 10), "sha-a", 11));
+  create(store, "p");
+  accept(store, train_upload(*claim(store, TaskKind::kTrain, 10), "sha-a", 11));
   {
-    StoreTransaction tx(*store, Durability::kFull);
+    StoreTransaction tx(store, Durability::kFull);
     RoundCloseWrite write;
-    write.closed = *store->lock_open_round("p", 0);
+    write.closed = *store.lock_open_round("p", 0);
     write.closed.status = RoundStatus::kClosed;
     write.population = population("p");
     write.population.current_round = 1;
     write.opened = round_record("p", 1);
     write.model = ModelRecord{"p", 1, "etag-1", "model"};
     write.drop_results = false;
-    store->close_round(write);
+    store.close_round(write);
     tx.commit();
   }
-  REQUIRE(store->list_results("p", 0, 0).size() == 1);
+  REQUIRE(store.list_results("p", 0, 0).size() == 1);
   {
-    StoreTransaction tx(*store, Durability::kFull);
-    store->drop_results("p", 0);
+    StoreTransaction tx(store, Durability::kFull);
+    store.drop_results("p", 0);
     tx.commit();
   }
-  CHECK(store->list_results("p", 0, 0).empty());
-  CHECK(store->find_round("p", 0)->status == RoundStatus::kClosed);
+  CHECK(store.list_results("p", 0, 0).empty());
+  CHECK(store.find_round("p", 0)->status == RoundStatus::kClosed);
 }
 
 // The retry of a refused upload goes to another server: it finds the upload counted.
-TEMPLATE_TEST_CASE("store_a_refused_upload_counted_by_one_connection_is_not_counted_by_another",
-                   "[store]", FEDLEAF_SHARED_STORE_BACKENDS) {
-  TestType backend;
-  auto first = backend.open();
-  if (!first) return;
-  create(*first, "p");
+FEDLEAF_STORE_CASE(store_a_refused_upload_counted_by_one_connection_is_not_counted_by_another,
+                   FEDLEAF_SHARED_STORE_BACKENDS) {
+  Store& first = store;
+  create(first, "p");
   auto second = backend.open();
-  const auto task = claim(*first, TaskKind::kTrain, 0);
+  const auto task = claim(first, TaskKind::kTrain, 0);
   REQUIRE(task);
   const RefusedUpload upload{"p", "round_closed", task->lease_id, "sha-a"};
 
   bool counted_first = false;
   {
-    StoreTransaction tx(*first, Durability::kNormal);
-    counted_first = first->add_rejection(upload);
+    StoreTransaction tx(first, Durability::kNormal);
+    counted_first = first.add_rejection(upload);
     tx.commit();
   }
   StoreTransaction tx(*second, Durability::kNormal);

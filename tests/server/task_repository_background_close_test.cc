@@ -69,7 +69,7 @@ TEST_CASE("a_train_upload_for_a_round_at_its_quorum_gets_410_while_or_after_it_c
   ServerMetrics metrics;
   TaskRepository repo(store, clock, metrics, background());
   auto spec = test_spec("p", 3, 1, 1);
-  spec.train_tasks_per_round = 2;
+  spec.settings.train_tasks_per_round = 2;
   const CreatedPopulation p = repo.create_population(spec);
   auto first = std::get<TaskAssignment>(repo.claim("p", p.client_token));
   auto second = std::get<TaskAssignment>(repo.claim("p", p.client_token));

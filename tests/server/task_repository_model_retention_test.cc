@@ -38,7 +38,7 @@ TEST_CASE("keep_models_drops_older_models_and_their_files_but_not_one_a_valid_le
   options.keep_models = 2;
   TaskRepository repo(store, clock, metrics, options);
   PopulationSpec spec = test_spec("p", 4, 1, 1);
-  spec.train_tasks_per_round = 2;
+  spec.settings.train_tasks_per_round = 2;
   const CreatedPopulation created = repo.create_population(spec);
   const auto file_of = [&](int round) {
     return backend.path + "-models/" + repo.model("p", round).etag + ".safetensors";

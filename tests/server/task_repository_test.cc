@@ -269,7 +269,7 @@ TEST_CASE("different_bytes_for_a_finished_task_get_409", "[repository]") {
 TEST_CASE("upload_for_a_task_of_a_closed_round_gets_410", "[repository]") {
   Harness h;
   auto spec = test_spec("p", 3, 1, 1);
-  spec.train_tasks_per_round = 2;  // over-selection: two leases for one report
+  spec.settings.train_tasks_per_round = 2;  // over-selection: two leases for one report
   auto p = h.repo.create_population(spec);
   const TaskAssignment a = h.claim_task(p);
   const TaskAssignment b = h.claim_task(p);
@@ -400,7 +400,7 @@ TEST_CASE("a_finished_history_ends_with_the_final_models_round", "[repository]")
 TEST_CASE("evaluate_tasks_report_metrics_for_their_rounds_model", "[repository]") {
   Harness h;
   auto spec = test_spec("p", 1, 1, 1);
-  spec.eval_tasks_per_round = 1;
+  spec.settings.eval_tasks_per_round = 1;
   auto p = h.repo.create_population(spec);
 
   const TaskAssignment eval0 = h.claim_task(p);
@@ -428,7 +428,7 @@ TEST_CASE("evaluate_tasks_report_metrics_for_their_rounds_model", "[repository]"
 TEST_CASE("final_evaluation_round_ends_at_its_deadline", "[repository]") {
   Harness h;
   auto spec = test_spec("p", 1, 1, 1);
-  spec.eval_tasks_per_round = 2;
+  spec.settings.eval_tasks_per_round = 2;
   auto p = h.repo.create_population(spec);
   h.claim_task(p);
   h.claim_task(p);

@@ -8,8 +8,10 @@
 
 namespace fedleaf::server {
 
-std::string Request::header(const std::string& lower_name) const {
-  auto it = headers.find(lower_name);
+std::string Request::header(const std::string& name) const {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto it = headers.find(lower);
   return it == headers.end() ? std::string() : it->second;
 }
 

@@ -25,8 +25,8 @@ struct Request {
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
 
-  // The header's value, or "" when absent.
-  std::string header(const std::string& lower_name) const;
+  // The header's value, or "" when absent; the name matches in any case.
+  std::string header(const std::string& name) const;
   // The target without its query string.
   std::string path() const;
 };

@@ -11,6 +11,7 @@
 #include "core/version.h"
 #include "core/wire/text_format.h"
 #include "server/api/claim_body.h"
+#include "server/api/protocol_headers.h"
 #include "server/api/static_files.h"
 #include "server/api/wire_json.h"
 #include "server/util/server_errors.h"
@@ -19,10 +20,6 @@
 namespace fedleaf::server {
 
 namespace {
-
-std::string server_version() {
-  return std::to_string(kVersionMajor) + "." + std::to_string(kVersionMinor);
-}
 
 std::vector<std::string> split_path(const std::string& path) {
   std::vector<std::string> parts;
@@ -118,8 +115,8 @@ std::int64_t parse_round(const std::string& text) {
 }  // namespace
 
 void check_protocol_version(const Request& request) {
-  const std::string header = request.header("fedleaf-version");
-  const std::string ours = server_version();
+  const std::string header = request.header(kFedleafVersion);
+  const std::string ours = protocol_version();
   if (header.empty()) {
     if (request.method == "POST" || request.method == "PUT") {
       throw UpgradeRequired("missing Fedleaf-Version header: this server speaks fedleaf " + ours +
@@ -182,7 +179,7 @@ Response Router::handle(const Request& request, bool admitted) const {
     if (const auto* busy = dynamic_cast<const TooManyRequests*>(&e)) {
       const double wait_s = std::max(0.001, busy->retry_after_s());
       response.set_header("Retry-After", std::to_string(static_cast<long long>(std::ceil(wait_s))));
-      response.set_header("Fedleaf-Retry-After-Ms",
+      response.set_header(kFedleafRetryAfterMs,
                           std::to_string(static_cast<long long>(std::ceil(wait_s * 1000))));
     }
     if (is_claim) metrics_.count_claim("error");
@@ -289,9 +286,9 @@ Response Router::route(const Request& request, bool admitted) const {
     Response r;
     r.status = 204;
     r.set_header("Retry-After", std::to_string(static_cast<long long>(retry.retry_after_s)));
-    r.set_header("Fedleaf-Retry-After-Ms",
+    r.set_header(kFedleafRetryAfterMs,
                  std::to_string(static_cast<long long>(retry.retry_after_ms)));
-    r.set_header("Fedleaf-Population-State", retry.finished ? "finished" : "running");
+    r.set_header(kFedleafPopulationState, retry.finished ? "finished" : "running");
     if (claim.wait_s > 0 && !retry.finished) {
       r.wait = ClaimWait{parts[2], retry.wake_epoch, claim.wait_s};
     }

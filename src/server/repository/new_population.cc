@@ -20,7 +20,7 @@ namespace {
 // such round (clients_per_round 1 never learned its embedding). Written into the plan, the
 // value is the one every reader sees: a restart, other servers, the status, the leaves.
 std::string population_plan(const PopulationSpec& spec) {
-  const auto cap = static_cast<std::uint64_t>(spec.min_reports);
+  const auto cap = static_cast<std::uint64_t>(spec.settings.min_reports);
   if (cap >= core::kDefaultMinContributors) return spec.plan_json;
   nlohmann::json plan = nlohmann::json::parse(spec.plan_json);
   auto updates = plan.find("updates");
@@ -90,27 +90,21 @@ NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan pla
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
   auto update_plan = std::make_shared<const core::UpdatePlan>(std::move(plan.parsed.updates));
-  check_min_contributors(*update_plan, spec.clients_per_round);
+  check_min_contributors(*update_plan, spec.settings.clients_per_round);
   core::RoundAggregator aggregator(*update_plan, tensors,
-                                   static_cast<std::size_t>(spec.clients_per_round));
+                                   static_cast<std::size_t>(spec.settings.clients_per_round));
 
   PopulationRecord record;
   record.id = spec.id ? *spec.id : "pop-" + generate_token().substr(3, 12);
   std::string client_token = generate_token();
   record.plan_json = plan_json;
   record.client_token_hash = hash_token(client_token);
-  record.rounds = spec.rounds;
-  record.clients_per_round = spec.clients_per_round;
-  record.min_reports = spec.min_reports;
-  record.round_deadline_s = spec.round_deadline_s;
-  record.lease_s = spec.lease_s;
-  record.train_tasks_per_round = spec.train_tasks_per_round;
-  record.eval_tasks_per_round = spec.eval_tasks_per_round;
+  record.settings = spec.settings;
   record.created_at = now;
   RoundRecord round0;
   round0.population_id = record.id;
   round0.started_at = now;
-  round0.deadline = now + record.round_deadline_s;
+  round0.deadline = now + record.settings.round_deadline_s;
   round0.robust_json = open_round_robust_json(
       core::initial_clip_bounds(*update_plan),
       update_plan->adaptive_example_cap

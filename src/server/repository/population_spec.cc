@@ -110,21 +110,21 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
     spec.seed = body["seed"].get<std::uint64_t>();
   }
 
-  spec.rounds = integer_field(body, "rounds", 1, 1, 1'000'000);
-  spec.clients_per_round = integer_field(body, "clients_per_round", 1, 1, 1'000'000);
-  spec.min_reports =
-      integer_field(body, "min_reports", spec.clients_per_round, 1, spec.clients_per_round);
+  spec.settings.rounds = integer_field(body, "rounds", 1, 1, 1'000'000);
+  spec.settings.clients_per_round = integer_field(body, "clients_per_round", 1, 1, 1'000'000);
+  spec.settings.min_reports = integer_field(body, "min_reports", spec.settings.clients_per_round, 1,
+                                            spec.settings.clients_per_round);
   // Times past a year are a mistake (a lease that never ends holds its task for good).
   constexpr double kYear = 365.0 * 24 * 3600;
-  spec.round_deadline_s = positive_field(body, "round_deadline_s", 600, 0, kYear);
-  spec.lease_s = positive_field(body, "lease_s", 120, 0, kYear);
+  spec.settings.round_deadline_s = positive_field(body, "round_deadline_s", 600, 0, kYear);
+  spec.settings.lease_s = positive_field(body, "lease_s", 120, 0, kYear);
   const double over_selection = positive_field(body, "over_selection", 1.0, 1.0, 10'000'000);
-  const double tasks = std::ceil(spec.clients_per_round * over_selection);
+  const double tasks = std::ceil(spec.settings.clients_per_round * over_selection);
   if (tasks > 10'000'000) {
     throw InvalidInput("population: clients_per_round * over_selection must be <= 10000000");
   }
-  spec.train_tasks_per_round = static_cast<int>(tasks);
-  spec.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, 1'000'000);
+  spec.settings.train_tasks_per_round = static_cast<int>(tasks);
+  spec.settings.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, 1'000'000);
   return spec;
 }
 

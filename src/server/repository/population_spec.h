@@ -25,6 +25,8 @@
 #include <optional>
 #include <string>
 
+#include "server/store/population_settings.h"
+
 namespace fedleaf::server {
 
 struct PopulationSpec {
@@ -32,13 +34,7 @@ struct PopulationSpec {
   std::string plan_json;                     // the plan, re-serialised compactly
   std::optional<std::string> initial_model;  // safetensors bytes
   std::optional<std::uint64_t> seed;
-  int rounds = 1;
-  int clients_per_round = 1;
-  int min_reports = 1;
-  double round_deadline_s = 600;
-  double lease_s = 120;
-  int train_tasks_per_round = 1;
-  int eval_tasks_per_round = 0;
+  PopulationSettings settings;
 };
 
 PopulationSpec parse_population_spec(const std::string& body);

@@ -17,7 +17,7 @@ namespace fedleaf::server {
 // Reports a round expects: lets each accumulator size itself up front (results never depend on
 // it; see AccumulatorOptions).
 std::size_t expected_reports(const PopulationRecord& record) {
-  return static_cast<std::size_t>(std::max(1, record.clients_per_round));
+  return static_cast<std::size_t>(std::max(1, record.settings.clients_per_round));
 }
 
 std::string plan_with_kind(const std::string& plan_json, const char* kind) {
@@ -79,7 +79,7 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
   st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
   st->update_plan =
       std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
-  if (record.state == RunState::kRunning && round->number < record.rounds &&
+  if (record.state == RunState::kRunning && round->number < record.settings.rounds &&
       round->status == RoundStatus::kOpen) {
     rebuild_aggregator(store, *st);
   }

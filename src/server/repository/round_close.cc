@@ -37,13 +37,13 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.opened.population_id = state.record.id;
   out.opened.number = out.closed.number + 1;
   out.opened.started_at = now;
-  out.opened.deadline = now + state.record.round_deadline_s;
+  out.opened.deadline = now + state.record.settings.round_deadline_s;
   out.record = state.record;
   out.record.current_round = out.opened.number;
-  out.training_over = out.opened.number >= out.record.rounds;
+  out.training_over = out.opened.number >= out.record.settings.rounds;
   if (!out.training_over)
     out.opened.robust_json = open_round_robust_json(out.next_clip_bounds, out.next_example_cap);
-  if (out.training_over && out.record.eval_tasks_per_round == 0) {
+  if (out.training_over && out.record.settings.eval_tasks_per_round == 0) {
     out.opened.status = RoundStatus::kClosed;
     out.opened.closed_at = now;
     out.record.state = RunState::kFinished;

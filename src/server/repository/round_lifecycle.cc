@@ -180,7 +180,7 @@ void RoundLifecycle::apply_close(PopulationState& st, RoundClose& close, double 
   }
   if (parts_.options.logger && st.record.state == RunState::kFinished) {
     parts_.options.logger->info("event=population_finished population={} rounds={}", id,
-                                st.record.rounds);
+                                st.record.settings.rounds);
   }
 }
 
@@ -287,7 +287,7 @@ void RoundLifecycle::finish(PopulationState& st, double now) {
   st.record = close->population;
   if (parts_.options.logger) {
     parts_.options.logger->info("event=population_finished population={} rounds={} eval_reports={}",
-                                id, st.record.rounds, st.round.eval_reports);
+                                id, st.record.settings.rounds, st.round.eval_reports);
   }
 }
 
@@ -305,8 +305,8 @@ void RoundLifecycle::wait_for_close_past(const std::string& population_id, int r
 bool RoundLifecycle::has_task_to_offer(const PopulationState& st, double now) {
   if (st.record.state != RunState::kRunning || st.closing != 0) return false;
   const bool train_left =
-      st.round.number < st.record.rounds && st.round.train_tasks < st.record.train_tasks_per_round;
-  const bool eval_left = st.round.eval_tasks < st.record.eval_tasks_per_round;
+      st.round.number < st.record.settings.rounds && st.round.train_tasks < st.record.settings.train_tasks_per_round;
+  const bool eval_left = st.round.eval_tasks < st.record.settings.eval_tasks_per_round;
   return train_left || eval_left ||
          parts_.store.has_leasable_task(st.record.id, st.round.number, now);
 }

@@ -33,13 +33,13 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
     int created;
   };
   std::vector<Pool> pools;
-  if (st.record.eval_tasks_per_round > 0) {
-    pools.push_back({TaskKind::kEvaluate, st.record.eval_tasks_per_round, st.round.eval_tasks});
+  if (st.record.settings.eval_tasks_per_round > 0) {
+    pools.push_back({TaskKind::kEvaluate, st.record.settings.eval_tasks_per_round, st.round.eval_tasks});
   }
   const bool wants_later_round = st.round.number < min_round;
   // A round being closed takes no more reports: its train tasks wait for the next round.
-  if (st.round.number < st.record.rounds && !wants_later_round && st.closing == 0) {
-    pools.push_back({TaskKind::kTrain, st.record.train_tasks_per_round, st.round.train_tasks});
+  if (st.round.number < st.record.settings.rounds && !wants_later_round && st.closing == 0) {
+    pools.push_back({TaskKind::kTrain, st.record.settings.train_tasks_per_round, st.round.train_tasks});
   }
   std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
@@ -54,7 +54,7 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
     task.round = st.round.number;
     task.kind = pool.kind;
     task.lease_token = generate_token();
-    task.lease_expires_at = now + st.record.lease_s;
+    task.lease_expires_at = now + st.record.settings.lease_s;
     std::optional<ClaimedTask> claimed;
     parts_.population_step(population_id, "claim", [&] {
       claimed = parts_.store.claim_task({population_id, task.round, pool.kind, pool.limit, now,

@@ -88,7 +88,7 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   if (parts_.options.logger) {
     parts_.options.logger->info(
         "event=population_created population={} rounds={} clients_per_round={}", record.id,
-        record.rounds, record.clients_per_round);
+        record.settings.rounds, record.settings.clients_per_round);
   }
   return created;
 }
@@ -173,7 +173,7 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
   for (const PopulationRecord& p : parts_.store.list_populations()) {
     const bool failed = parts_.populations.quarantine_reason(p.id) != nullptr;
     out.push_back({p.id, failed ? std::string("failed") : to_string(p.state), p.current_round,
-                   p.rounds, p.clients_per_round});
+                   p.settings.rounds, p.settings.clients_per_round});
   }
   return out;
 }

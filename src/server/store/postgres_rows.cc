@@ -9,13 +9,13 @@ PopulationRecord read_population(const PgRows& s, int i) {
   p.id = s.text(i, 0);
   p.plan_json = s.text(i, 1);
   p.client_token_hash = s.text(i, 2);
-  p.rounds = s.int32(i, 3);
-  p.clients_per_round = s.int32(i, 4);
-  p.min_reports = s.int32(i, 5);
-  p.round_deadline_s = s.real(i, 6);
-  p.lease_s = s.real(i, 7);
-  p.train_tasks_per_round = s.int32(i, 8);
-  p.eval_tasks_per_round = s.int32(i, 9);
+  p.settings.rounds = s.int32(i, 3);
+  p.settings.clients_per_round = s.int32(i, 4);
+  p.settings.min_reports = s.int32(i, 5);
+  p.settings.round_deadline_s = s.real(i, 6);
+  p.settings.lease_s = s.real(i, 7);
+  p.settings.train_tasks_per_round = s.int32(i, 8);
+  p.settings.eval_tasks_per_round = s.int32(i, 9);
   p.state = parse_run_state(s.text(i, 10));
   p.current_round = s.int32(i, 11);
   p.created_at = s.real(i, 12);
@@ -80,7 +80,7 @@ TaskRecord read_task(const PgRows& s, int i) {
   return t;
 }
 
-std::string select_from(const char* columns, const char* rest) {
+std::string select_from(const std::string& columns, const char* rest) {
   return std::string("SELECT ") + columns + " FROM " + rest;
 }
 

@@ -3,7 +3,7 @@
 // select, the readers of a row and the writer of a round's fields. Shared by every
 // PostgresStore operation so that a column is named and read in one place.
 //
-//   PgRows rows = ...;  // SELECT <kRoundColumns> FROM rounds ...
+//   PgRows rows = ...;  // SELECT <column_list(kRoundsTable)> FROM rounds ...
 //   RoundRecord r = read_round(rows, 0);
 
 #include <string>
@@ -11,16 +11,16 @@
 
 #include "server/store/postgres_statement.h"
 #include "server/store/store.h"
-#include "server/store/store_columns.h"
+#include "server/store/store_tables.h"
 
 namespace fedleaf::server {
 
 PopulationRecord read_population(const PgRows& s, int i);
 RoundRecord read_round(const PgRows& s, int i);
-// The round's non-key fields, in kRoundColumns order after the key.
+// The round's non-key fields, in kRoundsTable order after the key.
 void add_round_fields(PgParams& p, const RoundRecord& r);
 TaskRecord read_task(const PgRows& s, int i);
-std::string select_from(const char* columns, const char* rest);
+std::string select_from(const std::string& columns, const char* rest);
 // A round shard's counters from column `first` on (reports .. eval_sums_json).
 RoundRecord read_shard(const PgRows& s, int i, int first);
 // Rows of `rounds r LEFT JOIN round_shards s` (the round's columns, then its shard's counters,

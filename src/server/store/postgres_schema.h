@@ -1,84 +1,46 @@
 // The PostgreSQL schema of the task repository (version PostgresStore::kSchemaVersion): one
-// statement per constant, indexes next to their tables, the same tables and rules as SQLite's
+// statement per entry, indexes next to their tables, the tables of records rendered from their
+// column tables (store_tables.h), the same tables and rules as SQLite's
 // (sqlite_schema.h). set_up_postgres_schema (postgres_schema_setup.h) runs them when it creates
 // or migrates the schema, never on a start that finds the version current.
 //
-//   for (const char* sql : kPostgresSchema) pg_exec(conn, sql);
+//   for (const std::string& sql : postgres_schema()) pg_exec(conn, sql.c_str());
 #pragma once
 
 #include <array>
+#include <string>
+#include <vector>
+
+#include "server/store/store_tables.h"
 
 namespace fedleaf::server {
 
-inline constexpr const char* kPostgresSchema[] = {
-    R"sql(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS populations (
-         id TEXT PRIMARY KEY,
-         plan_json TEXT NOT NULL,
-         client_token_hash TEXT NOT NULL,
-         rounds INTEGER NOT NULL,
-         clients_per_round INTEGER NOT NULL,
-         min_reports INTEGER NOT NULL,
-         round_deadline_s DOUBLE PRECISION NOT NULL,
-         lease_s DOUBLE PRECISION NOT NULL,
-         train_tasks_per_round INTEGER NOT NULL,
-         eval_tasks_per_round INTEGER NOT NULL,
-         state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
-         current_round INTEGER NOT NULL,
-         created_at DOUBLE PRECISION NOT NULL))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS rounds (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         number INTEGER NOT NULL,
-         status TEXT NOT NULL CHECK (status IN ('open', 'closed')),
-         started_at DOUBLE PRECISION NOT NULL,
-         deadline DOUBLE PRECISION NOT NULL,
-         closed_at DOUBLE PRECISION NOT NULL,
-         train_tasks INTEGER NOT NULL,
-         eval_tasks INTEGER NOT NULL,
-         reports INTEGER NOT NULL,
-         examples DOUBLE PRECISION NOT NULL,
-         loss_sum DOUBLE PRECISION NOT NULL,
-         accuracy_sum DOUBLE PRECISION NOT NULL,
-         accuracy_examples DOUBLE PRECISION NOT NULL,
-         upload_bytes BIGINT NOT NULL,
-         eval_reports INTEGER NOT NULL,
-         eval_examples DOUBLE PRECISION NOT NULL,
-         eval_sums_json TEXT NOT NULL,
-         robust_json TEXT NOT NULL DEFAULT '{}',
-         PRIMARY KEY (population_id, number)))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS models (
+inline std::vector<std::string> postgres_schema() {
+  return {
+      R"sql(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))sql",
+      create_table_sql(kPopulationsTable, Dialect::kPostgres),
+      create_table_sql(kRoundsTable, Dialect::kPostgres),
+      R"sql(CREATE TABLE IF NOT EXISTS models (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          etag TEXT NOT NULL,
          bytes BYTEA NOT NULL,
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS tasks (
-         id BIGSERIAL PRIMARY KEY,
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         kind TEXT NOT NULL CHECK (kind IN ('train', 'evaluate')),
-         state TEXT NOT NULL CHECK (state IN ('leased', 'done')),
-         lease_id BIGINT NOT NULL,
-         lease_expires_at DOUBLE PRECISION NOT NULL,
-         completed_lease_id BIGINT NOT NULL,
-         result_sha256 TEXT NOT NULL,
-         result_status INTEGER NOT NULL,
-         result_body TEXT NOT NULL,
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-    R"sql(CREATE INDEX IF NOT EXISTS tasks_by_expiry
+      create_table_sql(kTasksTable, Dialect::kPostgres),
+      R"sql(CREATE INDEX IF NOT EXISTS tasks_by_expiry
          ON tasks (population_id, round, kind, state, lease_expires_at))sql",
-    R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS leases (
+      R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
+      R"sql(CREATE TABLE IF NOT EXISTS leases (
          id BIGSERIAL PRIMARY KEY,
          task_id BIGINT NOT NULL REFERENCES tasks(id),
          token_hash TEXT NOT NULL,
          expires_at DOUBLE PRECISION NOT NULL,
          refused_sha256 TEXT NOT NULL DEFAULT ''))sql",
-    R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
-    // One result per task and one per seq: a second acceptance is a unique violation even if
-    // the locks were bypassed.
-    R"sql(CREATE TABLE IF NOT EXISTS results (
+      R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
+      // One result per task and one per seq: a second acceptance is a unique violation even if
+      // the locks were bypassed.
+      R"sql(CREATE TABLE IF NOT EXISTS results (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          seq BIGINT NOT NULL,
@@ -86,16 +48,16 @@ inline constexpr const char* kPostgresSchema[] = {
          bytes BYTEA NOT NULL,
          PRIMARY KEY (population_id, round, seq),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-    // Result seqs come from one sequence (no round row to count on): increasing in the order
-    // the results were accepted, so a round's results read in seq order are folded as one
-    // server would have folded them.
-    R"sql(CREATE SEQUENCE IF NOT EXISTS result_seq)sql",
-    // A round's report counters while it is open, one row per server connection (shard = its
-    // backend pid): an accept adds to its own row only, so servers never wait for one another's
-    // commits; a round's counters are its row plus its shards (close_round folds them in). A
-    // closer locks every shard row first: that waits for the accepts in flight, and an accept
-    // locks its shard row before it reads whether the round is open.
-    R"sql(CREATE TABLE IF NOT EXISTS round_shards (
+      // Result seqs come from one sequence (no round row to count on): increasing in the order
+      // the results were accepted, so a round's results read in seq order are folded as one
+      // server would have folded them.
+      R"sql(CREATE SEQUENCE IF NOT EXISTS result_seq)sql",
+      // A round's report counters while it is open, one row per server connection (shard = its
+      // backend pid): an accept adds to its own row only, so servers never wait for one another's
+      // commits; a round's counters are its row plus its shards (close_round folds them in). A
+      // closer locks every shard row first: that waits for the accepts in flight, and an accept
+      // locks its shard row before it reads whether the round is open.
+      R"sql(CREATE TABLE IF NOT EXISTS round_shards (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          shard BIGINT NOT NULL,
@@ -110,19 +72,20 @@ inline constexpr const char* kPostgresSchema[] = {
          eval_sums_json TEXT NOT NULL,
          PRIMARY KEY (population_id, round, shard),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
+      R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          seq BIGINT NOT NULL,
          bytes BYTEA NOT NULL,
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-    R"sql(CREATE TABLE IF NOT EXISTS rejections (
+      R"sql(CREATE TABLE IF NOT EXISTS rejections (
          population_id TEXT NOT NULL REFERENCES populations(id),
          reason TEXT NOT NULL,
          count BIGINT NOT NULL,
          PRIMARY KEY (population_id, reason)))sql",
-};
+  };
+}
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs

@@ -53,7 +53,7 @@ void create_or_migrate(pg_conn* conn, const PostgresSchemaSetup& setup) {
     const std::optional<int> found = read_version(conn);
     if (found != PostgresStore::kSchemaVersion) {
       if (found) check_readable(*found);
-      for (const char* sql : kPostgresSchema) pg_exec(conn, sql);
+      for (const std::string& sql : postgres_schema()) pg_exec(conn, sql.c_str());
       const std::string version = std::to_string(PostgresStore::kSchemaVersion);
       if (found) {
         for (int v = *found; v < PostgresStore::kSchemaVersion; ++v) {

@@ -3,12 +3,12 @@
 // the readers of a row and the binder of a round's fields, so that a column is named and read in
 // one place. Templates over the statement type (SqliteStatement; tests may pass a fake).
 //
-//   Statement s = statement(("SELECT " + std::string(kRoundColumns) + " FROM rounds").c_str());
+//   Statement s = statement(("SELECT " + column_list(kRoundsTable) + " FROM rounds").c_str());
 //   while (s.step()) rounds.push_back(read_round(s));
 
 #include "server/store/store.h"
-#include "server/store/store_columns.h"
 #include "server/store/store_rules.h"
+#include "server/store/store_tables.h"
 
 namespace fedleaf::server {
 template <class Stmt>
@@ -17,13 +17,13 @@ PopulationRecord read_population(const Stmt& s) {
   p.id = s.text(0);
   p.plan_json = s.text(1);
   p.client_token_hash = s.text(2);
-  p.rounds = s.int32(3);
-  p.clients_per_round = s.int32(4);
-  p.min_reports = s.int32(5);
-  p.round_deadline_s = s.real(6);
-  p.lease_s = s.real(7);
-  p.train_tasks_per_round = s.int32(8);
-  p.eval_tasks_per_round = s.int32(9);
+  p.settings.rounds = s.int32(3);
+  p.settings.clients_per_round = s.int32(4);
+  p.settings.min_reports = s.int32(5);
+  p.settings.round_deadline_s = s.real(6);
+  p.settings.lease_s = s.real(7);
+  p.settings.train_tasks_per_round = s.int32(8);
+  p.settings.eval_tasks_per_round = s.int32(9);
   p.state = parse_run_state(s.text(10));
   p.current_round = s.int32(11);
   p.created_at = s.real(12);

@@ -41,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include "server/store/population_settings.h"
+
 namespace fedleaf::server {
 
 enum class Durability { kNormal, kFull };
@@ -65,13 +67,7 @@ struct PopulationRecord {
   std::string id;
   std::string plan_json;
   std::string client_token_hash;  // hex SHA-256 of the population's client token
-  int rounds = 1;             // training rounds; models 0..rounds are published (see drop_models)
-  int clients_per_round = 1;  // reports that close a round at once
-  int min_reports = 1;        // reports that close a round at its deadline
-  double round_deadline_s = 600;
-  double lease_s = 120;
-  int train_tasks_per_round = 1;  // clients_per_round plus over-selection
-  int eval_tasks_per_round = 0;
+  PopulationSettings settings;
   RunState state = RunState::kRunning;
   int current_round = 0;
   double created_at = 0;

@@ -1,0 +1,21 @@
+// PopulationSettings: how a population's rounds run, as its creation body states them
+// (PopulationSpec) and as the store keeps them (PopulationRecord) — one struct, so a setting
+// added is added once.
+//
+//   PopulationRecord record;
+//   record.settings = spec.settings;
+#pragma once
+
+namespace fedleaf::server {
+
+struct PopulationSettings {
+  int rounds = 1;             // training rounds; models 0..rounds are published (see drop_models)
+  int clients_per_round = 1;  // reports that close a round at once
+  int min_reports = 1;        // reports that close a round at its deadline
+  double round_deadline_s = 600;
+  double lease_s = 120;
+  int train_tasks_per_round = 1;  // clients_per_round plus over-selection
+  int eval_tasks_per_round = 0;
+};
+
+}  // namespace fedleaf::server

@@ -1,0 +1,295 @@
+// PostgresStore (postgres_store.h): tasks, created a chunk at a time and claimed with FOR UPDATE
+// SKIP LOCKED, their leases and uploads (counted per server in round_shards), and the refused
+// uploads counted.
+#include "server/store/postgres_store.h"
+
+#include <libpq-fe.h>
+
+#include <utility>
+
+#include "core/error.h"
+#include "server/store/postgres_rows.h"
+#include "server/store/postgres_statement.h"
+#include "server/store/store_rules.h"
+
+namespace fedleaf::server {
+
+template <class Body>
+void PostgresStore::side_transaction(Body&& body) {
+  pg_exec(side_.conn, "BEGIN");
+  try {
+    pg_exec(side_.conn, "SET LOCAL synchronous_commit = off");
+    body();
+    pg_exec(side_.conn, "COMMIT");
+  } catch (...) {
+    PQclear(PQexec(side_.conn, "ROLLBACK"));
+    throw;
+  }
+}
+
+// ---- tasks and leases
+
+std::optional<std::int64_t> PostgresStore::leasable_task(const ClaimRequest& r) {
+  // A task another server is leasing right now is skipped, not waited for. Tasks created but
+  // never leased (lease_expires_at 0) come first.
+  Rows rows =
+      run("SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = t.population_id AND "
+          "r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND t.kind = $3 AND "
+          "t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
+          "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
+          Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).real(r.now));
+  if (rows.size() == 0) return std::nullopt;
+  return rows.int64(0, 0);
+}
+
+bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
+  const bool train = r.kind == TaskKind::kTrain;
+  // Read without the lock first: a round whose tasks are all created is not locked at all.
+  const char* count_sql = train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
+                                  "number = $2 AND status = 'open'"
+                                : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
+                                  "number = $2 AND status = 'open'";
+  Rows counted = run(count_sql, Params().text(r.population_id).integer(r.round));
+  if (counted.size() == 0 || counted.int32(0, 0) >= r.limit) return false;
+  bool created_some = false;
+  side_transaction([&] {
+    Rows locked = run_on(side_,
+                         train ? "SELECT train_tasks FROM rounds WHERE population_id = $1 AND "
+                                 "number = $2 AND status = 'open' FOR NO KEY UPDATE"
+                               : "SELECT eval_tasks FROM rounds WHERE population_id = $1 AND "
+                                 "number = $2 AND status = 'open' FOR NO KEY UPDATE",
+                         Params().text(r.population_id).integer(r.round));
+    if (locked.size() == 0) return;
+    const int created = locked.int32(0, 0);
+    if (created >= r.limit) {
+      created_some = true;  // by another server while this one waited: look again
+      return;
+    }
+    const int chunk = std::min(r.limit - created, kTaskChunk);
+    run_on(side_,
+           train ? "UPDATE rounds SET train_tasks = $1 WHERE population_id = $2 AND number = $3"
+                 : "UPDATE rounds SET eval_tasks = $1 WHERE population_id = $2 AND number = $3",
+           Params().integer(created + chunk).text(r.population_id).integer(r.round));
+    run_on(side_,
+           "INSERT INTO tasks (population_id, round, kind, state, lease_id, lease_expires_at, "
+           "completed_lease_id, result_sha256, result_status, result_body) "
+           "SELECT $1, $2, $3, 'leased', 0, 0, 0, '', 0, '' FROM generate_series(1, $4)",
+           Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).integer(chunk));
+    created_some = true;
+  });
+  return created_some;
+}
+
+std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
+  std::optional<std::int64_t> task_id = leasable_task(r);
+  // A chunk of tasks at once, committed at once on the side connection (never leased, they are
+  // any server's to lease; a claim that rolls back leaves them): one wait for the round row per
+  // chunk, and no round row locked until this server's batch commits.
+  if (!task_id && create_task_chunk(r)) task_id = leasable_task(r);
+  if (!task_id) return std::nullopt;
+  Rows lease =
+      run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES ($1, $2, $3) RETURNING id",
+          Params().integer(*task_id).text(r.lease_token_hash).real(r.lease_expires_at));
+  const std::int64_t lease_id = lease.int64(0, 0);
+  run("UPDATE tasks SET lease_id = $1, lease_expires_at = $2 WHERE id = $3",
+      Params().integer(lease_id).real(r.lease_expires_at).integer(*task_id));
+  return ClaimedTask{*task_id, lease_id};
+}
+
+// The task row is locked by the UPDATE until the batch commits, like a claim's.
+void PostgresStore::release_lease(std::int64_t task_id, std::int64_t lease_id, double now) {
+  Rows released =
+      run("UPDATE tasks SET lease_expires_at = $1 WHERE id = $2 AND lease_id = $3 AND state = "
+          "'leased' AND lease_expires_at > $1 RETURNING id",
+          Params().real(now).integer(task_id).integer(lease_id));
+  if (released.size() == 0) return;
+  run("UPDATE leases SET expires_at = $1 WHERE id = $2", Params().real(now).integer(lease_id));
+}
+
+std::optional<TaskRecord> PostgresStore::find_task(std::int64_t id) {
+  static const std::string sql = select_from(column_list(kTasksTable), "tasks WHERE id = $1");
+  Rows rows = run(sql.c_str(), Params().integer(id));
+  if (rows.size() == 0) return std::nullopt;
+  return read_task(rows, 0);
+}
+
+std::optional<RoundRecord> PostgresStore::shard_of(const char* sql, const Params& key) {
+  Rows rows = run(sql, key);
+  if (rows.size() == 0) return std::nullopt;
+  return read_shard(rows, 0, 0);
+}
+
+AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
+  static const std::string task_sql =
+      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
+  AcceptOutcome out;
+  {
+    Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
+    if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
+    out.task = read_task(rows, 0);
+  }
+  out.status = classify_upload(out.task, r);
+  if (out.status != AcceptStatus::kAccepted) return out;
+  const std::string& population_id = out.task.population_id;
+  const int number = out.task.round;
+  const bool train = out.task.kind == TaskKind::kTrain;
+  // This store's shard row, locked before the round is read: a closer (lock_open_round) locks
+  // every shard row, so it waits for this report, or this report sees the round closed. The
+  // first report of the round here creates the row first (committed at once, under the round
+  // row's lock: a closer holding it sees the row).
+  const char* shard_sql =
+      "SELECT reports, examples, loss_sum, accuracy_sum, accuracy_examples, upload_bytes, "
+      "eval_reports, eval_examples, eval_sums_json FROM round_shards WHERE population_id = $1 "
+      "AND round = $2 AND shard = $3 FOR UPDATE";
+  const Params shard_key = Params().text(population_id).integer(number).integer(shard_);
+  std::optional<RoundRecord> locked_shard = shard_of(shard_sql, shard_key);
+  if (!locked_shard) {
+    if (!create_shard(population_id, number, train)) {
+      out.status = AcceptStatus::kRoundClosed;
+      return out;
+    }
+    locked_shard = shard_of(shard_sql, shard_key);
+    if (!locked_shard) throw Error("postgres store: the shard row just created is missing");
+  }
+  RoundRecord shard = std::move(*locked_shard);
+  std::optional<RoundRecord> round = find_round(population_id, number);
+  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
+  if (train && round->status != RoundStatus::kOpen) {
+    out.status = AcceptStatus::kRoundClosed;
+    return out;
+  }
+  apply_delta(shard, out.task.kind, r.delta);
+  apply_delta(*round, out.task.kind, r.delta);
+  run("UPDATE round_shards SET reports = $4, examples = $5, loss_sum = $6, accuracy_sum = $7, "
+      "accuracy_examples = $8, upload_bytes = $9, eval_reports = $10, eval_examples = $11, "
+      "eval_sums_json = $12 WHERE population_id = $1 AND round = $2 AND shard = $3",
+      Params()
+          .text(population_id)
+          .integer(number)
+          .integer(shard_)
+          .integer(shard.reports)
+          .real(shard.examples)
+          .real(shard.loss_sum)
+          .real(shard.accuracy_sum)
+          .real(shard.accuracy_examples)
+          .integer(shard.upload_bytes)
+          .integer(shard.eval_reports)
+          .real(shard.eval_examples)
+          .text(shard.eval_sums_json));
+  if (train) {
+    Rows inserted =
+        run("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES ($1, $2, "
+            "nextval('result_seq'), $3, $4) RETURNING seq",
+            Params().text(population_id).integer(number).integer(r.task_id).blob(r.train_bytes));
+    out.seq = inserted.int64(0, 0);
+  }
+  complete_task(out.task, r, round->reports);
+  run("UPDATE tasks SET state = $1, completed_lease_id = $2, result_sha256 = $3, "
+      "result_status = $4, result_body = $5 WHERE id = $6",
+      Params()
+          .text(to_string(out.task.state))
+          .integer(out.task.completed_lease_id)
+          .text(out.task.result_sha256)
+          .integer(out.task.result_status)
+          .text(out.task.result_body)
+          .integer(out.task.id));
+  out.round = std::move(*round);
+  return out;
+}
+
+bool PostgresStore::create_shard(const std::string& population_id, int number, bool open_only) {
+  bool created = false;
+  side_transaction([&] {
+    Rows round = run_on(side_,
+                        "SELECT status FROM rounds WHERE population_id = $1 AND number = $2 "
+                        "FOR NO KEY UPDATE",
+                        Params().text(population_id).integer(number));
+    if (round.size() == 0) {
+      throw NotFound("round " + std::to_string(number) + " of population '" + population_id +
+                     "' does not exist");
+    }
+    if (open_only && parse_round_status(round.text(0, 0)) != RoundStatus::kOpen) return;
+    run_on(side_,
+           "INSERT INTO round_shards (population_id, round, shard, reports, examples, loss_sum, "
+           "accuracy_sum, accuracy_examples, upload_bytes, eval_reports, eval_examples, "
+           "eval_sums_json) VALUES ($1, $2, $3, 0, 0, 0, 0, 0, 0, 0, 0, '{}') "
+           "ON CONFLICT DO NOTHING",
+           Params().text(population_id).integer(number).integer(shard_));
+    created = true;
+  });
+  return created;
+}
+
+bool PostgresStore::has_leasable_task(const std::string& population_id, int round, double now) {
+  return leasable_rows(population_id, round, now, false);
+}
+
+bool PostgresStore::has_expired_lease(const std::string& population_id, int round, double now) {
+  return leasable_rows(population_id, round, now, true);
+}
+
+bool PostgresStore::leasable_rows(const std::string& population_id, int round, double now,
+                                  bool leased_before) {
+  Rows rows =
+      run(leased_before ? "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
+                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
+                          "AND lease_id <> 0 LIMIT 1"
+                        : "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
+                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
+                          "LIMIT 1",
+          Params().text(population_id).integer(round).real(now));
+  return rows.size() > 0;
+}
+
+std::optional<double> PostgresStore::next_lease_expiry(const std::string& population_id, int round,
+                                                       double now) {
+  Rows rows =
+      run("SELECT min(lease_expires_at) FROM tasks WHERE population_id = $1 AND round = $2 AND "
+          "kind IN ('train', 'evaluate') AND state = 'leased' AND lease_expires_at > $3",
+          Params().text(population_id).integer(round).real(now));
+  if (rows.size() == 0 || rows.is_null(0, 0)) return std::nullopt;
+  return rows.real(0, 0);
+}
+
+std::int64_t PostgresStore::count_active_leases(double now) {
+  Rows rows = run("SELECT count(*) FROM tasks WHERE state = 'leased' AND lease_expires_at > $1",
+                  Params().real(now));
+  return rows.int64(0, 0);
+}
+
+std::vector<LeaseRecord> PostgresStore::list_leases(std::int64_t task_id) {
+  Rows rows =
+      run("SELECT id, task_id, token_hash, expires_at FROM leases WHERE task_id = $1 ORDER BY id",
+          Params().integer(task_id));
+  std::vector<LeaseRecord> out;
+  out.reserve(static_cast<std::size_t>(rows.size()));
+  for (int i = 0; i < rows.size(); ++i) {
+    out.push_back({rows.int64(i, 0), rows.int64(i, 1), rows.text(i, 2), rows.real(i, 3)});
+  }
+  return out;
+}
+
+// ---- rejections
+
+bool PostgresStore::add_rejection(const RefusedUpload& upload) {
+  if (upload.lease_id != 0) {
+    // A second server counting the same upload waits for this row lock, then finds it marked.
+    Rows marked =
+        run("UPDATE leases SET refused_sha256 = $2 WHERE id = $1 AND refused_sha256 <> $2",
+            Params().integer(upload.lease_id).text(upload.result_sha256));
+    if (marked.affected() == 0) return false;
+  }
+  run("INSERT INTO rejections (population_id, reason, count) VALUES ($1, $2, 1) "
+      "ON CONFLICT (population_id, reason) DO UPDATE SET count = rejections.count + 1",
+      Params().text(upload.population_id).text(upload.reason));
+  return true;
+}
+
+std::map<std::string, std::int64_t> PostgresStore::rejections(const std::string& population_id) {
+  Rows rows = run("SELECT reason, count FROM rejections WHERE population_id = $1",
+                  Params().text(population_id));
+  std::map<std::string, std::int64_t> out;
+  for (int i = 0; i < rows.size(); ++i) out[rows.text(i, 0)] = rows.int64(i, 1);
+  return out;
+}
+}  // namespace fedleaf::server
