@@ -93,7 +93,7 @@ TEST_CASE("make_new_population_generates_an_id_when_the_spec_has_none", "[new_po
 
 TEST_CASE("parse_population_plan_parses_the_stored_plan_once_as_a_train_task", "[new_population]") {
   PopulationSpec one = spec_of(test::kTestPlan);
-  one.min_reports = 1;
+  one.settings.min_reports = 1;
 
   const PopulationPlan plan = parse_population_plan(one);
 
