@@ -48,7 +48,9 @@ function randomCsr(seed, examples, vocab) {
 
 // A safetensors reader that shares nothing with fedleaf's: the header, its arrays (dtype names of
 // the safetensors format), packed and inside the file.
-const DTYPE_SIZES = { F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U8: 1, BOOL: 1 };
+const DTYPE_SIZES = {
+  F64: 8, F32: 4, F16: 2, BF16: 2, I64: 8, I32: 4, I16: 2, I8: 1, U64: 8, U32: 4, U16: 2, U8: 1, BOOL: 1,
+};
 function independentRead(bytes) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = Number(view.getBigUint64(0, true));
@@ -67,7 +69,7 @@ function independentRead(bytes) {
   return { arrays: Object.fromEntries(arrays), metadata: header.__metadata__ };
 }
 
-test('int8 + delta_varint and f16 uploads are the same bytes in both builds and decode within their bounds', async () => {
+test('int8 + delta_varint, f16 and u32-id uploads are the same bytes in both builds and decode within their bounds', async () => {
   const builds = [];
   for (const simd of [true, false]) {
     const executor = await createExecutor({ simd });
@@ -77,7 +79,8 @@ test('int8 + delta_varint and f16 uploads are the same bytes in both builds and 
       const plain = await executor.train(plan, model, data, { taskId: 't1' });
       const int8 = await executor.train(withCompression('int8', 'delta_varint'), model, data, { taskId: 't1' });
       const f16 = await executor.train(withCompression('f16'), model, data, { taskId: 't1' });
-      builds.push({ int8: int8.bytes, f16: f16.bytes });
+      const u32 = await executor.train(withCompression('f32', 'u32'), model, data, { taskId: 't1' });
+      builds.push({ int8: int8.bytes, f16: f16.bytes, u32: u32.bytes });
       // dim 8: a row is 8 × 4 bytes of values and an 8-byte id plain, 8 + 4 + 1 to 2 bytes compressed.
       assert.ok(plain.bytes.length > 2.5 * int8.bytes.length, `${plain.bytes.length} vs ${int8.bytes.length} bytes`);
 
@@ -107,6 +110,11 @@ test('int8 + delta_varint and f16 uploads are the same bytes in both builds and 
       assert.equal(file.metadata['emb/weight:values_compression'], 'int8');
       assert.equal(file.metadata['emb/weight:ids_compression'], 'delta_varint');
       assert.equal(independentRead(f16.bytes).arrays['emb/weight:values'].dtype, 'F16');
+      // u32 ids: the plain update with 4 bytes an id instead of 8, read back exactly.
+      const u32File = independentRead(u32.bytes);
+      assert.equal(u32File.arrays['emb/weight:indices'].dtype, 'U32');
+      assert.ok(plain.bytes.length - u32.bytes.length >= 4 * sent.indices.length - 8);
+      assert.deepEqual(executor.decodeSafetensors(u32.bytes).tensors['emb/weight'], sent);
     } finally {
       data.delete();
     }

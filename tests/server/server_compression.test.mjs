@@ -56,6 +56,7 @@ test('model:select answers the f16 download tensors as F16', async () => {
   const h = header(res.bytes);
   assert.equal(h['emb/weight:values'].dtype, 'F16');
   assert.deepEqual(h['emb/weight:values'].shape, [3, 2]);
+  assert.equal(h['emb/weight:indices'].dtype, 'I32', 'beside F16 values the row ids are I32');
   assert.equal(h['out/weight'].dtype, 'F16');
   assert.equal(h['out/bias'].dtype, 'F32', 'a tensor without download_values stays F32');
   assert.equal(h.__metadata__['emb/weight:values_compression'], 'f16');

@@ -74,7 +74,8 @@ SelectPadding parse_select_padding(const json& v, const std::string& where) {
   return padding;
 }
 
-// "compression": {"values": "f32" | "f16" | "int8", "ids": "i64" | "delta_varint"}, both optional.
+// "compression": {"values": "f32" | "f16" | "int8", "ids": "i64" | "u32" | "delta_varint"}, both
+// optional.
 TensorCompression parse_compression(const json& spec, const std::string& path,
                                     UpdateEncoding encoding) {
   TensorCompression out;
@@ -97,7 +98,10 @@ TensorCompression parse_compression(const json& spec, const std::string& path,
   if (const json* ids = find_field(*v, "ids")) {
     const auto parsed =
         ids->is_string() ? parse_ids_compression(ids->get<std::string>()) : std::nullopt;
-    if (!parsed) fail(where + ".ids", "must be \"i64\" or \"delta_varint\"");
+    if (!parsed) fail(where + ".ids", "must be \"i64\", \"u32\" or \"delta_varint\"");
+    if (*parsed == IdsCompression::kU32 && encoding == UpdateEncoding::kDense) {
+      fail(where + ".ids", "\"u32\" needs a sparse encoding (a dense update has no ids)");
+    }
     if (*parsed == IdsCompression::kDeltaVarint && encoding != UpdateEncoding::kRowSparse) {
       fail(where + ".ids",
            "\"delta_varint\" needs encoding \"row_sparse\" (it codes sorted row ids), not " +

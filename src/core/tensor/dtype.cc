@@ -19,7 +19,7 @@ struct DTypeFacts {
 constexpr DTypeFacts kDTypes[] = {
     {DType::F32, "F32", 4},   {DType::F64, "F64", 8}, {DType::I32, "I32", 4},
     {DType::I64, "I64", 8},   {DType::U8, "U8", 1},   {DType::F16, "F16", 2},
-    {DType::BF16, "BF16", 2}, {DType::I8, "I8", 1},
+    {DType::BF16, "BF16", 2}, {DType::I8, "I8", 1},   {DType::U32, "U32", 4},
 };
 
 constexpr bool rows_follow_the_enum() {
@@ -47,14 +47,16 @@ DType parse_dtype(std::string_view name, std::string_view context) {
     if (row.name == name) return row.dtype;
   }
   throw InvalidInput(std::string(context) + ": unknown dtype " + in_quotes(name) +
-                     " (supported: F32, F64, I32, I64, U8, and F16, BF16, I8 in files)");
+                     " (supported: F32, F64, I32, I64, U8, and F16, BF16, I8, U32 in files)");
 }
 
 bool is_floating(DType dtype) { return dtype == DType::F32 || dtype == DType::F64; }
 
 bool is_half_float(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16; }
 
-bool is_storage_only(DType dtype) { return is_half_float(dtype) || dtype == DType::I8; }
+bool is_storage_only(DType dtype) {
+  return is_half_float(dtype) || dtype == DType::I8 || dtype == DType::U32;
+}
 
 bool is_index_dtype(DType dtype) { return dtype == DType::I32 || dtype == DType::I64; }
 

@@ -6,7 +6,8 @@
 // F16 and BF16 are storage dtypes: a safetensors file may hold them (models arrive in them),
 // and reading widens them to F32 (half_float.h); no tensor holds them, so visit_dtype and the
 // tensor constructors reject them. I8 is a storage dtype too: it holds int8-compressed values
-// (wire/update_compression.h), which reading dequantizes to F32.
+// (wire/update_compression.h), which reading dequantizes to F32. U32 is a storage dtype of index
+// arrays only (a sparse tuple's "<tensor>:indices", ids "u32"), which reading widens to I64.
 #pragma once
 
 #include <cstddef>
@@ -18,7 +19,7 @@
 
 namespace fedleaf::core {
 
-enum class DType { F32, F64, I32, I64, U8, F16, BF16, I8 };
+enum class DType { F32, F64, I32, I64, U8, F16, BF16, I8, U32 };
 
 std::size_t dtype_size(DType dtype);
 std::string_view dtype_name(DType dtype);
@@ -26,7 +27,7 @@ std::string_view dtype_name(DType dtype);
 DType parse_dtype(std::string_view name, std::string_view context = "dtype");
 bool is_floating(DType dtype);      // F32 or F64: the floating-point dtypes a tensor may hold
 bool is_half_float(DType dtype);    // F16 or BF16: stored only, widened to F32 when read
-bool is_storage_only(DType dtype);  // F16, BF16 or I8: in files only, never held by a tensor
+bool is_storage_only(DType dtype);  // F16, BF16, I8 or U32: in files only, never held by a tensor
 bool is_index_dtype(DType dtype);   // I32 or I64
 // Returns dtype; throws InvalidInput naming `what` unless it is I32 or I64.
 DType require_index_dtype(DType dtype, std::string_view what = "index dtype");
@@ -71,6 +72,7 @@ decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
     case DType::F16:
     case DType::BF16:
     case DType::I8:
+    case DType::U32:
       break;
   }
   throw InvalidInput("dtype " + std::string(dtype_name(dtype)) +

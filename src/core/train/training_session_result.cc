@@ -34,6 +34,7 @@ class ChunkWriter {
     }
   }
   void put_i64(std::int64_t value) { put(&value, sizeof value); }
+  void put_u32(std::uint32_t value) { put(&value, sizeof value); }
   void put_zeros(std::size_t size) {
     while (size > 0) {
       const std::size_t n = std::min(size, kChunkBytes - used_);
@@ -270,6 +271,10 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
               previous = g;
             });
           });
+        } else if (compression.ids == IdsCompression::kU32) {
+          add(p.name + ":indices", DType::U32, {local_rows}, [for_each_global](ChunkWriter& w) {
+            for_each_global([&](std::uint32_t g) { w.put_u32(g); });
+          });
         } else {
           add(p.name + ":indices", DType::I64, {local_rows}, [for_each_global](ChunkWriter& w) {
             for_each_global([&](std::uint32_t g) { w.put_i64(g); });
@@ -296,17 +301,25 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
                                  changed += delta[i] != 0.0f;
                              });
         const std::size_t rank = p.shape.size();
-        add(p.name + ":indices", DType::I64, {changed, rank},
-            [this, &trained, row_size, rank](ChunkWriter& w) {
+        const bool u32 = compression.ids == IdsCompression::kU32;
+        add(p.name + ":indices", u32 ? DType::U32 : DType::I64, {changed, rank},
+            [this, &trained, row_size, rank, u32](ChunkWriter& w) {
+              const auto put_id = [&](std::uint32_t id) {
+                if (u32) {
+                  w.put_u32(id);
+                } else {
+                  w.put_i64(std::int64_t{id});
+                }
+              };
               for_each_delta_block(
                   trained, [&](std::size_t count, const std::uint32_t* global, const float* delta) {
                     for (std::size_t i = 0; i < count * row_size; ++i) {
                       if (delta[i] == 0.0f) continue;
                       if (rank == 2) {
-                        w.put_i64(std::int64_t{global[i / row_size]});
-                        w.put_i64(static_cast<std::int64_t>(i % row_size));
+                        put_id(global[i / row_size]);
+                        put_id(static_cast<std::uint32_t>(i % row_size));
                       } else {
-                        w.put_i64(std::int64_t{global[i]});
+                        put_id(global[i]);
                       }
                     }
                   });

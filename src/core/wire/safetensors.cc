@@ -38,19 +38,24 @@ struct StoredArray {
 // Index arrays converted to the wire dtype outlive the StoredArrays that point into them.
 class WireBuffers {
  public:
+  // `wire` is I64 (the tensor's own array), I32 or U32 (narrowed; an index that does not fit
+  // throws naming `name`).
   const std::uint8_t* indices(const std::int64_t* data, std::size_t count, DType wire,
                               const std::string& name) {
     if (wire == DType::I64) return reinterpret_cast<const std::uint8_t*>(data);
-    auto narrowed = std::make_unique<std::vector<std::int32_t>>(count);
+    const bool u32 = wire == DType::U32;
+    const std::int64_t max = u32 ? std::int64_t{std::numeric_limits<std::uint32_t>::max()}
+                                 : std::int64_t{std::numeric_limits<std::int32_t>::max()};
+    auto narrowed = std::make_unique<std::vector<std::uint32_t>>(count);
     for (std::size_t i = 0; i < count; ++i) {
-      if (data[i] > std::numeric_limits<std::int32_t>::max()) {
-        throw InvalidInput(name + ": index " + std::to_string(data[i]) +
-                           " does not fit the I32 index dtype");
+      if (data[i] > max || data[i] < 0) {
+        throw InvalidInput(name + ": index " + std::to_string(data[i]) + " does not fit the " +
+                           std::string(dtype_name(wire)) + " index dtype");
       }
-      (*narrowed)[i] = static_cast<std::int32_t>(data[i]);
+      (*narrowed)[i] = static_cast<std::uint32_t>(data[i]);
     }
     const auto* p = reinterpret_cast<const std::uint8_t*>(narrowed->data());
-    int32_.push_back(std::move(narrowed));
+    narrowed_.push_back(std::move(narrowed));
     return p;
   }
   const std::uint8_t* keep(std::vector<std::uint8_t> bytes) {
@@ -63,7 +68,7 @@ class WireBuffers {
   }
 
  private:
-  std::vector<std::unique_ptr<std::vector<std::int32_t>>> int32_;
+  std::vector<std::unique_ptr<std::vector<std::uint32_t>>> narrowed_;
   std::vector<std::unique_ptr<DenseShape>> dense_shapes_;
   std::vector<std::unique_ptr<std::vector<std::uint8_t>>> bytes_;
 };
@@ -143,6 +148,10 @@ void flatten(const std::string& name, const Tensor& tensor, const TensorCompress
     throw InvalidInput("safetensors: tensor " + in_quotes(name) +
                        ": ids_compression 'delta_varint' needs a row_sparse tuple");
   }
+  if (compression.ids == IdsCompression::kU32 && tensor.index() == 0) {
+    throw InvalidInput("safetensors: tensor " + in_quotes(name) +
+                       ": ids_compression 'u32' needs a sparse tuple (a dense tensor has no ids)");
+  }
   if (const auto* dense = std::get_if<DenseTensor>(&tensor)) {
     add_values(name, name, *dense, compression.values, false, buffers, out);
     return;
@@ -158,7 +167,8 @@ void flatten(const std::string& name, const Tensor& tensor, const TensorCompress
                      buffers.keep(std::move(ids)),
                      size});
     } else {
-      const DType wire = sparse.index_dtype();
+      const DType wire =
+          compression.ids == IdsCompression::kU32 ? DType::U32 : sparse.index_dtype();
       out.push_back({name + std::string(kIndicesSuffix), wire, std::move(index_shape),
                      buffers.indices(sparse.indices().data(), index_count, wire, name),
                      index_count * dtype_size(wire)});
@@ -309,7 +319,7 @@ std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const M
     if (how.values != ValuesCompression::kF32) {
       meta[values_compression_key(name)] = std::string(values_compression_name(how.values));
     }
-    if (how.ids != IdsCompression::kI64) {
+    if (how.ids == IdsCompression::kDeltaVarint) {  // U32 ids say so by their dtype
       meta[ids_compression_key(name)] = std::string(ids_compression_name(how.ids));
     }
   }
@@ -339,6 +349,24 @@ SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
       throw InvalidInput("safetensors: tensor " + in_quotes(name) +
                          ": an I8 array holds int8-compressed values and needs a "
                          "'<tensor>:values_compression' of 'int8' in the metadata");
+    }
+    if (a.dtype == DType::U32) {
+      // Ids "u32": a sparse tuple's index array, widened to I64 (assemble_sparse then checks
+      // them against the dense_shape like any other ids).
+      if (!ends_with(name, kIndicesSuffix)) {
+        throw InvalidInput("safetensors: tensor " + in_quotes(name) +
+                           ": a U32 array holds the ids of a sparse tuple ('<tensor>:indices') "
+                           "and nothing else");
+      }
+      DenseTensor widened = DenseTensor::zeros(DType::I64, a.shape);
+      std::int64_t* dst = widened.data<std::int64_t>();
+      for (std::size_t i = 0; i < widened.size(); ++i) {
+        std::uint32_t id;
+        std::memcpy(&id, data + a.begin + 4 * i, sizeof id);
+        dst[i] = id;
+      }
+      dense.emplace(name, std::move(widened));
+      continue;
     }
     if (is_half_float(a.dtype)) {
       DenseTensor widened = DenseTensor::zeros(DType::F32, a.shape);

@@ -16,13 +16,13 @@ namespace {
 
 // Where one array of the answer takes its bytes from.
 struct Source {
-  enum class Kind { kModelRange, kRows, kInt64s } kind;
+  enum class Kind { kModelRange, kRows, kInt64s, kInt32Ids } kind;
   bool to_f16 = false;  // kModelRange, kRows: F32 bytes written as F16 (half the length)
   // Offsets and lengths inside the model: they fit a size_t, since the index describes exactly
   // the model's size_t bytes (the first check of write_select_answer).
   std::size_t begin = 0;                            // kModelRange, kRows: model offset
   std::size_t length = 0;                           // kModelRange: bytes; kRows: bytes per row
-  const std::vector<std::uint32_t>* ids = nullptr;  // kRows, kInt64s (the ids as I64)
+  const std::vector<std::uint32_t>* ids = nullptr;  // kRows, kInt32Ids, kInt64s (as I64)
   std::vector<std::int64_t> values;                 // kInt64s when ids is null
 };
 
@@ -37,6 +37,10 @@ void put_f16(const std::uint8_t* src, std::size_t n, std::uint8_t* dst) {
     dst[2 * i] = static_cast<std::uint8_t>(h);
     dst[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
   }
+}
+
+void put_le_i32(std::uint8_t* out, std::uint32_t value) {
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<std::uint8_t>(value >> (8 * i));
 }
 
 void put_le_i64(std::uint8_t* out, std::int64_t value) {
@@ -89,8 +93,12 @@ std::vector<std::uint8_t> write_select_answer(const std::uint8_t* model, std::si
     Shape values_shape = array.shape;
     values_shape[0] = ids.size();
     const bool f16 = as_f16(name, array);
-    specs.push_back({name + ":indices", DType::I64, {ids.size()}});
-    sources.push_back({Source::Kind::kInt64s, false, 0, 0, &ids, {}});
+    // Beside F16 values the row ids are I32 when every row id of the tensor fits (8 bytes an id
+    // would be a fifth of a dim-16 answer); every reader of a tuple's ids takes I32 and I64.
+    const bool i32_ids = f16 && array.shape[0] <= std::uint64_t{1} << 31;
+    specs.push_back({name + ":indices", i32_ids ? DType::I32 : DType::I64, {ids.size()}});
+    sources.push_back(
+        {i32_ids ? Source::Kind::kInt32Ids : Source::Kind::kInt64s, false, 0, 0, &ids, {}});
     specs.push_back({name + ":values", f16 ? DType::F16 : array.dtype, values_shape});
     sources.push_back({Source::Kind::kRows,
                        f16,
@@ -128,6 +136,12 @@ std::vector<std::uint8_t> write_select_answer(const std::uint8_t* model, std::si
             std::memcpy(dst, model + s.begin + id * s.length, s.length);
             dst += s.length;
           }
+        }
+        break;
+      case Source::Kind::kInt32Ids:
+        for (const std::uint32_t id : *s.ids) {
+          put_le_i32(dst, id);
+          dst += 4;
         }
         break;
       case Source::Kind::kInt64s:

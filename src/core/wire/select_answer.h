@@ -15,6 +15,8 @@
 // A tensor named in `f16_values` whose model array is F32 is sent as F16 (IEEE round to nearest
 // even; a value beyond F16's range saturates to ±65504), with metadata
 // "<T>:values_compression" = "f16" (wire/update_compression.h): the plan's "download_values".
+// Its T:indices are then I32 (4 bytes a row instead of 8) when T has at most 2^31 rows, so that
+// every id fits; readers have always taken I32 ids, so older leaves read the answer unchanged.
 // Cost: O(header + bytes of the answer); row r of T is the byte range
 // [begin + r × row_bytes, begin + (r + 1) × row_bytes) of the model.
 #pragma once

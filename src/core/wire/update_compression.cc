@@ -72,7 +72,7 @@ std::map<std::string, CompressedTensor> compressed_tensors(Metadata& metadata) {
       t.compression.values = *v;
     } else {
       const auto v = parse_ids_compression(it->second);
-      if (!v || *v == IdsCompression::kI64) {
+      if (!v || *v != IdsCompression::kDeltaVarint) {
         throw InvalidInput(where + ": " + in_quotes(it->second) +
                            " is not an ids compression (expected 'delta_varint')");
       }
@@ -213,7 +213,15 @@ std::string_view values_compression_name(ValuesCompression values) {
 }
 
 std::string_view ids_compression_name(IdsCompression ids) {
-  return ids == IdsCompression::kDeltaVarint ? "delta_varint" : "i64";
+  switch (ids) {
+    case IdsCompression::kU32:
+      return "u32";
+    case IdsCompression::kDeltaVarint:
+      return "delta_varint";
+    case IdsCompression::kI64:
+      break;
+  }
+  return "i64";
 }
 
 std::optional<ValuesCompression> parse_values_compression(std::string_view name) {
@@ -225,7 +233,7 @@ std::optional<ValuesCompression> parse_values_compression(std::string_view name)
 }
 
 std::optional<IdsCompression> parse_ids_compression(std::string_view name) {
-  for (const auto v : {IdsCompression::kI64, IdsCompression::kDeltaVarint}) {
+  for (const auto v : {IdsCompression::kI64, IdsCompression::kU32, IdsCompression::kDeltaVarint}) {
     if (ids_compression_name(v) == name) return v;
   }
   return std::nullopt;

@@ -16,6 +16,10 @@
 //                  of its values, q = round(v / scale) to nearest (ties away from zero, in
 //                  double), decoded as the F32 nearest to q × scale; metadata
 //                  "x:values_compression" = "int8". |v - decoded| <= scale / 2 (+ F32 rounding).
+//   ids "u32"      sparse tuples (row_sparse or coo): the ids array is U32, 4 bytes an id, each
+//                  below 2^32; no metadata key (the dtype says it). Reading widens a U32
+//                  "x:indices" to I64 and checks it like any ids (ids >= dense_shape refused);
+//                  a U32 array under any other name is refused.
 //   ids "delta_varint"   row_sparse tuples only: the sorted row ids as unsigned LEB128 varints
 //                  (7 bits a byte, low group first) of their gaps (the first id itself, then id_i
 //                  - id_{i-1}), a U8 array [bytes]; metadata "x:ids_compression" = "delta_varint".
@@ -44,8 +48,8 @@
 namespace fedleaf::core {
 
 enum class ValuesCompression { kF32, kF16, kInt8 };
-// kI64: the ids as the I64 array every sparse tuple has.
-enum class IdsCompression { kI64, kDeltaVarint };
+// kI64: the ids as the I64 array every sparse tuple has; kU32: the same ids as a U32 array.
+enum class IdsCompression { kI64, kU32, kDeltaVarint };
 
 struct TensorCompression {
   ValuesCompression values = ValuesCompression::kF32;
@@ -63,7 +67,7 @@ using CompressionByTensor = std::map<std::string, TensorCompression>;
 inline constexpr std::size_t kInt8BlockValues = 256;
 
 std::string_view values_compression_name(ValuesCompression values);  // "f32" | "f16" | "int8"
-std::string_view ids_compression_name(IdsCompression ids);           // "i64" | "delta_varint"
+std::string_view ids_compression_name(IdsCompression ids);  // "i64" | "u32" | "delta_varint"
 std::optional<ValuesCompression> parse_values_compression(std::string_view name);
 std::optional<IdsCompression> parse_ids_compression(std::string_view name);
 

@@ -25,7 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { createExecutor } from '../../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../../js_bindings/src/datasets/spamassassin.js';
 import { simulateLeaves } from '../../../js_bindings/src/node/simulate.js';
-import { formatBytes } from '../../../js_bindings/src/format_bytes.js';
+import { formatBytes } from '../../../js_bindings/src/leaf/format_bytes.js';
 import { startServer, adminClient } from '../../server/server_harness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');

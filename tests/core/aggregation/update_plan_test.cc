@@ -394,7 +394,9 @@ TEST_CASE("update_plan_reads_compression_and_download_values_with_f32_i64_defaul
                    "download_values": "f16"},
     "out/weight": {"encoding": "dense", "aggregator": "weighted_mean",
                    "compression": {"values": "f16"}},
-    "out/bias": {"encoding": "dense", "aggregator": "weighted_mean"}}})"));
+    "out/bias": {"encoding": "dense", "aggregator": "weighted_mean"},
+    "c": {"encoding": "coo", "aggregator": "sum", "compression": {"ids": "u32"}}}})"));
+  CHECK(plan.find("c")->compression.ids == IdsCompression::kU32);
   const core::TensorUpdatePlan* emb = plan.find("emb/weight");
   CHECK(emb->compression ==
         core::TensorCompression{ValuesCompression::kInt8, IdsCompression::kDeltaVarint});
@@ -409,8 +411,11 @@ TEST_CASE("update_plan_refuses_unknown_compressions_naming_the_tensor_and_the_va
   const std::string row = R"({"encoding": "row_sparse", "aggregator": "sum", )";
   check_rejects(row + R"("compression": {"values": "int4"}})",
                 R"(plan.updates['emb/weight'].compression.values: must be "f32", "f16" or "int8")");
-  check_rejects(row + R"("compression": {"ids": "u32"}})",
-                R"(plan.updates['emb/weight'].compression.ids: must be "i64" or "delta_varint")");
+  check_rejects(
+      row + R"("compression": {"ids": "u16"}})",
+      R"(plan.updates['emb/weight'].compression.ids: must be "i64", "u32" or "delta_varint")");
+  check_rejects(R"({"encoding": "dense", "aggregator": "sum", "compression": {"ids": "u32"}})",
+                R"(compression.ids: "u32" needs a sparse encoding (a dense update has no ids))");
   check_rejects(
       row + R"("compression": {"value": "f16"}})",
       R"(plan.updates['emb/weight'].compression: expected {"values": ..., "ids": ...}; unknown field 'value')");

@@ -10,7 +10,7 @@ using fedleaf::test::MessageContains;
 
 TEST_CASE("dtype_names_round_trip_through_parse", "[dtype]") {
   for (DType d : {DType::F32, DType::F64, DType::I32, DType::I64, DType::U8, DType::F16,
-                  DType::BF16, DType::I8}) {
+                  DType::BF16, DType::I8, DType::U32}) {
     CHECK(parse_dtype(dtype_name(d)) == d);
   }
   CHECK(dtype_size(DType::F32) == 4);
@@ -21,6 +21,8 @@ TEST_CASE("dtype_names_round_trip_through_parse", "[dtype]") {
   CHECK(dtype_size(DType::F16) == 2);
   CHECK(dtype_size(DType::BF16) == 2);
   CHECK(dtype_size(DType::I8) == 1);
+  CHECK(dtype_size(DType::U32) == 4);
+  CHECK(dtype_name(DType::U32) == "U32");
 }
 
 TEST_CASE("parse_dtype_rejects_unknown_names_naming_the_field", "[dtype]") {
@@ -40,6 +42,8 @@ TEST_CASE("dtype_predicates_classify_float_and_index_types", "[dtype]") {
   CHECK_FALSE(is_half_float(DType::I8));
   CHECK(is_storage_only(DType::I8));
   CHECK(is_storage_only(DType::BF16));
+  CHECK(is_storage_only(DType::U32));  // widened to I64 when a tuple's ids are read
+  CHECK_FALSE(is_index_dtype(DType::U32));
   CHECK_FALSE(is_storage_only(DType::U8));
   CHECK(is_index_dtype(DType::I32));
   CHECK(is_index_dtype(DType::I64));

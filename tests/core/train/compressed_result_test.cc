@@ -98,6 +98,10 @@ const Setting kF16 = {R"("compression": {"values": "f16"})",
                       R"("compression": {"values": "f16"})",
                       {ValuesCompression::kF16, IdsCompression::kI64},
                       {ValuesCompression::kF16, IdsCompression::kI64}};
+const Setting kU32 = {R"("compression": {"ids": "u32"})",
+                      R"("compression": {"values": "f32"})",
+                      {ValuesCompression::kF32, IdsCompression::kU32},
+                      {}};
 
 std::vector<std::uint8_t> upload(const std::string& plan, const std::vector<std::uint8_t>& model,
                                  const Dataset& data) {
@@ -113,7 +117,7 @@ TEST_CASE("a_compressed_upload_is_the_plain_update_written_with_that_compression
   const std::vector<std::uint8_t> model = initialize_model(kDemoPlan, /*seed=*/7);
   const Dataset data = leaf_data(11, 70);
   const SafetensorsFile plain = read_safetensors(upload(kDemoPlan, model, data));
-  for (const Setting& s : {kInt8, kF16}) {
+  for (const Setting& s : {kInt8, kF16, kU32}) {
     INFO(s.emb);
     const std::vector<std::uint8_t> compressed =
         upload(with_compression(s.emb, s.dense), model, data);
