@@ -1,5 +1,6 @@
-// Readers of plan JSON fields, shared by the plan's two parsers (train/plan.cc: model, train and
-// data; aggregation/update_plan.cc: updates), so both answer a broken field alike:
+// Readers of plan JSON fields, shared by the plan's parsers (train/plan.cc: model, train and
+// data; each layer type's file: its layer's fields; aggregation/update_plan.cc: updates), so all
+// answer a broken field alike:
 // InvalidInput "<path>: <rule>", with the path in the plan's own syntax.
 //
 //   using namespace plan_json;
@@ -8,7 +9,13 @@
 //   std::string hash = get_string(f, path, "hash", "murmur3_32");    // with a default
 #pragma once
 
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +51,80 @@ inline std::string get_string(const json& object, const std::string& path, const
 
 // The plan's text as JSON; "plan: not valid JSON (...)" when it is not, "plan: JSON nested
 // deeper than ..." past kMaxJsonNesting, "plan: the key 'epochs' (in 'train') appears twice".
+// The value named by string field `key` (`fallback` when absent). An unknown name fails naming
+// what the field is (`what`) and every accepted name.
+template <class Value>
+Value get_choice(const json& object, const std::string& path, const char* key, const char* fallback,
+                 const char* what, std::initializer_list<std::pair<const char*, Value>> choices) {
+  const std::string name = get_string(object, path, key, fallback);
+  std::string expected;
+  std::size_t k = 0;
+  for (const auto& [text, value] : choices) {
+    if (name == text) return value;
+    expected += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(text);
+    ++k;
+  }
+  fail(path + "." + key,
+       "unknown " + std::string(what) + " '" + name + "' (expected " + expected + ")");
+}
+
+inline std::uint64_t get_integer(const json& object, const std::string& path, const char* key,
+                                 std::optional<std::uint64_t> fallback, std::uint64_t min,
+                                 std::uint64_t max = 0xffffffffull) {
+  const json* v = find_field(object, key);
+  if (v == nullptr) {
+    if (!fallback) fail(path + "." + key, "missing");
+    return *fallback;
+  }
+  const std::string range =
+      "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  if (!v->is_number_integer()) fail(path + "." + key, range);
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    if (u < min || u > max) fail(path + "." + key, range);
+    return u;
+  }
+  const auto s = v->get<std::int64_t>();
+  if (s < 0 || static_cast<std::uint64_t>(s) < min || static_cast<std::uint64_t>(s) > max) {
+    fail(path + "." + key, range);
+  }
+  return static_cast<std::uint64_t>(s);
+}
+
+// get_integer for sizes; every bound used is below 2^32, so the value fits size_t on wasm32.
+inline std::size_t get_size(const json& object, const std::string& path, const char* key,
+                            std::optional<std::uint64_t> fallback, std::uint64_t min,
+                            std::uint64_t max = 0xffffffffull) {
+  return static_cast<std::size_t>(get_integer(object, path, key, fallback, min, max));
+}
+
+// A finite number; `rule` describes the allowed range and `ok` checks it, on the number and on
+// the 32-bit float training uses (1e300 is inf there, 1e-300 zero, 0.99999999999 one).
+template <class Check>
+float get_float(const json& object, const std::string& path, const char* key,
+                std::optional<float> fallback, const char* rule, Check ok) {
+  const json* v = find_field(object, key);
+  if (v == nullptr) {
+    if (!fallback) fail(path + "." + key, "missing");
+    return *fallback;
+  }
+  if (!v->is_number()) fail(path + "." + key, std::string("expected a number ") + rule);
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || !ok(d)) fail(path + "." + key, std::string("expected a number ") + rule);
+  const auto f = static_cast<float>(d);
+  if (!std::isfinite(f) || !ok(static_cast<double>(f))) {
+    fail(path + "." + key, std::string("expected a number ") + rule + ", also as a 32-bit float");
+  }
+  return f;
+}
+
+inline bool get_bool(const json& object, const std::string& path, const char* key, bool fallback) {
+  const json* v = find_field(object, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) fail(path + "." + key, "expected true or false");
+  return v->get<bool>();
+}
+
 inline json parse_text(const std::string& text) {
   check_json_nesting(text, kMaxJsonNesting, "plan");
   DuplicateKeys duplicates;

@@ -2,7 +2,33 @@
 
 #include <cmath>
 
+#include "core/json/json_known_fields.h"
+#include "core/json/plan_json.h"
+
 namespace fedleaf::core {
+
+bool activation_type(const std::string& name, LayerType& out) {
+  if (name == "relu")
+    out = LayerType::kRelu;
+  else if (name == "sigmoid")
+    out = LayerType::kSigmoid;
+  else if (name == "tanh")
+    out = LayerType::kTanh;
+  else
+    return false;
+  return true;
+}
+
+void parse_activation_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
+                           std::vector<LayerSpec>& layers) {
+  check_known_fields(l, spec.path, {"type", "name", "input"});
+  if (input.index == 0 && input.input_kind != InputKind::kDense) {
+    plan_json::fail(spec.path + ".type", "a sparse_ids input needs an embedding_bag first layer");
+  }
+  spec.input_width = input.width;
+  spec.output_width = input.width;
+  layers.push_back(std::move(spec));
+}
 
 void activation_forward(LayerType type, const float* x, float* y, std::size_t n) {
   switch (type) {

@@ -6,10 +6,21 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
+#include <vector>
 
+#include "core/train/layer_kind.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {
+
+// The activation name "relu", "sigmoid" or "tanh" as `out`; false for any other name.
+bool activation_type(const std::string& name, LayerType& out);
+
+// The "relu", "sigmoid" and "tanh" entries of the layer table (layer_kind.h): no fields but
+// "name" (optional), no parameters; not first on a sparse_ids input; output width = input width.
+void parse_activation_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
+                           std::vector<LayerSpec>& layers);
 
 // `type` is kRelu, kSigmoid or kTanh; x and y may be the same buffer.
 void activation_forward(LayerType type, const float* x, float* y, std::size_t n);

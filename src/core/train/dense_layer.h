@@ -9,10 +9,21 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
+#include "core/train/layer_kind.h"
 #include "core/train/parameter_gradient.h"
 
 namespace fedleaf::core {
+
+// The "dense" entry of the layer table (layer_kind.h). Fields: units, use_bias (default true),
+// initializer (default glorot_uniform), activation (optional: expands into this layer and an
+// activation layer); not first on a sparse_ids input. Declares "<name>/weight" [in, units] and,
+// with use_bias, "<name>/bias" [units].
+void parse_dense_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
+                      std::vector<LayerSpec>& layers);
+void dense_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);
+void make_dense(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
 
 class DenseLayer {
  public:

@@ -4,9 +4,54 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/json/json_known_fields.h"
+#include "core/json/plan_json.h"
 #include "core/train/dense_kernels.h"
+#include "core/train/model_layer.h"
 
 namespace fedleaf::core {
+
+void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
+                              std::vector<LayerSpec>& layers) {
+  using namespace plan_json;
+  const std::string& path = spec.path;
+  check_known_fields(
+      l, path, {"type", "name", "input", "vocab", "dim", "combiner", "initializer", "init_scale"});
+  if (input.index != 0 || input.input_kind != InputKind::kSparseIds) {
+    fail(path + ".type", "embedding_bag must be the first layer, on a sparse_ids input");
+  }
+  spec.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
+  spec.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
+  spec.combiner = get_choice<Combiner>(
+      l, path, "combiner", "mean", "combiner",
+      {{"sum", Combiner::kSum}, {"mean", Combiner::kMean}, {"sqrtn", Combiner::kSqrtn}});
+  spec.initializer =
+      get_choice<Initializer>(l, path, "initializer", "uniform", "initializer",
+                              {{"uniform", Initializer::kUniform}, {"zeros", Initializer::kZeros}});
+  spec.init_scale =
+      get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
+  spec.input_width = 0;
+  spec.output_width = spec.dim;
+  layers.push_back(std::move(spec));
+}
+
+void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out) {
+  ParameterSpec w;
+  w.name = spec.name + "/weight";
+  w.shape = {spec.vocab, spec.dim};
+  w.row_sparse_gradient = true;
+  w.initializer = spec.initializer;
+  w.init_scale = spec.init_scale;
+  w.declared_by = spec.path;
+  out.push_back(w);
+}
+
+void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer) {
+  const ParameterBinder::Bound table = binder.next();
+  layer.embedding.emplace(spec.name, table.tensor->data<float>(), table.tensor->shape()[0],
+                          spec.dim, spec.combiner);
+  layer.weight_gradient = table.gradient;
+}
 
 EmbeddingBag::EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
                            Combiner combiner)

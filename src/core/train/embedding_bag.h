@@ -18,10 +18,19 @@
 
 #include "core/train/batch.h"
 #include "core/train/batch_rows.h"
+#include "core/train/layer_kind.h"
 #include "core/train/parameter_gradient.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {
+
+// The "embedding_bag" entry of the layer table (layer_kind.h). Fields: vocab, dim, combiner
+// (default mean), initializer (default uniform), init_scale (default 0.05); only as the first
+// layer, on a sparse_ids input. Declares "<name>/weight" [vocab, dim] with a row-sparse gradient.
+void parse_embedding_bag_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
+                              std::vector<LayerSpec>& layers);
+void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);
+void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
 
 class EmbeddingBag {
  public:

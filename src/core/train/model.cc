@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/train/activation.h"
+#include "core/train/layer_registry.h"
 
 namespace fedleaf::core {
 namespace {
@@ -32,42 +33,41 @@ DenseTensor& find_parameter(Parameters& parameters, const ParameterSpec& p) {
 
 Model::Model(const ModelSpec& spec, Parameters& parameters, std::size_t max_batch_size)
     : spec_(spec), max_batch_size_(max_batch_size) {
-  const std::vector<ParameterSpec> params = parameter_specs(spec_);
-  std::size_t next_param = 0;
-  for (const LayerSpec& l : spec_.layers) {
-    Layer layer;
-    layer.type = l.type;
-    layer.width = l.output_width;
-    layer.output.assign(max_batch_size * l.output_width, 0.0f);
-    layer.grad_output.assign(max_batch_size * l.output_width, 0.0f);
-    const auto add_gradient = [&](DenseTensor& t, bool row_sparse) {
-      const ParameterSpec& p = params[next_param++];
+  // Hands each layer its declared tensors in parameter_specs() order, with a gradient for each.
+  class Binder : public ParameterBinder {
+   public:
+    Binder(Parameters& parameters, std::vector<ParameterGradient>& gradients, const ModelSpec& spec)
+        : parameters_(parameters), gradients_(gradients), params_(parameter_specs(spec)) {}
+    Bound next() override {
+      const ParameterSpec& p = params_[next_++];
+      DenseTensor& t = find_parameter(parameters_, p);
       ParameterGradient g;
       g.name = p.name;
       g.parameter = t.data<float>();
       const Shape shape = t.shape();
       g.rows = shape.size() == 1 ? 1 : shape[0];
       g.row_size = shape.size() == 1 ? shape[0] : shape[1];
-      g.row_sparse = row_sparse;
-      if (!row_sparse) g.values.assign(g.rows * g.row_size, 0.0f);
+      g.row_sparse = p.row_sparse_gradient;
+      if (!g.row_sparse) g.values.assign(g.rows * g.row_size, 0.0f);
       gradients_.push_back(std::move(g));
-      return static_cast<int>(gradients_.size() - 1);
-    };
-    if (l.type == LayerType::kEmbeddingBag) {
-      DenseTensor& table = find_parameter(parameters, params[next_param]);
-      layer.embedding.emplace(l.name, table.data<float>(), table.shape()[0], l.dim, l.combiner);
-      layer.weight_gradient = add_gradient(table, true);
-    } else if (l.type == LayerType::kDense) {
-      DenseTensor& w = find_parameter(parameters, params[next_param]);
-      layer.weight_gradient = add_gradient(w, false);
-      const float* bias = nullptr;
-      if (l.use_bias) {
-        DenseTensor& b = find_parameter(parameters, params[next_param]);
-        layer.bias_gradient = add_gradient(b, false);
-        bias = b.data<float>();
-      }
-      layer.dense.emplace(w.data<float>(), bias, l.input_width, l.units);
+      return {&t, static_cast<int>(gradients_.size() - 1)};
     }
+
+   private:
+    Parameters& parameters_;
+    std::vector<ParameterGradient>& gradients_;
+    const std::vector<ParameterSpec> params_;
+    std::size_t next_ = 0;
+  };
+  Binder binder(parameters, gradients_, spec_);
+  for (const LayerSpec& l : spec_.layers) {
+    ModelLayer layer;
+    layer.type = l.type;
+    layer.width = l.output_width;
+    layer.output.assign(max_batch_size * l.output_width, 0.0f);
+    layer.grad_output.assign(max_batch_size * l.output_width, 0.0f);
+    const LayerKind& kind = layer_kind(l.type);
+    if (kind.make != nullptr) kind.make(l, binder, layer);
     layers_.push_back(std::move(layer));
   }
 }
@@ -94,7 +94,7 @@ const float* Model::run_layers(const Batch& batch) {
   check_batch(batch);
   const std::size_t n = batch.size;
   const float* x = batch.dense;
-  for (Layer& layer : layers_) {
+  for (ModelLayer& layer : layers_) {
     float* out = layer.output.data();
     if (layer.embedding) {
       layer.embedding->forward(batch, out);
@@ -130,7 +130,7 @@ LossSums Model::forward_backward(const Batch& batch) {
       compute_loss(spec_.loss, logits, batch.labels, n, spec_.output_width,
                    1.0f / static_cast<float>(n), layers_.back().grad_output.data());
   for (std::size_t i = layers_.size(); i-- > 0;) {
-    Layer& layer = layers_[i];
+    ModelLayer& layer = layers_[i];
     const float* gy = layer.grad_output.data();
     const float* x = i == 0 ? batch.dense : layers_[i - 1].output.data();
     float* gx = i == 0 ? nullptr : layers_[i - 1].grad_output.data();

@@ -23,6 +23,7 @@
 #include "core/train/dense_layer.h"
 #include "core/train/embedding_bag.h"
 #include "core/train/loss.h"
+#include "core/train/model_layer.h"
 #include "core/train/parameter_gradient.h"
 #include "core/train/plan.h"
 
@@ -61,24 +62,13 @@ class Model {
   const std::vector<ParameterGradient>& gradients() const { return gradients_; }
 
  private:
-  struct Layer {
-    LayerType type;
-    std::size_t width = 0;
-    std::optional<EmbeddingBag> embedding;
-    std::optional<DenseLayer> dense;
-    int weight_gradient = -1;
-    int bias_gradient = -1;
-    std::vector<float> output;       // [max_batch, width]
-    std::vector<float> grad_output;  // [max_batch, width]
-  };
-
   void check_batch(const Batch& batch) const;
   // Runs every layer; returns the logits.
   const float* run_layers(const Batch& batch);
 
   ModelSpec spec_;
   std::size_t max_batch_size_;
-  std::vector<Layer> layers_;
+  std::vector<ModelLayer> layers_;
   std::vector<ParameterGradient> gradients_;
   std::optional<float> fused_sgd_learning_rate_;
 };

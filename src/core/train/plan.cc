@@ -1,8 +1,6 @@
 #include "core/train/plan.h"
 
 #include <algorithm>
-#include <cmath>
-#include <initializer_list>
 #include <limits>
 #include <set>
 
@@ -11,6 +9,7 @@
 #include "core/error.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
+#include "core/train/layer_registry.h"
 
 namespace fedleaf::core {
 namespace {
@@ -27,92 +26,6 @@ const json& require_object(const json& object, const std::string& path, const ch
   const json& v = require(object, path, key);
   if (!v.is_object()) fail(path + "." + key, "expected an object");
   return v;
-}
-
-// The value named by string field `key` (`fallback` when absent). An unknown name fails naming
-// what the field is (`what`) and every accepted name.
-template <class Value>
-Value get_choice(const json& object, const std::string& path, const char* key, const char* fallback,
-                 const char* what, std::initializer_list<std::pair<const char*, Value>> choices) {
-  const std::string name = get_string(object, path, key, fallback);
-  std::string expected;
-  std::size_t k = 0;
-  for (const auto& [text, value] : choices) {
-    if (name == text) return value;
-    expected += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(text);
-    ++k;
-  }
-  fail(path + "." + key,
-       "unknown " + std::string(what) + " '" + name + "' (expected " + expected + ")");
-}
-
-std::uint64_t get_integer(const json& object, const std::string& path, const char* key,
-                          std::optional<std::uint64_t> fallback, std::uint64_t min,
-                          std::uint64_t max = 0xffffffffull) {
-  const json* v = find_field(object, key);
-  if (v == nullptr) {
-    if (!fallback) fail(path + "." + key, "missing");
-    return *fallback;
-  }
-  const std::string range =
-      "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (!v->is_number_integer()) fail(path + "." + key, range);
-  if (v->is_number_unsigned()) {
-    const auto u = v->get<std::uint64_t>();
-    if (u < min || u > max) fail(path + "." + key, range);
-    return u;
-  }
-  const auto s = v->get<std::int64_t>();
-  if (s < 0 || static_cast<std::uint64_t>(s) < min || static_cast<std::uint64_t>(s) > max) {
-    fail(path + "." + key, range);
-  }
-  return static_cast<std::uint64_t>(s);
-}
-
-// get_integer for sizes; every bound used is below 2^32, so the value fits size_t on wasm32.
-std::size_t get_size(const json& object, const std::string& path, const char* key,
-                     std::optional<std::uint64_t> fallback, std::uint64_t min,
-                     std::uint64_t max = 0xffffffffull) {
-  return static_cast<std::size_t>(get_integer(object, path, key, fallback, min, max));
-}
-
-// A finite number; `rule` describes the allowed range and `ok` checks it, on the number and on
-// the 32-bit float training uses (1e300 is inf there, 1e-300 zero, 0.99999999999 one).
-template <class Check>
-float get_float(const json& object, const std::string& path, const char* key,
-                std::optional<float> fallback, const char* rule, Check ok) {
-  const json* v = find_field(object, key);
-  if (v == nullptr) {
-    if (!fallback) fail(path + "." + key, "missing");
-    return *fallback;
-  }
-  if (!v->is_number()) fail(path + "." + key, std::string("expected a number ") + rule);
-  const double d = v->get<double>();
-  if (!std::isfinite(d) || !ok(d)) fail(path + "." + key, std::string("expected a number ") + rule);
-  const auto f = static_cast<float>(d);
-  if (!std::isfinite(f) || !ok(static_cast<double>(f))) {
-    fail(path + "." + key, std::string("expected a number ") + rule + ", also as a 32-bit float");
-  }
-  return f;
-}
-
-bool get_bool(const json& object, const std::string& path, const char* key, bool fallback) {
-  const json* v = find_field(object, key);
-  if (v == nullptr) return fallback;
-  if (!v->is_boolean()) fail(path + "." + key, "expected true or false");
-  return v->get<bool>();
-}
-
-bool activation_type(const std::string& name, LayerType& out) {
-  if (name == "relu")
-    out = LayerType::kRelu;
-  else if (name == "sigmoid")
-    out = LayerType::kSigmoid;
-  else if (name == "tanh")
-    out = LayerType::kTanh;
-  else
-    return false;
-  return true;
 }
 
 void parse_inputs(const json& model, ModelSpec& spec) {
@@ -167,74 +80,16 @@ void parse_layers(const json& model, ModelSpec& spec) {
       fail(path + ".name", "expected a non-empty string");
     }
     if (name != nullptr) layer.name = name->get<std::string>();
-    LayerType activation = LayerType::kRelu;
-    if (type == "embedding_bag") {
-      check_known_fields(
-          l, path,
-          {"type", "name", "input", "vocab", "dim", "combiner", "initializer", "init_scale"});
-      layer.type = LayerType::kEmbeddingBag;
-      if (i != 0 || spec.input_kind != InputKind::kSparseIds) {
-        fail(path + ".type", "embedding_bag must be the first layer, on a sparse_ids input");
-      }
-      layer.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
-      layer.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
-      layer.combiner = get_choice<Combiner>(
-          l, path, "combiner", "mean", "combiner",
-          {{"sum", Combiner::kSum}, {"mean", Combiner::kMean}, {"sqrtn", Combiner::kSqrtn}});
-      layer.initializer = get_choice<Initializer>(
-          l, path, "initializer", "uniform", "initializer",
-          {{"uniform", Initializer::kUniform}, {"zeros", Initializer::kZeros}});
-      layer.init_scale =
-          get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
-      layer.input_width = 0;
-      layer.output_width = layer.dim;
-    } else if (type == "dense") {
-      check_known_fields(
-          l, path, {"type", "name", "input", "units", "use_bias", "initializer", "activation"});
-      layer.type = LayerType::kDense;
-      if (i == 0 && spec.input_kind != InputKind::kDense) {
-        fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
-      }
-      layer.units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
-      layer.use_bias = get_bool(l, path, "use_bias", true);
-      layer.initializer = get_choice<Initializer>(
-          l, path, "initializer", "glorot_uniform", "initializer",
-          {{"glorot_uniform", Initializer::kGlorotUniform}, {"zeros", Initializer::kZeros}});
-      layer.input_width = width;
-      layer.output_width = layer.units;
-      if (const json* act = find_field(l, "activation")) {
-        if (!act->is_string() || !activation_type(act->get<std::string>(), activation)) {
-          fail(path + ".activation", "expected relu, sigmoid or tanh");
-        }
-      }
-    } else if (activation_type(type, layer.type)) {
-      check_known_fields(l, path, {"type", "name", "input"});
-      if (i == 0 && spec.input_kind != InputKind::kDense) {
-        fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
-      }
-      layer.input_width = width;
-      layer.output_width = width;
-    } else {
-      fail(path + ".type", "unknown layer type '" + type +
-                               "' (expected embedding_bag, dense, relu, sigmoid or tanh)");
+    const LayerKind& kind = layer_kind_named(type, path + ".type");
+    layer.type = kind.layer_type;
+    const std::size_t first = spec.layers.size();
+    kind.parse(l, LayerInput{i, spec.input_kind, width}, std::move(layer), spec.layers);
+    const std::string& layer_name = spec.layers[first].name;
+    if (kind.has_parameters && layer_name.empty()) fail(path + ".name", "missing");
+    if (!layer_name.empty() && !names.insert(layer_name).second) {
+      fail(path + ".name", "duplicate layer name '" + layer_name + "'");
     }
-    const bool has_parameters =
-        layer.type == LayerType::kEmbeddingBag || layer.type == LayerType::kDense;
-    if (has_parameters && layer.name.empty()) fail(path + ".name", "missing");
-    if (!layer.name.empty() && !names.insert(layer.name).second) {
-      fail(path + ".name", "duplicate layer name '" + layer.name + "'");
-    }
-    width = layer.output_width;
-    const bool expand = layer.type == LayerType::kDense && find_field(l, "activation") != nullptr;
-    spec.layers.push_back(layer);
-    if (expand) {
-      LayerSpec act;
-      act.type = activation;
-      act.path = path + ".activation";
-      act.input_width = width;
-      act.output_width = width;
-      spec.layers.push_back(act);
-    }
+    width = spec.layers.back().output_width;
   }
   spec.output_width = width;
 }
@@ -346,33 +201,8 @@ json parse_json(const std::string& text) {
 std::vector<ParameterSpec> parameter_specs(const ModelSpec& model) {
   std::vector<ParameterSpec> out;
   for (const LayerSpec& l : model.layers) {
-    if (l.type == LayerType::kEmbeddingBag) {
-      ParameterSpec w;
-      w.name = l.name + "/weight";
-      w.shape = {l.vocab, l.dim};
-      w.row_sparse_gradient = true;
-      w.initializer = l.initializer;
-      w.init_scale = l.init_scale;
-      w.declared_by = l.path;
-      out.push_back(w);
-    } else if (l.type == LayerType::kDense) {
-      ParameterSpec w;
-      w.name = l.name + "/weight";
-      w.shape = {l.input_width, l.units};
-      w.initializer = l.initializer;
-      w.fan_in = l.input_width;
-      w.fan_out = l.units;
-      w.declared_by = l.path;
-      out.push_back(w);
-      if (l.use_bias) {
-        ParameterSpec b;
-        b.name = l.name + "/bias";
-        b.shape = {l.units};
-        b.initializer = Initializer::kZeros;
-        b.declared_by = l.path;
-        out.push_back(b);
-      }
-    }
+    const LayerKind& kind = layer_kind(l.type);
+    if (kind.parameters != nullptr) kind.parameters(l, out);
   }
   return out;
 }

@@ -13,7 +13,9 @@
 //    "inputs": {"<name>": "sparse_ids"}                  exactly one input: CSR ids (+weights)
 //            | {"<name>": {"type": "dense", "dim": N}}   or dense float rows of width N
 //            ("sparse_ids" may also be written {"type": "sparse_ids"})
-//    "layers": [                                         applied in order
+//    "layers": [                                         applied in order; each type's fields
+//                                                        are parsed by its entry of the layer
+//                                                        table (layer_registry.h)
 //      {"type": "embedding_bag", "name": S, "vocab": N, "dim": N,
 //       "combiner": "sum" | "mean" | "sqrtn" (default "mean"),
 //       "input": <input name> (optional), "initializer": "uniform" (default) | "zeros",

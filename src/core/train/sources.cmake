@@ -10,6 +10,7 @@ set(FEDLEAF_TRAIN_SOURCES
   embedding_bag.cc
   executor.cc
   forward_over_dataset.cc
+  layer_registry.cc
   loss.cc
   metrics.cc
   model.cc

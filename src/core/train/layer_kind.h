@@ -1,0 +1,63 @@
+// What one layer type contributes to a model, as an entry of the explicit layer table
+// (layer_registry.cc): its spec parsing, its parameters and how the model builds it. The layer's
+// own file (embedding_bag.cc, dense_layer.cc, activation.cc) holds these functions next to its
+// forward and backward passes, so a new layer type is one file and one table line.
+//
+//   const LayerKind* kind = find_layer_kind("dense");
+//   kind->parse(object, LayerInput{i, InputKind::kDense, 16}, spec, layers);
+//   kind->parameters(layers.back(), params);
+//   kind->make(layers.back(), binder, model_layer);
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/tensor/dense_tensor.h"
+#include "core/train/plan.h"
+
+namespace fedleaf::core {
+
+struct ModelLayer;
+
+// Where a layer sits: its index in the plan's layer list and what it reads.
+struct LayerInput {
+  std::size_t index = 0;
+  InputKind input_kind = InputKind::kSparseIds;  // the model's input
+  std::size_t width = 0;                         // the previous layer's output (dense input: dim)
+};
+
+// Hands a layer being built its declared tensors, in the order its `parameters` declares them,
+// and registers a gradient for each; virtual because only model.cc knows the parameters and the
+// gradients, and called once per parameter at construction, never while training.
+class ParameterBinder {
+ public:
+  struct Bound {
+    DenseTensor* tensor;
+    int gradient;  // index into Model::gradients()
+  };
+  virtual ~ParameterBinder() = default;
+  // Throws InvalidInput naming the tensor and its layer when it is missing or misshapen.
+  virtual Bound next() = 0;
+};
+
+struct LayerKind {
+  const char* type;  // the plan's "type"
+  LayerType layer_type;
+  bool has_parameters;  // then "name" is required (it prefixes the parameter names)
+  // Reads the layer's own fields from `object` (the plan checked "type", "input" and "name" and
+  // set spec.type, spec.name and spec.path): known fields, defaults, the rules of its position,
+  // and its input and output widths. Appends the layer, then any layer it expands into (a dense
+  // layer's "activation"). Throws InvalidInput "<path>.<field>: <rule>".
+  void (*parse)(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
+                std::vector<LayerSpec>& layers);
+  // Appends the parameters `spec` declares (weight before bias); null: none.
+  void (*parameters)(const LayerSpec& spec, std::vector<ParameterSpec>& out);
+  // Sets up `layer`'s forward/backward object over the tensors `binder` hands out; null: the
+  // layer needs none (activations run on LayerType alone).
+  void (*make)(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
+};
+
+}  // namespace fedleaf::core

@@ -1,0 +1,50 @@
+#include "core/train/layer_registry.h"
+
+#include <iterator>
+
+#include "core/error.h"
+#include "core/train/activation.h"
+#include "core/train/dense_layer.h"
+#include "core/train/embedding_bag.h"
+
+namespace fedleaf::core {
+namespace {
+
+// One line per layer type, in the order the unknown-type message lists them.
+constexpr LayerKind kLayerKinds[] = {
+    {"embedding_bag", LayerType::kEmbeddingBag, true, parse_embedding_bag_spec,
+     embedding_bag_parameters, make_embedding_bag},
+    {"dense", LayerType::kDense, true, parse_dense_spec, dense_parameters, make_dense},
+    {"relu", LayerType::kRelu, false, parse_activation_spec, nullptr, nullptr},
+    {"sigmoid", LayerType::kSigmoid, false, parse_activation_spec, nullptr, nullptr},
+    {"tanh", LayerType::kTanh, false, parse_activation_spec, nullptr, nullptr},
+};
+
+}  // namespace
+
+const LayerKind* find_layer_kind(const std::string& type) {
+  for (const LayerKind& kind : kLayerKinds) {
+    if (type == kind.type) return &kind;
+  }
+  return nullptr;
+}
+
+const LayerKind& layer_kind_named(const std::string& type, const std::string& path) {
+  if (const LayerKind* kind = find_layer_kind(type)) return *kind;
+  const std::size_t n = std::size(kLayerKinds);
+  std::string expected;
+  for (std::size_t k = 0; k < n; ++k) {
+    expected += (k == 0 ? "" : k + 1 == n ? " or " : ", ") + std::string(kLayerKinds[k].type);
+  }
+  throw InvalidInput(path + ": unknown layer type '" + type + "' (expected " + expected + ")");
+}
+
+const LayerKind& layer_kind(LayerType type) {
+  for (const LayerKind& kind : kLayerKinds) {
+    if (kind.layer_type == type) return kind;
+  }
+  throw InvalidInput("layer type " + std::to_string(static_cast<int>(type)) +
+                     " is in no layer table entry");
+}
+
+}  // namespace fedleaf::core
