@@ -8,31 +8,6 @@ using nlohmann::json;
 
 namespace {
 
-template <class Pairs>
-json object_of(const Pairs& pairs) {
-  json out = json::object();
-  for (const auto& [tensor, value] : pairs) out[tensor] = value;
-  return out;
-}
-
-// The parts a round holds, each under its key (an open round's or an older server's row holds
-// fewer).
-json robust_json(const RoundRobustness& robust) {
-  json out = json::object();
-  if (robust.clipped) out["clipped"] = object_of(*robust.clipped);
-  if (robust.clipped_rows) out["clipped_rows"] = object_of(*robust.clipped_rows);
-  if (robust.clip_bound) out["clip_bound"] = object_of(*robust.clip_bound);
-  if (robust.next_clip_bound) out["next_clip_bound"] = object_of(*robust.next_clip_bound);
-  if (robust.capped) out["capped"] = *robust.capped;
-  if (robust.example_cap) {
-    out["example_cap"] = *robust.example_cap ? json(**robust.example_cap) : json(nullptr);
-  }
-  if (robust.next_example_cap) out["next_example_cap"] = *robust.next_example_cap;
-  if (robust.withheld_rows) out["withheld_rows"] = object_of(*robust.withheld_rows);
-  if (robust.withheld_nonfinite) out["withheld_nonfinite"] = *robust.withheld_nonfinite;
-  return out;
-}
-
 json round_json(const RoundReport& report) {
   const RoundRecord& r = report.record;
   json entry = {
@@ -55,7 +30,7 @@ json round_json(const RoundReport& report) {
     }
   }
   entry["eval"] = eval;
-  entry["robust"] = robust_json(report.robust);
+  entry["robust"] = robustness_to_json(report.robust);
   return entry;
 }
 

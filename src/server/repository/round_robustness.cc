@@ -67,7 +67,7 @@ RoundRobustness closed_round_robustness(const core::RoundStats& stats,
   return out;
 }
 
-std::string robustness_json(const RoundRobustness& robust) {
+json robustness_to_json(const RoundRobustness& robust) {
   json out = json::object();
   if (robust.clipped) out["clipped"] = object_of(*robust.clipped);
   if (robust.clipped_rows) out["clipped_rows"] = object_of(*robust.clipped_rows);
@@ -80,7 +80,11 @@ std::string robustness_json(const RoundRobustness& robust) {
   if (robust.next_example_cap) out["next_example_cap"] = *robust.next_example_cap;
   if (robust.withheld_rows) out["withheld_rows"] = object_of(*robust.withheld_rows);
   if (robust.withheld_nonfinite) out["withheld_nonfinite"] = *robust.withheld_nonfinite;
-  return out.dump();
+  return out;
+}
+
+std::string robustness_json(const RoundRobustness& robust) {
+  return robustness_to_json(robust).dump();
 }
 
 RoundRobustness read_robustness(const std::string& robust_json) {

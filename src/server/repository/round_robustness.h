@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -43,6 +44,9 @@ RoundRobustness closed_round_robustness(const core::RoundStats& stats,
                                         std::uint64_t withheld_nonfinite,
                                         const core::ClipBounds& next_clip_bounds,
                                         std::optional<std::uint64_t> next_example_cap);
+
+// The parts present, each under its key: the stored form and the status's "robust" alike.
+nlohmann::json robustness_to_json(const RoundRobustness& robust);
 
 // The stored form (compact JSON, keys sorted).
 std::string robustness_json(const RoundRobustness& robust);
