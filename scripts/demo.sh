@@ -4,7 +4,7 @@
 # Builds what is missing, starts fedleaf-server on an embedded SQLite file under ./var/, creates a
 # population for scripts/demo/spam_plan.json (hashed bag-of-words → embedding_bag + dense; the
 # row-sparse embedding update aggregated with mean_over_contributors, the dense parts with
-# weighted_mean), runs Node.js leaves on SpamAssassin shards in worker threads, and prints one
+# weighted_mean; int8 + delta_varint uploads, F16 downloads), runs Node.js leaves on SpamAssassin shards in worker threads, and prints one
 # line per round. Ctrl-C stops everything it started. With --store postgres the same job runs on
 # --servers N fedleaf-server instances (default 3) sharing a throwaway PostgreSQL cluster
 # (scripts/pg_cluster.sh, port FEDLEAF_DEMO_PG_PORT or 55434) behind haproxy on --port; the
@@ -12,8 +12,8 @@
 #
 #   scripts/demo.sh [--clients 16] [--rounds 20] [--port 8080] [--iid] [--prefetch 1]
 #                   [--keep-serving] [--store sqlite|postgres] [--servers 3] [--plan FILE]
-# --plan runs another plan, e.g. scripts/demo/spam_plan_compressed.json (int8 uploads with
-# delta-coded row ids, F16 select downloads).
+# The plan compresses both ways (int8 uploads with delta-coded row ids, F16 downloads); --plan
+# runs another, e.g. scripts/demo/spam_plan_f32.json (the same job, every value F32).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

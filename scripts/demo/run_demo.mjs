@@ -1,10 +1,13 @@
 // The federated spam-filter demo, driven against a running fedleaf-server (scripts/demo.sh starts
-// one): creates a population for scripts/demo/spam_plan.json, runs N Node.js leaves in worker
+// one): creates a population for scripts/demo/spam_plan.json (int8 uploads, F16 downloads; --plan
+// scripts/demo/spam_plan_f32.json for the uncompressed job), runs N Node.js leaves in worker
 // threads on SpamAssassin shards, and prints one line per closed round with the eval accuracy of
-// the round's new model on the held-out split (evaluated here, in wasm, on every eval email).
+// the round's new model as GET .../model sends it (F16 where the plan asks) on the held-out split
+// (evaluated here, in wasm, on every eval email), the bytes the leaves downloaded and uploaded
+// (as sent: compressed where the plan asks) and what dense F32 updates would have weighed.
 //
 //   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
-//        [--iid] [--prefetch 1] [--population spam-demo] [--json OUT] [--link-file OUT]
+//        [--iid] [--prefetch 1] [--population spam-demo] [--plan FILE] [--json OUT] [--link-file OUT]
 // Exits 1 when a leaf fails, the run stalls, or the population does not finish.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -30,6 +30,21 @@ inline const char* kTestPlan =
                                    "aggregator": "mean_over_contributors"},
                     "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"}}})";
 
+// kTestPlan with "download_values": "f16" for emb/weight and out/weight (out/bias stays F32).
+inline const char* kF16DownloadPlan =
+    R"({"model": {"inputs": {"tokens": "sparse_ids"},
+                  "layers": [{"type": "embedding_bag", "name": "emb", "input": "tokens",
+                              "vocab": 10, "dim": 2, "combiner": "mean"},
+                             {"type": "dense", "name": "out", "units": 2}],
+                  "loss": "softmax_cross_entropy"},
+        "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1}, "epochs": 1,
+                  "batch_size": 4},
+        "updates": {"emb/weight": {"encoding": "row_sparse",
+                                   "aggregator": "mean_over_contributors",
+                                   "download_values": "f16"},
+                    "out/weight": {"encoding": "dense", "aggregator": "weighted_mean",
+                                   "download_values": "f16"}}})";
+
 // Population `id` as a store holds it: 3 rounds of 4 clients (2 reports close a round at its 60 s
 // deadline), 5 s leases, 5 train and 1 evaluate task a round, created at t = 100; running at
 // round 0. Client token hash "hash-<id>".

@@ -35,6 +35,10 @@ struct PopulationState {
   // model:select's index of `model` (built on first use; stale when its etag differs).
   std::shared_ptr<const core::SafetensorsIndex> select_index;
   std::string select_index_etag;
+  // What GET .../model sends of `model` when the plan asks f16 downloads (model_download.h),
+  // encoded on first use; stale when download_model_of differs from the model's etag.
+  ModelBlob download_model;
+  std::string download_model_of;
   // The open training round's accumulator; empty once training rounds are over.
   std::optional<core::RoundAggregator> aggregator;
   // When aggregator_in_seq_order, the aggregator holds exactly the round's stored results

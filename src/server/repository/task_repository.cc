@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/train/plan.h"
+#include "server/repository/model_download.h"
 #include "server/repository/new_population.h"
 #include "server/repository/population_state.h"
 #include "server/repository/select_rows.h"
@@ -93,17 +94,21 @@ CreatedPopulation TaskRepository::create_population(const PopulationSpec& spec) 
   return created;
 }
 
-// An earlier round's model is read and hashed after the lock is released (PublishedModel).
+// An earlier round's model is read, hashed and (f16 downloads) encoded after the lock is
+// released (PublishedModel); the current one's encoding is made once and kept.
 ModelBlob TaskRepository::model(const std::string& population_id, int round) {
   rounds_.wait_for_close_past(population_id, round);
   PublishedModel found;
+  std::shared_ptr<const core::UpdatePlan> plan;
   {
     std::lock_guard lock(parts_.mutex);
     PopulationState& st = parts_.populations.state_of(population_id);
     rounds_.advance(st, parts_.clock.now());
     found = find_published_model(parts_.store, st, round);
+    if (found.current()) return current_download_model(st);
+    plan = st.update_plan;
   }
-  return found.load();
+  return download_model_of(found.load(), *plan, round);
 }
 
 SelectableModel TaskRepository::selectable_model(const std::string& population_id,

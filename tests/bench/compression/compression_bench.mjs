@@ -1,6 +1,7 @@
 // scripts/bench.sh compression — what compressed updates and downloads save on the demo's job
-// (16 Node leaves in worker threads, non-IID SpamAssassin shards, scripts/demo/spam_plan.json)
-// against a fresh fedleaf-server, in three settings of every tensor's updates entry:
+// (16 Node leaves in worker threads, non-IID SpamAssassin shards, the demo's model and training in
+// scripts/demo/spam_plan_f32.json, the uncompressed plan) against a fresh fedleaf-server, in three
+// settings of every tensor's updates entry (the int8 one is scripts/demo/spam_plan.json's):
 //   f32   "compression": {"values": "f32", "ids": "i64"}, "download_values": "f32" (the defaults)
 //   f16   "compression": {"values": "f16"}, "download_values": "f16"
 //   int8  "compression": {"values": "int8", "ids": "delta_varint"} ("ids" on the row-sparse
@@ -43,7 +44,7 @@ const clients = Number(args.clients);
 const rounds = Number(args.rounds);
 const repeats = Number(args.repeats);
 const dim32Rounds = Number(args['dim32-rounds']);
-const basePlan = JSON.parse(readFileSync(path.join(root, 'scripts/demo/spam_plan.json'), 'utf8'));
+const basePlan = JSON.parse(readFileSync(path.join(root, 'scripts/demo/spam_plan_f32.json'), 'utf8'));
 const records = await loadSpamAssassin();
 const executor = await createExecutor();
 const evalRecords = records.filter((r) => r.split === 'eval');
