@@ -92,6 +92,15 @@ test('the last full model is served from memory for its ETag and revalidated for
   ]);
 });
 
+test("the memory cache matches the task's model_etag, not the header ETag (quoted, or of F16 bytes)", async () => {
+  const client = fakeClient({ etag: '"f16-bytes-hash"' });
+  const { models, events } = source(client);
+  const first = await models.fetch(task('t0', { etag: 'm1' }));
+  assert.equal(await models.fetch(task('t1', { etag: 'm1' })), first, 'same model_etag: no request');
+  assert.equal(client.calls.length, 1);
+  assert.deepEqual(downloaded(events).map((e) => e.cached), [false, true]);
+});
+
 test('only the newest model is kept: another URL downloads again without If-None-Match', async () => {
   const client = fakeClient();
   const { models } = source(client);

@@ -35,7 +35,10 @@ export class ModelSource {
    */
   constructor({ client, population, token, executor, dataset, signal, retry, emit }) {
     Object.assign(this, { client, population, token, executor, dataset, signal, retry, emit });
-    this.cached = null;  // {href, etag, bytes}: the last full model downloaded with an ETag
+    // {href, etag, modelEtag, bytes}: the last full model downloaded with an ETag. `etag` is the
+    // header (for If-None-Match); `modelEtag` the task's model_etag it was fetched for — they differ
+    // (the header is quoted, and an F16 download has an ETag of its own bytes).
+    this.cached = null;
   }
 
   /** The model of `task`: its selected rows, else the full model. Emits one downloaded event. */
@@ -82,7 +85,7 @@ export class ModelSource {
     const { client, token, signal } = this;
     const url = client.url(task.model_url);
     const cached = this.cached?.href === url.href ? this.cached : undefined;
-    if (cached && task.model_etag && cached.etag === task.model_etag) {
+    if (cached && task.model_etag && cached.modelEtag === task.model_etag) {
       this.downloaded(task, 0, true, false, t0);
       return cached.bytes;
     }
@@ -95,12 +98,13 @@ export class ModelSource {
       throw LeafStoppedError.after('model download', error);
     }
     if (answer.kind === 'not_modified') {
+      cached.modelEtag = task.model_etag;
       this.downloaded(task, 0, true, false, t0);
       return cached.bytes;
     }
     const { bytes } = answer;
     const etag = answer.etag ?? task.model_etag;
-    this.cached = etag ? { href: url.href, etag, bytes } : null;
+    this.cached = etag ? { href: url.href, etag, modelEtag: task.model_etag, bytes } : null;
     this.downloaded(task, bytes.length, false, false, t0);
     return bytes;
   }
