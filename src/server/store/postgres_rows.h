@@ -1,7 +1,7 @@
 #pragma once
-// How the PostgreSQL store's rows map to records and back: the column lists its statements
-// select, the readers of a row and the writer of a round's fields. Shared by every
-// PostgresStore operation so that a column is named and read in one place.
+// How the PostgreSQL store's rows map to records and back, generated from the column tables
+// (store_tables.h): the readers of a row and the writer of a record's values. Shared by every
+// PostgresStore operation so that a column is named, bound and read in one place.
 //
 //   PgRows rows = ...;  // SELECT <column_list(kRoundsTable)> FROM rounds ...
 //   RoundRecord r = read_round(rows, 0);
@@ -15,10 +15,12 @@
 
 namespace fedleaf::server {
 
+// Row i's values of the table's columns (from column 0), each read as its column's kind.
+std::vector<Value> read_values(const PgRows& s, int i, const Table& table);
+// Adds values[skip..] to the parameters.
+PgParams& add_values(PgParams& p, const std::vector<Value>& values, std::size_t skip = 0);
 PopulationRecord read_population(const PgRows& s, int i);
 RoundRecord read_round(const PgRows& s, int i);
-// The round's non-key fields, in kRoundsTable order after the key.
-void add_round_fields(PgParams& p, const RoundRecord& r);
 TaskRecord read_task(const PgRows& s, int i);
 std::string select_from(const std::string& columns, const char* rest);
 // A round shard's counters from column `first` on (reports .. eval_sums_json).

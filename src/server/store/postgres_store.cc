@@ -91,20 +91,8 @@ void PostgresStore::sync() {
 void PostgresStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                       const ModelRecord& model0) {
   static const std::string sql = insert_sql(kPopulationsTable, Dialect::kPostgres);
-  run(sql.c_str(), Params()
-                       .text(p.id)
-                       .text(p.plan_json)
-                       .text(p.client_token_hash)
-                       .integer(p.settings.rounds)
-                       .integer(p.settings.clients_per_round)
-                       .integer(p.settings.min_reports)
-                       .real(p.settings.round_deadline_s)
-                       .real(p.settings.lease_s)
-                       .integer(p.settings.train_tasks_per_round)
-                       .integer(p.settings.eval_tasks_per_round)
-                       .text(to_string(p.state))
-                       .integer(p.current_round)
-                       .real(p.created_at));
+  Params params;
+  run(sql.c_str(), add_values(params, values_of(p)));
   insert_round(round0);
   run("INSERT INTO models (population_id, round, etag, bytes) VALUES ($1, $2, $3, $4)",
       Params()
@@ -137,9 +125,7 @@ std::vector<PopulationRecord> PostgresStore::list_populations() {
 void PostgresStore::insert_round(const RoundRecord& r) {
   static const std::string sql = insert_sql(kRoundsTable, Dialect::kPostgres);
   Params p;
-  p.text(r.population_id).integer(r.number);
-  add_round_fields(p, r);
-  run(sql.c_str(), p);
+  run(sql.c_str(), add_values(p, values_of(r)));
 }
 
 std::optional<RoundRecord> PostgresStore::round_row(const char* sql,
@@ -190,16 +176,15 @@ void PostgresStore::close_round(const RoundCloseWrite& close) {
   RoundRecord closed = close.closed;
   closed.status = RoundStatus::kClosed;
   Params fields;
-  add_round_fields(fields, closed);
+  add_values(fields, values_of(closed), 2);  // every column after the key
   fields.text(closed.population_id).integer(closed.number);
   // The counters lock_open_round summed (the round row plus its shards) replace the row's.
-  Rows updated =
-      run("UPDATE rounds SET status = $1, started_at = $2, deadline = $3, closed_at = $4, "
-          "train_tasks = $5, eval_tasks = $6, reports = $7, examples = $8, loss_sum = $9, "
-          "accuracy_sum = $10, accuracy_examples = $11, upload_bytes = $12, eval_reports = $13, "
-          "eval_examples = $14, eval_sums_json = $15, robust_json = $16 WHERE population_id = $17 "
-          "AND number = $18 AND status = 'open'",
-          fields);
+  static const std::string key = std::to_string(kRoundsTable.columns.size() - 1);
+  static const std::string sql =
+      "UPDATE rounds SET " + assignments_sql(kRoundsTable, 2, Dialect::kPostgres) +
+      " WHERE population_id = $" + key + " AND number = $" +
+      std::to_string(kRoundsTable.columns.size()) + " AND status = 'open'";
+  Rows updated = run(sql.c_str(), fields);
   if (updated.affected() == 0) {
     throw Conflict("round " + std::to_string(closed.number) + " of population '" +
                    closed.population_id + "' is not open");

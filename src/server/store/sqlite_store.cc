@@ -239,21 +239,10 @@ void SqliteStore::rollback_nested() {
 void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord& round0,
                                     const ModelRecord& model0) {
   static const std::string sql = insert_sql(kPopulationsTable, Dialect::kSqlite);
-  statement(sql.c_str())
-      .bind(1, p.id)
-      .bind(2, p.plan_json)
-      .bind(3, p.client_token_hash)
-      .bind(4, p.settings.rounds)
-      .bind(5, p.settings.clients_per_round)
-      .bind(6, p.settings.min_reports)
-      .bind(7, p.settings.round_deadline_s)
-      .bind(8, p.settings.lease_s)
-      .bind(9, p.settings.train_tasks_per_round)
-      .bind(10, p.settings.eval_tasks_per_round)
-      .bind(11, to_string(p.state))
-      .bind(12, p.current_round)
-      .bind(13, p.created_at)
-      .run();
+  const std::vector<Value> values = values_of(p);
+  auto s = statement(sql.c_str());
+  bind_values(s, values, 1);
+  s.run();
   insert_round(round0);
   insert_model(model0);
 }
@@ -280,9 +269,9 @@ std::vector<PopulationRecord> SqliteStore::list_populations() {
 
 void SqliteStore::insert_round(const RoundRecord& r) {
   static const std::string sql = insert_sql(kRoundsTable, Dialect::kSqlite);
+  const std::vector<Value> values = values_of(r);
   auto s = statement(sql.c_str());
-  s.bind(1, r.population_id).bind(2, r.number);
-  bind_round_fields(s, r, 3);
+  bind_values(s, values, 1);
   s.run();
 }
 
@@ -306,14 +295,14 @@ std::vector<RoundRecord> SqliteStore::list_rounds(const std::string& population_
 }
 
 void SqliteStore::update_round(const RoundRecord& r) {
-  auto s = statement(
-      "UPDATE rounds SET status = ?, started_at = ?, deadline = ?, closed_at = ?, "
-      "train_tasks = ?, eval_tasks = ?, reports = ?, examples = ?, loss_sum = ?, "
-      "accuracy_sum = ?, accuracy_examples = ?, upload_bytes = ?, eval_reports = ?, "
-      "eval_examples = ?, eval_sums_json = ?, robust_json = ? WHERE population_id = ? AND "
-      "number = ?");
-  bind_round_fields(s, r, 1);
-  s.bind(17, r.population_id).bind(18, r.number);
+  // Every column after the key (population_id, number).
+  static const std::string sql = "UPDATE rounds SET " +
+                                 assignments_sql(kRoundsTable, 2, Dialect::kSqlite) +
+                                 " WHERE population_id = ? AND number = ?";
+  const std::vector<Value> values = values_of(r);
+  auto s = statement(sql.c_str());
+  const int next = bind_values(s, values, 1, 2);
+  s.bind(next, r.population_id).bind(next + 1, r.number);
   s.run();
   if (sqlite3_changes(db_) == 0) {
     throw NotFound("round " + std::to_string(r.number) + " of population '" + r.population_id +

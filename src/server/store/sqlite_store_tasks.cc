@@ -82,18 +82,13 @@ std::optional<TaskRecord> SqliteStore::find_task(std::int64_t id) {
 }
 
 void SqliteStore::update_task(const TaskRecord& t) {
-  statement(
-      "UPDATE tasks SET state = ?, lease_id = ?, lease_expires_at = ?, completed_lease_id = ?, "
-      "result_sha256 = ?, result_status = ?, result_body = ? WHERE id = ?")
-      .bind(1, to_string(t.state))
-      .bind(2, t.lease_id)
-      .bind(3, t.lease_expires_at)
-      .bind(4, t.completed_lease_id)
-      .bind(5, t.result_sha256)
-      .bind(6, t.result_status)
-      .bind(7, t.result_body)
-      .bind(8, t.id)
-      .run();
+  // Every column after the task's identity (id, population_id, round, kind).
+  static const std::string sql =
+      "UPDATE tasks SET " + assignments_sql(kTasksTable, 4, Dialect::kSqlite) + " WHERE id = ?";
+  const std::vector<Value> values = values_of(t);
+  auto s = statement(sql.c_str());
+  s.bind(bind_values(s, values, 1, 4), t.id);
+  s.run();
 }
 
 AcceptOutcome SqliteStore::accept_result(const AcceptRequest& r) {

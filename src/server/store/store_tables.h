@@ -1,29 +1,48 @@
 // The tables that hold the store's records (PopulationRecord, RoundRecord, TaskRecord), each
 // declared once as a column table and rendered for both backends: the CREATE TABLE of each SQL
-// dialect, the column list every SELECT names and the INSERT of a whole record, in the one order
-// the row readers (sqlite_rows.h, postgres_rows.h) read (Flower's linkstate_tables.py is the
+// dialect, the column list every SELECT names, the INSERT of a whole record and each column's
+// field of the record, so that the binds (values_of) and the row readers (sqlite_rows.h,
+// postgres_rows.h) are generated from the one table (Flower's linkstate_tables.py is the
 // pattern).
 //
 //   exec(create_table_sql(kPopulationsTable, Dialect::kSqlite));
 //   "SELECT " + column_list(kTasksTable) + " FROM tasks WHERE id = ?"
-//   statement(insert_sql(kRoundsTable, Dialect::kSqlite).c_str()).bind(1, r.population_id)…
+//   bind_values(statement(insert_sql(kRoundsTable, Dialect::kSqlite).c_str()), values_of(r));
 //
 // The rendered DDL is the text earlier versions ran, byte for byte: a database created at the
 // current schema version opens without migration (store_tables_test.cc pins it).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "server/store/store.h"
 
 namespace fedleaf::server {
 
 enum class Dialect { kSqlite, kPostgres };
+
+// How a column's value travels: the bind and the read of each backend follow it.
+enum class ValueKind { kText, kInteger, kReal };
+
+// One column's value of a record, of the column's kind (the other members unused).
+struct Value {
+  ValueKind kind = ValueKind::kText;
+  std::string text;
+  std::int64_t integer = 0;
+  double real = 0;
+};
 
 struct Column {
   const char* name;
   const char* sqlite_type;    // with what only SQLite says (AUTOINCREMENT)
   const char* postgres_type;  // with what only PostgreSQL says (BIGSERIAL)
   const char* rules;          // NOT NULL, CHECK, DEFAULT, REFERENCES: the same in both
+  ValueKind kind;
+  // The column's field of the table's record (PopulationRecord, RoundRecord or TaskRecord).
+  Value (*get)(const void* record);
+  void (*set)(void* record, const Value& value);
 };
 
 struct Table {
@@ -43,5 +62,16 @@ std::string column_list(const Table& table);
 std::string insert_sql(const Table& table, Dialect dialect);
 // CREATE TABLE IF NOT EXISTS of the table in the dialect.
 std::string create_table_sql(const Table& table, Dialect dialect);
+// "status = ?, started_at = ?" / "status = $1, …": the columns from `first` on, numbered from 1.
+std::string assignments_sql(const Table& table, std::size_t first, Dialect dialect);
+
+// A record's values, one per column in the table's order: what the binds bind.
+std::vector<Value> values_of(const PopulationRecord& p);
+std::vector<Value> values_of(const RoundRecord& r);
+std::vector<Value> values_of(const TaskRecord& t);
+// The record of a row's values (one per column, in the table's order): what the readers return.
+PopulationRecord population_from(const std::vector<Value>& values);
+RoundRecord round_from(const std::vector<Value>& values);
+TaskRecord task_from(const std::vector<Value>& values);
 
 }  // namespace fedleaf::server
