@@ -7,9 +7,9 @@
 // A C++ exception reaching JS would arrive as an opaque WebAssembly.Exception with no message,
 // so every embind entry point runs its body through call_from_js. That catches the exception
 // and returns normally, leaving the error for takeError(), which the JS loader calls after every
-// binding call and throws (js_bindings/src/engine/bindings.js). A throw from inside the call would skip
-// the frames below it: the std::string arguments embind had allocated, the emval handles of val
-// arguments (a model's bytes) and every C++ local were never freed, on each failed call.
+// binding call and throws (js_bindings/src/engine/bindings.js). A throw from inside the call would
+// skip the frames below it: the std::string arguments embind had allocated, the emval handles of
+// val arguments (a model's bytes) and every C++ local were never freed, on each failed call.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Tensors across the JS boundary, in the normalized form js_bindings/src/engine/tensors.js produces:
+// Tensors across the JS boundary, in the normalized form js_bindings/src/engine/tensors.js
+// produces:
 //   dense:  {encoding: 'dense', dtype: 'F32', shape: [2, 3], data: <TypedArray>}
 //   sparse: {encoding: 'coo' | 'row_sparse', index_dtype: 'I32' | 'I64', indices: <TypedArray>,
 //            values: {dtype, shape, data}, dense_shape: [..numbers]}

@@ -304,8 +304,8 @@ void RoundLifecycle::wait_for_close_past(const std::string& population_id, int r
 
 bool RoundLifecycle::has_task_to_offer(const PopulationState& st, double now) {
   if (st.record.state != RunState::kRunning || st.closing != 0) return false;
-  const bool train_left =
-      st.round.number < st.record.settings.rounds && st.round.train_tasks < st.record.settings.train_tasks_per_round;
+  const bool train_left = st.round.number < st.record.settings.rounds &&
+                          st.round.train_tasks < st.record.settings.train_tasks_per_round;
   const bool eval_left = st.round.eval_tasks < st.record.settings.eval_tasks_per_round;
   return train_left || eval_left ||
          parts_.store.has_leasable_task(st.record.id, st.round.number, now);

@@ -34,12 +34,14 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
   };
   std::vector<Pool> pools;
   if (st.record.settings.eval_tasks_per_round > 0) {
-    pools.push_back({TaskKind::kEvaluate, st.record.settings.eval_tasks_per_round, st.round.eval_tasks});
+    pools.push_back(
+        {TaskKind::kEvaluate, st.record.settings.eval_tasks_per_round, st.round.eval_tasks});
   }
   const bool wants_later_round = st.round.number < min_round;
   // A round being closed takes no more reports: its train tasks wait for the next round.
   if (st.round.number < st.record.settings.rounds && !wants_later_round && st.closing == 0) {
-    pools.push_back({TaskKind::kTrain, st.record.settings.train_tasks_per_round, st.round.train_tasks});
+    pools.push_back(
+        {TaskKind::kTrain, st.record.settings.train_tasks_per_round, st.round.train_tasks});
   }
   std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
