@@ -9,8 +9,8 @@
 
 #include "core/aggregation/for_each_touched.h"
 #include "core/error.h"
+#include "core/text/text_format.h"
 #include "core/wire/safetensors.h"
-#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

@@ -4,7 +4,7 @@
 #include <type_traits>
 
 #include "core/aggregation/for_each_touched.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 

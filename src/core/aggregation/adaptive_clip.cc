@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 

@@ -5,7 +5,7 @@
 
 #include "core/aggregation/adaptive_example_cap.h"
 #include "core/error.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 

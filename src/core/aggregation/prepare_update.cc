@@ -11,7 +11,7 @@
 #include "core/aggregation/update_values.h"
 #include "core/error.h"
 #include "core/tensor/linear_index.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 namespace {

@@ -9,10 +9,10 @@
 #include "core/aggregation/sparse_sum_accumulator.h"
 #include "core/error.h"
 #include "core/tensor/linear_index.h"
+#include "core/text/text_format.h"
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors.h"
 #include "core/wire/safetensors_index.h"
-#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

@@ -1,7 +1,7 @@
 #include "core/aggregation/update_encoding.h"
 
 #include "core/error.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 

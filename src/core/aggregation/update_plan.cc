@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/json/plan_json.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 namespace {

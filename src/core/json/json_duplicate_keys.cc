@@ -1,6 +1,6 @@
 #include "core/json/json_duplicate_keys.h"
 
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 

@@ -7,11 +7,11 @@
 
 #include "core/error.h"
 #include "core/tensor/half_float.h"
+#include "core/text/text_format.h"
 #include "core/train/trained_parameter.h"
 #include "core/train/training_session.h"
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors_layout.h"
-#include "core/wire/text_format.h"
 #include "core/wire/update_compression.h"
 
 namespace fedleaf::core {

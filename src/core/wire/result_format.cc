@@ -9,8 +9,8 @@
 #include "core/error.h"
 #include "core/json/json_duplicate_keys.h"
 #include "core/json/json_nesting.h"
+#include "core/text/text_format.h"
 #include "core/wire/safetensors_index.h"
-#include "core/wire/text_format.h"
 
 namespace fedleaf::core {
 namespace {

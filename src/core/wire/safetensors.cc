@@ -8,9 +8,9 @@
 
 #include "core/tensor/coalesce.h"
 #include "core/tensor/half_float.h"
+#include "core/text/text_format.h"
 #include "core/wire/safetensors_index.h"
 #include "core/wire/safetensors_layout.h"
-#include "core/wire/text_format.h"
 #include "core/wire/update_compression.h"
 
 namespace fedleaf::core {

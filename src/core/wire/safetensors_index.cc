@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/json/json_duplicate_keys.h"
 #include "core/json/json_nesting.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 namespace {

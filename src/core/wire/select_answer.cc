@@ -7,8 +7,8 @@
 
 #include "core/error.h"
 #include "core/tensor/half_float.h"
+#include "core/text/text_format.h"
 #include "core/wire/safetensors_layout.h"
-#include "core/wire/text_format.h"
 #include "core/wire/update_compression.h"
 
 namespace fedleaf::core {

@@ -5,6 +5,5 @@ set(FEDLEAF_WIRE_SOURCES
   safetensors_layout.cc
   select_answer.cc
   select_request.cc
-  text_format.cc
   update_compression.cc
 )

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/tensor/half_float.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::core {
 namespace {

@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/json/json_duplicate_keys.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 #include "server/util/server_errors.h"
 
 namespace fedleaf::server {

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "core/text/text_format.h"
 #include "core/version.h"
-#include "core/wire/text_format.h"
 #include "server/api/claim_body.h"
 #include "server/api/protocol_headers.h"
 #include "server/api/static_files.h"

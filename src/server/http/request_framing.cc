@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 #include "server/api/protocol_headers.h"
 #include "server/util/server_errors.h"
 

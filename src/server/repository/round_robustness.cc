@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 namespace fedleaf::server {
 

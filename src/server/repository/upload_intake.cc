@@ -6,8 +6,8 @@
 #include <optional>
 
 #include "core/aggregation/round_aggregator.h"
+#include "core/text/text_format.h"
 #include "core/wire/result_format.h"
-#include "core/wire/text_format.h"
 #include "server/repository/upload_refusal.h"
 #include "server/store/store_rules.h"
 #include "server/util/server_errors.h"

@@ -1,4 +1,4 @@
-#include "core/wire/text_format.h"
+#include "core/text/text_format.h"
 
 #include <catch2/catch.hpp>
 #include <cstdlib>

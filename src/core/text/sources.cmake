@@ -1,0 +1,3 @@
+set(FEDLEAF_TEXT_SOURCES
+  text_format.cc
+)
