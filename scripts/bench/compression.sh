@@ -7,4 +7,5 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 bash "$root/scripts/build.sh" >/dev/null
 cd "$root"
-FEDLEAF_BUILD_DIR=build node tests/bench/compression/compression_bench.mjs "$@"
+FEDLEAF_BUILD_DIR=build node tests/bench/compression/compression_bench.mjs \
+  --out "${FEDLEAF_BENCH_OUT_DIR:-build/bench}/compression.json" "$@"

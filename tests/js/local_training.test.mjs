@@ -64,7 +64,7 @@ test('applyUpdate refuses an update that does not fit the plan, naming the tenso
   const data = executor.datasetFromTexts(TEXTS, LABELS, SMALL_TEXT_PLAN);
   const { tensors } = executor.decodeSafetensors((await executor.train(SMALL_TEXT_PLAN, model, data)).bytes);
   data.delete();
-  const encode = (t) => executor.encodeSafetensors(t, { kind: 'train', num_examples: '6' });
+  const encode = (t) => executor.encodeSafetensors(t, { kind: 'train', num_examples: '6', loss: '0.5' });
 
   assert.throws(() => executor.applyUpdate(SMALL_TEXT_PLAN, model, encode({ ...tensors, 'out/weight': { shape: [2, 4], data: new Float32Array(8) } })),
     { code: 'InvalidInput', message: /update 'out\/weight': dense_shape \[2, 4\] differs/ });

@@ -100,13 +100,13 @@ void add_values(const std::string& tensor, const std::string& name, const Shape&
                 ValueStream values, Metadata& metadata, Add&& add) {
   switch (compression) {
     case ValuesCompression::kF32:
-      add(name, DType::F32, shape, [values](ChunkWriter& w) {
+      add(name, DType::F32, shape, [values = std::move(values)](ChunkWriter& w) {
         values([&](const float* v, std::size_t n) { w.put(v, n * 4); });
       });
       return;
     case ValuesCompression::kF16:
       metadata[values_compression_key(tensor)] = "f16";
-      add(name, DType::F16, shape, [values, tensor](ChunkWriter& w) {
+      add(name, DType::F16, shape, [values = std::move(values), tensor](ChunkWriter& w) {
         values([&](const float* v, std::size_t n) {
           for (std::size_t i = 0; i < n; ++i) {
             const std::uint16_t h = f32_to_f16(v[i]);
@@ -137,7 +137,7 @@ void add_values(const std::string& tensor, const std::string& name, const Shape&
         values([&](const float* v, std::size_t n) { groups.put(v, n, emit); });
         groups.finish(emit);
       });
-  add(name, DType::I8, shape, [values, group](ChunkWriter& w) {
+  add(name, DType::I8, shape, [values = std::move(values), group](ChunkWriter& w) {
     ValueGroups groups(group);
     std::vector<std::int8_t> q(group);
     const auto emit = [&](const float* g, std::size_t n) {
