@@ -72,11 +72,11 @@
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
+#include "core/train/input_columns.h"
 #include "core/train/text_features.h"
 
 namespace fedleaf::core {
 
-enum class InputKind { kSparseIds, kDense };
 enum class LayerType { kEmbeddingBag, kDense, kRelu, kSigmoid, kTanh };
 enum class Combiner { kSum, kMean, kSqrtn };
 enum class Initializer { kUniform, kGlorotUniform, kZeros };
