@@ -7,44 +7,65 @@
 //   const { plan, model, tokenOffset } = importTfjsLayersModel(executor, modelJson, shards,
 //     { features: { hash: 'murmur3_32', ngrams: 1, binary: true } });
 //
-// Layers, in a chain (Sequential, or a functional model whose layers each take the previous one):
-//   InputLayer                                 → nothing (first layer only)
-//   Embedding(input_dim, output_dim) followed by GlobalAveragePooling1D
-//                                              → embedding_bag {combiner: 'mean'} (first layer)
-//   Dense(units, activation, use_bias)         → dense (relu, sigmoid, tanh, linear hidden)
-//   Activation(relu | sigmoid | tanh)          → relu | sigmoid | tanh layer
-//   Dropout, SpatialDropout1D                  → nothing, with a warning: the identity at
-//                                                inference, so predictions are unchanged, but
-//                                                fedleaf trains without dropout (until it has
-//                                                dropout layers: issue 29)
-// The last layer's sigmoid (units 1) or softmax becomes the loss (sigmoid_cross_entropy or
-// softmax_cross_entropy, which apply it to the logits); the training config's loss must agree
-// (binary_crossentropy; sparse_/categorical_crossentropy; a linear last layer needs from_logits).
-// Without a training config the last activation decides. Anything else — another layer class, a
-// regularizer or constraint, a quantized weight other than float16, a non-chain topology — is an
-// Error naming the layer's class and name (or the field); an unsupported layer or topology also
-// lists what is supported.
+// Sequential and functional models (Keras 2, Keras 3 and TF.js model.json shapes:
+// tfjs_keras_graph.js). Layers:
+//   InputLayer                     → an input: 'sparse_ids' when Embeddings read it (Keras's int
+//                                    ids, [batch, length]), else {type: 'dense', dim: N} ([batch, N])
+//   Embedding + GlobalAveragePooling1D
+//                                  → embedding_bag {combiner: 'mean'}
+//   Embedding + Flatten            → embedding_bag {combiner: 'sum'}: one id per example (the
+//                                    input's length must be 1), the sum of one row is that row
+//   the same Embedding on several inputs
+//                                  → the first lookup (named after the Embedding) owns the table
+//                                    '<embedding>/weight'; the others (named after their pooling
+//                                    layer) name it: {table: '<embedding>'}
+//   Dropout, SpatialDropout1D      → dropout {rate, seed}; between an Embedding and its pooling
+//                                    they become a dropout after the bag (exact for
+//                                    SpatialDropout1D and for Flatten; a Dropout before
+//                                    GlobalAveragePooling1D draws other noise: a warning)
+//   Dense(units, activation, use_bias) → dense (relu, sigmoid, tanh, linear)
+//   Activation(relu | sigmoid | tanh)  → relu | sigmoid | tanh layer (linear: nothing)
+//   Concatenate (last axis), Add   → concatenate, add
+// One output. Its sigmoid (units 1) or softmax — a Dense's activation or a final Activation layer
+// — becomes the loss (sigmoid_cross_entropy or softmax_cross_entropy, which apply it to the
+// logits); the training config's loss must agree (binary_crossentropy;
+// sparse_/categorical_crossentropy; a linear output needs from_logits). mean_squared_error (mse)
+// → mean_squared_error, any relu/sigmoid/tanh on the output kept as a layer. Without a training
+// config the last activation decides. Anything else — another layer class, a layer applied
+// twice other than an Embedding, a regularizer or constraint, a quantized weight other than
+// float16, several outputs — is an Error naming the layer's class and name (or the field); an
+// unsupported layer or topology also lists what is supported.
+//
+// A chain (one input, each layer taking the previous one) imports as it always has: the input is
+// 'tokens' (ids) or 'x' (dense), the layers name no inputs. Any other graph imports in the plan's
+// graph form: inputs named after the InputLayers, every layer naming its input(s), and "output".
 //
 // Semantics of the embedding: fedleaf's mean over an example's ids equals GlobalAveragePooling1D
 // over those ids as one unpadded sequence (TF.js's GlobalAveragePooling1D ignores masks, so
 // padded batches average the padding too). With mask_zero, token 0 is padding: fedleaf id i is
-// Keras token i + 1 (tokenOffset 1) and row 0 of the table is dropped — what Keras (Python),
-// whose pooling honours the mask, computes for padded batches.
+// Keras token i + 1 (tokenOffsets[input] 1) and row 0 of the table is dropped — what Keras
+// (Python), whose pooling honours the mask, computes for padded batches. mask_zero with Flatten is
+// an Error (Flatten ignores the mask: token 0 would need the dropped row).
 //
 // The plan's train section is options.train, else the training config's optimizer (Adam, SGD
 // with or without momentum; TF.js's model.save writes the training config only with
 // includeOptimizer: true, and its optimizer state is skipped), else Keras's default Adam
-// (learning rate 0.001), with a warning. Updates: the
-// embedding table row_sparse / mean_over_contributors, every other parameter dense /
-// weighted_mean (options.updates replaces them). options.features becomes the plan's features
-// section with num_buckets = the vocabulary.
+// (learning rate 0.001), with a warning. Updates: each embedding table row_sparse /
+// mean_over_contributors, every other parameter dense / weighted_mean (options.updates replaces
+// them). options.features becomes a one-text-input plan's features section with num_buckets =
+// the vocabulary; options.inputFeatures {<input>: features} goes to inputs.<input>.features.
 //
 // Warnings (what the import changed or assumed, the model still imports) go to
 // options.onWarning(message), console.warn by default.
 
-const SUPPORTED = 'a chain of InputLayer, Embedding + GlobalAveragePooling1D (first), Dense, Activation, ' +
-  'Dropout, SpatialDropout1D';
+import { kerasGraph } from './tfjs_keras_graph.js';
+import { concatenated, readWeights, weightOf as findWeight } from './tfjs_weights.js';
+
+const SUPPORTED = 'InputLayer (ids or dense numbers), Embedding + GlobalAveragePooling1D, Embedding + Flatten ' +
+  '(one id per example; an Embedding may read several inputs), Dense, Activation, Dropout, SpatialDropout1D, ' +
+  'Concatenate, Add; one output';
 const DROPOUT = new Set(['Dropout', 'SpatialDropout1D']);
+const POOLING = new Set(['GlobalAveragePooling1D', 'Flatten']);
 const HIDDEN_ACTIVATIONS = new Set(['relu', 'sigmoid', 'tanh']);
 
 function fail(message) {
@@ -75,108 +96,8 @@ function topologyOf(modelJson) {
   return { model, trainingConfig };
 }
 
-// The model's layers in order, checked to form a chain.
-function chainOfLayers(model) {
-  const className = model.class_name;
-  const layers = Array.isArray(model.config) ? model.config : model.config?.layers;
-  if (!Array.isArray(layers) || layers.length === 0) fail(`model ${className}: no layers`);
-  if (className === 'Sequential') return layers;
-  if (className !== 'Model' && className !== 'Functional') {
-    fail(`model class ${className} is not supported (Sequential, Model, Functional)`);
-  }
-  layers.forEach((layer, i) => {
-    const inbound = inboundNames(layer);
-    const expected = i === 0 ? [] : [layers[i - 1].config.name];
-    if (inbound.length !== expected.length || inbound.some((n, k) => n !== expected[k])) {
-      unsupported(`${layerLabel(layer)}: only a chain of layers is supported (each taking the previous one)`);
-    }
-  });
-  return layers;
-}
-
-// Names of the layers a functional layer takes (Keras 2: [[[name, 0, 0, {}]]]; Keras 3:
-// [{args: [{config: {keras_history: [name, 0, 0]}}]}]).
-function inboundNames(layer) {
-  const names = [];
-  for (const node of layer.inbound_nodes ?? []) {
-    if (Array.isArray(node)) {
-      for (const entry of node) names.push(entry[0]);
-    } else {
-      for (const arg of node.args ?? []) {
-        const history = arg?.config?.keras_history;
-        if (history) names.push(history[0]);
-      }
-    }
-  }
-  return names;
-}
-
-// F16 bits → number (exact), for weights the converter quantized to float16.
-function f16ToNumber(h) {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const mantissa = h & 0x3ff;
-  if (exponent === 0x1f) return mantissa ? NaN : sign * Infinity;
-  if (exponent === 0) return sign * mantissa * 2 ** -24;
-  return sign * (1 + mantissa / 1024) * 2 ** (exponent - 15);
-}
-
-function concatenated(weightData) {
-  const parts = Array.isArray(weightData) ? weightData : [weightData];
-  const views = parts.map((p) => {
-    if (p instanceof ArrayBuffer) return new Uint8Array(p);
-    if (ArrayBuffer.isView(p)) return new Uint8Array(p.buffer, p.byteOffset, p.byteLength);
-    return fail('weight data must be ArrayBuffers or TypedArrays (the shards in manifest order)');
-  });
-  const out = new Uint8Array(views.reduce((n, v) => n + v.length, 0));
-  let at = 0;
-  for (const v of views) {
-    out.set(v, at);
-    at += v.length;
-  }
-  return out;
-}
-
-// name → {shape, data: Float32Array} from the weight specs and the concatenated shards.
-function readWeights(specs, bytes) {
-  const weights = new Map();
-  let at = 0;
-  for (const spec of specs) {
-    const count = spec.shape.reduce((a, b) => a * b, 1);
-    if (spec.group === 'optimizer') {  // the optimizer's state (model.save with includeOptimizer)
-      at += count * (spec.quantization ? 2 : 4);
-      continue;
-    }
-    const q = spec.quantization;
-    if (q && q.dtype !== 'float16') {
-      fail(`weight '${spec.name}': quantization ${q.dtype} is not supported (float32, float16)`);
-    }
-    if (!q && spec.dtype !== 'float32') {
-      fail(`weight '${spec.name}': dtype ${spec.dtype} is not supported (float32)`);
-    }
-    const size = count * (q ? 2 : 4);
-    if (at + size > bytes.length) {
-      fail(`weight '${spec.name}': the shards hold ${bytes.length} bytes, fewer than the manifest needs`);
-    }
-    const view = new DataView(bytes.buffer, bytes.byteOffset + at, size);
-    const data = new Float32Array(count);
-    for (let i = 0; i < count; i++) data[i] = q ? f16ToNumber(view.getUint16(2 * i, true)) : view.getFloat32(4 * i, true);
-    weights.set(spec.name, { shape: spec.shape, data });
-    at += size;
-  }
-  if (at !== bytes.length) fail(`the shards hold ${bytes.length} bytes, the manifest ${at}`);
-  return weights;
-}
-
-// The weight of `layerName` called `kind` ('kernel', 'bias', 'embeddings'): its name ends with
-// "<layerName>/<kind>" (with any scope before it and an optional ':0').
 function weightOf(weights, layer, kind) {
-  const name = layer.config.name;
-  for (const [key, value] of weights) {
-    const parts = key.replace(/:0$/, '').split('/');
-    if (parts.at(-1) === kind && parts.at(-2) === name) return value;
-  }
-  return fail(`${layerLabel(layer)}: no weight '${name}/${kind}' in the manifest`);
+  return findWeight(weights, layer, kind, fail);
 }
 
 function rejectExtras(layer, fields) {
@@ -185,8 +106,13 @@ function rejectExtras(layer, fields) {
   }
 }
 
-function fedleafName(layer) {
-  return String(layer.config.name).replace(/[^A-Za-z0-9_.-]/g, '_');
+function fedleafName(name) {
+  return String(name).replace(/[^A-Za-z0-9_.-]/g, '_');
+}
+
+// The batch shape an InputLayer declares (Keras 2 / TF.js: batch_input_shape; Keras 3: batch_shape).
+function inputShape(layer) {
+  return layer.config?.batch_input_shape ?? layer.config?.batch_shape ?? null;
 }
 
 function optimizerFrom(trainingConfig, warn) {
@@ -216,31 +142,300 @@ function optimizerFrom(trainingConfig, warn) {
   }
 }
 
-// The loss of the plan from the last activation and the training config's loss.
-function lossFrom(lastActivation, units, trainingConfig, lastLayer) {
-  const configured = trainingConfig?.loss;
+// The plan's loss from the output's activation and the training config's loss; fold: the
+// activation is the loss's own (left out of the layers).
+function lossFrom(activation, trainingConfig, outputLayer) {
+  let configured = trainingConfig?.loss;
+  if (Array.isArray(configured) && configured.length === 1) [configured] = configured;
+  if (configured && typeof configured === 'object' && !configured.class_name && Object.keys(configured).length === 1) {
+    [configured] = Object.values(configured);  // {<output name>: loss}
+  }
+  const shown = typeof configured === 'string' ? configured : JSON.stringify(configured);
   const lossName = configured == null ? null
     : canonical(typeof configured === 'string' ? configured : configured.class_name ?? configured.config?.name);
   const fromLogits = typeof configured === 'object' && configured?.config?.from_logits === true;
   const binary = lossName === 'binarycrossentropy';
   const categorical = lossName === 'sparsecategoricalcrossentropy' || lossName === 'categoricalcrossentropy';
-  if (lossName !== null && !binary && !categorical) {
-    fail(`loss '${typeof configured === 'string' ? configured : JSON.stringify(configured)}' is not supported ` +
-      '(binary_crossentropy, sparse_categorical_crossentropy, categorical_crossentropy)');
+  const squared = lossName === 'meansquarederror' || lossName === 'mse';
+  if (lossName !== null && !binary && !categorical && !squared) {
+    fail(`loss '${shown}' is not supported (binary_crossentropy, sparse_categorical_crossentropy, ` +
+      'categorical_crossentropy, mean_squared_error)');
   }
-  if (lastActivation === 'sigmoid' && !fromLogits && (lossName === null || binary)) {
-    if (units !== 1) fail(`${layerLabel(lastLayer)}: a sigmoid output needs units 1, got ${units}`);
-    return 'sigmoid_cross_entropy';
-  }
-  if (lastActivation === 'softmax' && !fromLogits && (lossName === null || categorical)) {
-    if (units < 2) fail(`${layerLabel(lastLayer)}: a softmax output needs units >= 2, got ${units}`);
-    return 'softmax_cross_entropy';
-  }
-  if (lastActivation === 'linear' && fromLogits && binary && units === 1) return 'sigmoid_cross_entropy';
-  if (lastActivation === 'linear' && fromLogits && categorical && units >= 2) return 'softmax_cross_entropy';
-  return fail(`${layerLabel(lastLayer)}: activation ${lastActivation} with loss ${lossName ?? '(none)'} ` +
+  if (squared && activation !== 'softmax') return { loss: 'mean_squared_error', fold: false };
+  if (activation === 'sigmoid' && !fromLogits && (lossName === null || binary)) return { loss: 'sigmoid_cross_entropy', fold: true };
+  if (activation === 'softmax' && !fromLogits && (lossName === null || categorical)) return { loss: 'softmax_cross_entropy', fold: true };
+  if (activation === 'linear' && fromLogits && binary) return { loss: 'sigmoid_cross_entropy', fold: false };
+  if (activation === 'linear' && fromLogits && categorical) return { loss: 'softmax_cross_entropy', fold: false };
+  return fail(`${layerLabel(outputLayer)}: activation ${activation} with loss ${lossName ?? '(none)'} ` +
     'has no fedleaf equivalent (sigmoid + binary_crossentropy, softmax + categorical_crossentropy, ' +
-    'or linear with from_logits)');
+    'linear with from_logits, or mean_squared_error)');
+}
+
+// The activation on the model's output: a Dense's or a final Activation layer's.
+function outputActivation(node) {
+  const { class_name: className, config } = node.layer;
+  if (className === 'Dense' || className === 'Activation') return config.activation ?? 'linear';
+  return 'linear';
+}
+
+// Maps the graph's nodes, in order, to plan inputs and layers (graph form: every layer names
+// what it reads).
+class PlanBuilder {
+  constructor(graph, weights, outcome, warn) {
+    Object.assign(this, { graph, weights, outcome, warn });
+    this.names = new Set();
+    this.tensorOf = new Map();  // node key → the plan name holding its output
+    this.widthOf = new Map();   // plan name → width (undefined: an ids input)
+    this.inputs = [];           // {name, spec, kind, keras}
+    this.layers = [];
+    this.tables = new Map();    // Embedding name → the plan layer owning its table
+    this.offsets = new Map();   // ids input name → token offset
+    this.fused = new Set();
+    this.tensors = {};
+    this.updates = {};
+  }
+
+  claim(name) {
+    const base = fedleafName(name);
+    let candidate = base;
+    for (let k = 2; this.names.has(candidate); k++) candidate = `${base}_${k}`;
+    this.names.add(candidate);
+    return candidate;
+  }
+
+  // The plan name of a layer's application: node 0 its name, node k "<name>_k".
+  nameOf(node) {
+    return this.claim(node.index === 0 ? node.layer.config.name : `${node.layer.config.name}_${node.index}`);
+  }
+
+  source(node, k = 0) {
+    return this.tensorOf.get(node.inbound[k]);
+  }
+
+  one(node) {
+    if (node.inbound.length !== 1) unsupported(`${layerLabel(node.layer)}: takes ${node.inbound.length} inputs, one expected`);
+    return this.source(node);
+  }
+
+  emit(node, layer, width) {
+    this.layers.push(layer);
+    this.widthOf.set(layer.name, width);
+    this.tensorOf.set(node.key, layer.name);
+  }
+
+  input(node) {
+    const { layer } = node;
+    const readers = node.consumers.map((key) => this.graph.nodes.get(key).layer);
+    const ids = readers.some((l) => l.class_name === 'Embedding');
+    const shape = inputShape(layer);
+    const label = layer.synthetic ? 'the model input' : `InputLayer '${layer.config.name}'`;
+    if (ids) {
+      const other = readers.find((l) => l.class_name !== 'Embedding');
+      if (other) unsupported(`${label} feeds an Embedding and ${layerLabel(other)}: an input is ids (for Embeddings) or dense numbers`);
+      if (shape && shape.length !== 2) fail(`${label}: ids need the shape [batch, length], got [${shape}]`);
+    } else if (shape && (shape.length !== 2 || !(shape[1] >= 1))) {
+      fail(`${label}: a dense input needs the shape [batch, N], got [${shape}]`);
+    }
+    const name = this.claim(layer.synthetic ? (ids ? 'tokens' : 'x') : layer.config.name);
+    const dim = ids ? undefined : shape?.[1];
+    this.inputs.push({ name, kind: ids ? 'sparse_ids' : 'dense', dim, shape, layer });
+    this.widthOf.set(name, dim);
+    this.tensorOf.set(node.key, name);
+  }
+
+  embedding(node) {
+    const { layer } = node;
+    const c = layer.config;
+    const from = node.inbound.length === 1 ? this.graph.nodes.get(node.inbound[0]) : null;
+    if (from?.layer.class_name !== 'InputLayer') {
+      unsupported(`${layerLabel(layer)}: an Embedding must read a model input (ids) directly`);
+    }
+    // Embedding → (Dropout | SpatialDropout1D)* → GlobalAveragePooling1D | Flatten: one bag.
+    const drops = [];
+    let at = node;
+    for (;;) {
+      const next = at.consumers.map((key) => this.graph.nodes.get(key));
+      const what = `${layerLabel(at.layer)}${at === node ? '' : ` after ${layerLabel(layer)}`}`;
+      if (next.length !== 1) {
+        unsupported(`${next.length === 0 ? 'nothing' : `${next.length} layers (${next.map((n) => layerLabel(n.layer)).join(', ')})`} ` +
+          `after ${what} is not supported: an Embedding must be followed by GlobalAveragePooling1D or Flatten`);
+      }
+      at = next[0];
+      if (POOLING.has(at.layer.class_name)) break;
+      if (!DROPOUT.has(at.layer.class_name)) {
+        unsupported(`layer ${layerLabel(at.layer)} after ${what} is not supported: an Embedding must be followed by ` +
+          'GlobalAveragePooling1D or Flatten');
+      }
+      drops.push(at);
+    }
+    const pooling = at;
+    const flatten = pooling.layer.class_name === 'Flatten';
+    const p = pooling.layer.config;
+    if ((p.data_format ?? 'channels_last') !== 'channels_last' || p.keepdims) {
+      fail(`${layerLabel(pooling.layer)}: only data_format channels_last without keepdims is supported`);
+    }
+    const inputName = this.tensorOf.get(from.key);
+    const input = this.inputs.find((i) => i.name === inputName);
+    const length = input.shape?.[1] ?? c.input_length ?? null;
+    if (flatten && length !== 1) {
+      fail(`${layerLabel(pooling.layer)}: Flatten after ${layerLabel(layer)} needs one id per example ` +
+        `(an input of length 1), the input has length ${length ?? 'any'}`);
+    }
+    if (flatten && c.mask_zero) fail(`${layerLabel(layer)}: mask_zero with Flatten is not supported (Flatten ignores the mask)`);
+    rejectExtras(layer, ['embeddings_regularizer', 'activity_regularizer', 'embeddings_constraint']);
+    const offset = c.mask_zero ? 1 : 0;
+    if (this.offsets.has(inputName) && this.offsets.get(inputName) !== offset) {
+      fail(`input '${inputName}' feeds Embeddings with and without mask_zero (its ids cannot mean both)`);
+    }
+    this.offsets.set(inputName, offset);
+    const combiner = flatten ? 'sum' : 'mean';
+    const owner = this.tables.get(c.name);
+    let planned;
+    if (owner) {
+      if (owner.offset !== offset) fail(`${layerLabel(layer)}: one table with two token offsets`);
+      planned = { type: 'embedding_bag', name: this.claim(p.name), input: inputName, table: owner.name, combiner };
+    } else {
+      const table = weightOf(this.weights, layer, 'embeddings');
+      const [rows, dim] = table.shape;
+      if (rows !== c.input_dim || dim !== c.output_dim) {
+        fail(`${layerLabel(layer)}: embeddings shape [${table.shape}] differs from [${c.input_dim}, ${c.output_dim}]`);
+      }
+      const vocab = rows - offset;
+      if (vocab < 1) fail(`${layerLabel(layer)}: input_dim ${rows} leaves no rows`);
+      planned = { type: 'embedding_bag', name: this.claim(c.name), input: inputName, vocab, dim, combiner };
+      this.tables.set(c.name, { name: planned.name, offset, vocab, dim });
+      this.tensors[`${planned.name}/weight`] = { dtype: 'F32', shape: [vocab, dim], data: table.data.slice(offset * dim) };
+      this.updates[`${planned.name}/weight`] = { encoding: 'row_sparse', aggregator: 'mean_over_contributors' };
+    }
+    const dim = this.tables.get(c.name).dim;
+    this.emit(pooling, planned, dim);
+    for (const drop of drops) {
+      if (drop.layer.class_name === 'Dropout' && !flatten) {
+        this.warn(`${layerLabel(drop.layer)} between ${layerLabel(layer)} and ${layerLabel(pooling.layer)} becomes a ` +
+          'dropout of the pooled vector: the same at inference, other noise in training (SpatialDropout1D is exact)');
+      }
+      this.emit(pooling, this.dropoutLayer(drop, this.tensorOf.get(pooling.key)), dim);
+    }
+    [node, ...drops, pooling].forEach((n) => this.fused.add(n.key));
+  }
+
+  dropoutLayer(node, input) {
+    const c = node.layer.config;
+    if (c.noise_shape != null) fail(`${layerLabel(node.layer)}: noise_shape is not supported`);
+    if (!(c.rate >= 0 && c.rate < 1)) fail(`${layerLabel(node.layer)}: rate ${c.rate} is not in [0, 1)`);
+    const planned = { type: 'dropout', name: this.nameOf(node), input, rate: c.rate };
+    if (c.seed != null) {
+      if (!Number.isSafeInteger(c.seed) || c.seed < 0) fail(`${layerLabel(node.layer)}: seed ${c.seed} is not an integer >= 0`);
+      planned.seed = c.seed;
+    }
+    return planned;
+  }
+
+  dense(node, isOutput) {
+    const { layer } = node;
+    const c = layer.config;
+    if ((layer.inbound_nodes?.length ?? 1) > 1) {
+      unsupported(`${layerLabel(layer)} is applied ${layer.inbound_nodes.length} times (only an Embedding may be shared)`);
+    }
+    const input = this.one(node);
+    rejectExtras(layer, ['kernel_regularizer', 'bias_regularizer', 'activity_regularizer',
+      'kernel_constraint', 'bias_constraint']);
+    const kernel = weightOf(this.weights, layer, 'kernel');
+    const [fanIn, units] = kernel.shape;
+    if (units !== c.units) fail(`${layerLabel(layer)}: kernel shape [${kernel.shape}] differs from units ${c.units}`);
+    const dense = this.inputs.find((i) => i.name === input && i.kind === 'dense');
+    if (dense && dense.dim === undefined) {
+      dense.dim = fanIn;  // a Sequential model that declares no input shape
+      this.widthOf.set(input, fanIn);
+    }
+    if (fanIn !== this.widthOf.get(input)) {
+      fail(`${layerLabel(layer)}: kernel takes ${fanIn} inputs, '${input}' gives ${this.widthOf.get(input)}`);
+    }
+    const activation = c.activation ?? 'linear';
+    if (activation !== 'linear' && !HIDDEN_ACTIVATIONS.has(activation) && !(isOutput && activation === 'softmax')) {
+      fail(`${layerLabel(layer)}: activation ${activation} is not supported (linear, relu, sigmoid, tanh; softmax on the output)`);
+    }
+    const planned = { type: 'dense', name: this.claim(c.name), input, units };
+    if (activation !== 'linear' && !(isOutput && this.outcome.fold)) planned.activation = activation;
+    const useBias = c.use_bias !== false;
+    if (!useBias) planned.use_bias = false;
+    this.tensors[`${planned.name}/weight`] = { dtype: 'F32', shape: kernel.shape, data: kernel.data };
+    this.updates[`${planned.name}/weight`] = { encoding: 'dense', aggregator: 'weighted_mean' };
+    if (useBias) {
+      const bias = weightOf(this.weights, layer, 'bias');
+      this.tensors[`${planned.name}/bias`] = { dtype: 'F32', shape: bias.shape, data: bias.data };
+      this.updates[`${planned.name}/bias`] = { encoding: 'dense', aggregator: 'weighted_mean' };
+    }
+    this.emit(node, planned, units);
+  }
+
+  activation(node, isOutput) {
+    const { activation } = node.layer.config;
+    const input = this.one(node);
+    if (activation === 'linear' || (isOutput && this.outcome.fold)) {
+      this.tensorOf.set(node.key, input);
+      return;
+    }
+    if (!HIDDEN_ACTIVATIONS.has(activation)) {
+      fail(`${layerLabel(node.layer)}: activation ${activation} is supported only as relu, sigmoid or tanh ` +
+        '(or the output\'s sigmoid or softmax)');
+    }
+    this.emit(node, { type: activation, name: this.nameOf(node), input }, this.widthOf.get(input));
+  }
+
+  merge(node) {
+    const { layer } = node;
+    const inputs = node.inbound.map((_, k) => this.source(node, k));
+    if (inputs.length < 2) unsupported(`${layerLabel(layer)}: takes ${inputs.length} input, at least 2 expected`);
+    const widths = inputs.map((name) => this.widthOf.get(name));
+    if (layer.class_name === 'Concatenate') {
+      const axis = layer.config.axis ?? -1;
+      if (axis !== -1 && axis !== 1) fail(`${layerLabel(layer)}: axis ${axis} is not supported (the last axis, -1)`);
+      this.emit(node, { type: 'concatenate', name: this.nameOf(node), inputs }, widths.reduce((a, b) => a + b, 0));
+    } else {
+      if (widths.some((w) => w !== widths[0])) {
+        fail(`${layerLabel(layer)}: Add needs equal widths, got ${widths.map((w, k) => `${w} ('${inputs[k]}')`).join(', ')}`);
+      }
+      this.emit(node, { type: 'add', name: this.nameOf(node), inputs }, widths[0]);
+    }
+  }
+
+  build() {
+    const { graph } = this;
+    for (const key of graph.inputs) {
+      if (!graph.order.includes(key)) fail(`InputLayer '${JSON.parse(key)[0]}' is not used by the output`);
+    }
+    for (const key of graph.order) {
+      if (this.fused.has(key)) continue;
+      const node = graph.nodes.get(key);
+      const isOutput = key === graph.output;
+      switch (node.layer.class_name) {
+        case 'InputLayer': this.input(node); break;
+        case 'Embedding': this.embedding(node); break;
+        case 'Dense': this.dense(node, isOutput); break;
+        case 'Activation': this.activation(node, isOutput); break;
+        case 'Dropout':
+          this.emit(node, this.dropoutLayer(node, this.one(node)), this.widthOf.get(this.one(node)));
+          break;
+        case 'Concatenate':
+        case 'Add': this.merge(node); break;
+        case 'GlobalAveragePooling1D':
+        case 'Flatten':
+        case 'SpatialDropout1D':
+          unsupported(`${layerLabel(node.layer)} is supported only between an Embedding and its pooling`);
+          break;
+        default:
+          unsupported(`layer ${layerLabel(node.layer)} is not supported`);
+      }
+    }
+    if (this.layers.length === 0) unsupported('a model without layers is not supported');
+  }
+}
+
+// One input, each layer reading the one before it: the chain form plans had before graphs.
+function isChain(inputs, layers, output) {
+  if (inputs.length !== 1 || output !== layers.at(-1).name) return false;
+  return layers.every((layer, i) => !layer.inputs && layer.input === (i === 0 ? inputs[0].name : layers[i - 1].name));
 }
 
 /**
@@ -249,10 +444,13 @@ function lossFrom(lastActivation, units, trainingConfig, lastLayer) {
  *   (modelTopology + weightSpecs + weightData)
  * @param {ArrayBuffer|ArrayBufferView|Array<ArrayBuffer|ArrayBufferView>} [weightData]  the
  *   weight shards in manifest order (default: modelJson.weightData)
- * @param {{features?: object, train?: object, updates?: object,
+ * @param {{features?: object, inputFeatures?: object, train?: object, updates?: object,
  *   onWarning?: (message: string) => void}} [options]  onWarning: what the import changed or
  *   assumed (default console.warn)
- * @returns {{plan: object, model: Uint8Array, tokenOffset: number}}
+ * @returns {{plan: object, model: Uint8Array, tokenOffset: number|null,
+ *   tokenOffsets: Object<string, number>}}  tokenOffsets: per ids input, 1 when its Embedding has
+ *   mask_zero (fedleaf id i is Keras token i + 1); tokenOffset: their common value (0 without ids
+ *   inputs, null when they differ)
  */
 export function importTfjsLayersModel(executor, modelJson, weightData = modelJson?.weightData, options = {}) {
   const { model, trainingConfig } = topologyOf(modelJson);
@@ -260,120 +458,64 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
   const warn = (message) => onWarning(`TF.js model import: ${message}`);
   const specs = modelJson.weightSpecs ?? (modelJson.weightsManifest ?? []).flatMap((group) => group.weights);
   if (weightData === undefined) fail('no weight data: pass the weight shards in manifest order');
-  const weights = readWeights(specs, concatenated(weightData));
-  const layers = chainOfLayers(model).filter((layer, i) => {
-    if (DROPOUT.has(layer.class_name)) {
-      warn(`${layerLabel(layer)} is left out: it is the identity at inference, so predictions are unchanged, ` +
-        'but fedleaf trains without dropout (dropout layers: issue 29)');
-      return false;
-    }
-    if (layer.class_name !== 'InputLayer') return true;
-    if (i !== 0) unsupported(`${layerLabel(layer)}: an InputLayer must come first`);
-    return false;
-  });
+  const weights = readWeights(specs, concatenated(weightData, fail), fail);
+  const graph = kerasGraph(model, { fail, unsupported });
 
-  const planLayers = [];
-  const tensors = {};
-  const updates = {};
-  let inputs;
-  let tokenOffset = 0;
-  let width;  // features into the next layer
-  const dense = [];  // the planned dense layers, to fold the last activation into the loss
-  for (let i = 0; i < layers.length; i++) {
-    const layer = layers[i];
-    const name = fedleafName(layer);
-    const c = layer.config;
-    switch (layer.class_name) {
-      case 'Embedding': {
-        if (i !== 0) unsupported(`${layerLabel(layer)}: an Embedding must be the first layer`);
-        if (layers[i + 1]?.class_name !== 'GlobalAveragePooling1D') {
-          unsupported(`${layers[i + 1] ? `layer ${layerLabel(layers[i + 1])}` : 'nothing'} after ${layerLabel(layer)} ` +
-            'is not supported: an Embedding must be followed by GlobalAveragePooling1D');
-        }
-        rejectExtras(layer, ['embeddings_regularizer', 'activity_regularizer', 'embeddings_constraint']);
-        const table = weightOf(weights, layer, 'embeddings');
-        const [rows, dim] = table.shape;
-        if (rows !== c.input_dim || dim !== c.output_dim) {
-          fail(`${layerLabel(layer)}: embeddings shape [${table.shape}] differs from [${c.input_dim}, ${c.output_dim}]`);
-        }
-        tokenOffset = c.mask_zero ? 1 : 0;
-        const vocab = rows - tokenOffset;
-        if (vocab < 1) fail(`${layerLabel(layer)}: input_dim ${rows} leaves no rows`);
-        inputs = { tokens: 'sparse_ids' };
-        planLayers.push({ type: 'embedding_bag', name, input: 'tokens', vocab, dim, combiner: 'mean' });
-        tensors[`${name}/weight`] = { dtype: 'F32', shape: [vocab, dim], data: table.data.slice(tokenOffset * dim) };
-        updates[`${name}/weight`] = { encoding: 'row_sparse', aggregator: 'mean_over_contributors' };
-        width = dim;
-        const pooling = layers[++i];
-        if ((pooling.config.data_format ?? 'channels_last') !== 'channels_last' || pooling.config.keepdims) {
-          fail(`${layerLabel(pooling)}: only data_format channels_last without keepdims is supported`);
-        }
-        break;
-      }
-      case 'Dense': {
-        rejectExtras(layer, ['kernel_regularizer', 'bias_regularizer', 'activity_regularizer',
-          'kernel_constraint', 'bias_constraint']);
-        const kernel = weightOf(weights, layer, 'kernel');
-        const [fanIn, units] = kernel.shape;
-        if (units !== c.units) fail(`${layerLabel(layer)}: kernel shape [${kernel.shape}] differs from units ${c.units}`);
-        if (i === 0) {
-          inputs = { x: { type: 'dense', dim: fanIn } };
-        } else if (fanIn !== width) {
-          fail(`${layerLabel(layer)}: kernel takes ${fanIn} inputs, the previous layer gives ${width}`);
-        }
-        const activation = c.activation ?? 'linear';
-        if (activation !== 'linear' && activation !== 'softmax' && !HIDDEN_ACTIVATIONS.has(activation)) {
-          fail(`${layerLabel(layer)}: activation ${activation} is not supported (linear, relu, sigmoid, tanh, softmax)`);
-        }
-        const useBias = c.use_bias !== false;
-        const planned = { type: 'dense', name, units };
-        if (!useBias) planned.use_bias = false;
-        planLayers.push(planned);
-        dense.push({ layer, planned, activation, last: i === layers.length - 1 });
-        tensors[`${name}/weight`] = { dtype: 'F32', shape: kernel.shape, data: kernel.data };
-        updates[`${name}/weight`] = { encoding: 'dense', aggregator: 'weighted_mean' };
-        if (useBias) {
-          const bias = weightOf(weights, layer, 'bias');
-          tensors[`${name}/bias`] = { dtype: 'F32', shape: bias.shape, data: bias.data };
-          updates[`${name}/bias`] = { encoding: 'dense', aggregator: 'weighted_mean' };
-        }
-        width = units;
-        break;
-      }
-      case 'Activation': {
-        if (!HIDDEN_ACTIVATIONS.has(c.activation) || i === layers.length - 1) {
-          fail(`${layerLabel(layer)}: activation ${c.activation} is supported only as a hidden relu, sigmoid or tanh`);
-        }
-        planLayers.push({ type: c.activation, name });
-        break;
-      }
-      default:
-        unsupported(`layer ${layerLabel(layer)} is not supported`);
-    }
+  const outputNode = graph.nodes.get(graph.output);
+  const outcome = lossFrom(outputActivation(outputNode), trainingConfig, outputNode.layer);
+  const builder = new PlanBuilder(graph, weights, outcome, warn);
+  builder.build();
+  const output = builder.tensorOf.get(graph.output);
+  const width = builder.widthOf.get(output);
+  if (outcome.loss === 'sigmoid_cross_entropy' && width !== 1) {
+    fail(`${layerLabel(outputNode.layer)}: a sigmoid output needs units 1, got ${width}`);
   }
-  const last = dense.at(-1);
-  if (!last?.last) unsupported(`the last layer must be a Dense layer (got ${layerLabel(layers.at(-1))})`);
-  for (const d of dense) {
-    if (d.last) continue;
-    if (d.activation === 'softmax') fail(`${layerLabel(d.layer)}: softmax is supported only on the last layer`);
-    if (d.activation !== 'linear') d.planned.activation = d.activation;
+  if (outcome.loss === 'softmax_cross_entropy' && !(width >= 2)) {
+    fail(`${layerLabel(outputNode.layer)}: a softmax output needs units >= 2, got ${width}`);
   }
-  const loss = lossFrom(last.activation, last.planned.units, trainingConfig, last.layer);
+  if (!builder.layers.some((l) => l.name === output)) unsupported(`the output is model input '${output}', not a layer`);
+
+  const { inputs, layers } = builder;
+  const chain = isChain(inputs, layers, output);
+  const inputSpec = (i) => (i.kind === 'dense' ? { type: 'dense', dim: i.dim } : (chain ? 'sparse_ids' : { type: 'sparse_ids' }));
+  let planModel;
+  if (chain) {
+    // Keep what a chain has always imported to: 'tokens' or 'x', no "input" but the embedding's.
+    const wanted = inputs[0].kind === 'dense' ? 'x' : 'tokens';
+    const inputName = layers.some((l) => l.name === wanted) ? inputs[0].name : wanted;
+    const chainLayers = layers.map(({ input, ...rest }) => (rest.type === 'embedding_bag' ? { ...rest, input: inputName } : rest));
+    builder.offsets.set(inputName, builder.offsets.get(inputs[0].name) ?? 0);
+    inputs[0].name = inputName;
+    planModel = { inputs: { [inputName]: inputSpec(inputs[0]) }, layers: chainLayers, loss: outcome.loss };
+  } else {
+    planModel = { inputs: Object.fromEntries(inputs.map((i) => [i.name, inputSpec(i)])), layers, output, loss: outcome.loss };
+  }
 
   const plan = {
-    model: { inputs, layers: planLayers, loss },
+    model: planModel,
     train: options.train ?? { optimizer: optimizerFrom(trainingConfig, warn), epochs: 1, batch_size: 32 },
-    updates: options.updates ?? updates,
+    updates: options.updates ?? builder.updates,
   };
   if (options.features) {
-    if (!inputs.tokens) fail('options.features needs an Embedding input');
-    const vocab = planLayers[0].vocab;
+    const ids = chain && inputs[0].kind === 'sparse_ids';
+    if (!ids) fail('options.features is the featurization of a one-input text model; give options.inputFeatures');
+    const vocab = layers[0].vocab;
     if (options.features.num_buckets !== undefined && options.features.num_buckets !== vocab) {
       fail(`options.features.num_buckets ${options.features.num_buckets} differs from the vocabulary ${vocab}`);
     }
     plan.features = { ...options.features, num_buckets: vocab };
   }
+  for (const [name, features] of Object.entries(options.inputFeatures ?? {})) {
+    const input = inputs.find((i) => i.name === name);
+    if (!input) fail(`options.inputFeatures.${name}: the model has no input '${name}' (${inputs.map((i) => i.name).join(', ')})`);
+    const spec = inputSpec(input);
+    planModel.inputs[name] = { ...(typeof spec === 'string' ? { type: spec } : spec), features };
+  }
   executor.validatePlan(plan);
-  const modelBytes = executor.encodeSafetensors(tensors, { source: 'tfjs-layers' });
-  return { plan, model: modelBytes, tokenOffset };
+  const modelBytes = executor.encodeSafetensors(builder.tensors, { source: 'tfjs-layers' });
+  const tokenOffsets = Object.fromEntries(inputs.filter((i) => i.kind === 'sparse_ids')
+    .map((i) => [i.name, builder.offsets.get(i.name) ?? 0]));
+  const distinct = [...new Set(Object.values(tokenOffsets))];
+  const tokenOffset = distinct.length === 0 ? 0 : distinct.length === 1 ? distinct[0] : null;
+  return { plan, model: modelBytes, tokenOffset, tokenOffsets };
 }
