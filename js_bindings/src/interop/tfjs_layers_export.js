@@ -7,12 +7,22 @@
 //   await writeFile('model.json', JSON.stringify(exported.modelJson));
 //   await writeFile('weights.bin', new Uint8Array(exported.weightData));
 //
-// The mapping is the inverse of tfjs_layers_import.js: embedding_bag (combiner mean) →
-// Embedding + GlobalAveragePooling1D (fedleaf id = token id, no mask: feed one example's ids as
-// an unpadded sequence); dense → Dense; relu/sigmoid/tanh → Activation; the loss's sigmoid or
-// softmax becomes the last Dense's activation (or a final Activation layer), and the training
-// config holds the matching loss and the plan's optimizer. Other plans — a sum or sqrtn
-// combiner, which GlobalAveragePooling1D cannot express — are an Error naming the layer.
+// The mapping is the inverse of tfjs_layers_import.js. A chain plan (one input, each layer
+// reading the one before) becomes a Sequential model, any other graph a functional one (class
+// Model: an InputLayer per input — int32 [batch, length] ids, float32 [batch, dim] dense — and
+// each layer's inbound nodes):
+//   embedding_bag combiner mean  → Embedding + GlobalAveragePooling1D (fedleaf id = token id, no
+//                                  mask: feed one example's ids as an unpadded sequence)
+//   embedding_bag combiner sum   → Embedding + Flatten, the input [batch, 1]: one id per example
+//                                  (TF.js refuses longer inputs; the sum of one row is that row)
+//   embedding_bag with "table"   → the owner's Embedding applied to this input too (one weight)
+//   dense → Dense; relu/sigmoid/tanh → Activation; dropout → Dropout (rate, seed);
+//   concatenate → Concatenate; add → Add
+// The table owner's pooling is named "<layer>_mean" / "<layer>_flatten", a sharer's pooling
+// "<layer>", so importing the export gives the plan back. The loss's sigmoid or softmax becomes the
+// output Dense's activation (or a final Activation layer), and the training config holds the
+// matching loss (binary_crossentropy, sparse_categorical_crossentropy, mean_squared_error) and the
+// plan's optimizer. A sqrtn combiner, which TF.js cannot express, is an Error naming the layer.
 
 function fail(message) {
   throw new Error(`TF.js model export: ${message}`);
@@ -40,6 +50,156 @@ function optimizerConfig(optimizer) {
   }
 }
 
+const LOSSES = {
+  sigmoid_cross_entropy: { activation: 'sigmoid', keras: 'binary_crossentropy' },
+  softmax_cross_entropy: { activation: 'softmax', keras: 'sparse_categorical_crossentropy' },
+  mean_squared_error: { activation: null, keras: 'mean_squared_error' },
+};
+
+// What each layer reads: "inputs", "input", or by default the previous layer (the only input first).
+function readsOf(spec, inputNames) {
+  return spec.layers.map((layer, i) => {
+    if (layer.inputs) return layer.inputs;
+    if (layer.input) return [layer.input];
+    if (i > 0) return [spec.layers[i - 1].name ?? `${spec.layers[i - 1].type}_${i - 1}`];
+    if (inputNames.length !== 1) fail(`layer '${layer.name}' names no input and the plan has ${inputNames.length}`);
+    return [inputNames[0]];
+  });
+}
+
+// The Keras layers of a model under construction, with their inbound nodes.
+class KerasLayers {
+  constructor(used) {
+    this.layers = [];
+    this.byName = new Map();
+    this.weights = [];  // {name, shape, data}
+    this.used = used;   // names taken (the plan's, then the ones made here)
+  }
+
+  unique(base) {
+    let name = base;
+    for (let k = 2; this.used.has(name); k++) name = `${base}_${k}`;
+    this.used.add(name);
+    return name;
+  }
+
+  add(className, name, config, defaults = { trainable: true, dtype: 'float32' }) {
+    const layer = { name, class_name: className, config: { name, ...defaults, ...config }, inbound_nodes: [] };
+    this.layers.push(layer);
+    this.byName.set(name, layer);
+    return layer;
+  }
+
+  // Applies `layer` to the tensors `from` ([{layer, node}]): the reference of its output.
+  apply(layer, from) {
+    layer.inbound_nodes.push(from.map((ref) => [ref.layer, ref.node, 0, {}]));
+    return { layer: layer.name, node: layer.inbound_nodes.length - 1 };
+  }
+}
+
+function embeddingConfig(layer) {
+  return { input_dim: layer.vocab, output_dim: layer.dim, mask_zero: false,
+    embeddings_initializer: { class_name: 'RandomUniform', config: { minval: -0.05, maxval: 0.05, seed: null } },
+    embeddings_regularizer: null, activity_regularizer: null, embeddings_constraint: null,
+    input_length: layer.combiner === 'sum' ? 1 : null };
+}
+
+function denseConfig(layer, useBias) {
+  return { units: layer.units, activation: layer.activation ?? 'linear', use_bias: useBias,
+    kernel_initializer: { class_name: 'GlorotUniform', config: { seed: null } },
+    bias_initializer: { class_name: 'Zeros', config: {} }, kernel_regularizer: null, bias_regularizer: null,
+    activity_regularizer: null, kernel_constraint: null, bias_constraint: null };
+}
+
+// The plan's model as Keras layers applied to one another: {keras, refs (plan name → output), output}.
+function kerasLayersOf(spec, tensors) {
+  const inputs = Object.entries(spec.inputs ?? {}).map(([name, value]) => ({ name,
+    type: typeof value === 'string' ? value : value.type, dim: value.dim }));
+  const inputNames = inputs.map((i) => i.name);
+  const reads = readsOf(spec, inputNames);
+  const layerName = (layer, i) => layer.name ?? `${layer.type}_${i}`;
+  const keras = new KerasLayers(new Set([...inputNames, ...spec.layers.map(layerName)]));
+  const refs = new Map();
+  const byName = new Map(spec.layers.map((layer, i) => [layerName(layer, i), layer]));
+  for (const input of inputs) {
+    // An ids input that a sum-combiner bag reads carries one id per example (Flatten needs it).
+    const oneId = spec.layers.some((l, i) => l.type === 'embedding_bag' && reads[i][0] === input.name &&
+      (l.combiner ?? byName.get(l.table)?.combiner) === 'sum');
+    const ids = input.type === 'sparse_ids';
+    const layer = keras.add('InputLayer', input.name, { batch_input_shape: ids ? [null, oneId ? 1 : null] : [null, input.dim],
+      dtype: ids ? 'int32' : 'float32', sparse: false }, {});
+    refs.set(input.name, { layer: layer.name, node: 0 });
+  }
+  const embeddings = new Map();  // plan layer owning a table → its Embedding
+  spec.layers.forEach((layer, i) => {
+    const name = layerName(layer, i);
+    const from = reads[i].map((r) => {
+      if (!refs.has(r)) fail(`layer '${name}' reads '${r}', which no input or earlier layer gives`);
+      return refs.get(r);
+    });
+    let out;
+    switch (layer.type) {
+      case 'embedding_bag': {
+        const combiner = layer.combiner ?? 'mean';
+        if (combiner !== 'mean' && combiner !== 'sum') {
+          fail(`embedding_bag '${name}': combiner ${combiner} has no TF.js equivalent (mean, or sum of one id)`);
+        }
+        let embedding = embeddings.get(layer.table ?? name);
+        if (!embedding) {
+          if (layer.table) fail(`embedding_bag '${name}': table '${layer.table}' is no earlier embedding_bag's`);
+          const table = denseTensor(tensors, `${name}/weight`);
+          embedding = keras.add('Embedding', name, embeddingConfig({ ...layer, combiner }));
+          keras.weights.push({ name: `${name}/embeddings`, shape: table.shape, data: table.data });
+          embeddings.set(name, embedding);
+        }
+        const pooled = combiner === 'mean' ? ['GlobalAveragePooling1D', 'mean'] : ['Flatten', 'flatten'];
+        const poolName = layer.table ? name : keras.unique(`${name}_${pooled[1]}`);
+        const pooling = keras.add(pooled[0], poolName, { data_format: 'channels_last' });
+        out = keras.apply(pooling, [keras.apply(embedding, from)]);
+        break;
+      }
+      case 'dense': {
+        const useBias = layer.use_bias !== false;
+        const kernel = denseTensor(tensors, `${name}/weight`);
+        out = keras.apply(keras.add('Dense', name, denseConfig(layer, useBias)), from);
+        keras.weights.push({ name: `${name}/kernel`, shape: kernel.shape, data: kernel.data });
+        if (useBias) {
+          const bias = denseTensor(tensors, `${name}/bias`);
+          keras.weights.push({ name: `${name}/bias`, shape: bias.shape, data: bias.data });
+        }
+        break;
+      }
+      case 'relu':
+      case 'sigmoid':
+      case 'tanh':
+        out = keras.apply(keras.add('Activation', name, { activation: layer.type }), from);
+        break;
+      case 'dropout':
+        out = keras.apply(keras.add('Dropout', name, { rate: layer.rate, noise_shape: null, seed: layer.seed ?? null }), from);
+        break;
+      case 'concatenate':
+        out = keras.apply(keras.add('Concatenate', name, { axis: -1 }), from);
+        break;
+      case 'add':
+        out = keras.apply(keras.add('Add', name, {}), from);
+        break;
+      default:
+        fail(`layer type ${layer.type} '${name}' is not supported`);
+    }
+    refs.set(name, out);
+  });
+  const outputName = spec.output ?? layerName(spec.layers.at(-1), spec.layers.length - 1);
+  if (!refs.has(outputName) || !byName.has(outputName)) fail(`output '${outputName}' is no layer of the plan`);
+  return { keras, output: refs.get(outputName), outputName, inputNames };
+}
+
+function isChainPlan(spec) {
+  const names = Object.keys(spec.inputs ?? {});
+  if (names.length !== 1 || (spec.output && spec.output !== spec.layers.at(-1).name)) return false;
+  return spec.layers.every((layer, i) => !layer.inputs && !layer.table &&
+    (!layer.input || layer.input === (i === 0 ? names[0] : spec.layers[i - 1].name)));
+}
+
 /**
  * @param {{decodeSafetensors: Function, version: string}} executor  from createExecutor()
  * @param {object|string} plan  a fedleaf plan (its model section is exported)
@@ -56,67 +216,39 @@ export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) 
   const parsed = typeof plan === 'string' ? JSON.parse(plan) : plan;
   const spec = parsed?.model;
   if (!spec?.layers?.length) fail('the plan has no model layers');
+  const loss = LOSSES[spec.loss];
+  if (!loss) fail(`loss ${spec.loss} has no TF.js equivalent (${Object.keys(LOSSES).join(', ')})`);
   const { tensors } = executor.decodeSafetensors(modelBytes);
-  const [input] = Object.values(spec.inputs ?? {});
-  const layers = [];
-  const weights = [];  // {name, shape, data}
-  const add = (className, config) => {
-    if (layers.length === 0) {
-      config.batch_input_shape = className === 'Embedding' ? [null, null] : [null, input?.dim];
-    }
-    layers.push({ class_name: className, config: { trainable: true, dtype: 'float32', ...config } });
-  };
-  for (const [i, layer] of spec.layers.entries()) {
-    const layerName = layer.name ?? `${layer.type}_${i}`;
-    switch (layer.type) {
-      case 'embedding_bag': {
-        if ((layer.combiner ?? 'mean') !== 'mean') {
-          fail(`embedding_bag '${layerName}': combiner ${layer.combiner} has no TF.js equivalent (mean only)`);
-        }
-        const table = denseTensor(tensors, `${layerName}/weight`);
-        add('Embedding', { name: layerName, input_dim: layer.vocab, output_dim: layer.dim, mask_zero: false,
-          embeddings_initializer: { class_name: 'RandomUniform', config: { minval: -0.05, maxval: 0.05, seed: null } },
-          embeddings_regularizer: null, activity_regularizer: null, embeddings_constraint: null, input_length: null });
-        weights.push({ name: `${layerName}/embeddings`, shape: table.shape, data: table.data });
-        add('GlobalAveragePooling1D', { name: `${layerName}_mean`, data_format: 'channels_last' });
-        break;
-      }
-      case 'dense': {
-        const useBias = layer.use_bias !== false;
-        const kernel = denseTensor(tensors, `${layerName}/weight`);
-        add('Dense', { name: layerName, units: layer.units, activation: layer.activation ?? 'linear', use_bias: useBias,
-          kernel_initializer: { class_name: 'GlorotUniform', config: { seed: null } },
-          bias_initializer: { class_name: 'Zeros', config: {} }, kernel_regularizer: null, bias_regularizer: null,
-          activity_regularizer: null, kernel_constraint: null, bias_constraint: null });
-        weights.push({ name: `${layerName}/kernel`, shape: kernel.shape, data: kernel.data });
-        if (useBias) {
-          const bias = denseTensor(tensors, `${layerName}/bias`);
-          weights.push({ name: `${layerName}/bias`, shape: bias.shape, data: bias.data });
-        }
-        break;
-      }
-      case 'relu':
-      case 'sigmoid':
-      case 'tanh':
-        add('Activation', { name: layer.name ?? `${layer.type}_${i}`, activation: layer.type });
-        break;
-      default:
-        fail(`layer type ${layer.type} '${layerName}' is not supported`);
+  const chain = isChainPlan(spec);
+  const { keras, output, outputName, inputNames } = kerasLayersOf(spec, tensors);
+
+  let finalOutput = output;
+  if (loss.activation) {
+    const last = keras.byName.get(output.layer);
+    if (last.class_name === 'Dense' && last.config.activation === 'linear') {
+      last.config.activation = loss.activation;
+    } else {
+      const activation = keras.add('Activation', keras.unique(`${chain ? name : outputName}_${loss.activation}`),
+        { activation: loss.activation });
+      finalOutput = keras.apply(activation, [output]);
     }
   }
-  const sigmoid = spec.loss === 'sigmoid_cross_entropy';
-  const output = sigmoid ? 'sigmoid' : 'softmax';
-  const lastLayer = layers.at(-1);
-  if (lastLayer.class_name === 'Dense' && lastLayer.config.activation === 'linear') {
-    lastLayer.config.activation = output;
+  let modelTopology;
+  if (chain) {
+    // Sequential: the layers without their inbound nodes, the input's shape on the first one.
+    const [input, ...layers] = keras.layers.map(({ name: _, inbound_nodes: __, ...layer }) => layer);
+    layers[0].config.batch_input_shape = input.config.batch_input_shape;
+    modelTopology = { class_name: 'Sequential', config: { name, layers }, keras_version: 'tfjs-layers', backend: 'tensor_flow.js' };
   } else {
-    add('Activation', { name: `${name}_${output}`, activation: output });
+    modelTopology = { class_name: 'Model', config: { name, layers: keras.layers,
+      input_layers: inputNames.map((n) => [n, 0, 0]), output_layers: [[finalOutput.layer, finalOutput.node, 0]] },
+    keras_version: 'tfjs-layers', backend: 'tensor_flow.js' };
   }
 
-  const byteLength = weights.reduce((n, w) => n + w.data.length * 4, 0);
+  const byteLength = keras.weights.reduce((n, w) => n + w.data.length * 4, 0);
   const weightData = new ArrayBuffer(byteLength);
   let at = 0;
-  for (const w of weights) {
+  for (const w of keras.weights) {
     new Float32Array(weightData, at, w.data.length).set(w.data);
     at += w.data.length * 4;
   }
@@ -127,10 +259,10 @@ export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) 
     format: 'layers-model',
     generatedBy: `fedleaf ${executor.version}`,
     convertedBy: null,
-    modelTopology: { class_name: 'Sequential', config: { name, layers }, keras_version: 'tfjs-layers', backend: 'tensor_flow.js' },
-    ...(optimizer ? { trainingConfig: { loss: sigmoid ? 'binary_crossentropy' : 'sparse_categorical_crossentropy',
-      metrics: null, sample_weight_mode: null, loss_weights: null, optimizer_config: optimizer } } : {}),
-    weightSpecs: weights.map((w) => ({ name: w.name, shape: w.shape, dtype: 'float32' })),
+    modelTopology,
+    ...(optimizer ? { trainingConfig: { loss: loss.keras, metrics: null, sample_weight_mode: null, loss_weights: null,
+      optimizer_config: optimizer } } : {}),
+    weightSpecs: keras.weights.map((w) => ({ name: w.name, shape: w.shape, dtype: 'float32' })),
   };
   const { weightSpecs, ...described } = artifacts;
   const modelJson = { ...described, weightsManifest: [{ paths: [weightsPath], weights: weightSpecs }] };
