@@ -2,7 +2,7 @@
 // plan and model, trained federated for one round by two leaves against a real fedleaf-server,
 // exported back to the TF.js Layers format, and loaded with tf.loadLayersModel; TF.js's
 // predictions on the eval emails equal fedleaf's predict within 1e-5. Unsupported layers and
-// combiners are Errors naming them.
+// combiners are Errors naming them. Functional (graph) models: tfjs_functional_interop.test.mjs.
 //
 // Input mapping (js_bindings/src/interop/tfjs_layers_import.js): an email's TF.js input is the sorted
 // distinct ids fedleaf's featurizer gives it (binary features), as one unpadded sequence, so
@@ -19,6 +19,7 @@ import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
 import { REPO_ROOT, adminClient, startServer } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
+import { importingExecutor, referenceForward } from './graph_plan_reference.mjs';
 
 const requireFromRoot = createRequire(path.join(REPO_ROOT, 'package.json'));
 const tf = await import(pathToFileURL(requireFromRoot.resolve('@tensorflow/tfjs')).href);
@@ -173,7 +174,9 @@ test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i 
   assert.ok(maxDifference(tfjsPredictions(original, plan, emails, 1), fedleafPredictions(plan, model, emails)) < 1e-5);
 });
 
-const SUPPORTED = /\(supported: a chain of InputLayer, Embedding \+ GlobalAveragePooling1D \(first\), Dense, Activation, Dropout, SpatialDropout1D\)$/;
+const SUPPORTED = new RegExp(String.raw`\(supported: InputLayer \(ids or dense numbers\), Embedding \+ GlobalAveragePooling1D, ` +
+  String.raw`Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, ` +
+  String.raw`SpatialDropout1D, Concatenate, Add; one output\)$`);
 
 test('importing a model with a layer fedleaf does not support names its class and name and lists the supported ones', async () => {
   const model = tf.sequential();
@@ -182,7 +185,7 @@ test('importing a model with a layer fedleaf does not support names its class an
   model.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
   const artifacts = await saved(model);
   assert.throws(() => importTfjsLayersModel(executor, artifacts), (error) => {
-    assert.match(error.message, /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D/);
+    assert.match(error.message, /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D or Flatten/);
     assert.match(error.message, SUPPORTED);
     return true;
   });
@@ -208,41 +211,60 @@ test('importing a model with a layer fedleaf does not support names its class an
     assert.match(error.message, SUPPORTED);
     return true;
   });
-
-  // Two inputs: not a chain.
-  const left = tf.input({ shape: [3], name: 'left' });
-  const right = tf.input({ shape: [3], name: 'right' });
-  const joined = tf.layers.concatenate({ name: 'join' }).apply([left, right]);
-  const out = tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(joined);
-  const twoInputs = await saved(tf.model({ inputs: [left, right], outputs: out }));
-  assert.throws(() => importTfjsLayersModel(executor, twoInputs), (error) => {
-    assert.match(error.message, /only a chain of layers is supported/);
-    assert.match(error.message, SUPPORTED);
-    return true;
-  });
 });
 
-test('Dropout and SpatialDropout1D import as the identity, with a warning, and predict as TF.js', async () => {
+// Each email's ids (fedleaf's featurizer) as the CSR columns graph_plan_reference.mjs takes.
+function emailColumns(plan, emails) {
+  const ids = [];
+  const offsets = [0];
+  for (const { text, label } of emails) {
+    const dataset = executor.datasetFromTexts([text], [label], plan);
+    ids.push(...dataset.distinctIds());
+    dataset.delete();
+    offsets.push(ids.length);
+  }
+  return { tokens: { ids, offsets } };
+}
+
+test('Dropout and SpatialDropout1D import as dropout layers with their rates and predict as TF.js', async () => {
   const text = tf.sequential();
   text.add(tf.layers.embedding({ name: 'emb', inputDim: VOCAB, outputDim: DIM,
     embeddingsInitializer: tf.initializers.randomUniform({ minval: -0.5, maxval: 0.5, seed: 5 }) }));
   text.add(tf.layers.spatialDropout1d({ name: 'drop_tokens', rate: 0.2 }));
   text.add(tf.layers.globalAveragePooling1d({ name: 'pool' }));
-  text.add(tf.layers.dropout({ name: 'drop', rate: 0.5 }));
+  text.add(tf.layers.dropout({ name: 'drop', rate: 0.5, seed: 3 }));
   text.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid',
     kernelInitializer: tf.initializers.glorotUniform({ seed: 6 }) }));
   text.compile({ optimizer: tf.train.adam(0.01), loss: 'binaryCrossentropy' });
-  const warnings = [];
 
-  const { plan, model } = importTfjsLayersModel(executor, await saved(text), undefined,
-    { features: FEATURES, onWarning: (message) => warnings.push(message) });
+  // SpatialDropout1D before the pooling drops a channel of every token at once: dropout of the
+  // pooled vector, exactly; so the import warns of nothing.
+  const { plan, model } = importTfjsLayersModel(importingExecutor(executor), await saved(text), undefined,
+    { features: FEATURES, onWarning: assert.fail });
 
-  assert.deepEqual(plan.model.layers.map((l) => l.name), ['emb', 'out']);
-  assert.deepEqual(warnings, ['drop_tokens', 'drop'].map((name) => `TF.js model import: ${
-    name === 'drop' ? 'Dropout' : 'SpatialDropout1D'} '${name}' is left out: it is the identity at inference, so ` +
-    'predictions are unchanged, but fedleaf trains without dropout (dropout layers: issue 29)'));
+  assert.deepEqual(plan.model.layers, [
+    { type: 'embedding_bag', name: 'emb', input: 'tokens', vocab: VOCAB, dim: DIM, combiner: 'mean' },
+    { type: 'dropout', name: 'drop_tokens', rate: 0.2 },
+    { type: 'dropout', name: 'drop', rate: 0.5, seed: 3 },
+    { type: 'dense', name: 'out', units: 1 }]);
   const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
-  assert.ok(maxDifference(tfjsPredictions(text, plan, emails), fedleafPredictions(plan, model, emails)) < 1e-5);
+  const { predictions } = referenceForward(plan, executor.decodeSafetensors(model).tensors, emailColumns(plan, emails));
+  assert.ok(maxDifference(tfjsPredictions(text, plan, emails), predictions.map(([p]) => p)) < 1e-5);
+});
+
+test('a Dropout between an Embedding and GlobalAveragePooling1D imports after the bag, with a warning', async () => {
+  const text = tf.sequential();
+  text.add(tf.layers.embedding({ name: 'emb', inputDim: 10, outputDim: 2 }));
+  text.add(tf.layers.dropout({ name: 'drop', rate: 0.1 }));
+  text.add(tf.layers.globalAveragePooling1d({ name: 'pool' }));
+  text.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
+  const warnings = [];
+  const { plan } = importTfjsLayersModel(importingExecutor(executor), await saved(text, { includeOptimizer: false }), undefined,
+    { onWarning: (message) => warnings.push(message) });
+  assert.deepEqual(plan.model.layers.map((l) => l.type), ['embedding_bag', 'dropout', 'dense']);
+  assert.equal(warnings.length, 2, 'the dropout, and the default optimizer');
+  assert.equal(warnings[0], "TF.js model import: Dropout 'drop' between Embedding 'emb' and GlobalAveragePooling1D 'pool' " +
+    'becomes a dropout of the pooled vector: the same at inference, other noise in training (SpatialDropout1D is exact)');
 });
 
 test('a dense TF.js model with a hidden relu layer and softmax output imports and predicts as TF.js', async () => {
@@ -289,10 +311,25 @@ test('an exported model loads with tf.io.fromMemory as it is and predicts as fed
   assert.equal((await tf.loadLayersModel(tf.io.fromMemory(inferenceOnly))).layers.length, 3);
 });
 
-test('exporting a plan whose embedding sums its rows is an Error naming the layer', () => {
+test('a plan whose embedding sums its rows exports as Embedding + Flatten of one id per example; sqrtn is an Error', async () => {
   const plan = textPlan({ vocab: 10, dim: 2, combiner: 'sum' });
   const model = executor.initializeModel(plan, 1);
-  assert.throws(() => exportTfjsLayersModel(executor, plan, model), /embedding_bag 'emb': combiner sum has no TF.js equivalent/);
+  const exported = exportTfjsLayersModel(executor, plan, model);
+  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'Flatten', 'Dense']);
+  assert.deepEqual(exported.modelTopology.config.layers[0].config.batch_input_shape, [null, 1]);
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exported));
+  const ids = [3, 0, 9, 4];
+  const dataset = executor.datasetFromCsr({ offsets: [0, 1, 2, 3, 4], ids, labels: [0, 1, 0, 1], numFeatures: 10 });
+  const fromFedleaf = Array.from(executor.predict(plan, model, dataset));
+  dataset.delete();
+  const fromTfjs = tf.tidy(() => Array.from(loaded.predict(tf.tensor2d(ids, [4, 1], 'int32')).dataSync()));
+  assert.ok(maxDifference(fromTfjs, fromFedleaf) < 1e-6);
+  assert.throws(() => loaded.predict(tf.tensor2d([[1, 2]], [1, 2], 'int32')), /expected .* to have shape \[null,1\]/,
+    'TF.js refuses two ids per example');
+
+  const sqrtn = textPlan({ vocab: 10, dim: 2, combiner: 'sqrtn' });
+  assert.throws(() => exportTfjsLayersModel(executor, sqrtn, executor.initializeModel(sqrtn, 1)),
+    /embedding_bag 'emb': combiner sqrtn has no TF.js equivalent \(mean, or sum of one id\)/);
 });
 
 // F16 bits of a value that binary16 holds exactly (normal or zero).

@@ -67,6 +67,7 @@ const SUPPORTED = 'InputLayer (ids or dense numbers), Embedding + GlobalAverageP
 const DROPOUT = new Set(['Dropout', 'SpatialDropout1D']);
 const POOLING = new Set(['GlobalAveragePooling1D', 'Flatten']);
 const HIDDEN_ACTIVATIONS = new Set(['relu', 'sigmoid', 'tanh']);
+const KNOWN = new Set(['InputLayer', 'Embedding', 'Dense', 'Activation', 'Concatenate', 'Add', ...DROPOUT, ...POOLING]);
 
 function fail(message) {
   throw new Error(`TF.js model import: ${message}`);
@@ -181,6 +182,8 @@ function outputActivation(node) {
 // Maps the graph's nodes, in order, to plan inputs and layers (graph form: every layer names
 // what it reads).
 class PlanBuilder {
+  // outcome(): the loss and whether the output's activation folds into it, asked for when the
+  // output is reached (so an unsupported layer before it is the error a model gets first).
   constructor(graph, weights, outcome, warn) {
     Object.assign(this, { graph, weights, outcome, warn });
     this.names = new Set();
@@ -229,6 +232,8 @@ class PlanBuilder {
     const ids = readers.some((l) => l.class_name === 'Embedding');
     const shape = inputShape(layer);
     const label = layer.synthetic ? 'the model input' : `InputLayer '${layer.config.name}'`;
+    const foreign = readers.find((l) => !KNOWN.has(l.class_name));
+    if (foreign) unsupported(`layer ${layerLabel(foreign)} is not supported`);  // before the input's shape rules
     if (ids) {
       const other = readers.find((l) => l.class_name !== 'Embedding');
       if (other) unsupported(`${label} feeds an Embedding and ${layerLabel(other)}: an input is ids (for Embeddings) or dense numbers`);
@@ -356,7 +361,7 @@ class PlanBuilder {
       fail(`${layerLabel(layer)}: activation ${activation} is not supported (linear, relu, sigmoid, tanh; softmax on the output)`);
     }
     const planned = { type: 'dense', name: this.claim(c.name), input, units };
-    if (activation !== 'linear' && !(isOutput && this.outcome.fold)) planned.activation = activation;
+    if (activation !== 'linear' && !(isOutput && this.outcome().fold)) planned.activation = activation;
     const useBias = c.use_bias !== false;
     if (!useBias) planned.use_bias = false;
     this.tensors[`${planned.name}/weight`] = { dtype: 'F32', shape: kernel.shape, data: kernel.data };
@@ -372,7 +377,7 @@ class PlanBuilder {
   activation(node, isOutput) {
     const { activation } = node.layer.config;
     const input = this.one(node);
-    if (activation === 'linear' || (isOutput && this.outcome.fold)) {
+    if (activation === 'linear' || (isOutput && this.outcome().fold)) {
       this.tensorOf.set(node.key, input);
       return;
     }
@@ -462,15 +467,17 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
   const graph = kerasGraph(model, { fail, unsupported });
 
   const outputNode = graph.nodes.get(graph.output);
-  const outcome = lossFrom(outputActivation(outputNode), trainingConfig, outputNode.layer);
+  let decided;
+  const outcome = () => (decided ??= lossFrom(outputActivation(outputNode), trainingConfig, outputNode.layer));
   const builder = new PlanBuilder(graph, weights, outcome, warn);
   builder.build();
+  const { loss } = outcome();
   const output = builder.tensorOf.get(graph.output);
   const width = builder.widthOf.get(output);
-  if (outcome.loss === 'sigmoid_cross_entropy' && width !== 1) {
+  if (loss === 'sigmoid_cross_entropy' && width !== 1) {
     fail(`${layerLabel(outputNode.layer)}: a sigmoid output needs units 1, got ${width}`);
   }
-  if (outcome.loss === 'softmax_cross_entropy' && !(width >= 2)) {
+  if (loss === 'softmax_cross_entropy' && !(width >= 2)) {
     fail(`${layerLabel(outputNode.layer)}: a softmax output needs units >= 2, got ${width}`);
   }
   if (!builder.layers.some((l) => l.name === output)) unsupported(`the output is model input '${output}', not a layer`);
@@ -486,9 +493,9 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
     const chainLayers = layers.map(({ input, ...rest }) => (rest.type === 'embedding_bag' ? { ...rest, input: inputName } : rest));
     builder.offsets.set(inputName, builder.offsets.get(inputs[0].name) ?? 0);
     inputs[0].name = inputName;
-    planModel = { inputs: { [inputName]: inputSpec(inputs[0]) }, layers: chainLayers, loss: outcome.loss };
+    planModel = { inputs: { [inputName]: inputSpec(inputs[0]) }, layers: chainLayers, loss };
   } else {
-    planModel = { inputs: Object.fromEntries(inputs.map((i) => [i.name, inputSpec(i)])), layers, output, loss: outcome.loss };
+    planModel = { inputs: Object.fromEntries(inputs.map((i) => [i.name, inputSpec(i)])), layers, output, loss };
   }
 
   const plan = {
