@@ -135,3 +135,109 @@ test('the Keras 3 shape of a functional model.json imports as the TF.js one', as
     assert.deepEqual(fromKeras3.plan, fromTfjs.plan, name);
   }
 });
+
+const SUPPORTED = /\(supported: InputLayer \(ids or dense numbers\), Embedding \+ GlobalAveragePooling1D, Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add; one output\)$/;
+
+// The error of importing `model`: its message must match every pattern.
+async function importError(model, ...patterns) {
+  const artifacts = await saved(tf, model);
+  assert.throws(() => importTfjsLayersModel(importer, artifacts, undefined, { onWarning: () => {} }), (error) => {
+    for (const pattern of patterns) assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+test('an LSTM, a Conv1D and a model with two outputs are Errors naming them and listing what is supported', async () => {
+  const ids = tf.input({ shape: [6], dtype: 'int32', name: 'ids' });
+  const numbers = tf.input({ shape: [3], name: 'numbers' });
+  const embedded = tf.layers.embedding({ name: 'emb', inputDim: 20, outputDim: 4 }).apply(ids);
+  const memory = tf.layers.lstm({ name: 'memory', units: 3 }).apply(embedded);
+  const joined = tf.layers.concatenate({ name: 'join' }).apply([memory, numbers]);
+  await importError(tf.model({ inputs: [ids, numbers], outputs: tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(joined) }),
+    /layer LSTM 'memory' after Embedding 'emb' is not supported: an Embedding must be followed by GlobalAveragePooling1D or Flatten/, SUPPORTED);
+
+  const series = tf.input({ shape: [8, 2], name: 'series' });
+  const conv = tf.layers.conv1d({ name: 'conv', filters: 4, kernelSize: 3 }).apply(series);
+  const pooled = tf.layers.globalAveragePooling1d({ name: 'pool' }).apply(conv);
+  await importError(tf.model({ inputs: series, outputs: tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(pooled) }),
+    /layer Conv1D 'conv' is not supported/, SUPPORTED);
+
+  const tokens = tf.input({ shape: [null], dtype: 'int32', name: 'tokens' });
+  const bag = tf.layers.globalAveragePooling1d({ name: 'bag' }).apply(
+    tf.layers.embedding({ name: 'table', inputDim: 20, outputDim: 4 }).apply(tokens));
+  const spam = tf.layers.dense({ name: 'spam', units: 1, activation: 'sigmoid' }).apply(bag);
+  const topic = tf.layers.dense({ name: 'topic', units: 3, activation: 'softmax' }).apply(bag);
+  await importError(tf.model({ inputs: tokens, outputs: [spam, topic] }), /a model with 2 outputs is not supported \(one output\)/, SUPPORTED);
+});
+
+test('topologies the plan cannot express are Errors naming the layer and the rule', async () => {
+  // A Dense applied to two inputs would be a shared dense layer.
+  const a = tf.input({ shape: [3], name: 'a' });
+  const b = tf.input({ shape: [3], name: 'b' });
+  const shared = tf.layers.dense({ name: 'proj', units: 2 });
+  const sum = tf.layers.add({ name: 'sum' }).apply([shared.apply(a), shared.apply(b)]);
+  await importError(tf.model({ inputs: [a, b], outputs: tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(sum) }),
+    /Dense 'proj' is applied 2 times \(only an Embedding may be shared\)/, SUPPORTED);
+
+  // Flatten after an Embedding of several ids would flatten a sequence, not sum one id.
+  const many = tf.input({ shape: [4], dtype: 'int32', name: 'many' });
+  const flat = tf.layers.flatten({ name: 'flat' }).apply(tf.layers.embedding({ name: 'emb', inputDim: 9, outputDim: 2 }).apply(many));
+  await importError(tf.model({ inputs: many, outputs: tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(flat) }),
+    /Flatten 'flat': Flatten after Embedding 'emb' needs one id per example \(an input of length 1\), the input has length 4/);
+
+  // One input read as ids and as numbers.
+  const both = tf.input({ shape: [2], name: 'both' });
+  const bagged = tf.layers.globalAveragePooling1d({ name: 'bag' }).apply(tf.layers.embedding({ name: 'emb', inputDim: 9, outputDim: 2 }).apply(both));
+  const mixed = tf.layers.concatenate({ name: 'mixed' }).apply([bagged, both]);
+  await importError(tf.model({ inputs: both, outputs: tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(mixed) }),
+    /InputLayer 'both' feeds an Embedding and Concatenate 'mixed': an input is ids \(for Embeddings\) or dense numbers/);
+
+  // A softmax inside the model.
+  const x = tf.input({ shape: [3], name: 'x' });
+  const hidden = tf.layers.dense({ name: 'hidden', units: 4, activation: 'softmax' }).apply(x);
+  await importError(tf.model({ inputs: x, outputs: tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }).apply(hidden) }),
+    /Dense 'hidden': activation softmax is not supported \(linear, relu, sigmoid, tanh; softmax on the output\)/);
+
+  // An input the output does not use (a hand-written topology: TF.js keeps only what the outputs need).
+  const { model } = models.sharedEmbedding();
+  const artifacts = await saved(tf, model);
+  const config = artifacts.modelTopology.config;
+  const extra = { name: 'extra', class_name: 'InputLayer', config: { batch_input_shape: [null, 2], dtype: 'float32', name: 'extra' },
+    inbound_nodes: [] };
+  const unused = { ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
+    layers: [extra, ...config.layers], input_layers: [...config.input_layers, ['extra', 0, 0]] } } };
+  assert.throws(() => importTfjsLayersModel(importer, unused), /InputLayer 'extra' is not used by the output/);
+});
+
+test('a mean_squared_error model with a sigmoid output keeps the sigmoid as a layer; a wide & deep plan takes inputFeatures', async () => {
+  const x = tf.input({ shape: [3], name: 'x' });
+  const y = tf.input({ shape: [2], name: 'y' });
+  const joined = tf.layers.concatenate({ name: 'xy' }).apply([x, y]);
+  const dense = tf.layers.dense({ name: 'score', units: 2, kernelInitializer: tf.initializers.glorotUniform({ seed: 1 }) }).apply(joined);
+  const squashed = tf.layers.activation({ name: 'squash', activation: 'sigmoid' }).apply(dense);
+  const model = tf.model({ inputs: [x, y], outputs: squashed });
+  model.compile({ optimizer: 'sgd', loss: 'meanSquaredError' });
+  const artifacts = await saved(tf, model);
+  artifacts.trainingConfig.loss = 'mse';  // Keras's alias (TF.js compiles only its long name)
+  const { plan, model: bytes } = importTfjsLayersModel(importer, artifacts, undefined, { onWarning: assert.fail });
+  assert.deepEqual(plan.model.layers.slice(1), [{ type: 'dense', name: 'score', input: 'xy', units: 2 },
+    { type: 'sigmoid', name: 'squash', input: 'score' }]);
+  assert.equal(plan.model.output, 'squash');
+  assert.equal(plan.model.loss, 'mean_squared_error');
+  const examples = { x: { dense: [0.5, -1, 2, 1, 1, 1], width: 3 }, y: { dense: [3, -2, 0, 0.5], width: 2 } };
+  const expected = tf.tidy(() => model.predict([tf.tensor2d(examples.x.dense, [2, 3]), tf.tensor2d(examples.y.dense, [2, 2])]).arraySync());
+  assert.ok(maxDifference(referencePredictions(plan, bytes, examples), expected) < 1e-5);
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exportTfjsLayersModel(executor, plan, bytes)));
+  assert.ok(maxDifference(tf.tidy(() => loaded.predict([tf.tensor2d(examples.x.dense, [2, 3]), tf.tensor2d(examples.y.dense, [2, 2])])
+    .arraySync()), expected) < 1e-5);
+
+  const { model: wideAndDeep } = models.wideAndDeep();
+  const body = { text: 'body', num_buckets: 50 };
+  const wideArtifacts = await saved(tf, wideAndDeep);
+  const imported = importTfjsLayersModel(importer, wideArtifacts, undefined, { onWarning: assert.fail, inputFeatures: { body } });
+  assert.deepEqual(imported.plan.model.inputs.body, { type: 'sparse_ids', features: body });
+  assert.throws(() => importTfjsLayersModel(importer, wideArtifacts, undefined, { features: { ngrams: 1 } }),
+    /options.features is the featurization of a one-input text model; give options.inputFeatures/);
+  assert.throws(() => importTfjsLayersModel(importer, wideArtifacts, undefined, { inputFeatures: { subject: body } }),
+    /options.inputFeatures.subject: the model has no input 'subject' \(body, sender, numeric, cross\)/);
+});
