@@ -65,12 +65,29 @@ export interface FedleafError extends Error {
 
 export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'count' | 'clipped_weighted_mean';
 
+/**
+ * A layer of the plan's model graph. `input` names what it reads (a model input or an earlier
+ * layer; default the previous layer, or the only input), `inputs` the several tensors
+ * concatenate and add read.
+ */
 export type Layer =
   | { type: 'embedding_bag'; name: string; vocab: number; dim: number; combiner?: 'sum' | 'mean' | 'sqrtn';
       input?: string; initializer?: 'uniform' | 'zeros'; init_scale?: number }
+  /** A second lookup of an earlier embedding_bag's table (one parameter, both lookups train it). */
+  | { type: 'embedding_bag'; name: string; table: string; vocab?: number; dim?: number;
+      combiner?: 'sum' | 'mean' | 'sqrtn'; input?: string }
   | { type: 'dense'; name: string; units: number; activation?: 'relu' | 'sigmoid' | 'tanh'; use_bias?: boolean;
-      initializer?: 'glorot_uniform' | 'zeros' }
-  | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string };
+      initializer?: 'glorot_uniform' | 'zeros'; input?: string }
+  | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string; input?: string }
+  /** Inverted dropout while training (seeded, identical native and wasm); the identity otherwise. */
+  | { type: 'dropout'; name?: string; rate: number; seed?: number; input?: string }
+  | { type: 'concatenate' | 'add'; name: string; inputs: string[] };
+
+/** A model input: ids (CSR, optional weights) or dense float rows of width `dim`; `features` says how records fill it. */
+export type ModelInput =
+  | 'sparse_ids'
+  | { type: 'sparse_ids'; features?: Record<string, unknown> }
+  | { type: 'dense'; dim: number; features?: Record<string, unknown> };
 
 export interface UpdateSpec {
   encoding: 'dense' | 'row_sparse' | 'coo';
@@ -91,9 +108,11 @@ export interface UpdateSpec {
 export interface Plan {
   kind?: 'train' | 'evaluate';
   model: {
-    inputs: Record<string, 'sparse_ids' | { type: 'sparse_ids' } | { type: 'dense'; dim: number }>;
+    inputs: Record<string, ModelInput>;
     layers: Layer[];
-    loss: 'softmax_cross_entropy' | 'sigmoid_cross_entropy';
+    /** The output layer's name; default the last layer. */
+    output?: string;
+    loss: 'softmax_cross_entropy' | 'sigmoid_cross_entropy' | 'mean_squared_error';
   };
   train?: {
     optimizer: { type: 'sgd' | 'momentum' | 'adam'; learning_rate: number; momentum?: number;
@@ -576,30 +595,37 @@ export class LeafStoppedError extends Error {
   constructor(message: string, status: number);
   readonly status: number;
 }
-/** What importTfjsLayersModel returns: a fedleaf plan, its safetensors model, and the id shift. */
+/** What importTfjsLayersModel returns: a fedleaf plan, its safetensors model, and the id shifts. */
 export interface ImportedTfjsModel {
   plan: Plan;
   model: Uint8Array;
-  /** 1 when the Embedding has mask_zero (fedleaf id i is Keras token i + 1), else 0. */
-  tokenOffset: number;
+  /** Per ids input: 1 when its Embedding has mask_zero (fedleaf id i is Keras token i + 1), else 0. */
+  tokenOffsets: Record<string, number>;
+  /** The common value of tokenOffsets (0 without ids inputs; null when they differ). */
+  tokenOffset: number | null;
 }
 
 /**
- * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts) → a fedleaf plan and
- * model. Supports InputLayer, Embedding + GlobalAveragePooling1D, Dense, Activation in a chain;
- * Dropout and SpatialDropout1D are left out (the identity at inference) with a warning; throws an
- * Error naming any other layer's class and name and listing the supported ones.
+ * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts; Sequential or
+ * functional, Keras 2, Keras 3 or TF.js) → a fedleaf plan and model. Supports InputLayers (ids or
+ * dense), Embedding + GlobalAveragePooling1D or + Flatten (one id), one Embedding on several
+ * inputs, Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add, one output (the table is
+ * in the package README); throws an Error naming any other layer's class and name (or the
+ * topology) and listing the supported ones.
  */
 export function importTfjsLayersModel(
   executor: Pick<Executor, 'encodeSafetensors' | 'validatePlan'>,
   modelJson: object,
   weightData?: ArrayBuffer | ArrayBufferView | Array<ArrayBuffer | ArrayBufferView>,
   options?: {
+    /** A one-text-input model's featurization (the plan's features, num_buckets = the vocabulary). */
     features?: Plan['features'];
+    /** inputs.<name>.features of a multi-input plan, by input (the InputLayer's name). */
+    inputFeatures?: Record<string, Record<string, unknown>>;
     /** The plan's train section; default the model's optimizer, else Adam 0.001 (with a warning). */
     train?: Plan['train'];
     updates?: Plan['updates'];
-    /** What the import changed or assumed (a left-out Dropout, the default optimizer); default console.warn. */
+    /** What the import changed or assumed (the default optimizer, a Dropout moved after a bag); default console.warn. */
     onWarning?: (message: string) => void;
   },
 ): ImportedTfjsModel;
@@ -616,7 +642,9 @@ interface TfjsLayersModelDescription {
   format: 'layers-model';
   generatedBy: string;
   convertedBy: null;
-  modelTopology: { class_name: 'Sequential'; config: { name: string; layers: object[] }; [field: string]: unknown };
+  /** Sequential for a chain plan, Model (functional: input_layers, output_layers, inbound nodes) for a graph. */
+  modelTopology: { class_name: 'Sequential' | 'Model'; config: { name: string; layers: object[]; [field: string]: unknown };
+    [field: string]: unknown };
   /** Absent when the plan has no train section (TF.js then loads the model uncompiled). */
   trainingConfig?: { loss: string; optimizer_config: { class_name: string; config: object }; [field: string]: unknown };
 }

@@ -187,6 +187,29 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
     `${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
 }
 
+export async function functionalKeras(modelJson: object, shards: ArrayBuffer[]): Promise<string> {
+  // A functional Keras model (several inputs) in, its graph plan, and back out.
+  const executor = await createExecutor();
+  const { plan, model, tokenOffset, tokenOffsets } = importTfjsLayersModel(executor, modelJson, shards,
+    { inputFeatures: { body: { text: 'body', num_buckets: 4096 } } });
+  const graph: Plan = {
+    model: {
+      inputs: { body: { type: 'sparse_ids' }, subject: 'sparse_ids', numeric: { type: 'dense', dim: 3 } },
+      layers: [{ type: 'embedding_bag', name: 'tokens', input: 'body', vocab: 4096, dim: 8 },
+        { type: 'embedding_bag', name: 'subject_emb', input: 'subject', table: 'tokens', combiner: 'mean' },
+        { type: 'concatenate', name: 'deep_in', inputs: ['tokens', 'subject_emb', 'numeric'] },
+        { type: 'dense', name: 'h1', input: 'deep_in', units: 16, activation: 'relu' },
+        { type: 'dropout', name: 'drop', input: 'h1', rate: 0.2, seed: 7 },
+        { type: 'dense', name: 'out', units: 1 }],
+      output: 'out',
+      loss: 'mean_squared_error',
+    },
+  };
+  const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, plan, model);
+  return `${tokenOffset ?? 'mixed'} ${Object.keys(tokenOffsets).length} ${graph.model.layers.length} ` +
+    `${exported.modelTopology.class_name}`;
+}
+
 export async function readmePlanLiteral(): Promise<number> {
   // js_bindings/README.md, "TypeScript": a plan literal keeps its literal types with `satisfies Plan`.
   const literal = {
