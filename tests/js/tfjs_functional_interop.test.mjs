@@ -207,6 +207,13 @@ test('topologies the plan cannot express are Errors naming the layer and the rul
   const unused = { ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
     layers: [extra, ...config.layers], input_layers: [...config.input_layers, ['extra', 0, 0]] } } };
   assert.throws(() => importTfjsLayersModel(importer, unused), /InputLayer 'extra' is not used by the output/);
+
+  // Keras's sparse=True input (a tf.SparseTensor of multi-hot values): no TF.js equivalent, and
+  // fedleaf's ids go through an Embedding.
+  const sparse = { ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
+    layers: config.layers.map((l) => (l.name === 'left' ? { ...l, config: { ...l.config, sparse: true } } : l)) } } };
+  assert.throws(() => importTfjsLayersModel(importer, sparse),
+    /InputLayer 'left': sparse inputs are not supported \(give the ids as an int input \[batch, length\] read by an Embedding\) \(supported: /);
 });
 
 test('a mean_squared_error model with a sigmoid output keeps the sigmoid as a layer; a wide & deep plan takes inputFeatures', async () => {

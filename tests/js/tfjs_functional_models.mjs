@@ -160,7 +160,10 @@ export function toKeras3(topology) {
       config: layer.class_name === 'InputLayer' ? { ...config, batch_shape: batchShape }
         : { ...config, dtype: { module: 'keras', class_name: 'DTypePolicy', config: { name: 'float32' }, registered_name: null } },
       inbound_nodes: layer.inbound_nodes.map((refs) => ({
-        args: merge ? [refs.map(tensor)] : refs.map(tensor), kwargs: layer.class_name === 'Dropout' ? { training: false } : {} })),
+        args: merge ? [refs.map(tensor)] : refs.map(tensor),
+        // Keras 3 passes flags, and the mask of an Embedding's output, as kwargs.
+        kwargs: layer.class_name === 'Dropout' ? { training: false }
+          : layer.class_name === 'GlobalAveragePooling1D' ? { mask: tensor(refs[0]) } : {} })),
     };
   });
   const { output_layers: outputs } = topology.config;

@@ -37,8 +37,10 @@ function references(node) {
       else if (value.class_name !== '__keras_tensor__') Object.values(value).forEach(visit);
     }
   };
+  // The tensors a layer computes on are its args; kwargs hold flags and masks (Keras 3 passes a
+  // mask as a keras tensor of the same node), read only when the args name none.
   visit(node?.args ?? []);
-  visit(node?.kwargs ?? {});
+  if (found.length === 0) visit(node?.kwargs ?? {});
   return found;
 }
 

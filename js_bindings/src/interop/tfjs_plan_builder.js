@@ -87,6 +87,10 @@ export class PlanBuilder {
     const label = layer.synthetic ? 'the model input' : `InputLayer '${layer.config.name}'`;
     const foreign = readers.find((l) => !KNOWN.has(l.class_name));
     if (foreign) unsupported(`layer ${layerLabel(foreign)} is not supported`);  // before the input's shape rules
+    if (layer.config?.sparse || layer.config?.ragged) {
+      unsupported(`${label}: ${layer.config.sparse ? 'sparse' : 'ragged'} inputs are not supported (give the ids as an ` +
+        'int input [batch, length] read by an Embedding)');
+    }
     if (ids) {
       const other = readers.find((l) => l.class_name !== 'Embedding');
       if (other) unsupported(`${label} feeds an Embedding and ${layerLabel(other)}: an input is ids (for Embeddings) or dense numbers`);
