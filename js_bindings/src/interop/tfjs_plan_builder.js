@@ -42,11 +42,11 @@ export class PlanBuilder {
     this.names = new Set();
     this.tensorOf = new Map();  // node key → the plan name holding its output
     this.widthOf = new Map();   // plan name → width (undefined: an ids input)
-    this.inputs = [];           // {name, spec, kind, keras}
+    this.inputs = [];           // {name, kind: 'sparse_ids' | 'dense', dim, shape, layer}
     this.layers = [];
     this.tables = new Map();    // Embedding name → the plan layer owning its table
     this.offsets = new Map();   // ids input name → token offset
-    this.fused = new Set();
+    this.fused = new Set();     // node keys mapped with their Embedding (its dropouts, its pooling)
     this.tensors = {};
     this.updates = {};
   }
