@@ -248,3 +248,62 @@ test('a mean_squared_error model with a sigmoid output keeps the sigmoid as a la
   assert.throws(() => importTfjsLayersModel(importer, wideArtifacts, undefined, { inputFeatures: { subject: body } }),
     /options.inputFeatures.subject: the model has no input 'subject' \(body, sender, numeric, cross\)/);
 });
+
+test('a hand-written wide & deep graph plan exports, loads in TF.js, predicts as the plan, and imports back', async () => {
+  const plan = {
+    model: {
+      inputs: { body: { type: 'sparse_ids' }, subject: { type: 'sparse_ids' }, sender: { type: 'sparse_ids' },
+        cross: { type: 'sparse_ids' }, numeric: { type: 'dense', dim: 3 } },
+      layers: [
+        { type: 'embedding_bag', name: 'tokens', input: 'body', vocab: 20, dim: 4 },
+        { type: 'embedding_bag', name: 'subject_emb', input: 'subject', table: 'tokens', combiner: 'mean' },
+        { type: 'embedding_bag', name: 'sender_emb', input: 'sender', vocab: 10, dim: 2 },
+        { type: 'concatenate', name: 'deep_in', inputs: ['tokens', 'subject_emb', 'sender_emb', 'numeric'] },
+        { type: 'dense', name: 'h1', input: 'deep_in', units: 5, activation: 'relu' },
+        { type: 'dropout', name: 'drop1', input: 'h1', rate: 0.2, seed: 7 },
+        { type: 'tanh', name: 'squash', input: 'drop1' },
+        { type: 'dense', name: 'deep_logit', input: 'squash', units: 1 },
+        { type: 'embedding_bag', name: 'wide', input: 'cross', vocab: 30, dim: 1, combiner: 'sum', initializer: 'zeros' },
+        { type: 'add', name: 'logit', inputs: ['deep_logit', 'wide'] },
+      ],
+      output: 'logit',
+      loss: 'sigmoid_cross_entropy',
+    },
+    train: { optimizer: { type: 'adam', learning_rate: 0.01 } },
+  };
+  let seed = 1;
+  const values = (n) => Float32Array.from({ length: n }, () => ((seed = (seed * 48271) % 2147483647) / 2147483647) * 2 - 1);
+  const shapes = { 'tokens/weight': [20, 4], 'sender_emb/weight': [10, 2], 'h1/weight': [13, 5], 'h1/bias': [5],
+    'deep_logit/weight': [5, 1], 'deep_logit/bias': [1], 'wide/weight': [30, 1] };
+  const tensors = Object.fromEntries(Object.entries(shapes).map(([name, shape]) =>
+    [name, { dtype: 'F32', shape, data: values(shape.reduce((a, b) => a * b, 1)) }]));
+  const modelBytes = executor.encodeSafetensors(tensors);
+  const ids = (vocab, length) => {
+    const all = Array.from(values(8 * length), (v) => Math.floor((v + 1) / 2 * vocab));
+    return { fedleaf: { ids: all, offsets: Array.from({ length: 9 }, (_, i) => i * length) },
+      tfjs: { values: all, shape: [8, length], dtype: 'int32' } };
+  };
+  const numeric = Array.from(values(24));
+  const columns = { body: ids(20, 4), subject: ids(20, 2), sender: ids(10, 1), cross: ids(30, 1),
+    numeric: { fedleaf: { dense: numeric, width: 3 }, tfjs: { values: numeric, shape: [8, 3], dtype: 'float32' } } };
+  const examples = { inputs: Object.fromEntries(Object.entries(columns).map(([n, c]) => [n, c.fedleaf])),
+    tfjs: Object.fromEntries(Object.entries(columns).map(([n, c]) => [n, c.tfjs])) };
+
+  const exported = exportTfjsLayersModel(executor, plan, modelBytes);
+  assert.deepEqual(exported.modelTopology.config.input_layers, [['body', 0, 0], ['subject', 0, 0], ['sender', 0, 0],
+    ['cross', 0, 0], ['numeric', 0, 0]]);
+  const byName = Object.fromEntries(exported.modelTopology.config.layers.map((l) => [l.name, l]));
+  assert.deepEqual(byName.tokens.inbound_nodes, [[['body', 0, 0, {}]], [['subject', 0, 0, {}]]]);
+  assert.deepEqual(byName.subject_emb.inbound_nodes, [[['tokens', 1, 0, {}]]]);
+  assert.deepEqual(byName.cross.config.batch_input_shape, [null, 1], 'a sum bag reads one id per example');
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exported));
+  const expected = referenceForward(plan, executor.decodeSafetensors(modelBytes).tensors, examples.inputs).predictions;
+  assert.ok(maxDifference(predictTfjs(tf, loaded, examples), expected) < 1e-5);
+
+  const again = importTfjsLayersModel(importer, exported, undefined, { onWarning: assert.fail });
+  const wide = { ...plan.model.layers[8] };
+  delete wide.initializer;  // an initializer has no meaning once the weights are given
+  assert.deepEqual(again.plan.model, { ...plan.model, layers: [
+    { ...plan.model.layers[0], combiner: 'mean' }, plan.model.layers[1], { ...plan.model.layers[2], combiner: 'mean' },
+    ...plan.model.layers.slice(3, 8), wide, plan.model.layers[9]] });
+});
