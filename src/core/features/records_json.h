@@ -44,9 +44,10 @@ std::string record_field_path(std::size_t record, std::string_view field);
 const char* json_type_name(const nlohmann::json& value);
 
 // A categorical value's texts, appended to `out`: a string as is, true/false as "true"/"false",
-// an integer (or an integral number in [-2^53, 2^53], as JavaScript writes it) in decimal; an
-// array: each element's text. Null gives none. Other numbers (1.5, 1e300) are an error at `path`: a
-// category's text must not depend on how a number is printed.
+// a number with an integral value in [-2^53, 2^53] in decimal as JavaScript writes it (3.0 is
+// "3", -0 is "0"); an array: each element's text. Null gives none. Other numbers (1.5, 1e300,
+// 2^53 + 1) are an error at `path`: a category's text must not depend on how a number is printed
+// or on which side read it.
 void categorical_texts(const nlohmann::json& value, const std::string& path,
                        std::vector<std::string>& out);
 
