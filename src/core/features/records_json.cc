@@ -52,8 +52,7 @@ class RecordsTracker {
   // Where the parse is: "records[3].length", "records[3]", or "records".
   std::string where() const {
     if (record_ < 0) return "records";
-    const std::string r = "records[" + std::to_string(record_) + "]";
-    if (!has_key_) return r;
+    if (!has_key_) return "records[" + std::to_string(record_) + "]";
     return record_field_path(static_cast<std::size_t>(record_), key_);
   }
 
