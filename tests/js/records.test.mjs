@@ -149,3 +149,12 @@ test('checkRecords passes good records through and names fields as the core does
   assert.equal(recordFieldPath(1, 'a b'), 'records[1]["a b"]');
   assert.equal(recordFieldPath(1, 'k'.repeat(70)), `records[1]["${'k'.repeat(64)}"...]`);
 });
+
+test('the baseline and the SIMD builds featurize alike', async () => {
+  const baseline = await createExecutor({ simd: false });
+  const records = [
+    { body: 'Cheap meds, cheap!', sender_domain: 'x.org', subject_tokens: ['cheap', 7, true], length: 5e6, caps_share: 0.9 },
+    { body: '', sender_domain: ['a', 'b'], subject_tokens: ['z'] },
+  ];
+  assert.deepEqual(baseline.featurizeRecords(records, PLAN), executor.featurizeRecords(records, PLAN));
+});
