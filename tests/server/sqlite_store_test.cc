@@ -185,6 +185,8 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
                     "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 2");
 
   SqliteStore migrated(backend.path);
@@ -200,6 +202,8 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 3");
 
   SqliteStore migrated(backend.path);
@@ -217,6 +221,35 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
 
   CHECK(counted);
   CHECK_FALSE(counted_again);
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
+}
+
+// A version 4 database has no server optimizers: migrated, its populations run FedAvg ("") and
+// its closes may store an optimizer's state.
+TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fedavg", "[store]") {
+  SqliteFileBackend backend;
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
+                    "UPDATE schema_version SET version = 4");
+
+  SqliteStore migrated(backend.path);
+
+  CHECK(migrated.find_population("p")->settings.server_optimizer_json.empty());
+  StoreTransaction tx(migrated, Durability::kFull);
+  REQUIRE(migrated.lock_open_round("p", 0));
+  RoundCloseWrite close;
+  close.closed = *migrated.find_round("p", 0);
+  close.population = *migrated.find_population("p");
+  close.population.current_round = 1;
+  close.opened = RoundRecord{};
+  close.opened->population_id = "p";
+  close.opened->number = 1;
+  close.optimizer_state = OptimizerStateRecord{"p", 1, "state-1"};
+  migrated.close_round(close);
+  tx.commit();
+  CHECK(migrated.find_optimizer_state("p", 1)->bytes == "state-1");
   CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
         std::to_string(SqliteStore::kSchemaVersion));
 }
@@ -250,6 +283,8 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
                     "UPDATE models SET bytes = CAST('model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);

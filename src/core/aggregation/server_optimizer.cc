@@ -377,7 +377,12 @@ NamedTensors ServerOptimizer::load_state(const std::uint8_t* data, std::size_t s
   if (size == 0) return {};
   SafetensorsReadOptions options;
   options.require_finite = true;
-  SafetensorsFile file = read_safetensors(data, size, options);
+  SafetensorsFile file;
+  try {
+    file = read_safetensors(data, size, options);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(where + ": " + e.what());
+  }
   const auto format = file.metadata.find("format");
   if (format == file.metadata.end() || format->second != kStateFormat) {
     throw InvalidInput(where + ": metadata \"format\" must be " + in_quotes(kStateFormat));

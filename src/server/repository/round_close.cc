@@ -16,7 +16,21 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   };
   RoundClose out;
   auto start = PhaseClock::now();
-  out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+  if (core::is_fedavg(state.optimizer)) {
+    out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+  } else {
+    const core::ServerOptimizer optimizer(state.optimizer);
+    static const core::NamedTensors kInitial;
+    core::ServerOptimizerStep step =
+        optimizer.step(state.aggregator->model(), state.aggregator->aggregates(),
+                       state.optimizer_state ? *state.optimizer_state : kInitial);
+    out.next = std::move(step.model);
+    out.withheld_nonfinite = step.withheld_nonfinite;
+    if (optimizer.stateful()) {
+      out.optimizer_state_bytes = to_string_bytes(optimizer.save_state(step.state));
+      out.optimizer_state = std::make_shared<const core::NamedTensors>(std::move(step.state));
+    }
+  }
   out.timings.finalize_s = seconds_since(start);
   start = PhaseClock::now();
   out.model_bytes = to_string_bytes(core::write_safetensors(out.next));
@@ -49,6 +63,16 @@ RoundClose close_training_round(const PopulationState& state, double now) {
     out.record.state = RunState::kFinished;
   }
   return out;
+}
+
+RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close) {
+  RoundCloseWrite write{close.closed, close.record, close.opened,
+                        ModelRecord{id, close.opened.number, close.model_etag, close.model_bytes}};
+  if (close.optimizer_state_bytes) {
+    write.optimizer_state =
+        OptimizerStateRecord{id, close.opened.number, *close.optimizer_state_bytes};
+  }
+  return write;
 }
 
 }  // namespace fedleaf::server

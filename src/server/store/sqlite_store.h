@@ -46,7 +46,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -105,6 +105,8 @@ class SqliteStore : public Store {
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                   int round) override;
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
+  std::optional<OptimizerStateRecord> find_optimizer_state(const std::string& population_id,
+                                                           int round) override;
 
  private:
   using Statement = SqliteStatement;

@@ -127,4 +127,12 @@ std::optional<CheckpointRecord> SqliteStore::find_checkpoint(const std::string& 
   if (!s.step()) return std::nullopt;
   return CheckpointRecord{population_id, round, s.int64(0), s.blob(1)};
 }
+
+std::optional<OptimizerStateRecord> SqliteStore::find_optimizer_state(
+    const std::string& population_id, int round) {
+  auto s = statement("SELECT bytes FROM optimizer_states WHERE population_id = ? AND round = ?");
+  s.bind(1, population_id).bind(2, round);
+  if (!s.step()) return std::nullopt;
+  return OptimizerStateRecord{population_id, round, s.blob(0)};
+}
 }  // namespace fedleaf::server
