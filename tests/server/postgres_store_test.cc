@@ -268,7 +268,7 @@ TEST_CASE("postgres_a_version_3_database_is_migrated_and_its_populations_run_fed
   close.opened = RoundRecord{};
   close.opened->population_id = "p";
   close.opened->number = 1;
-  close.optimizer_state = OptimizerStateRecord{"p", 1, "state-1"};
+  close.optimizer_state = OptimizerStateRecord{"p", 1, "etag-state-1", "state-1"};
   migrated->close_round(close);
   tx.commit();
   CHECK(migrated->find_optimizer_state("p", 1)->bytes == "state-1");

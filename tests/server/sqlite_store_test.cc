@@ -246,12 +246,50 @@ TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fe
   close.opened = RoundRecord{};
   close.opened->population_id = "p";
   close.opened->number = 1;
-  close.optimizer_state = OptimizerStateRecord{"p", 1, "state-1"};
+  close.optimizer_state = OptimizerStateRecord{"p", 1, "etag-state-1", "state-1"};
   migrated.close_round(close);
   tx.commit();
   CHECK(migrated.find_optimizer_state("p", 1)->bytes == "state-1");
   CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
         std::to_string(SqliteStore::kSchemaVersion));
+}
+
+// A file database keeps an optimizer state as it keeps a model: a file in `<db>-models/`, written
+// before the commit naming it, deleted once a later close's drop of its row is durable, and named
+// (not set aside) when the store opens again.
+TEST_CASE("sqlite_file_store_keeps_optimizer_states_in_model_files", "[store]") {
+  SqliteFileBackend backend;
+  const auto close_with_state = [&](Store& store, int number, const std::string& etag) {
+    StoreTransaction tx(store, Durability::kFull);
+    REQUIRE(store.lock_open_round("p", number));
+    RoundCloseWrite close;
+    close.closed = *store.find_round("p", number);
+    close.population = *store.find_population("p");
+    close.population.current_round = number + 1;
+    close.opened = RoundRecord{};
+    close.opened->population_id = "p";
+    close.opened->number = number + 1;
+    close.optimizer_state = OptimizerStateRecord{"p", number + 1, etag, "bytes of " + etag};
+    store.close_round(close);
+    tx.commit();
+  };
+  const std::string dir = backend.path + "-models/";
+  {
+    SqliteStore store(backend.path);
+    seed(store);
+    close_with_state(store, 0, "state-1");
+    CHECK(std::filesystem::exists(dir + "state-1.safetensors"));
+    CHECK(store.find_optimizer_state("p", 1)->bytes == "bytes of state-1");
+    CHECK(raw_text(backend.path, "SELECT storage FROM optimizer_states") == "file");
+  }
+  SqliteStore reopened(backend.path);
+  CHECK(reopened.model_files_at_open().set_aside.empty());
+  CHECK(reopened.find_optimizer_state("p", 1)->bytes == "bytes of state-1");
+  close_with_state(reopened, 1, "state-2");
+
+  CHECK_FALSE(std::filesystem::exists(dir + "state-1.safetensors"));
+  CHECK(reopened.find_optimizer_state("p", 2)->bytes == "bytes of state-2");
+  CHECK_FALSE(reopened.find_optimizer_state("p", 1));
 }
 
 TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {

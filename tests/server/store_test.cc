@@ -381,7 +381,8 @@ FEDLEAF_STORE_CASE(store_close_round_keeps_the_latest_optimizer_state_with_its_m
     write.population.current_round = number + 1;
     write.opened = round_record("p", number + 1);
     write.model = ModelRecord{"p", number + 1, "etag-" + std::to_string(number + 1), "model"};
-    write.optimizer_state = OptimizerStateRecord{"p", number + 1, bytes};
+    write.optimizer_state =
+        OptimizerStateRecord{"p", number + 1, "etag-state-" + std::to_string(number + 1), bytes};
     store.close_round(write);
     if (commit) tx.commit();
   };
@@ -394,6 +395,7 @@ FEDLEAF_STORE_CASE(store_close_round_keeps_the_latest_optimizer_state_with_its_m
   close_with_state(1, "state-two", true);
 
   CHECK(store.find_optimizer_state("p", 2)->bytes == "state-two");
+  CHECK(store.find_optimizer_state("p", 2)->etag == "etag-state-2");
   CHECK_FALSE(store.find_optimizer_state("p", 1));
 }
 

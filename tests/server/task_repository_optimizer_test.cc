@@ -194,40 +194,48 @@ TEST_CASE("a_restarted_repository_continues_the_optimizer_state_bit_for_bit",
   }
 }
 
+// A stored state whose bytes are not a state of the plan and model, or that do not hash to their
+// ETag (a damaged file), quarantines its population.
 TEST_CASE("a_population_whose_stored_optimizer_state_is_damaged_is_quarantined",
           "[repository][server_optimizer]") {
-  const SqliteFileBackend backend;
-  FakeClock clock;
-  ServerMetrics metrics;
-  CreatedPopulation p;
-  {
+  for (const bool hashes : {true, false}) {
+    const SqliteFileBackend backend;
+    FakeClock clock;
+    ServerMetrics metrics;
+    CreatedPopulation p;
+    {
+      SqliteStore store(backend.path);
+      TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
+      p = repo.create_population(spec_with("p", kAdam));
+      run_round(repo, p, 0);
+    }
+    {
+      SqliteStore store(backend.path);
+      StoreTransaction tx(store, Durability::kFull);
+      REQUIRE(store.lock_open_round("p", 1));
+      RoundCloseWrite write;
+      write.closed = *store.find_round("p", 1);
+      write.population = *store.find_population("p");
+      write.population.current_round = 2;
+      write.opened = *store.find_round("p", 1);
+      write.opened->number = 2;
+      write.opened->reports = 0;
+      const std::string bytes = test::test_model_bytes();
+      write.model = ModelRecord{"p", 2, sha256_hex(bytes), bytes};
+      const std::string state = "not safetensors";
+      write.optimizer_state =
+          OptimizerStateRecord{"p", 2, hashes ? sha256_hex(state) : sha256_hex("other"), state};
+      store.close_round(write);
+      tx.commit();
+    }
     SqliteStore store(backend.path);
     TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
-    p = repo.create_population(spec_with("p", kAdam));
-    run_round(repo, p, 0);
+    const PopulationStatus status = repo.status("p");
+    REQUIRE(status.failure_reason);
+    INFO("hashes " << hashes);
+    CHECK_THAT(*status.failure_reason,
+               Catch::Contains(hashes ? "server optimizer state: " : "does not hash to its ETag"));
   }
-  {
-    SqliteStore store(backend.path);
-    StoreTransaction tx(store, Durability::kFull);
-    REQUIRE(store.lock_open_round("p", 1));
-    RoundCloseWrite write;
-    write.closed = *store.find_round("p", 1);
-    write.population = *store.find_population("p");
-    write.population.current_round = 2;
-    write.opened = *store.find_round("p", 1);
-    write.opened->number = 2;
-    write.opened->reports = 0;
-    const std::string bytes = test::test_model_bytes();
-    write.model = ModelRecord{"p", 2, sha256_hex(bytes), bytes};
-    write.optimizer_state = OptimizerStateRecord{"p", 2, "not safetensors"};
-    store.close_round(write);
-    tx.commit();
-  }
-  SqliteStore store(backend.path);
-  TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
-  const PopulationStatus status = repo.status("p");
-  REQUIRE(status.failure_reason);
-  CHECK_THAT(*status.failure_reason, Catch::Contains("server optimizer state: "));
 }
 
 }  // namespace

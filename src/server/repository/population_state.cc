@@ -101,6 +101,10 @@ void load_optimizer_state(Store& store, PopulationState& st) {
     throw Error("population '" + st.record.id + "': the server optimizer's state of round " +
                 std::to_string(st.round.number) + " is missing from the store");
   }
+  if (sha256_hex(stored->bytes) != stored->etag) {
+    throw Error("population '" + st.record.id + "': the stored server optimizer state of round " +
+                std::to_string(st.round.number) + " does not hash to its ETag (a damaged file)");
+  }
   st.optimizer_state = std::make_shared<const core::NamedTensors>(
       optimizer.load_state(reinterpret_cast<const std::uint8_t*>(stored->bytes.data()),
                            stored->bytes.size(), *st.update_plan, st.aggregator->model()));

@@ -37,6 +37,7 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.timings.encode_s = seconds_since(start);
   start = PhaseClock::now();
   out.model_etag = sha256_hex(out.model_bytes);
+  if (out.optimizer_state_bytes) out.optimizer_state_etag = sha256_hex(*out.optimizer_state_bytes);
   out.timings.hash_s = seconds_since(start);
 
   out.closed = state.round;
@@ -65,13 +66,17 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   return out;
 }
 
+std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id,
+                                                           const RoundClose& close) {
+  if (!close.optimizer_state_bytes) return std::nullopt;
+  return OptimizerStateRecord{id, close.opened.number, close.optimizer_state_etag,
+                              *close.optimizer_state_bytes};
+}
+
 RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close) {
   RoundCloseWrite write{close.closed, close.record, close.opened,
                         ModelRecord{id, close.opened.number, close.model_etag, close.model_bytes}};
-  if (close.optimizer_state_bytes) {
-    write.optimizer_state =
-        OptimizerStateRecord{id, close.opened.number, *close.optimizer_state_bytes};
-  }
+  write.optimizer_state = optimizer_state_record(id, close);
   return write;
 }
 

@@ -40,10 +40,11 @@ struct RoundClose {
   core::ClipBounds next_clip_bounds;              // the next round's adaptive clip bounds
   std::optional<std::uint64_t> next_example_cap;  // the next round's adaptive example cap
   bool training_over = false;                     // no training round follows
-  // The server optimizer's state after this close, and its bytes for the store (both empty for
-  // an optimizer that keeps none).
+  // The server optimizer's state after this close, and its bytes and their sha256 for the store
+  // (empty for an optimizer that keeps none).
   std::shared_ptr<const core::NamedTensors> optimizer_state;
   std::optional<std::string> optimizer_state_bytes;
+  std::string optimizer_state_etag;
   RoundCloseTimings timings;
 };
 
@@ -52,7 +53,10 @@ struct RoundClose {
 // those of every earlier version), else the server optimizer's step from state.optimizer_state.
 RoundClose close_training_round(const PopulationState& state, double now);
 
-// What the store writes for `close` of population `id`.
+// What the store writes for `close` of population `id`, and the optimizer state alone (for
+// Store::persist_optimizer_state; nullopt without one).
 RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close);
+std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id,
+                                                           const RoundClose& close);
 
 }  // namespace fedleaf::server

@@ -93,6 +93,9 @@ void RoundLifecycle::publish_next_model(PopulationState& st, double now) {
     close = close_training_round(st, now);
     const auto persist_start = std::chrono::steady_clock::now();
     parts_.store.persist_model({id, close->opened.number, close->model_etag, close->model_bytes});
+    if (const auto state = optimizer_state_record(id, *close)) {
+      parts_.store.persist_optimizer_state(*state);
+    }
     const auto store_start = std::chrono::steady_clock::now();
     persist_s = std::chrono::duration<double>(store_start - persist_start).count();
     parts_.store.close_round(round_close_write(id, *close));
@@ -219,6 +222,9 @@ void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& sn
     const ModelRecord model{id, close.opened.number, close.model_etag, close.model_bytes};
     const auto persist_start = std::chrono::steady_clock::now();
     parts_.store.persist_model(model);
+    if (const auto state = optimizer_state_record(id, close)) {
+      parts_.store.persist_optimizer_state(*state);
+    }
     const double persist_s = seconds_since(persist_start);
 
     std::lock_guard lock(parts_.mutex);

@@ -88,6 +88,7 @@ inline std::vector<std::string> postgres_schema() {
       R"sql(CREATE TABLE IF NOT EXISTS optimizer_states (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
+         etag TEXT NOT NULL,
          bytes BYTEA NOT NULL,
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",

@@ -57,10 +57,14 @@ inline std::vector<std::string> sqlite_schema() {
          count INTEGER NOT NULL,
          PRIMARY KEY (population_id, reason)))sql",
       // Version 5: the server optimizer's state with the latest model (OptimizerStateRecord).
+      // Its bytes in a file of the model directory ('file': `bytes` empty) or in the row ('blob':
+      // an in-memory store).
       R"sql(CREATE TABLE IF NOT EXISTS optimizer_states (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
+         etag TEXT NOT NULL,
          bytes BLOB NOT NULL,
+         storage TEXT NOT NULL CHECK (storage IN ('blob', 'file')),
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
   };

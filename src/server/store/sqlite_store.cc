@@ -339,18 +339,7 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
   if (close.model) {
     insert_model(*close.model);
   }
-  if (close.optimizer_state) {
-    const OptimizerStateRecord& state = *close.optimizer_state;
-    statement("DELETE FROM optimizer_states WHERE population_id = ? AND round < ?")
-        .bind(1, state.population_id)
-        .bind(2, state.round)
-        .run();
-    statement("INSERT INTO optimizer_states (population_id, round, bytes) VALUES (?, ?, ?)")
-        .bind(1, state.population_id)
-        .bind(2, state.round)
-        .bind_blob(3, state.bytes)
-        .run();
-  }
+  if (close.optimizer_state) replace_optimizer_state(*close.optimizer_state);
   statement("UPDATE populations SET state = ?, current_round = ? WHERE id = ?")
       .bind(1, to_string(close.population.state))
       .bind(2, close.population.current_round)

@@ -61,6 +61,7 @@ class SqliteStore : public Store {
   void rollback_nested() override;
   void sync() override;
   void persist_model(const ModelRecord& model) override;
+  void persist_optimizer_state(const OptimizerStateRecord& state) override;
 
   bool shared() const override { return false; }
 
@@ -120,6 +121,11 @@ class SqliteStore : public Store {
   void update_round(const RoundRecord& round);
   void update_task(const TaskRecord& task);
   void insert_model(const ModelRecord& model);
+  // close_round's optimizer state: the row (its file first), the population's earlier rows
+  // dropped, their files with them as drop_models drops a model's.
+  void replace_optimizer_state(const OptimizerStateRecord& state);
+  // Whether a row (a model, or an optimizer state) names the file `etag`.
+  bool file_named(const std::string& etag);
   void check_integrity();
   void set_aside_unreferenced_model_files();
   // Model files whose rows drop_models deleted move with the transaction: from the open step to

@@ -157,10 +157,13 @@ struct CheckpointRecord {
 };
 
 // A server optimizer's state (core::ServerOptimizer::save_state) after the close that published
-// the model of `round`: what the close of that round starts from. Only the latest is kept.
+// the model of `round`: what the close of that round starts from. Only the latest is kept. Like a
+// model, its bytes may live in a file (SQLite: `<db>-models/<etag>.safetensors`, persisted before
+// the commit that names it); a reader checks that they hash to the etag.
 struct OptimizerStateRecord {
   std::string population_id;
   int round = 0;
+  std::string etag;  // hex SHA-256 of bytes
   std::string bytes;
 };
 
@@ -274,6 +277,10 @@ class Store {
   // PostgreSQL) has nothing to do here; the SQLite file store writes and fsyncs the model's file
   // (its close_round and create_population do so too when this was not called).
   virtual void persist_model(const ModelRecord& model) { static_cast<void>(model); }
+  // persist_model for an optimizer state, ahead of the close_round that names it.
+  virtual void persist_optimizer_state(const OptimizerStateRecord& state) {
+    static_cast<void>(state);
+  }
 
   // Several servers may use this store at once: a server must re-read what it caches (the
   // population's round, its model) when the store moved on.
