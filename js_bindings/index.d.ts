@@ -441,7 +441,21 @@ export interface PopulationSpec {
   lease_s?: number;
   over_selection?: number;
   eval_tasks_per_round?: number;
+  /** How a round's aggregate becomes the next model; absent: FedAvg (src/server/README.md). */
+  server_optimizer?: ServerOptimizerSpec;
 }
+
+/** A population's server optimizer (Reddi et al. 2021); absent fields take the defaults. */
+export type ServerOptimizerSpec =
+  | { type: 'sgd'; learning_rate?: number; momentum?: number }
+  | {
+      type: 'adam';
+      learning_rate?: number;
+      beta1?: number;
+      beta2?: number;
+      epsilon?: number;
+      bias_correction?: boolean;
+    };
 
 export interface CreatedPopulation {
   id: string;
@@ -496,6 +510,8 @@ export interface PopulationStatus {
   lease_s: number;
   train_tasks_per_round: number;
   eval_tasks_per_round: number;
+  /** The population's server optimizer, every field written out (FedAvg: sgd, 1, 0). */
+  server_optimizer: ServerOptimizerSpec;
   model_etag: string;
   model_url: string;
   created_at: number;

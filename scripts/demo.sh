@@ -12,14 +12,17 @@
 #
 #   scripts/demo.sh [--clients 16] [--rounds 20] [--port 8080] [--iid] [--prefetch 1]
 #                   [--keep-serving] [--store sqlite|postgres] [--servers 3] [--plan FILE]
+#                   [--server-optimizer JSON]
 # The plan compresses both ways (int8 uploads with delta-coded row ids, F16 downloads); --plan
 # runs another, e.g. scripts/demo/spam_plan_f32.json (the same job, every value F32).
+# --server-optimizer sets the population's "server_optimizer" (default FedAvg), e.g.
+# '{"type": "adam", "learning_rate": 0.01}' (FedAdam; src/server/README.md).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 clients=16 rounds=20 port=8080 iid=() prefetch=1 keep_serving=0 store=sqlite servers=""
-plan=scripts/demo/spam_plan.json
+plan=scripts/demo/spam_plan.json server_optimizer=()
 usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 bad_flag() { echo "demo.sh: $1" >&2; usage >&2; exit 2; }
 # The value after a flag: missing or empty is an error (set -u would stop at "$2: unbound").
@@ -41,6 +44,7 @@ while (($#)); do
     --store) value_of "$@"; store="$2"; shift 2 ;;
     --servers) value_of "$@"; servers="$2"; shift 2 ;;
     --plan) value_of "$@"; plan="$2"; shift 2 ;;
+    --server-optimizer) value_of "$@"; server_optimizer=(--server-optimizer "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) bad_flag "unknown argument '$1'" ;;
   esac
@@ -140,6 +144,7 @@ echo "demo.sh: fedleaf-server on $server ($where)"
 
 node scripts/demo/run_demo.mjs --server "$server" --admin-token-file var/admin_token \
   --clients "$clients" --rounds "$rounds" --prefetch "$prefetch" "${iid[@]}" --plan "$plan" \
+  "${server_optimizer[@]}" \
   --json build/demo/last_run.json --link-file var/demo_link &
 demo_pid=$!
 pids+=("$demo_pid")

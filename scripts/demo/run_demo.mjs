@@ -8,6 +8,9 @@
 //
 //   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
 //        [--iid] [--prefetch 1] [--population spam-demo] [--plan FILE] [--json OUT] [--link-file OUT]
+//        [--server-optimizer JSON]
+// --server-optimizer is the population spec's "server_optimizer" (default FedAvg), e.g.
+// '{"type": "adam", "learning_rate": 0.01}' for FedAdam (src/server/README.md).
 // Exits 1 when a leaf fails, the run stalls, or the population does not finish.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -34,6 +37,7 @@ const { values: args } = parseArgs({
     json: { type: 'string' },
     'stall-s': { type: 'string', default: '300' },
     'link-file': { type: 'string' },
+    'server-optimizer': { type: 'string' },
   },
 });
 const clients = Number(args.clients);
@@ -42,6 +46,7 @@ const server = args.server.replace(/\/$/, '');
 const adminToken = readFileSync(args['admin-token-file'], 'utf8').trim();
 const plan = JSON.parse(readFileSync(args.plan, 'utf8'));
 const client = new ProtocolClient({ server, token: adminToken });
+const serverOptimizer = args['server-optimizer'] ? JSON.parse(args['server-optimizer']) : undefined;
 
 async function modelBytes(population, round) {
   return (await client.downloadModel(client.modelUrl(population, round), { token: false })).bytes;
@@ -61,6 +66,7 @@ const created = await client.createPopulation({
   min_reports: Math.max(1, Math.ceil(clients / 2)),
   round_deadline_s: 300,
   lease_s: 120,
+  ...(serverOptimizer ? { server_optimizer: serverOptimizer } : {}),
 });
 const population = created.id;
 const link = `${server}/?${new URLSearchParams({ population, token: created.client_token })}`;
@@ -75,7 +81,9 @@ const denseUpdateBytes = Object.keys(plan.updates)
 const baseline = executor.evaluate(plan, await modelBytes(population, 0), evalData);
 
 const split = args.iid ? 'IID shards' : 'non-IID shards (sorted by corpus group and sender domain)';
+const optimizer = (await client.status(population)).server_optimizer;
 console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${split}; ` +
+  `server optimizer ${JSON.stringify(optimizer)}; ` +
   `eval split ${evalData.size} emails; dense update would be ${formatBytes(denseUpdateBytes)} per report`);
 console.log(`join from a browser tab: ${link}`);
 console.log(`round 0 (initial model): eval accuracy ${(100 * baseline.accuracy).toFixed(2)}%`);
@@ -154,6 +162,7 @@ console.log(`final eval accuracy ${(100 * last.eval_accuracy).toFixed(2)}% after
   `(${formatBytes(initialModelBytes)} per full model)`);
 if (args.json) {
   mkdirSync(path.dirname(args.json), { recursive: true });
-  writeFileSync(args.json, JSON.stringify({ population, clients, rounds, iid: args.iid, results }, null, 2));
+  writeFileSync(args.json, JSON.stringify({ population, clients, rounds, iid: args.iid,
+    server_optimizer: optimizer, results }, null, 2));
 }
 evalData.delete();

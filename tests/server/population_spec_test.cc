@@ -1,6 +1,7 @@
 #include "server/repository/population_spec.h"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "tests/core/error_matchers.h"
@@ -94,6 +95,48 @@ TEST_CASE("parse_population_spec_rejects_json_nested_past_the_limit", "[populati
   const std::string fits = std::string(62, '[') + std::string(62, ']');
   CHECK(parse_population_spec(R"({"seed": 1, "plan": {"zz": )" + fits + "}}").plan_json.size() ==
         fits.size() + 7);
+}
+
+TEST_CASE("parse_population_spec_defaults_to_fedavg_and_stores_the_optimizer_written_out",
+          "[population_spec]") {
+  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1})").settings.server_optimizer_json == "");
+  const PopulationSpec adam = parse_population_spec(
+      R"({"plan": {}, "seed": 1, "server_optimizer": {"type": "adam", "beta2": 0.999}})");
+  CHECK(nlohmann::json::parse(adam.settings.server_optimizer_json) ==
+        nlohmann::json::parse(R"({"type": "adam", "learning_rate": 0.01, "beta1": 0.9,
+                                  "beta2": 0.999, "epsilon": 0.001, "bias_correction": true})"));
+  const PopulationSpec sgd = parse_population_spec(
+      R"({"plan": {}, "seed": 1,
+          "server_optimizer": {"type": "sgd", "learning_rate": 0.5, "momentum": 0.9}})");
+  CHECK(nlohmann::json::parse(sgd.settings.server_optimizer_json) ==
+        nlohmann::json::parse(R"({"type": "sgd", "learning_rate": 0.5, "momentum": 0.9})"));
+}
+
+// One case per rule (the rules themselves: server_optimizer_test.cc); each names the field.
+TEST_CASE("parse_population_spec_rejects_a_broken_server_optimizer_naming_the_field",
+          "[population_spec]") {
+  const auto refused = [](const std::string& optimizer, const std::string& fragment) {
+    INFO(optimizer);
+    CHECK_THROWS_MATCHES(
+        parse_population_spec(R"({"plan": {}, "seed": 1, "server_optimizer": )" + optimizer + "}"),
+        InvalidInput, MessageContains(fragment));
+  };
+  refused(R"("adam")", "population.server_optimizer: expected an object");
+  refused(R"({"momentum": 0.9})", "population.server_optimizer.type: missing");
+  refused(R"({"type": "yogi"})", "population.server_optimizer.type: unknown server optimizer");
+  refused(R"({"type": "sgd", "learning_rate": 0})",
+          "population.server_optimizer.learning_rate: expected a number in (0, 1000000]");
+  refused(R"({"type": "sgd", "momentum": 1})",
+          "population.server_optimizer.momentum: expected a number in [0, 1)");
+  refused(R"({"type": "adam", "beta1": -0.1})",
+          "population.server_optimizer.beta1: expected a number in [0, 1)");
+  refused(R"({"type": "adam", "beta2": 1})",
+          "population.server_optimizer.beta2: expected a number in [0, 1)");
+  refused(R"({"type": "adam", "epsilon": 0})",
+          "population.server_optimizer.epsilon: expected a number in (0, 1000000]");
+  refused(R"({"type": "adam", "bias_correction": "yes"})",
+          "population.server_optimizer.bias_correction: expected true or false");
+  refused(R"({"type": "sgd", "beta1": 0.9})", "population.server_optimizer: unknown field 'beta1'");
 }
 
 TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_spec]") {

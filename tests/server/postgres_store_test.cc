@@ -144,8 +144,8 @@ TEST_CASE("postgres_a_migration_that_loses_a_lock_race_to_a_claim_retries_and_th
   seed(*first);
   Session claimer(backend.url());
   Session watcher(backend.url());
-  watcher.run("UPDATE schema_version SET version = " +
-              std::to_string(PostgresStore::kSchemaVersion - 1));
+  // Version 2: its migration (2 → 3) alters leases, which the claim below holds.
+  watcher.run("UPDATE schema_version SET version = 2");
   const std::string starter_name = "fedleaf_migrate_" + std::to_string(::getpid());
   std::ostringstream log;
   const PostgresSchemaSetup setup = quick_setup(log, 100);
@@ -225,6 +225,8 @@ TEST_CASE("postgres_a_version_2_database_is_migrated_and_counts_a_refusal_once",
   first.reset();
   Session admin(backend.url());
   admin.run("ALTER TABLE leases DROP COLUMN refused_sha256");
+  admin.run("ALTER TABLE populations DROP COLUMN server_optimizer");
+  admin.run("DROP TABLE optimizer_states");
   admin.run("UPDATE schema_version SET version = 2");
   const std::string lease = admin.run("SELECT min(id) FROM leases");
 
@@ -237,6 +239,39 @@ TEST_CASE("postgres_a_version_2_database_is_migrated_and_counts_a_refusal_once",
 
   CHECK(counted);
   CHECK_FALSE(counted_again);
+  CHECK(admin.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
+}
+
+// Version 3 has no server optimizers: migrated, its populations run FedAvg ("") and its closes
+// may store an optimizer's state.
+TEST_CASE("postgres_a_version_3_database_is_migrated_and_its_populations_run_fedavg",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);
+  first.reset();
+  Session admin(backend.url());
+  admin.run("ALTER TABLE populations DROP COLUMN server_optimizer");
+  admin.run("DROP TABLE optimizer_states");
+  admin.run("UPDATE schema_version SET version = 3");
+
+  auto migrated = backend.open();
+  CHECK(migrated->find_population("p")->settings.server_optimizer_json.empty());
+  StoreTransaction tx(*migrated, Durability::kFull);
+  REQUIRE(migrated->lock_open_round("p", 0));
+  RoundCloseWrite close;
+  close.closed = *migrated->find_round("p", 0);
+  close.population = *migrated->find_population("p");
+  close.population.current_round = 1;
+  close.opened = RoundRecord{};
+  close.opened->population_id = "p";
+  close.opened->number = 1;
+  close.optimizer_state = OptimizerStateRecord{"p", 1, "etag-state-1", "state-1"};
+  migrated->close_round(close);
+  tx.commit();
+  CHECK(migrated->find_optimizer_state("p", 1)->bytes == "state-1");
   CHECK(admin.run("SELECT version FROM schema_version") ==
         std::to_string(PostgresStore::kSchemaVersion));
 }

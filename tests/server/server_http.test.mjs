@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, referenceNextModel, maxAbsDifference,
-  decodeSafetensors, ADMIN_TOKEN, PROTOCOL, tempDir,
+  decodeSafetensors, ADMIN_TOKEN, PROTOCOL, tempDir, PLAN, initialModel,
 } from './server_harness.mjs';
 
 let server;
@@ -79,6 +79,23 @@ test('a full round with three scripted clients publishes the reference aggregate
   const metrics = (await call(`${server.url}/metrics`)).bytes.toString();
   assert.match(metrics, /fedleaf_uploads_total\{status="201"\} [1-9]/);
   assert.match(metrics, /fedleaf_round_duration_seconds_count [1-9]/);
+});
+
+test('a population spec with a broken server_optimizer gets 400 naming the field', async () => {
+  const body = (optimizer) => JSON.stringify({
+    plan: PLAN, initial_model_b64: initialModel().toString('base64'), server_optimizer: optimizer,
+  });
+  const create = (optimizer) => call(`${server.url}/v1/populations`, {
+    method: 'POST', token: ADMIN_TOKEN, body: body(optimizer), headers: { 'Content-Type': 'application/json' },
+  });
+  const refused = await create({ type: 'sgd', momentum: 1.5 });
+  assert.equal(refused.status, 400);
+  assert.equal(refused.json.error.code, 'invalid_input');
+  assert.match(refused.json.error.message, /^population\.server_optimizer\.momentum: expected a number in \[0, 1\)/);
+  const created = await createPopulation(server.url, { id: 'fedadam', server_optimizer: { type: 'adam' } });
+  const shown = (await call(`${server.url}/v1/populations/${created.id}`)).json.server_optimizer;
+  assert.deepEqual(shown, { type: 'adam', learning_rate: 0.01, beta1: 0.9, beta2: 0.99, epsilon: 0.001,
+                            bias_correction: true });
 });
 
 test('malformed uploads get 400 and leave the round unchanged', async () => {

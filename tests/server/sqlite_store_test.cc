@@ -185,6 +185,8 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
                     "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 2");
 
   SqliteStore migrated(backend.path);
@@ -200,6 +202,8 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 3");
 
   SqliteStore migrated(backend.path);
@@ -219,6 +223,73 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
   CHECK_FALSE(counted_again);
   CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
         std::to_string(SqliteStore::kSchemaVersion));
+}
+
+// A version 4 database has no server optimizers: migrated, its populations run FedAvg ("") and
+// its closes may store an optimizer's state.
+TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fedavg", "[store]") {
+  SqliteFileBackend backend;
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
+                    "UPDATE schema_version SET version = 4");
+
+  SqliteStore migrated(backend.path);
+
+  CHECK(migrated.find_population("p")->settings.server_optimizer_json.empty());
+  StoreTransaction tx(migrated, Durability::kFull);
+  REQUIRE(migrated.lock_open_round("p", 0));
+  RoundCloseWrite close;
+  close.closed = *migrated.find_round("p", 0);
+  close.population = *migrated.find_population("p");
+  close.population.current_round = 1;
+  close.opened = RoundRecord{};
+  close.opened->population_id = "p";
+  close.opened->number = 1;
+  close.optimizer_state = OptimizerStateRecord{"p", 1, "etag-state-1", "state-1"};
+  migrated.close_round(close);
+  tx.commit();
+  CHECK(migrated.find_optimizer_state("p", 1)->bytes == "state-1");
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
+}
+
+// A file database keeps an optimizer state as it keeps a model: a file in `<db>-models/`, written
+// before the commit naming it, deleted once a later close's drop of its row is durable, and named
+// (not set aside) when the store opens again.
+TEST_CASE("sqlite_file_store_keeps_optimizer_states_in_model_files", "[store]") {
+  SqliteFileBackend backend;
+  const auto close_with_state = [&](Store& store, int number, const std::string& etag) {
+    StoreTransaction tx(store, Durability::kFull);
+    REQUIRE(store.lock_open_round("p", number));
+    RoundCloseWrite close;
+    close.closed = *store.find_round("p", number);
+    close.population = *store.find_population("p");
+    close.population.current_round = number + 1;
+    close.opened = RoundRecord{};
+    close.opened->population_id = "p";
+    close.opened->number = number + 1;
+    close.optimizer_state = OptimizerStateRecord{"p", number + 1, etag, "bytes of " + etag};
+    store.close_round(close);
+    tx.commit();
+  };
+  const std::string dir = backend.path + "-models/";
+  {
+    SqliteStore store(backend.path);
+    seed(store);
+    close_with_state(store, 0, "state-1");
+    CHECK(std::filesystem::exists(dir + "state-1.safetensors"));
+    CHECK(store.find_optimizer_state("p", 1)->bytes == "bytes of state-1");
+    CHECK(raw_text(backend.path, "SELECT storage FROM optimizer_states") == "file");
+  }
+  SqliteStore reopened(backend.path);
+  CHECK(reopened.model_files_at_open().set_aside.empty());
+  CHECK(reopened.find_optimizer_state("p", 1)->bytes == "bytes of state-1");
+  close_with_state(reopened, 1, "state-2");
+
+  CHECK_FALSE(std::filesystem::exists(dir + "state-1.safetensors"));
+  CHECK(reopened.find_optimizer_state("p", 2)->bytes == "bytes of state-2");
+  CHECK_FALSE(reopened.find_optimizer_state("p", 1));
 }
 
 TEST_CASE("sqlite_file_store_keeps_committed_state_across_reopen", "[store]") {
@@ -250,6 +321,8 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
                     "UPDATE models SET bytes = CAST('model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
+                    "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);

@@ -28,6 +28,7 @@ PopulationRecord population() {
   p.state = RunState::kRunning;
   p.current_round = 0;
   p.created_at = 1700000000.125;
+  p.settings.server_optimizer_json = "{\"type\":\"adam\"}";
   return p;
 }
 
@@ -68,6 +69,7 @@ void check_population(const PopulationRecord& a, const PopulationRecord& b) {
   CHECK(a.state == b.state);
   CHECK(a.current_round == b.current_round);
   CHECK(a.created_at == b.created_at);
+  CHECK(a.settings.server_optimizer_json == b.settings.server_optimizer_json);
 }
 
 void check_round(const RoundRecord& a, const RoundRecord& b) {
@@ -146,7 +148,8 @@ TEST_CASE("each_column_binds_its_own_field_and_reads_it_back", "[store_tables]")
                {"eval_tasks_per_round", "int:2"},
                {"state", "text:running"},
                {"current_round", "int:0"},
-               {"created_at", "real:" + std::to_string(1700000000.125)}});
+               {"created_at", "real:" + std::to_string(1700000000.125)},
+               {"server_optimizer", "text:{\"type\":\"adam\"}"}});
   check_population(population_from(values_of(p)), p);
 
   const RoundRecord r = round(4);

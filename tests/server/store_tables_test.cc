@@ -1,5 +1,6 @@
 // The rendered DDL of each record's table is, byte for byte, the text earlier versions of each
 // backend ran (pinned here): a database at the current schema version opens without migration.
+// (populations.server_optimizer: SQLite 5, PostgreSQL 4.)
 #include "server/store/store_tables.h"
 
 #include <catch2/catch.hpp>
@@ -20,7 +21,8 @@ constexpr const char* kSqlitePopulations = R"sql(CREATE TABLE IF NOT EXISTS popu
          eval_tasks_per_round INTEGER NOT NULL,
          state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
          current_round INTEGER NOT NULL,
-         created_at REAL NOT NULL))sql";
+         created_at REAL NOT NULL,
+         server_optimizer TEXT NOT NULL DEFAULT ''))sql";
 constexpr const char* kSqliteRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,
@@ -67,7 +69,8 @@ constexpr const char* kPostgresPopulations = R"sql(CREATE TABLE IF NOT EXISTS po
          eval_tasks_per_round INTEGER NOT NULL,
          state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
          current_round INTEGER NOT NULL,
-         created_at DOUBLE PRECISION NOT NULL))sql";
+         created_at DOUBLE PRECISION NOT NULL,
+         server_optimizer TEXT NOT NULL DEFAULT ''))sql";
 constexpr const char* kPostgresRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,

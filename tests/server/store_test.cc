@@ -15,7 +15,9 @@ namespace fedleaf::server {
 namespace {
 
 PopulationRecord population(const std::string& id) {
-  return test::test_population_record(id, "{\"updates\": {}}");
+  PopulationRecord p = test::test_population_record(id, "{\"updates\": {}}");
+  p.settings.server_optimizer_json = R"({"learning_rate":0.5,"momentum":0.9,"type":"sgd"})";
+  return p;
 }
 
 RoundRecord round_record(const std::string& id, int number) {
@@ -108,6 +110,7 @@ FEDLEAF_STORE_CASE(store_create_population_then_find_returns_every_field, FEDLEA
   CHECK(found->settings.lease_s == 5);
   CHECK(found->settings.train_tasks_per_round == 5);
   CHECK(found->settings.eval_tasks_per_round == 1);
+  CHECK(found->settings.server_optimizer_json == expected.settings.server_optimizer_json);
   CHECK(found->state == RunState::kRunning);
   CHECK(found->current_round == 0);
   CHECK(found->created_at == 100);
@@ -361,6 +364,39 @@ FEDLEAF_STORE_CASE(store_close_round_writes_the_close_once_and_drops_its_results
   again.closed = closed;
   again.population = population("p");
   CHECK_THROWS_AS(store.close_round(again), Conflict);
+}
+
+// A close stores the optimizer's state with its model, in its transaction, and keeps only the
+// latest: the next close reads the state the previous one wrote.
+FEDLEAF_STORE_CASE(store_close_round_keeps_the_latest_optimizer_state_with_its_model,
+                   FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  CHECK_FALSE(store.find_optimizer_state("p", 0));  // a new population starts from zeros
+  const auto close_with_state = [&](int number, const std::string& bytes, bool commit) {
+    StoreTransaction tx(store, Durability::kFull);
+    REQUIRE(store.lock_open_round("p", number));
+    RoundCloseWrite write;
+    write.closed = *store.find_round("p", number);
+    write.population = population("p");
+    write.population.current_round = number + 1;
+    write.opened = round_record("p", number + 1);
+    write.model = ModelRecord{"p", number + 1, "etag-" + std::to_string(number + 1), "model"};
+    write.optimizer_state =
+        OptimizerStateRecord{"p", number + 1, "etag-state-" + std::to_string(number + 1), bytes};
+    store.close_round(write);
+    if (commit) tx.commit();
+  };
+
+  close_with_state(0, std::string("state\0one", 9), true);
+  CHECK(store.find_optimizer_state("p", 1)->bytes == std::string("state\0one", 9));
+  close_with_state(1, "state-two", false);  // rolled back: the state stays round 1's
+  CHECK(store.find_optimizer_state("p", 1)->bytes == std::string("state\0one", 9));
+  CHECK_FALSE(store.find_optimizer_state("p", 2));
+  close_with_state(1, "state-two", true);
+
+  CHECK(store.find_optimizer_state("p", 2)->bytes == "state-two");
+  CHECK(store.find_optimizer_state("p", 2)->etag == "etag-state-2");
+  CHECK_FALSE(store.find_optimizer_state("p", 1));
 }
 
 FEDLEAF_STORE_CASE(store_close_round_without_a_next_round_finishes_the_population,

@@ -146,6 +146,45 @@ TEST_CASE("instances_sharing_a_store_publish_the_single_server_model_bit_for_bit
   CHECK(servers[2]->repo->status("p").record.state == RunState::kFinished);
 }
 
+// A server optimizer's state is stored with each model: whichever instance closes a round reads
+// the state the previous close wrote, on whichever instance that ran (here each round is closed
+// by another one), and the models are the single server's bit for bit.
+TEST_CASE("instances_closing_rounds_in_turn_carry_the_server_optimizer_state_bit_for_bit",
+          "[repository][shared][server_optimizer]") {
+  SharedStore cluster(3);
+  if (cluster.servers.empty()) return;
+  std::vector<std::unique_ptr<Instance>>& servers = cluster.servers;
+  Instance reference(std::make_unique<SqliteStore>(":memory:"), cluster.clock);
+  constexpr int kClients = 4;
+  constexpr int kRounds = 3;
+  PopulationSpec spec = test_spec("p", kRounds, kClients, kClients);
+  spec.settings.server_optimizer_json =
+      R"({"type":"adam","learning_rate":0.05,"beta1":0.9,"beta2":0.99,"epsilon":0.001,)"
+      R"("bias_correction":true})";
+  const CreatedPopulation shared = servers[0]->repo->create_population(spec);
+  const CreatedPopulation single = reference.repo->create_population(spec);
+
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<TaskAssignment> tasks;
+    for (int i = 0; i < kClients; ++i) tasks.push_back(servers[0]->claim(shared));
+    for (int i = 0; i < kClients; ++i) {
+      // The last report of round r goes through instance r, which closes the round.
+      Instance& server = *servers[static_cast<std::size_t>(i + 1 + round + 2) % 3];
+      CHECK(server.upload(tasks[static_cast<std::size_t>(i)], result_for(round, i)).status == 201);
+      CHECK(reference.upload(reference.claim(single), result_for(round, i)).status == 201);
+    }
+    CHECK(servers[static_cast<std::size_t>(round)]->rounds_closed() == "1");
+    const ModelBlob expected = reference.repo->model("p", round + 1);
+    for (auto& server : servers) {
+      const ModelBlob published = server->repo->model("p", round + 1);
+      CHECK(published.etag == expected.etag);
+      CHECK(*published.bytes == *expected.bytes);
+    }
+  }
+  CHECK(servers[1]->store->find_optimizer_state("p", kRounds)->bytes ==
+        reference.store->find_optimizer_state("p", kRounds)->bytes);
+}
+
 TEST_CASE("two_instances_seeing_the_deadline_at_once_publish_one_model", "[repository][shared]") {
   SharedStore cluster(2);
   if (cluster.servers.empty()) return;

@@ -8,7 +8,8 @@ import {
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
-  PopulationStatus, RecordInputColumns, RoundAggregator, RunLeafSummary, Task, TfjsModelJson, TfjsWeightSpec,
+  PopulationStatus, RecordInputColumns, RoundAggregator, RunLeafSummary, ServerOptimizerSpec, Task, TfjsModelJson,
+  TfjsWeightSpec,
   TrainResult,
 } from 'fedleaf';
 
@@ -152,7 +153,12 @@ export async function customExecutorLeaf(): Promise<RunLeafSummary> {
 
 export async function operator(adminToken: string): Promise<PopulationStatus> {
   const admin = new ProtocolClient({ server: 'http://127.0.0.1:8080', token: adminToken, fetch });
-  const created = await admin.createPopulation({ plan, seed: 1, rounds: 2, clients_per_round: 3, lease_s: 60 });
+  const created = await admin.createPopulation({
+    plan, seed: 1, rounds: 2, clients_per_round: 3, lease_s: 60,
+    server_optimizer: { type: 'adam', learning_rate: 0.01, beta2: 0.999 },
+  });
+  const momentum: ServerOptimizerSpec = { type: 'sgd', learning_rate: 1, momentum: 0.9 };
+  console.log(momentum, (await admin.status(created.id)).server_optimizer.type);
   const { populations } = await admin.listPopulations();
   console.log(populations.map((p) => `${p.id} ${p.state} ${p.round}/${p.rounds}`), await admin.metrics());
   const leaf = new ProtocolClient({

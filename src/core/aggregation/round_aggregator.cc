@@ -294,6 +294,25 @@ NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) cons
   return next;
 }
 
+std::vector<TensorAggregate> RoundAggregator::aggregates() const {
+  std::vector<TensorAggregate> out;
+  out.reserve(state_->accumulators.size());
+  for (const SparseSumAccumulator& acc : state_->accumulators) {
+    TensorAggregate a;
+    a.name = acc.name();
+    a.encoding = acc.encoding();
+    a.delta = acc.finalize();
+    a.counts = operator_rules(acc.spec().op).finalizes_to_counts(acc.encoding());
+    // No report at all carries no information either: nothing moves, not even by momentum.
+    a.withheld = acc.encoding() == UpdateEncoding::kDense &&
+                 (acc.num_updates() == 0 || acc.num_withheld() > 0);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+const NamedTensors& RoundAggregator::model() const { return state_->model; }
+
 std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
   NamedTensors tensors;
   Metadata metadata{{"format", kCheckpointFormat},

@@ -54,6 +54,21 @@ struct RoundStats {
   std::uint64_t withheld_nonfinite = 0;
 };
 
+// One tensor's aggregate of a round: what next_model() adds to the model, and what a server
+// optimizer (server_optimizer.h) takes as the round's delta.
+struct TensorAggregate {
+  std::string name;
+  UpdateEncoding encoding = UpdateEncoding::kDense;
+  // The accumulator's finalize(): a DenseTensor (dense encoding), or the canonical SparseTensor
+  // (coo) / RowSparseTensor (row_sparse) of the keys the round changes, in the model's dtype —
+  // or I64 when `counts`.
+  Tensor delta;
+  bool counts = false;  // the operator finalizes to counts (count), not to values
+  // A dense encoding without reports, or below min_contributors: `delta` is zeros and the tensor
+  // keeps its value.
+  bool withheld = false;
+};
+
 class RoundAggregator {
  public:
   // plan: the plan's parsed "updates" section; model: the round's global model.
@@ -88,6 +103,11 @@ class RoundAggregator {
   // element whose new value would overflow its dtype (finite but huge updates can make the f64
   // sum exceed F32's range) keeps its old value; their number goes to *withheld_nonfinite.
   NamedTensors next_model(std::uint64_t* withheld_nonfinite = nullptr) const;
+  // Every accumulator's aggregate, in the plan's order (by name); next_model() is the model plus
+  // these. Does not change the aggregator.
+  std::vector<TensorAggregate> aggregates() const;
+  // The round's global model (the one next_model() starts from).
+  const NamedTensors& model() const;
   // Accumulator state as safetensors bytes, and its inverse, for checkpoint/resume. restore()
   // validates everything (the bytes come from disk) and throws InvalidInput when they do not
   // describe a state of this plan and model.

@@ -11,6 +11,7 @@ set(FEDLEAF_AGGREGATION_SOURCES
   representation_plan.cc
   round_aggregator.cc
   select_rules.cc
+  server_optimizer.cc
   sparse_sum_accumulator.cc
   sparse_sum_operator.cc
   update_encoding.cc

@@ -1,5 +1,6 @@
 #include "server/api/wire_json.h"
 
+#include "core/aggregation/server_optimizer.h"
 #include "core/version.h"
 
 namespace fedleaf::server {
@@ -85,6 +86,9 @@ json status_json(const PopulationStatus& status) {
   for (const RoundReport& r : status.history) history.push_back(round_json(r));
   json rejections = json::object();
   for (const auto& [reason, count] : status.rejections) rejections[reason] = count;
+  // Every field of the optimizer, defaults included (FedAvg: sgd, learning_rate 1, momentum 0).
+  const json optimizer = json::parse(core::server_optimizer_json(
+      core::server_optimizer_from_text(p.settings.server_optimizer_json, "server_optimizer")));
   return {{"id", p.id},
           {"state", to_string(p.state)},
           {"round", status.round.number},
@@ -96,6 +100,7 @@ json status_json(const PopulationStatus& status) {
           {"lease_s", p.settings.lease_s},
           {"train_tasks_per_round", p.settings.train_tasks_per_round},
           {"eval_tasks_per_round", p.settings.eval_tasks_per_round},
+          {"server_optimizer", optimizer},
           {"model_etag", status.model_etag},
           {"model_url", model_url(p.id, status.round.number)},
           {"created_at", p.created_at},

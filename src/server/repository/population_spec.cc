@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/aggregation/server_optimizer.h"
 #include "core/error.h"
 #include "core/json/json_duplicate_keys.h"
 #include "core/json/json_known_fields.h"
@@ -76,10 +77,10 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (duplicates.found()) {
     throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
-  core::check_known_fields(
-      body, "population",
-      {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
-       "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round"});
+  core::check_known_fields(body, "population",
+                           {"id", "plan", "initial_model_b64", "seed", "rounds",
+                            "clients_per_round", "min_reports", "round_deadline_s", "lease_s",
+                            "over_selection", "eval_tasks_per_round", "server_optimizer"});
   PopulationSpec spec;
   if (body.contains("id")) {
     if (!body["id"].is_string() || !is_valid_population_id(body["id"].get<std::string>())) {
@@ -125,6 +126,12 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   }
   spec.settings.train_tasks_per_round = static_cast<int>(tasks);
   spec.settings.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, 1'000'000);
+  // Stored as the canonical JSON of what was parsed (every field of its type, defaults written
+  // out), so a later default change never changes a running population; absent is FedAvg ("").
+  if (body.contains("server_optimizer")) {
+    spec.settings.server_optimizer_json = core::server_optimizer_json(
+        core::parse_server_optimizer(body["server_optimizer"], "population.server_optimizer"));
+  }
   return spec;
 }
 

@@ -17,6 +17,14 @@
 //   over_selection      train tasks per round = ceil(clients_per_round * over_selection),
 //                       >= 1 (default 1)
 //   eval_tasks_per_round  evaluate tasks on each round's model, 0..1000000 (default 0)
+//   server_optimizer    how a round's aggregate Δ becomes the next model
+//                       (core/aggregation/server_optimizer.h; default FedAvg, x + Δ):
+//                       {"type": "sgd", "learning_rate": η in (0, 1e6] (1), "momentum": β in
+//                        [0, 1) (0)}, or
+//                       {"type": "adam", "learning_rate": η (0.01), "beta1": [0, 1) (0.9),
+//                        "beta2": [0, 1) (0.99), "epsilon": (0, 1e6] (1e-3),
+//                        "bias_correction": bool (true)}
+//                       errors name the field: "population.server_optimizer.momentum: ..."
 // Any other field is InvalidInput (a typo would otherwise run with the default), and so is a
 // key given twice. Throws InvalidInput naming the field and the rule.
 #pragma once

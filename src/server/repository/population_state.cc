@@ -79,11 +79,35 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
   st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
   st->update_plan =
       std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  st->optimizer = core::server_optimizer_from_text(
+      record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
   if (record.state == RunState::kRunning && round->number < record.settings.rounds &&
       round->status == RoundStatus::kOpen) {
     rebuild_aggregator(store, *st);
+    load_optimizer_state(store, *st);
   }
   return st;
+}
+
+void load_optimizer_state(Store& store, PopulationState& st) {
+  st.optimizer_state.reset();
+  const core::ServerOptimizer optimizer(st.optimizer);
+  if (!optimizer.stateful()) return;
+  std::optional<OptimizerStateRecord> stored =
+      store.find_optimizer_state(st.record.id, st.round.number);
+  if (!stored) {
+    // Every close of a population with a stateful optimizer stores one with its model.
+    if (st.round.number == 0) return;
+    throw Error("population '" + st.record.id + "': the server optimizer's state of round " +
+                std::to_string(st.round.number) + " is missing from the store");
+  }
+  if (sha256_hex(stored->bytes) != stored->etag) {
+    throw Error("population '" + st.record.id + "': the stored server optimizer state of round " +
+                std::to_string(st.round.number) + " does not hash to its ETag (a damaged file)");
+  }
+  st.optimizer_state = std::make_shared<const core::NamedTensors>(
+      optimizer.load_state(reinterpret_cast<const std::uint8_t*>(stored->bytes.data()),
+                           stored->bytes.size(), *st.update_plan, st.aggregator->model()));
 }
 
 void rebuild_aggregator(Store& store, PopulationState& st) {
@@ -144,6 +168,8 @@ std::unique_ptr<PopulationState> new_population_state(
   st->model = {std::move(etag), std::make_shared<const std::string>(std::move(model_bytes))};
   st->update_plan = std::move(update_plan);
   st->aggregator.emplace(std::move(aggregator));
+  st->optimizer = core::server_optimizer_from_text(
+      record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
   return st;
 }
 

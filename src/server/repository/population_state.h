@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/server_optimizer.h"
 #include "core/aggregation/update_plan.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"
@@ -41,6 +42,11 @@ struct PopulationState {
   std::string download_model_of;
   // The open training round's accumulator; empty once training rounds are over.
   std::optional<core::RoundAggregator> aggregator;
+  // The population's server optimizer (record.settings.server_optimizer_json), and its state
+  // after the close that published `model`, what the round's close starts from (null: the
+  // initial state; always null for an optimizer without state, and once training is over).
+  core::ServerOptimizerSpec optimizer;
+  std::shared_ptr<const core::NamedTensors> optimizer_state;
   // When aggregator_in_seq_order, the aggregator holds exactly the round's stored results
   // 1..result_seq, folded in seq order (always so for a store one server owns). A server sharing
   // its store with others holds only the results it accepted: it rebuilds the aggregate from the
@@ -70,6 +76,12 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
 // `round.reports` (on a shared store: are fewer; more were committed after the round was read);
 // InvalidInput for an invalid checkpoint.
 void rebuild_aggregator(Store& store, PopulationState& state);
+
+// Reads the optimizer state stored with the current round into `state` (null when the optimizer
+// keeps none, or round 0 has none yet: the initial state). Requires the round's aggregator (the
+// model the state must fit). Throws fedleaf::Error when a later round's state is missing,
+// InvalidInput when the stored state does not fit the plan and model.
+void load_optimizer_state(Store& store, PopulationState& state);
 
 // load_population_state, read again (up to 5 times, with the population's record read again) when
 // the store is shared and the load did not add up: another server committed between its reads.

@@ -16,13 +16,28 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   };
   RoundClose out;
   auto start = PhaseClock::now();
-  out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+  if (core::is_fedavg(state.optimizer)) {
+    out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+  } else {
+    const core::ServerOptimizer optimizer(state.optimizer);
+    static const core::NamedTensors kInitial;
+    core::ServerOptimizerStep step =
+        optimizer.step(state.aggregator->model(), state.aggregator->aggregates(),
+                       state.optimizer_state ? *state.optimizer_state : kInitial);
+    out.next = std::move(step.model);
+    out.withheld_nonfinite = step.withheld_nonfinite;
+    if (optimizer.stateful()) {
+      out.optimizer_state_bytes = to_string_bytes(optimizer.save_state(step.state));
+      out.optimizer_state = std::make_shared<const core::NamedTensors>(std::move(step.state));
+    }
+  }
   out.timings.finalize_s = seconds_since(start);
   start = PhaseClock::now();
   out.model_bytes = to_string_bytes(core::write_safetensors(out.next));
   out.timings.encode_s = seconds_since(start);
   start = PhaseClock::now();
   out.model_etag = sha256_hex(out.model_bytes);
+  if (out.optimizer_state_bytes) out.optimizer_state_etag = sha256_hex(*out.optimizer_state_bytes);
   out.timings.hash_s = seconds_since(start);
 
   out.closed = state.round;
@@ -49,6 +64,20 @@ RoundClose close_training_round(const PopulationState& state, double now) {
     out.record.state = RunState::kFinished;
   }
   return out;
+}
+
+std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id,
+                                                           const RoundClose& close) {
+  if (!close.optimizer_state_bytes) return std::nullopt;
+  return OptimizerStateRecord{id, close.opened.number, close.optimizer_state_etag,
+                              *close.optimizer_state_bytes};
+}
+
+RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close) {
+  RoundCloseWrite write{close.closed, close.record, close.opened,
+                        ModelRecord{id, close.opened.number, close.model_etag, close.model_bytes}};
+  write.optimizer_state = optimizer_state_record(id, close);
+  return write;
 }
 
 }  // namespace fedleaf::server

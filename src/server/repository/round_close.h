@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -39,10 +40,23 @@ struct RoundClose {
   core::ClipBounds next_clip_bounds;              // the next round's adaptive clip bounds
   std::optional<std::uint64_t> next_example_cap;  // the next round's adaptive example cap
   bool training_over = false;                     // no training round follows
+  // The server optimizer's state after this close, and its bytes and their sha256 for the store
+  // (empty for an optimizer that keeps none).
+  std::shared_ptr<const core::NamedTensors> optimizer_state;
+  std::optional<std::string> optimizer_state_bytes;
+  std::string optimizer_state_etag;
   RoundCloseTimings timings;
 };
 
-// Requires an open training round with its aggregator (state.aggregator).
+// Requires an open training round with its aggregator (state.aggregator). The next model is
+// the aggregator's next_model() under FedAvg (state.optimizer's default: the published bytes are
+// those of every earlier version), else the server optimizer's step from state.optimizer_state.
 RoundClose close_training_round(const PopulationState& state, double now);
+
+// What the store writes for `close` of population `id`, and the optimizer state alone (for
+// Store::persist_optimizer_state; nullopt without one).
+RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close);
+std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id,
+                                                           const RoundClose& close);
 
 }  // namespace fedleaf::server

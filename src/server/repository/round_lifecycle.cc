@@ -87,14 +87,18 @@ void RoundLifecycle::publish_next_model(PopulationState& st, double now) {
         st.aggregator->num_reports() != static_cast<std::size_t>(st.round.reports)) {
       rebuild_aggregator(parts_.store, st);
     }
+    // st.optimizer_state is the state the previous close wrote, whichever server ran it: it was
+    // stored in the transaction that opened this round, never changes, and was read with the
+    // round (load_population_state; a server that saw another close reloads).
     close = close_training_round(st, now);
     const auto persist_start = std::chrono::steady_clock::now();
     parts_.store.persist_model({id, close->opened.number, close->model_etag, close->model_bytes});
+    if (const auto state = optimizer_state_record(id, *close)) {
+      parts_.store.persist_optimizer_state(*state);
+    }
     const auto store_start = std::chrono::steady_clock::now();
     persist_s = std::chrono::duration<double>(store_start - persist_start).count();
-    parts_.store.close_round(
-        {close->closed, close->record, close->opened,
-         ModelRecord{id, close->opened.number, close->model_etag, close->model_bytes}});
+    parts_.store.close_round(round_close_write(id, *close));
     drop_old_models(id, close->opened.number, now);
     store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
   });
@@ -168,6 +172,7 @@ void RoundLifecycle::apply_close(PopulationState& st, RoundClose& close, double 
   st.model = {close.model_etag, std::make_shared<const std::string>(std::move(close.model_bytes))};
   st.result_seq = st.checkpoint_seq = 0;
   st.aggregator_in_seq_order = true;
+  st.optimizer_state = std::move(close.optimizer_state);
   if (close.training_over) {
     st.aggregator.reset();
   } else {
@@ -194,6 +199,8 @@ void RoundLifecycle::schedule_close(PopulationState& st, double now) {
   snapshot->round = st.round;
   snapshot->update_plan = st.update_plan;
   snapshot->aggregator = std::move(st.aggregator);
+  snapshot->optimizer = st.optimizer;
+  snapshot->optimizer_state = st.optimizer_state;
   st.aggregator.reset();
   st.closing = ++last_close_id_;
   closer_->post(
@@ -215,6 +222,9 @@ void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& sn
     const ModelRecord model{id, close.opened.number, close.model_etag, close.model_bytes};
     const auto persist_start = std::chrono::steady_clock::now();
     parts_.store.persist_model(model);
+    if (const auto state = optimizer_state_record(id, close)) {
+      parts_.store.persist_optimizer_state(*state);
+    }
     const double persist_s = seconds_since(persist_start);
 
     std::lock_guard lock(parts_.mutex);
@@ -232,7 +242,7 @@ void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& sn
         throw Error("round " + std::to_string(st.round.number) + " took reports while closing");
       }
       const auto store_start = std::chrono::steady_clock::now();
-      RoundCloseWrite write{close.closed, close.record, close.opened, model};
+      RoundCloseWrite write = round_close_write(id, close);
       // Deleting the round's results is most of this step's time, which every parked claim
       // waits for: a later step does it (drop_closed_results).
       write.drop_results = false;

@@ -6,6 +6,8 @@
 //   record.settings = spec.settings;
 #pragma once
 
+#include <string>
+
 namespace fedleaf::server {
 
 struct PopulationSettings {
@@ -16,6 +18,9 @@ struct PopulationSettings {
   double lease_s = 120;
   int train_tasks_per_round = 1;  // clients_per_round plus over-selection
   int eval_tasks_per_round = 0;
+  // The server optimizer as compact JSON (core::server_optimizer_json), "" for FedAvg (the
+  // default, and every population stored before the field existed).
+  std::string server_optimizer_json;
 };
 
 }  // namespace fedleaf::server

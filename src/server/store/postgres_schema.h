@@ -84,18 +84,29 @@ inline std::vector<std::string> postgres_schema() {
          reason TEXT NOT NULL,
          count BIGINT NOT NULL,
          PRIMARY KEY (population_id, reason)))sql",
+      // Version 4: the server optimizer's state with the latest model (OptimizerStateRecord).
+      R"sql(CREATE TABLE IF NOT EXISTS optimizer_states (
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         etag TEXT NOT NULL,
+         bytes BYTEA NOT NULL,
+         PRIMARY KEY (population_id, round),
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
   };
 }
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 2> kPostgresMigrations{
+inline constexpr std::array<const char*, 3> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
     // EXCLUSIVE on leases, briefly (a constant default rewrites no row).
     "ALTER TABLE leases ADD COLUMN IF NOT EXISTS refused_sha256 TEXT NOT NULL DEFAULT ''",
+    // 3 → 4: each population's server optimizer ('' is FedAvg, what every earlier population
+    // ran); optimizer_states is created by the schema above. A constant default rewrites no row.
+    "ALTER TABLE populations ADD COLUMN IF NOT EXISTS server_optimizer TEXT NOT NULL DEFAULT ''",
 };
 
 }  // namespace fedleaf::server

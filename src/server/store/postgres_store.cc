@@ -203,6 +203,13 @@ void PostgresStore::close_round(const RoundCloseWrite& close) {
             .text(close.model->etag)
             .blob(close.model->bytes));
   }
+  if (close.optimizer_state) {
+    const OptimizerStateRecord& state = *close.optimizer_state;
+    run("DELETE FROM optimizer_states WHERE population_id = $1 AND round < $2",
+        Params().text(state.population_id).integer(state.round));
+    run("INSERT INTO optimizer_states (population_id, round, etag, bytes) VALUES ($1, $2, $3, $4)",
+        Params().text(state.population_id).integer(state.round).text(state.etag).blob(state.bytes));
+  }
   Rows population = run("UPDATE populations SET state = $1, current_round = $2 WHERE id = $3",
                         Params()
                             .text(to_string(close.population.state))
@@ -270,6 +277,15 @@ std::optional<CheckpointRecord> PostgresStore::find_checkpoint(const std::string
                   Params().text(population_id).integer(round));
   if (rows.size() == 0) return std::nullopt;
   return CheckpointRecord{population_id, round, rows.int64(0, 0), rows.blob(0, 1)};
+}
+
+std::optional<OptimizerStateRecord> PostgresStore::find_optimizer_state(
+    const std::string& population_id, int round) {
+  Rows rows =
+      run("SELECT etag, bytes FROM optimizer_states WHERE population_id = $1 AND round = $2",
+          Params().text(population_id).integer(round));
+  if (rows.size() == 0) return std::nullopt;
+  return OptimizerStateRecord{population_id, round, rows.text(0, 0), rows.blob(0, 1)};
 }
 
 }  // namespace fedleaf::server

@@ -45,7 +45,7 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
@@ -96,6 +96,8 @@ class PostgresStore : public Store {
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                   int round) override;
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
+  std::optional<OptimizerStateRecord> find_optimizer_state(const std::string& population_id,
+                                                           int round) override;
 
   using Params = PgParams;
   using Rows = PgRows;

@@ -56,6 +56,17 @@ inline std::vector<std::string> sqlite_schema() {
          reason TEXT NOT NULL,
          count INTEGER NOT NULL,
          PRIMARY KEY (population_id, reason)))sql",
+      // Version 5: the server optimizer's state with the latest model (OptimizerStateRecord).
+      // Its bytes in a file of the model directory ('file': `bytes` empty) or in the row ('blob':
+      // an in-memory store).
+      R"sql(CREATE TABLE IF NOT EXISTS optimizer_states (
+         population_id TEXT NOT NULL,
+         round INTEGER NOT NULL,
+         etag TEXT NOT NULL,
+         bytes BLOB NOT NULL,
+         storage TEXT NOT NULL CHECK (storage IN ('blob', 'file')),
+         PRIMARY KEY (population_id, round),
+         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
   };
 }
 
@@ -70,6 +81,9 @@ inline constexpr const char* kSqliteMigrations[] = {
     "CHECK (storage IN ('blob', 'file'))",
     // 3 → 4: the bytes of each lease's last refused upload counted (add_rejection).
     "ALTER TABLE leases ADD COLUMN refused_sha256 TEXT NOT NULL DEFAULT ''",
+    // 4 → 5: each population's server optimizer ('' is FedAvg, what every earlier population
+    // ran); its state's table (optimizer_states) is created by the schema above.
+    "ALTER TABLE populations ADD COLUMN server_optimizer TEXT NOT NULL DEFAULT ''",
 };
 
 }  // namespace fedleaf::server

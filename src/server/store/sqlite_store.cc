@@ -339,6 +339,7 @@ void SqliteStore::close_round(const RoundCloseWrite& close) {
   if (close.model) {
     insert_model(*close.model);
   }
+  if (close.optimizer_state) replace_optimizer_state(*close.optimizer_state);
   statement("UPDATE populations SET state = ?, current_round = ? WHERE id = ?")
       .bind(1, to_string(close.population.state))
       .bind(2, close.population.current_round)

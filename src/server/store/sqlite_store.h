@@ -46,7 +46,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -61,6 +61,7 @@ class SqliteStore : public Store {
   void rollback_nested() override;
   void sync() override;
   void persist_model(const ModelRecord& model) override;
+  void persist_optimizer_state(const OptimizerStateRecord& state) override;
 
   bool shared() const override { return false; }
 
@@ -105,6 +106,8 @@ class SqliteStore : public Store {
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                   int round) override;
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;
+  std::optional<OptimizerStateRecord> find_optimizer_state(const std::string& population_id,
+                                                           int round) override;
 
  private:
   using Statement = SqliteStatement;
@@ -118,6 +121,11 @@ class SqliteStore : public Store {
   void update_round(const RoundRecord& round);
   void update_task(const TaskRecord& task);
   void insert_model(const ModelRecord& model);
+  // close_round's optimizer state: the row (its file first), the population's earlier rows
+  // dropped, their files with them as drop_models drops a model's.
+  void replace_optimizer_state(const OptimizerStateRecord& state);
+  // Whether a row (a model, or an optimizer state) names the file `etag`.
+  bool file_named(const std::string& etag);
   void check_integrity();
   void set_aside_unreferenced_model_files();
   // Model files whose rows drop_models deleted move with the transaction: from the open step to

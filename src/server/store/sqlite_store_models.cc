@@ -41,11 +41,53 @@ std::vector<int> SqliteStore::drop_models(const std::string& population_id, int 
   std::lock_guard lock(files_mutex_);
   for (const std::string& etag : files) {
     // Content-addressed: another row (another population's equal model) may name the same file.
-    auto named = statement("SELECT 1 FROM models WHERE etag = ? AND storage = 'file' LIMIT 1");
-    named.bind(1, etag);
-    if (!named.step()) (in_step_ ? step_dropped_files_ : transaction_dropped_files_).insert(etag);
+    if (!file_named(etag))
+      (in_step_ ? step_dropped_files_ : transaction_dropped_files_).insert(etag);
   }
   return rounds;
+}
+
+bool SqliteStore::file_named(const std::string& etag) {
+  auto s = statement(
+      "SELECT 1 FROM models WHERE etag = ? AND storage = 'file' UNION ALL "
+      "SELECT 1 FROM optimizer_states WHERE etag = ? AND storage = 'file' LIMIT 1");
+  s.bind(1, etag).bind(2, etag);
+  return s.step();
+}
+
+void SqliteStore::persist_optimizer_state(const OptimizerStateRecord& state) {
+  if (!model_files_) return;
+  forget_dropped_file(state.etag);
+  model_files_->persist(state.etag, state.bytes);
+}
+
+void SqliteStore::replace_optimizer_state(const OptimizerStateRecord& state) {
+  persist_optimizer_state(state);
+  std::set<std::string> files;
+  {
+    auto s = statement(
+        "DELETE FROM optimizer_states WHERE population_id = ? AND round < ? "
+        "RETURNING etag, storage");
+    s.bind(1, state.population_id).bind(2, state.round);
+    while (s.step()) {
+      if (s.text(1) == "file") files.insert(s.text(0));
+    }
+  }
+  statement(
+      "INSERT INTO optimizer_states (population_id, round, etag, bytes, storage) "
+      "VALUES (?, ?, ?, ?, ?)")
+      .bind(1, state.population_id)
+      .bind(2, state.round)
+      .bind(3, state.etag)
+      .bind_blob(4, model_files_ ? std::string() : state.bytes)
+      .bind(5, model_files_ ? "file" : "blob")
+      .run();
+  if (!model_files_) return;
+  std::lock_guard lock(files_mutex_);
+  for (const std::string& etag : files) {
+    if (!file_named(etag))
+      (in_step_ ? step_dropped_files_ : transaction_dropped_files_).insert(etag);
+  }
 }
 
 // The file first: the row that names it commits after the file and its directory entry are
@@ -89,7 +131,9 @@ std::optional<ModelReader> SqliteStore::find_model_reader(const std::string& pop
 void SqliteStore::set_aside_unreferenced_model_files() {
   if (!model_files_) return;
   std::set<std::string> names;
-  auto s = statement("SELECT DISTINCT etag FROM models WHERE storage = 'file'");
+  auto s = statement(
+      "SELECT etag FROM models WHERE storage = 'file' UNION "
+      "SELECT etag FROM optimizer_states WHERE storage = 'file'");
   while (s.step()) names.insert(s.text(0));
   models_at_open_.named = names.size();
   models_at_open_.set_aside = model_files_->set_aside_unreferenced(names);
@@ -126,5 +170,24 @@ std::optional<CheckpointRecord> SqliteStore::find_checkpoint(const std::string& 
   s.bind(1, population_id).bind(2, round);
   if (!s.step()) return std::nullopt;
   return CheckpointRecord{population_id, round, s.int64(0), s.blob(1)};
+}
+
+std::optional<OptimizerStateRecord> SqliteStore::find_optimizer_state(
+    const std::string& population_id, int round) {
+  auto s = statement(
+      "SELECT etag, storage, bytes FROM optimizer_states WHERE population_id = ? AND round = ?");
+  s.bind(1, population_id).bind(2, round);
+  if (!s.step()) return std::nullopt;
+  OptimizerStateRecord state{population_id, round, s.text(0), {}};
+  if (s.text(1) != "file") {
+    state.bytes = s.blob(2);
+  } else if (!model_files_) {
+    throw Error("sqlite store: the optimizer state of round " + std::to_string(round) +
+                " of population '" + population_id +
+                "' is stored in a file, but this database has no model directory");
+  } else {
+    state.bytes = model_files_->read(state.etag);
+  }
+  return state;
 }
 }  // namespace fedleaf::server

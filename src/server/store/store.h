@@ -156,6 +156,17 @@ struct CheckpointRecord {
   std::string bytes;
 };
 
+// A server optimizer's state (core::ServerOptimizer::save_state) after the close that published
+// the model of `round`: what the close of that round starts from. Only the latest is kept. Like a
+// model, its bytes may live in a file (SQLite: `<db>-models/<etag>.safetensors`, persisted before
+// the commit that names it); a reader checks that they hash to the etag.
+struct OptimizerStateRecord {
+  std::string population_id;
+  int round = 0;
+  std::string etag;  // hex SHA-256 of bytes
+  std::string bytes;
+};
+
 // claim_task: lease one task of an open round.
 struct ClaimRequest {
   std::string population_id;
@@ -231,6 +242,10 @@ struct RoundCloseWrite {
   PopulationRecord population;        // state and current_round are written
   std::optional<RoundRecord> opened;  // the next round, when one follows
   std::optional<ModelRecord> model;   // its model
+  // The server optimizer's state after this close (round: the next round's number), written with
+  // the model in the same transaction; the population's earlier states are dropped. Absent for
+  // an optimizer that keeps none (FedAvg).
+  std::optional<OptimizerStateRecord> optimizer_state;
   // false: close_round keeps the closed round's results, for the caller to drop later with
   // drop_results (deleting a round of megabyte results is the slowest part of the close step).
   bool drop_results = true;
@@ -262,6 +277,10 @@ class Store {
   // PostgreSQL) has nothing to do here; the SQLite file store writes and fsyncs the model's file
   // (its close_round and create_population do so too when this was not called).
   virtual void persist_model(const ModelRecord& model) { static_cast<void>(model); }
+  // persist_model for an optimizer state, ahead of the close_round that names it.
+  virtual void persist_optimizer_state(const OptimizerStateRecord& state) {
+    static_cast<void>(state);
+  }
 
   // Several servers may use this store at once: a server must re-read what it caches (the
   // population's round, its model) when the store moved on.
@@ -269,7 +288,8 @@ class Store {
 
   // ---- operations
 
-  // Creates a population with its round 0 and model 0; Conflict if the id exists.
+  // Creates a population with its round 0 and model 0 (and no optimizer state: the initial one);
+  // Conflict if the id exists.
   virtual void create_population(const PopulationRecord& population, const RoundRecord& round0,
                                  const ModelRecord& model0) = 0;
   // Leases a task of the round in one operation: the task of that kind whose lease expired
@@ -351,6 +371,10 @@ class Store {
                                                  std::int64_t after_seq) = 0;
   virtual std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                           int round) = 0;
+  // The optimizer state stored with round `round` (written by the close that published its
+  // model); nullopt when none is.
+  virtual std::optional<OptimizerStateRecord> find_optimizer_state(const std::string& population_id,
+                                                                   int round) = 0;
   // Rejected uploads per reason.
   virtual std::map<std::string, std::int64_t> rejections(const std::string& population_id) = 0;
 };

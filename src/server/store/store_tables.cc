@@ -116,7 +116,8 @@ const Table kPopulationsTable{
      setting<&S::train_tasks_per_round>(integer("train_tasks_per_round")),
      setting<&S::eval_tasks_per_round>(integer("eval_tasks_per_round")),
      field<&P::state>(text("state", "NOT NULL CHECK (state IN ('running', 'finished'))")),
-     field<&P::current_round>(integer("current_round")), field<&P::created_at>(real("created_at"))},
+     field<&P::current_round>(integer("current_round")), field<&P::created_at>(real("created_at")),
+     setting<&S::server_optimizer_json>(text("server_optimizer", "NOT NULL DEFAULT ''"))},
     {}};
 
 const Table kRoundsTable{
