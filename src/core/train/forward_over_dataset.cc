@@ -19,7 +19,21 @@ void forward_over_dataset(const Plan& plan, const std::uint8_t* model_bytes, std
       plan.model, read_safetensors(model_bytes, model_size, {/*require_finite=*/true}).tensors);
   const std::size_t batch_size = std::min(plan.eval_batch_size, dataset.size());
   Model model(plan.model, params, batch_size);
-  BatchGatherer gatherer(dataset, BatchIds::kGlobal);
+  // Each sparse feed's batches hold global ids (the model's tables are whole).
+  const std::vector<std::size_t> from = dataset_inputs_for(plan.model, dataset);
+  std::vector<std::vector<std::uint32_t>> global(dataset.num_inputs());
+  std::vector<FeedSource> sources;
+  for (const FeedSpec& f : plan.model.feeds) {
+    FeedSource source;
+    source.input = from[f.input];
+    if (f.sparse) {
+      std::vector<std::uint32_t>& rows = global[source.input];
+      if (rows.empty()) rows = dataset.distinct_ids(source.input).rows();
+      source.map = &rows;
+    }
+    sources.push_back(source);
+  }
+  BatchGatherer gatherer(dataset, std::move(sources));
   std::vector<std::uint32_t> examples(batch_size);
   for (std::size_t begin = 0; begin < dataset.size(); begin += batch_size) {
     const std::size_t count = std::min(batch_size, dataset.size() - begin);
