@@ -213,6 +213,11 @@ LossSums Model::forward(const Batch& batch) {
   return loss(batch, logits, 0.0f, nullptr);
 }
 
+LossSums Model::forward_training(const Batch& batch) {
+  const float* logits = run_layers(batch, true);
+  return loss(batch, logits, 0.0f, nullptr);
+}
+
 float* Model::gradient_target(const NodeRef& source) {
   if (source.is_input) return nullptr;
   return sent_[source.index] ? scratch_.data() : layers_[source.index].grad_output.data();

@@ -52,6 +52,10 @@ class Model {
   // A training step: forward (dropout masks drawn for step number steps_trained()), then the
   // gradients of the batch's mean loss into gradients().
   LossSums forward_backward(const Batch& batch);
+  // The loss forward_backward would compute for `batch` now (dropout's masks of step
+  // steps_trained()), with no gradients and no step counted: the function whose finite
+  // differences check a training step's gradients.
+  LossSums forward_training(const Batch& batch);
   // forward_backward calls so far: the step number of dropout's masks.
   std::uint64_t steps_trained() const { return step_; }
 
