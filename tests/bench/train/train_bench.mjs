@@ -239,10 +239,10 @@ function peakRss() {
 
 // A multi-input workload's input as the wasm module takes it: ids and offsets as Uint32Array views.
 function asUint32(input) {
-  if (input.dense) return { kind: 'dense', dense: input.dense, width: input.width };
+  if (input.dense) return { sparse: false, dense: input.dense, width: input.width };
   return {
-    kind: 'sparse_ids', offsets: new Uint32Array(input.offsets.buffer), ids: new Uint32Array(input.ids.buffer),
-    numFeatures: input.numFeatures,
+    sparse: true, offsets: new Uint32Array(input.offsets.buffer), ids: new Uint32Array(input.ids.buffer),
+    weights: new Float32Array(0), numFeatures: input.numFeatures,
   };
 }
 
