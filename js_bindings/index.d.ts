@@ -65,12 +65,17 @@ export interface FedleafError extends Error {
 
 export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'count' | 'clipped_weighted_mean';
 
+/** A layer of the model graph: `input` names an input or an earlier layer (default: the previous layer). */
 export type Layer =
   | { type: 'embedding_bag'; name: string; vocab: number; dim: number; combiner?: 'sum' | 'mean' | 'sqrtn';
       input?: string; initializer?: 'uniform' | 'zeros'; init_scale?: number }
+  | { type: 'embedding_bag'; name: string; table: string; vocab?: number; dim?: number;
+      combiner?: 'sum' | 'mean' | 'sqrtn'; input?: string }
   | { type: 'dense'; name: string; units: number; activation?: 'relu' | 'sigmoid' | 'tanh'; use_bias?: boolean;
-      initializer?: 'glorot_uniform' | 'zeros' }
-  | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string };
+      initializer?: 'glorot_uniform' | 'zeros'; input?: string }
+  | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string; input?: string }
+  | { type: 'concatenate' | 'add'; name?: string; inputs: string[] }
+  | { type: 'dropout'; name?: string; rate: number; seed?: number; input?: string };
 
 export interface UpdateSpec {
   encoding: 'dense' | 'row_sparse' | 'coo';
@@ -91,9 +96,12 @@ export interface UpdateSpec {
 export interface Plan {
   kind?: 'train' | 'evaluate';
   model: {
-    inputs: Record<string, 'sparse_ids' | { type: 'sparse_ids' } | { type: 'dense'; dim: number }>;
+    inputs: Record<string, 'sparse_ids' | { type: 'sparse_ids'; features?: object }
+                           | { type: 'dense'; dim: number; features?: object }>;
     layers: Layer[];
-    loss: 'softmax_cross_entropy' | 'sigmoid_cross_entropy';
+    /** The output layer's name (default: the last layer). */
+    output?: string;
+    loss: 'softmax_cross_entropy' | 'sigmoid_cross_entropy' | 'mean_squared_error';
   };
   train?: {
     optimizer: { type: 'sgd' | 'momentum' | 'adam'; learning_rate: number; momentum?: number;
@@ -141,6 +149,10 @@ export class Dataset {
   readonly labels: Int32Array;
   /** The distinct ids, sorted ascending: the rows a leaf asks model:select for. */
   distinctIds(): Uint32Array;
+  /** The sorted distinct ids of the plan's embedding table `tensor`: the union over its inputs. */
+  distinctIdsFor(plan: PlanInput, tensor: string): Uint32Array;
+  /** Named inputs (datasetFromInputs); 1 for the other datasets. */
+  readonly numInputs: number;
   /** The examples at `indices` (integers in [0, size), repeats allowed), as a new dataset. */
   subset(indices: ArrayLike<number>): Dataset;
   delete(): void;
@@ -271,6 +283,14 @@ export interface Executor {
    */
   datasetFromCsr(csr: { offsets: ArrayLike<number>; ids: ArrayLike<number>; weights?: ArrayLike<number>;
                         labels: ArrayLike<number>; numFeatures?: number }): Dataset;
+  /**
+   * Several named inputs for a plan whose model reads them by name: sparse ids (as datasetFromCsr)
+   * or dense float rows; class labels, or {targets, width} for mean_squared_error.
+   */
+  datasetFromInputs(inputs: Record<string, { ids: ArrayLike<number>; offsets: ArrayLike<number>;
+                                             weights?: ArrayLike<number>; numFeatures?: number }
+                                           | { dense: ArrayLike<number>; width: number }>,
+                    labels: ArrayLike<number> | { targets: ArrayLike<number>; width?: number }): Dataset;
 
   /** A fresh model for the plan, as safetensors; same seed, same bytes. */
   initializeModel(plan: PlanInput, seed?: number): Uint8Array;
@@ -288,8 +308,11 @@ export interface Executor {
    * change the result.
    */
   predict(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): Float32Array;
-  /** The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for. */
-  distinctIds(source: LeafData, task?: TaskLike): Uint32Array;
+  /**
+   * The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for;
+   * with `tensor`, those of that embedding table of the task's plan (the union over its inputs).
+   */
+  distinctIds(source: LeafData, task?: TaskLike, tensor?: string): Uint32Array;
   /** What runLeaf calls per task: train or evaluate the task's plan on the local data. */
   runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
           options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void }): Promise<TaskResult>;
@@ -531,7 +554,7 @@ export interface LeafExecutor<D = LeafData> {
   runTask(task: Task, modelBytes: Uint8Array, dataset: D,
           options: { signal?: AbortSignal; onProgress: (step: number, loss: number) => void }): Promise<TaskResult>;
   /** When present, train tasks of select plans download only these rows (model:select). */
-  distinctIds?(dataset: D, task: Task): ArrayLike<number>;
+  distinctIds?(dataset: D, task: Task, tensor?: string): ArrayLike<number>;
 }
 
 export interface RunLeafOptions<D = LeafData> {

@@ -55,6 +55,10 @@ export async function executorCalls(): Promise<void> {
   const dense: Dataset = executor.datasetFromDense([0.1, 0.2, 0.3, 0.4], 2, [0, 1]);
   const csr: Dataset = executor.datasetFromCsr({ offsets: [0, 2, 3], ids: [1, 5, 2], labels: [1, 0], numFeatures: 8 });
   const ids: Uint32Array = dataset.distinctIds();
+  const multi: Dataset = executor.datasetFromInputs(
+    { body: { ids: [1, 5, 2], offsets: [0, 2, 3] }, numeric: { dense: [0.5, 1], width: 1 } }, [1, 0]);
+  const tableIds: Uint32Array = multi.distinctIdsFor(plan, 'emb/weight');
+  console.log(multi.numInputs, tableIds.length);
   const part: Dataset = dataset.subset([0]);
   console.log(dataset.size, dataset.numFeatures, dataset.numNonzeros, dataset.numDistinctIds, dataset.isSparse,
     dataset.labels[0], ids.length, part.size, svm.size, dense.size, csr.size, fromFeatures.size);
