@@ -9,10 +9,10 @@
 //   model.trainBatch(inputs, labels, start, count);
 //
 // The model (MLP 64-32, sigmoid loss, Adam):
-//   history  (bag of ~8 ids)  → embedding_bag "history" 2^20 x 16, mean ─┐
+//   history_ids (bag of ~8)  → embedding_bag "history" 2^20 x 16, mean ─┐
 //   query    (bag of ~4 ids)  → embedding_bag "terms"   2^18 x 16, mean ─┤
 //   title    (bag of ~6 ids)  → embedding_bag on the same table "terms" ─┤ concatenate (64)
-//   context  (one id)         → embedding_bag "context" 2^12 x 8, sum   ─┤   → dense 64 relu
+//   context_id (one id)      → embedding_bag "context" 2^12 x 8, sum   ─┤   → dense 64 relu
 //   numeric  (8 floats)       ───────────────────────────────────────────┘   → dense 32 relu
 //   cross    (context x query, ~4 ids) → embedding_bag "wide" 2^22 x 1, sum ─ add ← dense 1
 //
@@ -42,18 +42,18 @@ export function wideDeepPlan() {
   return {
     model: {
       inputs: {
-        history: { type: 'sparse_ids' },
+        history_ids: { type: 'sparse_ids' },
         query: { type: 'sparse_ids' },
         title: { type: 'sparse_ids' },
-        context: { type: 'sparse_ids' },
+        context_id: { type: 'sparse_ids' },
         numeric: { type: 'dense', dim: NUMERIC },
         cross: { type: 'sparse_ids' },
       },
       layers: [
-        table('history', 'history', 'mean'),
+        table('history', 'history_ids', 'mean'),
         table('terms', 'query', 'mean'),
         { type: 'embedding_bag', name: 'title_terms', input: 'title', table: 'terms', combiner: 'mean' },
-        table('context', 'context', 'sum'),
+        table('context', 'context_id', 'sum'),
         { type: 'concatenate', name: 'deep_in', inputs: ['history', 'terms', 'title_terms', 'context', 'numeric'] },
         { type: 'dense', name: 'h1', input: 'deep_in', units: 64, activation: 'relu' },
         { type: 'dense', name: 'h2', input: 'h1', units: 32, activation: 'relu' },
@@ -126,7 +126,7 @@ export function generateWideDeep({ seed = 4, examples = 50000 } = {}) {
   const random = rng(seed);
   const bagLength = (mean) => Math.floor(mean / 2) + Math.floor(random() * (mean + 1));
   const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
-  const bags = Object.fromEntries(['history', 'query', 'title', 'context', 'cross'].map((n) => [n, new Bags(examples)]));
+  const bags = Object.fromEntries(['history_ids', 'query', 'title', 'context_id', 'cross'].map((n) => [n, new Bags(examples)]));
   const numeric = new Float32Array(examples * NUMERIC);
   const labels = new Int32Array(examples);
   const meanScore = (salt, ids) => (ids.length ? ids.reduce((s, id) => s + score(salt, id), 0) / ids.length : 0);
@@ -145,10 +145,10 @@ export function generateWideDeep({ seed = 4, examples = 50000 } = {}) {
       logit += NUMERIC_WEIGHTS[k] * x;
     }
     labels[i] = random() < 1 / (1 + Math.exp(-2 * logit)) ? 1 : 0;
-    bags.history.push(i, history);
+    bags.history_ids.push(i, history);
     bags.query.push(i, query);
     bags.title.push(i, title);
-    bags.context.push(i, context);
+    bags.context_id.push(i, context);
     bags.cross.push(i, cross);
   }
   const inputs = Object.fromEntries(Object.entries(bags).map(([n, b]) => [n, b.done()]));
