@@ -490,7 +490,7 @@ async function serveChild(engineName, options) {
 
 function parseArgs(argv) {
   const options = {
-    rounds: 11, warmup: 1, warmupSeconds: 0.5, workloads: 'a,b,c', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8,
+    rounds: 11, warmup: 1, warmupSeconds: 0.5, workloads: 'a,b,c,d', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8,
     minSeconds: 1, slices: 5,
   };
   for (let i = 0; i < argv.length; i += 2) {
