@@ -4,7 +4,7 @@
 // the sparse logistic regression also a minimal reference loop in plain C++ (train_bench.cc).
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
-//        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c] [--min-seconds 1]
+//        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c,d] [--min-seconds 1]
 //        [--slices 5] [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1]
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
