@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# scripts/bench.sh train [--rounds K] [--warmup W] [--warmup-seconds S] [--workloads a,b,c]
+# scripts/bench.sh train [--rounds K] [--warmup W] [--warmup-seconds S] [--workloads a,b,c,d]
 #                       [--tfjs-rounds K] [--tfjs-seconds S] [--min-seconds S] [--slices K]
 #                       [--steps-per-call K]
 # Local training throughput, same model and data in every engine: native C++ (-O3, built in
 # build/), fedleaf wasm SIMD and baseline under Node (scripts/build.sh --wasm), TensorFlow.js in
 # Node (wasm and cpu backends), and for (a) a minimal reference loop in plain C++, interleaved run
 # by run (method: train_bench.mjs). Workloads: (a) sparse logistic regression over 2^20 hashed
-# features, (b) embedding_bag 100k x 32 + dense 10, (c) SpamAssassin. Driver and details:
+# features, (b) embedding_bag 100k x 32 + dense 10, (c) SpamAssassin, (d) wide & deep: five sparse
+# inputs over four tables (one shared by two inputs), eight numeric features, MLP 64-32, 50k
+# synthetic records (tests/bench/train/wide_deep_workload.mjs). Driver and details:
 # tests/bench/train/train_bench.mjs. Prints a table and writes build/bench/train.json
 # (FEDLEAF_BUILD_DIR overrides build/).
 set -euo pipefail

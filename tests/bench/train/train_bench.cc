@@ -17,7 +17,8 @@
 //       by the core's text featurizer, as a workload file
 //
 // Workload file: tensors "offsets" [n + 1] and "ids" [nnz] (I32, CSR), "labels" [n] (I32),
-// optional "weights" [nnz] (F32); metadata "plan" (plan JSON), "num_features", "workload".
+// optional "weights" [nnz] (F32); metadata "plan" (plan JSON), "num_features", "workload" — or,
+// for a multi-input plan (workload d), one set of tensors per input (read_multi_input).
 // Timed: TrainingSession::step() until done (no model decode, no update encode).
 #include <sys/resource.h>
 #include <time.h>
@@ -33,7 +34,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/train/executor.h"
+#include "core/train/input_columns.h"
 #include "core/train/plan.h"
 #include "core/train/seeded_random.h"
 #include "core/train/text_features.h"
@@ -80,17 +84,46 @@ struct Workload {
   std::vector<std::uint8_t> model;
 };
 
+// A multi-input workload file (workload d, wide_deep_workload.mjs): per input
+// "inputs/<name>/offsets" and "inputs/<name>/ids" (I32) or "inputs/<name>/dense" (F32 [n, width]),
+// and metadata "inputs", a JSON list of {"name", "kind", "num_features" | "width"}.
+Dataset read_multi_input(const SafetensorsFile& file, std::vector<std::int32_t> labels) {
+  const nlohmann::json list = nlohmann::json::parse(file.metadata.at("inputs"));
+  std::vector<InputColumns> inputs;
+  for (const nlohmann::json& entry : list) {
+    InputColumns c;
+    c.name = entry.at("name").get<std::string>();
+    const std::string prefix = "inputs/" + c.name + "/";
+    if (entry.at("kind").get<std::string>() == "dense") {
+      c.kind = InputKind::kDense;
+      c.width = entry.at("width").get<std::size_t>();
+      c.dense = tensor_values<float, float>(file.tensors, prefix + "dense");
+    } else {
+      c.kind = InputKind::kSparseIds;
+      c.offsets = tensor_values<std::uint32_t, std::int32_t>(file.tensors, prefix + "offsets");
+      c.ids = tensor_values<std::uint32_t, std::int32_t>(file.tensors, prefix + "ids");
+      c.num_features = entry.at("num_features").get<std::uint32_t>();
+    }
+    inputs.push_back(std::move(c));
+  }
+  return Dataset::from_inputs(std::move(inputs), std::move(labels));
+}
+
 Workload read_workload(const std::string& path) {
   const std::vector<std::uint8_t> bytes = read_file(path);
   const SafetensorsFile file = read_safetensors(bytes);
   const std::string plan = file.metadata.at("plan");
+  std::vector<std::int32_t> labels =
+      tensor_values<std::int32_t, std::int32_t>(file.tensors, "labels");
+  if (file.metadata.count("inputs") != 0) {
+    return Workload{plan, parse_plan(plan), read_multi_input(file, std::move(labels)),
+                    initialize_model(plan, 1)};
+  }
   std::vector<std::uint32_t> offsets =
       tensor_values<std::uint32_t, std::int32_t>(file.tensors, "offsets");
   std::vector<std::uint32_t> ids = tensor_values<std::uint32_t, std::int32_t>(file.tensors, "ids");
   std::vector<float> weights;
   if (file.tensors.count("weights")) weights = tensor_values<float, float>(file.tensors, "weights");
-  std::vector<std::int32_t> labels =
-      tensor_values<std::int32_t, std::int32_t>(file.tensors, "labels");
   const auto num_features =
       static_cast<std::uint32_t>(std::stoul(file.metadata.at("num_features")));
   return Workload{plan, parse_plan(plan),

@@ -4,7 +4,7 @@
 // the sparse logistic regression also a minimal reference loop in plain C++ (train_bench.cc).
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
-//        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c] [--min-seconds 1]
+//        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c,d] [--min-seconds 1]
 //        [--slices 5] [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1]
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
@@ -51,6 +51,9 @@ import { createRequire } from 'node:module';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  generateWideDeep, multiInputData, tfjsGraphModel, wideDeepPlan, writeMultiInputFile,
+} from './wide_deep_workload.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -122,6 +125,15 @@ const WORKLOADS = {
       features: { hash: 'murmur3_32', num_buckets: 262144, binary: true },
     }),
   },
+  d: {
+    name: 'd_wide_deep',
+    describe: 'wide & deep: sparse inputs history (2^20 x 16), query and title sharing one table ' +
+      '(2^18 x 16), context (2^12 x 8), a crossed wide part (2^22 x 1), 8 numeric features, MLP 64-32, ' +
+      'sigmoid, 50k records (Zipf categories, planted model: wide_deep_workload.mjs), batch 32, 1 epoch, adam',
+    plan: wideDeepPlan(),
+    generate: () => generateWideDeep({ seed: 4, examples: 50000 }),
+    multiInput: true,
+  },
 };
 
 // mulberry32: a small deterministic PRNG (same data on every run and machine).
@@ -190,6 +202,7 @@ function readSafetensors(bytes) {
 
 function readWorkload(file) {
   const { tensors, metadata } = readSafetensors(new Uint8Array(readFileSync(file)));
+  if (metadata.inputs) return { plan: metadata.plan, ...multiInputData(tensors, metadata) };
   return {
     plan: metadata.plan,
     numFeatures: Number(metadata.num_features),
@@ -224,6 +237,15 @@ function peakRss() {
   return process.resourceUsage().maxRSS * 1024;
 }
 
+// A multi-input workload's input as the wasm module takes it: ids and offsets as Uint32Array views.
+function asUint32(input) {
+  if (input.dense) return { sparse: false, dense: input.dense, width: input.width };
+  return {
+    sparse: true, offsets: new Uint32Array(input.offsets.buffer), ids: new Uint32Array(input.ids.buffer),
+    weights: new Float32Array(0), numFeatures: input.numFeatures,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Child engines: each prepares once, then serves "run" and "stats" commands (one JSON line
 // each), see serveChild.
@@ -235,8 +257,10 @@ async function fedleafWasmEngine(simd, file, stepsPerCall) {
   const memory = { at_start: wasmMemory() };
   const data = readWorkload(file);
   const plan = JSON.parse(data.plan);
-  const dataset = module.Dataset.fromCsr(new Uint32Array(data.offsets.buffer), new Uint32Array(data.ids.buffer),
-    data.weights, data.labels, data.numFeatures);
+  const dataset = data.inputs
+    ? module.Dataset.fromInputs(data.inputList.map(({ name }) => ({ name, ...asUint32(data.inputs[name]) })), data.labels)
+    : module.Dataset.fromCsr(new Uint32Array(data.offsets.buffer), new Uint32Array(data.ids.buffer),
+      data.weights, data.labels, data.numFeatures);
   memory.after_dataset = wasmMemory();
   // The model is read from the driver's file, as a leaf holds its download: in JS, outside the
   // module's linear memory, which then holds only what training needs (its "wasm memory" column).
@@ -334,70 +358,83 @@ async function tfjsEngine(backendName, file, seconds) {
   const plan = JSON.parse(data.plan);
   // The model file the driver wrote (initialize_model(plan, 1)), as every engine starts from.
   const initial = readSafetensors(new Uint8Array(readFileSync(modelFileOf(file)))).tensors;
-  const [embSpec, denseSpec] = plan.model.layers;
-  const variable = (name) => tf.variable(tf.tensor(initial[name].data, initial[name].shape));
-  const table = variable(`${embSpec.name}/weight`);
-  const outW = denseSpec ? variable(`${denseSpec.name}/weight`) : null;
-  const outB = denseSpec ? variable(`${denseSpec.name}/bias`) : null;
-  const o = plan.train.optimizer;
-  const optimizer = o.type === 'adam'
-    ? tf.train.adam(o.learning_rate, o.beta1 ?? 0.9, o.beta2 ?? 0.999, o.epsilon ?? 1e-7)
-    : tf.train.sgd(o.learning_rate);
-  const sigmoid = plan.model.loss === 'sigmoid_cross_entropy';
-  const classes = denseSpec ? denseSpec.units : 1;
-  const batchSize = plan.train.batch_size;
-  const n = data.labels.length;
+  // A chain workload (a-c): one bag layer and an optional dense output, in TF.js ops.
+  function chainModel() {
+    const [embSpec, denseSpec] = plan.model.layers;
+    const variable = (name) => tf.variable(tf.tensor(initial[name].data, initial[name].shape));
+    const table = variable(`${embSpec.name}/weight`);
+    const outW = denseSpec ? variable(`${denseSpec.name}/weight`) : null;
+    const outB = denseSpec ? variable(`${denseSpec.name}/bias`) : null;
+    const o = plan.train.optimizer;
+    const optimizer = o.type === 'adam'
+      ? tf.train.adam(o.learning_rate, o.beta1 ?? 0.9, o.beta2 ?? 0.999, o.epsilon ?? 1e-7)
+      : tf.train.sgd(o.learning_rate);
+    const sigmoid = plan.model.loss === 'sigmoid_cross_entropy';
+    const classes = denseSpec ? denseSpec.units : 1;
 
-  // One batch as a TF.js user would feed a bag of ids: flat ids, their example (segment) ids
-  // and a per-id factor folding in the weight and the combiner (sum, mean, sqrtn).
-  function batchTensors(start) {
-    const count = Math.min(batchSize, n - start);
-    const begin = data.offsets[start];
-    const end = data.offsets[start + count];
-    const segment = new Int32Array(end - begin);
-    const factor = new Float32Array(end - begin);
-    for (let b = 0; b < count; b++) {
-      const lo = data.offsets[start + b];
-      const hi = data.offsets[start + b + 1];
-      let abs = 0;
-      let sq = 0;
-      for (let j = lo; j < hi; j++) {
-        const w = data.weights.length ? data.weights[j] : 1;
-        abs += Math.abs(w);
-        sq += w * w;
+    // One batch as a TF.js user would feed a bag of ids: flat ids, their example (segment) ids
+    // and a per-id factor folding in the weight and the combiner (sum, mean, sqrtn).
+    function batchTensors(start) {
+      const count = Math.min(batchSize, n - start);
+      const begin = data.offsets[start];
+      const end = data.offsets[start + count];
+      const segment = new Int32Array(end - begin);
+      const factor = new Float32Array(end - begin);
+      for (let b = 0; b < count; b++) {
+        const lo = data.offsets[start + b];
+        const hi = data.offsets[start + b + 1];
+        let abs = 0;
+        let sq = 0;
+        for (let j = lo; j < hi; j++) {
+          const w = data.weights.length ? data.weights[j] : 1;
+          abs += Math.abs(w);
+          sq += w * w;
+        }
+        let c = 1;
+        if (embSpec.combiner === 'mean') c = abs > 0 ? 1 / abs : 0;
+        if (embSpec.combiner === 'sqrtn') c = sq > 0 ? 1 / Math.sqrt(sq) : 0;
+        for (let j = lo; j < hi; j++) {
+          segment[j - begin] = b;
+          factor[j - begin] = (data.weights.length ? data.weights[j] : 1) * c;
+        }
       }
-      let c = 1;
-      if (embSpec.combiner === 'mean') c = abs > 0 ? 1 / abs : 0;
-      if (embSpec.combiner === 'sqrtn') c = sq > 0 ? 1 / Math.sqrt(sq) : 0;
-      for (let j = lo; j < hi; j++) {
-        segment[j - begin] = b;
-        factor[j - begin] = (data.weights.length ? data.weights[j] : 1) * c;
-      }
+      const labels = data.labels.subarray(start, start + count);
+      return {
+        count,
+        ids: tf.tensor1d(data.ids.subarray(begin, end), 'int32'),
+        segment: tf.tensor1d(segment, 'int32'),
+        factor: tf.tensor2d(factor, [end - begin, 1]),
+        labels: sigmoid
+          ? tf.tensor2d(Float32Array.from(labels), [count, 1])
+          : tf.tidy(() => tf.oneHot(tf.tensor1d(labels, 'int32'), classes)),
+      };
     }
-    const labels = data.labels.subarray(start, start + count);
-    return {
-      count,
-      ids: tf.tensor1d(data.ids.subarray(begin, end), 'int32'),
-      segment: tf.tensor1d(segment, 'int32'),
-      factor: tf.tensor2d(factor, [end - begin, 1]),
-      labels: sigmoid
-        ? tf.tensor2d(Float32Array.from(labels), [count, 1])
-        : tf.tidy(() => tf.oneHot(tf.tensor1d(labels, 'int32'), classes)),
-    };
+
+    function trainBatch(start) {
+      const t = batchTensors(start);
+      const loss = optimizer.minimize(() => {
+        const bag = tf.unsortedSegmentSum(tf.gather(table, t.ids).mul(t.factor), t.segment, t.count);
+        const logits = outW ? bag.matMul(outW).add(outB) : bag;
+        return sigmoid
+          ? tf.losses.sigmoidCrossEntropy(t.labels, logits)
+          : tf.losses.softmaxCrossEntropy(t.labels, logits);
+      }, true);
+      const value = loss.dataSync()[0];
+      tf.dispose([loss, t.ids, t.segment, t.factor, t.labels]);
+      return { count: t.count, loss: value };
+    }
+
+    return trainBatch;
   }
 
-  function trainBatch(start) {
-    const t = batchTensors(start);
-    const loss = optimizer.minimize(() => {
-      const bag = tf.unsortedSegmentSum(tf.gather(table, t.ids).mul(t.factor), t.segment, t.count);
-      const logits = outW ? bag.matMul(outW).add(outB) : bag;
-      return sigmoid
-        ? tf.losses.sigmoidCrossEntropy(t.labels, logits)
-        : tf.losses.softmaxCrossEntropy(t.labels, logits);
-    }, true);
-    const value = loss.dataSync()[0];
-    tf.dispose([loss, t.ids, t.segment, t.factor, t.labels]);
-    return { count: t.count, loss: value };
+  const batchSize = plan.train.batch_size;
+  const n = data.labels.length;
+  let trainBatch;
+  if (data.inputs) {
+    const graph = tfjsGraphModel(tf, plan, initial);
+    trainBatch = (start) => graph.trainBatch(data.inputs, data.labels, start, Math.min(batchSize, n - start));
+  } else {
+    trainBatch = chainModel();
   }
 
   let next = 0;
@@ -453,7 +490,7 @@ async function serveChild(engineName, options) {
 
 function parseArgs(argv) {
   const options = {
-    rounds: 11, warmup: 1, warmupSeconds: 0.5, workloads: 'a,b,c', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8,
+    rounds: 11, warmup: 1, warmupSeconds: 0.5, workloads: 'a,b,c,d', tfjsRounds: 3, tfjsSeconds: 1, stepsPerCall: 8,
     minSeconds: 1, slices: 5,
   };
   for (let i = 0; i < argv.length; i += 2) {
@@ -510,24 +547,80 @@ function modelFileOf(file) {
   return file.replace(/\.safetensors$/, '.model.safetensors');
 }
 
-// Bytes a leaf must hold to train: the embedding rows its data touch and every dense parameter,
-// the optimizer's state for them (momentum 1, Adam 2 values per parameter) and the data (CSR).
+// A workload's inputs by plan input name: {offsets, ids} or {dense, width} (a chain workload's
+// one CSR input under the plan's only input name).
+function inputsOf(plan, data) {
+  if (data.inputs) return data.inputs;
+  return { [Object.keys(plan.model.inputs)[0]]: { offsets: data.offsets, ids: data.ids, numFeatures: data.numFeatures } };
+}
+
+// The graph's layers with their tables and widths: each embedding_bag's owning table layer,
+// each layer's input width (dense layers' fan-in) and output width.
+function layerShapes(plan) {
+  const width = {};
+  for (const [name, spec] of Object.entries(plan.model.inputs)) width[name] = spec.dim ?? 0;
+  const byName = {};
+  let last = null;
+  return plan.model.layers.map((l, i) => {
+    const reads = l.inputs ?? [l.input ?? (i === 0 ? Object.keys(plan.model.inputs)[0] : last)];
+    const owner = l.type === 'embedding_bag' ? (l.table ? byName[l.table] : l) : null;
+    const inWidth = width[reads[0]];
+    let out = inWidth;
+    if (owner) out = owner.dim;
+    else if (l.type === 'concatenate') out = reads.reduce((sum, r) => sum + width[r], 0);
+    else if (l.type === 'dense') out = l.units;
+    const name = l.name ?? `#${i}`;
+    byName[name] = l;
+    width[name] = out;
+    last = name;
+    return { layer: l, owner, reads, inWidth, out };
+  });
+}
+
+// Every parameter of the model (whole tables).
+function parameterCount(plan) {
+  return layerShapes(plan).reduce((sum, { layer, owner, inWidth }) => {
+    if (owner === layer) return sum + layer.vocab * layer.dim;
+    if (layer.type === 'dense') return sum + (inWidth + (layer.use_bias === false ? 0 : 1)) * layer.units;
+    return sum;
+  }, 0);
+}
+
+// Bytes a leaf must hold to train: the embedding rows its data touch (per table, the union over
+// the inputs that share it) and every dense parameter, the optimizer's state for them (momentum
+// 1, Adam 2 values per parameter) and the data.
 function trainedBytes(plan, data, dataBytes) {
-  const distinct = new Set(data.ids).size;
+  const inputs = inputsOf(plan, data);
+  const touched = new Map();
   let parameters = 0;
-  let inputWidth = 0;
-  for (const l of plan.model.layers) {
-    if (l.type === 'embedding_bag') {
-      parameters += distinct * l.dim;
-      inputWidth = l.dim;
-    } else {
-      parameters += (inputWidth + 1) * l.units;
-      inputWidth = l.units;
+  for (const { layer, owner, reads, inWidth } of layerShapes(plan)) {
+    if (owner) {
+      if (!touched.has(owner)) touched.set(owner, new Set());
+      for (const id of inputs[reads[0]].ids) touched.get(owner).add(id);
+    } else if (layer.type === 'dense') {
+      parameters += (inWidth + (layer.use_bias === false ? 0 : 1)) * layer.units;
     }
+  }
+  let distinct = 0;
+  for (const [owner, ids] of touched) {
+    distinct += ids.size;
+    parameters += ids.size * owner.dim;
   }
   const slots = { sgd: 0, momentum: 1, adam: 2 }[plan.train.optimizer.type ?? 'sgd'];
   return { distinct_ids: distinct, trained_parameters: parameters, optimizer_values: slots * parameters,
     trained_bytes: 4 * (parameters + slots * parameters) + dataBytes };
+}
+
+// The data's bytes (4 per id, offset, weight, value and label) and its bytes densified (every
+// sparse input as a row of its id range, every dense input as is, per example).
+function dataSizes(plan, data) {
+  let bytes = 4 * (data.labels.length + (data.weights?.length ?? 0));
+  let densifiedWidth = 0;
+  for (const input of Object.values(inputsOf(plan, data))) {
+    bytes += 4 * (input.dense ? input.dense.length : input.offsets.length + input.ids.length);
+    densifiedWidth += input.dense ? input.width : input.numFeatures;
+  }
+  return { dataBytes: bytes, densifiedBytes: 4 * data.labels.length * densifiedWidth };
 }
 
 function csrFile(executor, dir, workload, data) {
@@ -649,6 +742,9 @@ async function main(options) {
     if (key === 'c') {
       file = path.join(workDir, `${workload.name}.safetensors`);
       runChild(options.native, ['featurize', options.fixture, JSON.stringify(workload.plan), file]);
+    } else if (workload.multiInput) {
+      file = path.join(workDir, `${workload.name}.safetensors`);
+      writeMultiInputFile(executor, file, workload.plan, workload.generate(), workload.name, writeFileSync);
     } else {
       file = csrFile(executor, workDir, workload, workload.generate());
     }
@@ -656,14 +752,12 @@ async function main(options) {
     const data = readWorkload(file);
     const examples = data.labels.length;
     const plan = workload.plan;
-    const parameters = plan.model.layers.reduce((sum, l) => {
-      if (l.type === 'embedding_bag') return sum + l.vocab * l.dim;
-      return sum;
-    }, 0) + (plan.model.layers[1] ? (plan.model.layers[0].dim + 1) * plan.model.layers[1].units : 0);
-    const dataBytes = 4 * (data.offsets.length + data.ids.length + data.labels.length + data.weights.length);
-    const densified = 4 * (examples * data.numFeatures + parameters);
+    const parameters = parameterCount(plan);
+    const { dataBytes, densifiedBytes } = dataSizes(plan, data);
+    const densified = densifiedBytes + 4 * parameters;
     const trained = trainedBytes(plan, data, dataBytes);
-    console.error(`workload ${workload.name}: ${examples} examples, ${data.ids.length} ids — ${workload.describe}`);
+    const ids = Object.values(inputsOf(plan, data)).reduce((sum, i) => sum + (i.ids?.length ?? 0), 0);
+    console.error(`workload ${workload.name}: ${examples} examples, ${ids} ids — ${workload.describe}`);
 
     const node = (name, extra) => () => new Engine(name, process.execPath, [self, '--child', name, '--file', file, ...extra]);
     const start = { native: () => new Engine('native', options.native, ['serve', 'native', file]) };
