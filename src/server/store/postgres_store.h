@@ -17,6 +17,10 @@
 // does not (it survives a killed server process — PostgreSQL holds it — and a PostgreSQL crash
 // once a later sync() returned). sync() commits a transaction that takes an xid with
 // synchronous_commit on over another connection: its WAL flush covers every earlier commit.
+//
+// Round trips: transaction control (BEGIN, SAVEPOINT, RELEASE) is queued and sent in one libpq
+// pipeline with the next statement; statements are prepared once per connection; a sync is one
+// statement. src/server/README.md "PostgreSQL statements" counts them per claim and upload.
 // Thread-safety as Store: one thread at a time, sync() from any thread.
 //
 // Schema version and migrations as SqliteStore's (postgres_schema.h); a start whose version is
@@ -106,8 +110,11 @@ class PostgresStore : public Store {
     pg_conn* conn = nullptr;
     std::map<const char*, std::string> prepared;  // sql -> statement name
   };
-  // Runs a statement on the main connection (the caller's transaction) with its parameters.
+  // Runs a statement on the main connection (the caller's transaction) with its parameters,
+  // after the transaction control queued in pending_ (one round trip for all).
   Rows run(const char* sql, const Params& params);
+  // The statement's name on the connection, prepared on first use.
+  static const std::string& prepared_name(Connection& connection, const char* sql);
   static Rows run_on(Connection& connection, const char* sql, const Params& params);
   // Runs `body` in a transaction of its own on the side connection, committed before it returns
   // (whatever the caller's transaction does later): what must not keep the round row locked
@@ -131,6 +138,13 @@ class PostgresStore : public Store {
   bool leasable_rows(const std::string& population_id, int round, double now, bool leased_before);
   // The counters of the shard row `sql` selects (and locks) with `key`.
   std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
+
+  // Transaction control not sent yet (begin, begin_nested, commit_nested): sent ahead of the
+  // next statement on the main connection, or dropped when nothing runs before commit/rollback.
+  static constexpr const char* kBegin = "BEGIN";
+  static constexpr const char* kSavepoint = "SAVEPOINT step";
+  static constexpr const char* kRelease = "RELEASE SAVEPOINT step";
+  std::vector<const char*> pending_;
 
   Connection main_;
   Connection side_;

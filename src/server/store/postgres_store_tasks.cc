@@ -16,9 +16,8 @@ namespace fedleaf::server {
 
 template <class Body>
 void PostgresStore::side_transaction(Body&& body) {
-  pg_exec(side_.conn, "BEGIN");
+  pg_exec(side_.conn, "BEGIN");  // synchronous_commit is off for the session
   try {
-    pg_exec(side_.conn, "SET LOCAL synchronous_commit = off");
     body();
     pg_exec(side_.conn, "COMMIT");
   } catch (...) {
