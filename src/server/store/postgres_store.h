@@ -126,8 +126,8 @@ class PostgresStore : public Store {
   void insert_round(const RoundRecord& round);
   std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
                                        int number);
-  // The task claim_task leases without creating one: never leased, or its lease expired.
-  std::optional<std::int64_t> leasable_task(const ClaimRequest& request);
+  // Leases a task without creating one (never leased, or its lease expired), in one statement.
+  std::optional<ClaimedTask> lease_task(const ClaimRequest& request);
   // Side transactions: creates a chunk of tasks when the round has created fewer than the
   // limit; creates this connection's (empty) shard row of a round. Both under the round row's
   // lock, and only while the round is open (train) or exists (evaluate). False when not.

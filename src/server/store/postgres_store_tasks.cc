@@ -28,17 +28,28 @@ void PostgresStore::side_transaction(Body&& body) {
 
 // ---- tasks and leases
 
-std::optional<std::int64_t> PostgresStore::leasable_task(const ClaimRequest& r) {
-  // A task another server is leasing right now is skipped, not waited for. Tasks created but
-  // never leased (lease_expires_at 0) come first.
-  Rows rows =
-      run("SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = t.population_id AND "
-          "r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND t.kind = $3 AND "
-          "t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
-          "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
-          Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).real(r.now));
+std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
+  // One statement: pick the task, insert its lease, point the task at it. A task another server
+  // is leasing right now is skipped, not waited for. Tasks created but never leased
+  // (lease_expires_at 0) come first.
+  Rows rows = run(
+      "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = "
+      "t.population_id AND r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND "
+      "t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
+      "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
+      "lease AS (INSERT INTO leases (task_id, token_hash, expires_at) SELECT id, $5, $6 FROM "
+      "picked RETURNING id, task_id) "
+      "UPDATE tasks SET lease_id = lease.id, lease_expires_at = $6 FROM lease WHERE tasks.id = "
+      "lease.task_id RETURNING tasks.id, lease.id",
+      Params()
+          .text(r.population_id)
+          .integer(r.round)
+          .text(to_string(r.kind))
+          .real(r.now)
+          .text(r.lease_token_hash)
+          .real(r.lease_expires_at));
   if (rows.size() == 0) return std::nullopt;
-  return rows.int64(0, 0);
+  return ClaimedTask{rows.int64(0, 0), rows.int64(0, 1)};
 }
 
 bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
@@ -80,19 +91,12 @@ bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
 }
 
 std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
-  std::optional<std::int64_t> task_id = leasable_task(r);
+  std::optional<ClaimedTask> claimed = lease_task(r);
   // A chunk of tasks at once, committed at once on the side connection (never leased, they are
   // any server's to lease; a claim that rolls back leaves them): one wait for the round row per
   // chunk, and no round row locked until this server's batch commits.
-  if (!task_id && create_task_chunk(r)) task_id = leasable_task(r);
-  if (!task_id) return std::nullopt;
-  Rows lease =
-      run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES ($1, $2, $3) RETURNING id",
-          Params().integer(*task_id).text(r.lease_token_hash).real(r.lease_expires_at));
-  const std::int64_t lease_id = lease.int64(0, 0);
-  run("UPDATE tasks SET lease_id = $1, lease_expires_at = $2 WHERE id = $3",
-      Params().integer(lease_id).real(r.lease_expires_at).integer(*task_id));
-  return ClaimedTask{*task_id, lease_id};
+  if (!claimed && create_task_chunk(r)) claimed = lease_task(r);
+  return claimed;
 }
 
 // The task row is locked by the UPDATE until the batch commits, like a claim's.
