@@ -136,6 +136,14 @@ class PostgresStore : public Store {
   // Whether a task of the round is leased with an expiry at or before `now` (never leased
   // tasks have expiry 0); only those leased before when `leased_before`.
   bool leasable_rows(const std::string& population_id, int round, double now, bool leased_before);
+  // Counts an accepted report in this store's shard row of its round and returns the round
+  // with it (every shard summed); nullopt for a train report when the round is closed.
+  // count_train_report is the one-statement path of a train report whose shard row exists and
+  // whose round is open; nullopt otherwise (count_report then tells the cases apart).
+  std::optional<RoundRecord> count_report(const std::string& population_id, int number,
+                                          TaskKind kind, const RoundDelta& delta);
+  std::optional<RoundRecord> count_train_report(const std::string& population_id, int number,
+                                                const RoundDelta& delta);
   // The counters of the shard row `sql` selects (and locks) with `key`.
   std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
 

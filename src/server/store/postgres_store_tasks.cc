@@ -122,20 +122,38 @@ std::optional<RoundRecord> PostgresStore::shard_of(const char* sql, const Params
   return read_shard(rows, 0, 0);
 }
 
-AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
-  static const std::string task_sql =
-      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
-  AcceptOutcome out;
-  {
-    Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
-    if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
-    out.task = read_task(rows, 0);
-  }
-  out.status = classify_upload(out.task, r);
-  if (out.status != AcceptStatus::kAccepted) return out;
-  const std::string& population_id = out.task.population_id;
-  const int number = out.task.round;
-  const bool train = out.task.kind == TaskKind::kTrain;
+std::optional<RoundRecord> PostgresStore::count_train_report(const std::string& population_id,
+                                                             int number, const RoundDelta& d) {
+  // One statement: this store's shard row of an open round gains the report (its lock taken as
+  // in count_report), and the round with every shard is read from the statement's snapshot —
+  // before the increment, as count_report reads it, so the sums are added in the same order.
+  // A closer that held the shard row deleted it when it closed the round: then nothing is
+  // updated, as when the row does not exist yet or the round is closed.
+  static const std::string sql =
+      "WITH mine AS (UPDATE round_shards s SET reports = s.reports + 1, examples = s.examples + "
+      "$4, loss_sum = s.loss_sum + $5, accuracy_sum = s.accuracy_sum + $6, accuracy_examples = "
+      "s.accuracy_examples + $7, upload_bytes = s.upload_bytes + $8 FROM rounds o WHERE "
+      "s.population_id = $1 AND s.round = $2 AND s.shard = $3 AND o.population_id = $1 AND "
+      "o.number = $2 AND o.status = 'open' RETURNING 1) " +
+      rounds_with_shards("r.population_id = $1 AND r.number = $2 AND EXISTS (SELECT 1 FROM mine)");
+  std::vector<RoundRecord> rounds =
+      read_rounds_with_shards(run(sql.c_str(), Params()
+                                                   .text(population_id)
+                                                   .integer(number)
+                                                   .integer(shard_)
+                                                   .real(d.examples)
+                                                   .real(d.loss_sum)
+                                                   .real(d.accuracy_sum)
+                                                   .real(d.accuracy_examples)
+                                                   .integer(d.upload_bytes)));
+  if (rounds.empty()) return std::nullopt;
+  apply_delta(rounds.front(), TaskKind::kTrain, d);
+  return std::move(rounds.front());
+}
+
+std::optional<RoundRecord> PostgresStore::count_report(const std::string& population_id, int number,
+                                                       TaskKind kind, const RoundDelta& delta) {
+  const bool train = kind == TaskKind::kTrain;
   // This store's shard row, locked before the round is read: a closer (lock_open_round) locks
   // every shard row, so it waits for this report, or this report sees the round closed. The
   // first report of the round here creates the row first (committed at once, under the round
@@ -147,22 +165,16 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   const Params shard_key = Params().text(population_id).integer(number).integer(shard_);
   std::optional<RoundRecord> locked_shard = shard_of(shard_sql, shard_key);
   if (!locked_shard) {
-    if (!create_shard(population_id, number, train)) {
-      out.status = AcceptStatus::kRoundClosed;
-      return out;
-    }
+    if (!create_shard(population_id, number, train)) return std::nullopt;
     locked_shard = shard_of(shard_sql, shard_key);
     if (!locked_shard) throw Error("postgres store: the shard row just created is missing");
   }
   RoundRecord shard = std::move(*locked_shard);
   std::optional<RoundRecord> round = find_round(population_id, number);
-  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
-  if (train && round->status != RoundStatus::kOpen) {
-    out.status = AcceptStatus::kRoundClosed;
-    return out;
-  }
-  apply_delta(shard, out.task.kind, r.delta);
-  apply_delta(*round, out.task.kind, r.delta);
+  if (!round) throw NotFound("round " + std::to_string(number) + " is missing");
+  if (train && round->status != RoundStatus::kOpen) return std::nullopt;
+  apply_delta(shard, kind, delta);
+  apply_delta(*round, kind, delta);
   run("UPDATE round_shards SET reports = $4, examples = $5, loss_sum = $6, accuracy_sum = $7, "
       "accuracy_examples = $8, upload_bytes = $9, eval_reports = $10, eval_examples = $11, "
       "eval_sums_json = $12 WHERE population_id = $1 AND round = $2 AND shard = $3",
@@ -179,23 +191,57 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
           .integer(shard.eval_reports)
           .real(shard.eval_examples)
           .text(shard.eval_sums_json));
-  if (train) {
-    Rows inserted =
-        run("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES ($1, $2, "
-            "nextval('result_seq'), $3, $4) RETURNING seq",
-            Params().text(population_id).integer(number).integer(r.task_id).blob(r.train_bytes));
-    out.seq = inserted.int64(0, 0);
+  return round;
+}
+
+AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
+  static const std::string task_sql =
+      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
+  AcceptOutcome out;
+  {
+    Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
+    if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
+    out.task = read_task(rows, 0);
+  }
+  out.status = classify_upload(out.task, r);
+  if (out.status != AcceptStatus::kAccepted) return out;
+  const std::string& population_id = out.task.population_id;
+  const int number = out.task.round;
+  const bool train = out.task.kind == TaskKind::kTrain;
+  // A train report to this store's shard row of an open round (every report of a round here
+  // but the first) takes one statement; the rest (the row missing, the round closed, evaluate
+  // reports with their metric sums) the general path, which tells them apart.
+  std::optional<RoundRecord> round;
+  if (train) round = count_train_report(population_id, number, r.delta);
+  if (!round) round = count_report(population_id, number, out.task.kind, r.delta);
+  if (!round) {  // a train report to a closed round
+    out.status = AcceptStatus::kRoundClosed;
+    return out;
   }
   complete_task(out.task, r, round->reports);
-  run("UPDATE tasks SET state = $1, completed_lease_id = $2, result_sha256 = $3, "
-      "result_status = $4, result_body = $5 WHERE id = $6",
-      Params()
-          .text(to_string(out.task.state))
-          .integer(out.task.completed_lease_id)
-          .text(out.task.result_sha256)
-          .integer(out.task.result_status)
-          .text(out.task.result_body)
-          .integer(out.task.id));
+  Params done = Params()
+                    .integer(out.task.id)
+                    .text(to_string(out.task.state))
+                    .integer(out.task.completed_lease_id)
+                    .text(out.task.result_sha256)
+                    .integer(out.task.result_status)
+                    .text(out.task.result_body);
+  if (train) {
+    // The result and the task's completion in one statement; seq from result_seq.
+    Rows inserted = run(
+        "WITH result AS (INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES "
+        "($7, $8, nextval('result_seq'), $1, $9) RETURNING seq) UPDATE tasks SET state = $2, "
+        "completed_lease_id = $3, result_sha256 = $4, result_status = $5, result_body = $6 "
+        "FROM result WHERE id = $1 RETURNING result.seq",
+        done.text(population_id).integer(number).blob(r.train_bytes));
+    if (inserted.size() == 0)
+      throw Error("postgres store: task " + std::to_string(r.task_id) + " vanished");
+    out.seq = inserted.int64(0, 0);
+  } else {
+    run("UPDATE tasks SET state = $2, completed_lease_id = $3, result_sha256 = $4, "
+        "result_status = $5, result_body = $6 WHERE id = $1",
+        done);
+  }
   out.round = std::move(*round);
   return out;
 }
