@@ -42,7 +42,6 @@ PostgresStore::~PostgresStore() {
   PQfinish(main_.conn);
 }
 
-
 const std::string& PostgresStore::prepared_name(Connection& c, const char* sql) {
   auto it = c.prepared.find(sql);
   if (it == c.prepared.end()) {
@@ -179,6 +178,17 @@ std::optional<RoundRecord> PostgresStore::find_round(const std::string& populati
 std::vector<RoundRecord> PostgresStore::list_rounds(const std::string& population_id) {
   static const std::string sql = rounds_with_shards("r.population_id = $1");
   return read_rounds_with_shards(run(sql.c_str(), Params().text(population_id)));
+}
+
+std::optional<PopulationProgress> PostgresStore::find_progress(const std::string& population_id,
+                                                               int number) {
+  static const std::string sql = progress_with_shards();
+  Rows rows = run(sql.c_str(), Params().text(population_id).integer(number));
+  if (rows.size() == 0) return std::nullopt;
+  const int first = static_cast<int>(kRoundsTable.columns.size()) + kShardCounterColumns;
+  PopulationProgress out{parse_run_state(rows.text(0, first)), rows.int32(0, first + 1), {}};
+  if (!rows.is_null(0, 0)) out.round = std::move(read_rounds_with_shards(rows).front());
+  return out;
 }
 
 std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& population_id,

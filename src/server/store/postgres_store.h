@@ -90,6 +90,9 @@ class PostgresStore : public Store {
   std::optional<ModelRecord> find_model(const std::string& population_id, int round) override;
   std::optional<TaskRecord> find_task(std::int64_t id) override;
   std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
+  std::optional<TaskWithLeases> find_task_with_leases(std::int64_t id) override;
+  std::optional<PopulationProgress> find_progress(const std::string& population_id,
+                                                  int number) override;
   bool has_expired_lease(const std::string& population_id, int round, double now) override;
   bool has_leasable_task(const std::string& population_id, int round, double now) override;
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,

@@ -318,6 +318,20 @@ std::vector<LeaseRecord> PostgresStore::list_leases(std::int64_t task_id) {
   return out;
 }
 
+std::optional<TaskWithLeases> PostgresStore::find_task_with_leases(std::int64_t id) {
+  static const std::string sql = task_with_leases();
+  Rows rows = run(sql.c_str(), Params().integer(id));
+  if (rows.size() == 0) return std::nullopt;
+  TaskWithLeases out{read_task(rows, 0), {}};
+  const int first = static_cast<int>(kTasksTable.columns.size());
+  for (int i = 0; i < rows.size(); ++i) {
+    if (rows.is_null(i, first)) continue;
+    out.leases.push_back({rows.int64(i, first), rows.int64(i, first + 1), rows.text(i, first + 2),
+                          rows.real(i, first + 3)});
+  }
+  return out;
+}
+
 // ---- rejections
 
 bool PostgresStore::add_rejection(const RefusedUpload& upload) {
