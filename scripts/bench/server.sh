@@ -5,6 +5,8 @@
 # Prints a table and writes build/bench/server.json: {"results": [per C], "ratios":
 # {"cycles_per_s": at C = 500, "p99_ms": {C: p99}, "cycles_per_s_vs_target_3000": ...},
 # "think_time_variant": {a labelled extra run with think time, see below}}.
+# The leaves long-poll as runLeaf's do: each claim waits up to FEDLEAF_BENCH_WAIT_S (default 20;
+# 0: leaves that poll every 5 ms instead) for a task.
 # Server binary and load generator come from FEDLEAF_BUILD_DIR (default build).
 #
 # scripts/bench.sh server --store postgres --servers N: the same closed loop at C = 500 (or
@@ -127,7 +129,7 @@ run() {
     python3 -c 'import json, sys; print(json.load(sys.stdin)["client_token"])')"
   result="$("$load" --port "$port" --population bench --token "$token" --version "$version" \
     --concurrency "$c" --duration-s "$seconds" --max-cycles "$max_cycles" --vocab 20000 --dim 8 \
-    --think-ms "$think_ms")"
+    --think-ms "$think_ms" --wait-s "${FEDLEAF_BENCH_WAIT_S:-20}")"
   rss_kb=0
   for p in "${pids[@]}"; do
     local r

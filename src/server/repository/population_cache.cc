@@ -99,17 +99,18 @@ const std::string* PopulationCache::quarantine_reason(const std::string& populat
 }
 
 void PopulationCache::refresh(PopulationState& st) {
-  std::optional<PopulationRecord> record = store_.find_population(st.record.id);
-  if (!record) throw NotFound("population '" + st.record.id + "' does not exist");
-  if (record->current_round == st.record.current_round && record->state == st.record.state) {
-    std::optional<RoundRecord> round = store_.find_round(st.record.id, st.round.number);
-    if (!round) throw Error("round " + std::to_string(st.round.number) + " is missing");
-    st.round = *round;
+  // One read (one statement on PostgreSQL) on every request: whether the population moved on,
+  // and our round's counters.
+  std::optional<PopulationProgress> progress = store_.find_progress(st.record.id, st.round.number);
+  if (!progress) throw NotFound("population '" + st.record.id + "' does not exist");
+  if (progress->current_round == st.record.current_round && progress->state == st.record.state) {
+    if (!progress->round) throw Error("round " + std::to_string(st.round.number) + " is missing");
+    st.round = std::move(*progress->round);
     return;
   }
   // Another server closed the round: its model and aggregate replace ours, and the claims
   // parked here learn of the new round (the tick re-checks every --tick-interval-s).
-  st = std::move(*load_population_state_consistently(store_, *record));
+  reload(st);
   waiters_.notify(st.record.id);
 }
 

@@ -86,10 +86,11 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
 void TaskClaims::release_lease(std::int64_t task_id, const std::string& lease_token) {
   const std::string presented_hash = hash_token(lease_token);
   std::lock_guard lock(parts_.mutex);
-  std::optional<TaskRecord> task = parts_.store.find_task(task_id);
-  if (!task || task->state != TaskState::kLeased) return;
+  std::optional<TaskWithLeases> found = parts_.store.find_task_with_leases(task_id);
+  if (!found || found->task.state != TaskState::kLeased) return;
+  const TaskRecord* task = &found->task;
   std::int64_t lease_id = 0;
-  for (const LeaseRecord& lease : parts_.store.list_leases(task_id)) {
+  for (const LeaseRecord& lease : found->leases) {
     if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
   }
   const double now = parts_.clock.now();

@@ -37,13 +37,14 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
   const std::string presented_hash = hash_token(lease_token);
   const std::string sha = sha256_hex(body);
   std::lock_guard lock(parts_.mutex);
-  std::optional<TaskRecord> task = parts_.store.find_task(task_id);
-  if (!task) throw NotFound("task " + std::to_string(task_id) + " does not exist");
+  std::optional<TaskWithLeases> found = parts_.store.find_task_with_leases(task_id);
+  if (!found) throw NotFound("task " + std::to_string(task_id) + " does not exist");
+  const TaskRecord* task = &found->task;
   const std::string population_id = task->population_id;
   PopulationState& st = parts_.populations.state_of(population_id);
 
   std::int64_t lease_id = 0;  // every lease is compared, so timing does not reveal which matched
-  for (const LeaseRecord& lease : parts_.store.list_leases(task_id)) {
+  for (const LeaseRecord& lease : found->leases) {
     if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
   }
   if (lease_id == 0) {

@@ -83,16 +83,41 @@ std::vector<RoundRecord> read_rounds_with_shards(const PgRows& rows) {
   return out;
 }
 
-std::string rounds_with_shards(const char* where) {
-  std::string round_columns;
-  for (const Column& column : kRoundsTable.columns) {
-    round_columns += std::string("r.") + column.name + ", ";
+std::string qualified_columns(const Table& table, const char* alias) {
+  std::string out;
+  for (const Column& column : table.columns) {
+    if (!out.empty()) out += ", ";
+    out += std::string(alias) + "." + column.name;
   }
-  return "SELECT " + round_columns +
-         "s.reports, s.examples, s.loss_sum, s.accuracy_sum, s.accuracy_examples, "
-         "s.upload_bytes, s.eval_reports, s.eval_examples, s.eval_sums_json FROM rounds r LEFT "
-         "JOIN round_shards s ON s.population_id = r.population_id AND s.round = r.number WHERE " +
+  return out;
+}
+
+namespace {
+
+const char* const kShardColumns =
+    "s.reports, s.examples, s.loss_sum, s.accuracy_sum, s.accuracy_examples, s.upload_bytes, "
+    "s.eval_reports, s.eval_examples, s.eval_sums_json";
+
+}  // namespace
+
+std::string rounds_with_shards(const char* where) {
+  return "SELECT " + qualified_columns(kRoundsTable, "r") + ", " + kShardColumns +
+         " FROM rounds r LEFT JOIN round_shards s ON s.population_id = r.population_id AND "
+         "s.round = r.number WHERE " +
          where + " ORDER BY r.number, s.shard";
+}
+
+std::string progress_with_shards() {
+  return "SELECT " + qualified_columns(kRoundsTable, "r") + ", " + kShardColumns +
+         ", p.state, p.current_round FROM populations p LEFT JOIN rounds r ON r.population_id = "
+         "p.id AND r.number = $2 LEFT JOIN round_shards s ON s.population_id = r.population_id "
+         "AND s.round = r.number WHERE p.id = $1 ORDER BY s.shard";
+}
+
+std::string task_with_leases() {
+  return "SELECT " + qualified_columns(kTasksTable, "t") +
+         ", l.id, l.task_id, l.token_hash, l.expires_at FROM tasks t LEFT JOIN leases l ON "
+         "l.task_id = $1 WHERE t.id = $1 ORDER BY l.id";
 }
 
 }  // namespace fedleaf::server

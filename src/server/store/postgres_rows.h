@@ -23,12 +23,24 @@ PopulationRecord read_population(const PgRows& s, int i);
 RoundRecord read_round(const PgRows& s, int i);
 TaskRecord read_task(const PgRows& s, int i);
 std::string select_from(const std::string& columns, const char* rest);
-// A round shard's counters from column `first` on (reports .. eval_sums_json).
+// A round shard's counters from column `first` on (reports .. eval_sums_json: this many).
+constexpr int kShardCounterColumns = 9;
 RoundRecord read_shard(const PgRows& s, int i, int first);
 // Rows of `rounds r LEFT JOIN round_shards s` (the round's columns, then its shard's counters,
 // null without shards), ordered by round: each round with its shards added.
 std::vector<RoundRecord> read_rounds_with_shards(const PgRows& rows);
 // The rounds matching `where` (on r), each row with one of its shards (null without).
 std::string rounds_with_shards(const char* where);
+// The table's columns, each prefixed with `alias` and a dot (for a join).
+std::string qualified_columns(const Table& table, const char* alias);
+// PostgresStore::find_progress's statement ($1 the population, $2 the round): the rows of
+// rounds_with_shards for that round (null when it does not exist), each followed by the
+// population's state and current_round; no row when the population does not exist.
+std::string progress_with_shards();
+// PostgresStore::find_task_with_leases's statement ($1 the task): the task's columns, then one
+// lease's id, task_id, token_hash, expires_at (null without leases), ordered by lease id. Both
+// tables are restricted by $1 itself, not joined on a column: a plan cached while the tables
+// were small would otherwise scan every lease.
+std::string task_with_leases();
 
 }  // namespace fedleaf::server

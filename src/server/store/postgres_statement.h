@@ -103,6 +103,21 @@ class PgParams {
   std::vector<int> formats_;
 };
 
+// The statement a pipeline ends with: prepared `name` with `params`, or (name null) `sql`
+// without parameters.
+struct PgLast {
+  const char* name = nullptr;
+  const PgParams* params = nullptr;
+  const char* sql = nullptr;
+};
+
+// Sends `before` (statements without parameters whose rows are not read: transaction control)
+// and then `last` in one round trip (libpq pipeline mode) and returns the result of `last`.
+// Every result is read before anything throws, so the connection is left ready; the first
+// failure throws as PgResult does (`what` names `last`).
+PgResult pg_pipeline(pg_conn* conn, const std::vector<const char*>& before, const PgLast& last,
+                     const std::string& what);
+
 // The rows of a statement, read as text (bytea unescaped).
 class PgRows {
  public:

@@ -20,10 +20,15 @@ PostgresStore::PostgresStore(const std::string& url, const PostgresSchemaSetup& 
   try {
     exec("SET client_min_messages = warning");
     set_up_postgres_schema(main_.conn, setup);
+    // Every transaction of the main and side connections is kNormal unless begin() says kFull:
+    // set once per session, not per transaction (a round trip each).
+    exec("SET synchronous_commit = off");
     shard_ = run("SELECT pg_backend_pid()", Params()).int32(0, 0);
     side_.conn = pg_connect(url);
     pg_exec(side_.conn, kSideLockTimeout);
+    pg_exec(side_.conn, "SET synchronous_commit = off");
     sync_conn_ = pg_connect(url);
+    pg_exec(sync_conn_, "SET synchronous_commit = on");
   } catch (...) {
     PQfinish(side_.conn);
     PQfinish(main_.conn);
@@ -37,9 +42,7 @@ PostgresStore::~PostgresStore() {
   PQfinish(main_.conn);
 }
 
-void PostgresStore::exec(const char* sql) { pg_exec(main_.conn, sql); }
-
-PostgresStore::Rows PostgresStore::run_on(Connection& c, const char* sql, const Params& params) {
+const std::string& PostgresStore::prepared_name(Connection& c, const char* sql) {
   auto it = c.prepared.find(sql);
   if (it == c.prepared.end()) {
     const std::string name = "s" + std::to_string(c.prepared.size());
@@ -47,43 +50,72 @@ PostgresStore::Rows PostgresStore::run_on(Connection& c, const char* sql, const 
                             std::string("prepare ") + sql);
     it = c.prepared.emplace(sql, name).first;
   }
+  return it->second;
+}
+
+PostgresStore::Rows PostgresStore::run_on(Connection& c, const char* sql, const Params& params) {
+  const std::string& name = prepared_name(c, sql);
   const auto values = params.pointers();
   const auto lengths = params.lengths();
-  return Rows(PgResult(PQexecPrepared(c.conn, it->second.c_str(), params.size(), values.data(),
+  return Rows(PgResult(PQexecPrepared(c.conn, name.c_str(), params.size(), values.data(),
                                       lengths.data(), params.formats().data(), 0),
                        sql));
 }
 
 PostgresStore::Rows PostgresStore::run(const char* sql, const Params& params) {
-  return run_on(main_, sql, params);
+  if (pending_.empty()) return run_on(main_, sql, params);
+  const std::string& name = prepared_name(main_, sql);
+  const std::vector<const char*> before = std::exchange(pending_, {});
+  return Rows(pg_pipeline(main_.conn, before, {name.c_str(), &params, nullptr}, sql));
 }
 
-void PostgresStore::begin(Durability durability) {
-  exec("BEGIN");
-  if (durability == Durability::kNormal) exec("SET LOCAL synchronous_commit = off");
+void PostgresStore::exec(const char* sql) {
+  if (pending_.empty()) return pg_exec(main_.conn, sql);
+  const std::vector<const char*> before = std::exchange(pending_, {});
+  pg_pipeline(main_.conn, before, {nullptr, nullptr, sql}, sql);
 }
-void PostgresStore::commit() { exec("COMMIT"); }
-void PostgresStore::rollback() { exec("ROLLBACK"); }
-void PostgresStore::begin_nested() { exec("SAVEPOINT step"); }
-void PostgresStore::commit_nested() { exec("RELEASE SAVEPOINT step"); }
+
+// Transaction control is queued (pending_) and sent with the next statement in one round trip:
+// a claim or an upload is a step of the open batch, and its BEGIN (the batch's first step),
+// SAVEPOINT and the previous step's RELEASE cost no round trip of their own. A transaction or a
+// step that ran no statement is never sent; COMMIT releases a step's savepoint itself.
+void PostgresStore::begin(Durability durability) {
+  pending_.assign({kBegin});
+  if (durability == Durability::kFull) pending_.push_back("SET LOCAL synchronous_commit = on");
+}
+void PostgresStore::commit() {
+  const bool sent = pending_.empty() || pending_.front() != kBegin;
+  pending_.clear();
+  if (sent) exec("COMMIT");
+}
+void PostgresStore::rollback() {
+  const bool sent = pending_.empty() || pending_.front() != kBegin;
+  pending_.clear();
+  if (sent) exec("ROLLBACK");
+}
+void PostgresStore::begin_nested() { pending_.push_back(kSavepoint); }
+void PostgresStore::commit_nested() {
+  if (!pending_.empty() && pending_.back() == kSavepoint) {
+    pending_.pop_back();  // the step ran nothing
+  } else {
+    pending_.push_back(kRelease);
+  }
+}
 void PostgresStore::rollback_nested() {
+  if (!pending_.empty() && pending_.back() == kSavepoint) {
+    pending_.pop_back();
+    return;
+  }
   exec("ROLLBACK TO SAVEPOINT step");
-  exec("RELEASE SAVEPOINT step");
+  exec(kRelease);
 }
 
 void PostgresStore::sync() {
   std::lock_guard lock(sync_mutex_);
-  // A transaction with an xid writes a commit record; waiting for its flush waits for every
-  // WAL record before it (every earlier commit of any connection).
-  pg_exec(sync_conn_, "BEGIN");
-  try {
-    pg_exec(sync_conn_, "SET LOCAL synchronous_commit = on");
-    pg_exec(sync_conn_, "SELECT txid_current()");
-    pg_exec(sync_conn_, "COMMIT");
-  } catch (...) {
-    PQclear(PQexec(sync_conn_, "ROLLBACK"));
-    throw;
-  }
+  // A transaction with an xid writes a commit record; waiting for its flush (this session's
+  // synchronous_commit is on) waits for every WAL record before it (every earlier commit of any
+  // connection). One statement, its own transaction: one round trip.
+  pg_exec(sync_conn_, "SELECT txid_current()");
 }
 
 // ---- populations
@@ -146,6 +178,17 @@ std::optional<RoundRecord> PostgresStore::find_round(const std::string& populati
 std::vector<RoundRecord> PostgresStore::list_rounds(const std::string& population_id) {
   static const std::string sql = rounds_with_shards("r.population_id = $1");
   return read_rounds_with_shards(run(sql.c_str(), Params().text(population_id)));
+}
+
+std::optional<PopulationProgress> PostgresStore::find_progress(const std::string& population_id,
+                                                               int number) {
+  static const std::string sql = progress_with_shards();
+  Rows rows = run(sql.c_str(), Params().text(population_id).integer(number));
+  if (rows.size() == 0) return std::nullopt;
+  const int first = static_cast<int>(kRoundsTable.columns.size()) + kShardCounterColumns;
+  PopulationProgress out{parse_run_state(rows.text(0, first)), rows.int32(0, first + 1), {}};
+  if (!rows.is_null(0, 0)) out.round = std::move(read_rounds_with_shards(rows).front());
+  return out;
 }
 
 std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& population_id,

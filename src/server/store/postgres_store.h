@@ -17,6 +17,10 @@
 // does not (it survives a killed server process — PostgreSQL holds it — and a PostgreSQL crash
 // once a later sync() returned). sync() commits a transaction that takes an xid with
 // synchronous_commit on over another connection: its WAL flush covers every earlier commit.
+//
+// Round trips: transaction control (BEGIN, SAVEPOINT, RELEASE) is queued and sent in one libpq
+// pipeline with the next statement; statements are prepared once per connection; a sync is one
+// statement. src/server/README.md "PostgreSQL statements" counts them per claim and upload.
 // Thread-safety as Store: one thread at a time, sync() from any thread.
 //
 // Schema version and migrations as SqliteStore's (postgres_schema.h); a start whose version is
@@ -86,6 +90,9 @@ class PostgresStore : public Store {
   std::optional<ModelRecord> find_model(const std::string& population_id, int round) override;
   std::optional<TaskRecord> find_task(std::int64_t id) override;
   std::vector<LeaseRecord> list_leases(std::int64_t task_id) override;
+  std::optional<TaskWithLeases> find_task_with_leases(std::int64_t id) override;
+  std::optional<PopulationProgress> find_progress(const std::string& population_id,
+                                                  int number) override;
   bool has_expired_lease(const std::string& population_id, int round, double now) override;
   bool has_leasable_task(const std::string& population_id, int round, double now) override;
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,
@@ -108,8 +115,11 @@ class PostgresStore : public Store {
     pg_conn* conn = nullptr;
     std::map<const char*, std::string> prepared;  // sql -> statement name
   };
-  // Runs a statement on the main connection (the caller's transaction) with its parameters.
+  // Runs a statement on the main connection (the caller's transaction) with its parameters,
+  // after the transaction control queued in pending_ (one round trip for all).
   Rows run(const char* sql, const Params& params);
+  // The statement's name on the connection, prepared on first use.
+  static const std::string& prepared_name(Connection& connection, const char* sql);
   static Rows run_on(Connection& connection, const char* sql, const Params& params);
   // Runs `body` in a transaction of its own on the side connection, committed before it returns
   // (whatever the caller's transaction does later): what must not keep the round row locked
@@ -121,8 +131,8 @@ class PostgresStore : public Store {
   void insert_round(const RoundRecord& round);
   std::optional<RoundRecord> round_row(const char* sql, const std::string& population_id,
                                        int number);
-  // The task claim_task leases without creating one: never leased, or its lease expired.
-  std::optional<std::int64_t> leasable_task(const ClaimRequest& request);
+  // Leases a task without creating one (never leased, or its lease expired), in one statement.
+  std::optional<ClaimedTask> lease_task(const ClaimRequest& request);
   // Side transactions: creates a chunk of tasks when the round has created fewer than the
   // limit; creates this connection's (empty) shard row of a round. Both under the round row's
   // lock, and only while the round is open (train) or exists (evaluate). False when not.
@@ -131,8 +141,23 @@ class PostgresStore : public Store {
   // Whether a task of the round is leased with an expiry at or before `now` (never leased
   // tasks have expiry 0); only those leased before when `leased_before`.
   bool leasable_rows(const std::string& population_id, int round, double now, bool leased_before);
+  // Counts an accepted report in this store's shard row of its round and returns the round
+  // with it (every shard summed); nullopt for a train report when the round is closed.
+  // count_train_report is the one-statement path of a train report whose shard row exists and
+  // whose round is open; nullopt otherwise (count_report then tells the cases apart).
+  std::optional<RoundRecord> count_report(const std::string& population_id, int number,
+                                          TaskKind kind, const RoundDelta& delta);
+  std::optional<RoundRecord> count_train_report(const std::string& population_id, int number,
+                                                const RoundDelta& delta);
   // The counters of the shard row `sql` selects (and locks) with `key`.
   std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
+
+  // Transaction control not sent yet (begin, begin_nested, commit_nested): sent ahead of the
+  // next statement on the main connection, or dropped when nothing runs before commit/rollback.
+  static constexpr const char* kBegin = "BEGIN";
+  static constexpr const char* kSavepoint = "SAVEPOINT step";
+  static constexpr const char* kRelease = "RELEASE SAVEPOINT step";
+  std::vector<const char*> pending_;
 
   Connection main_;
   Connection side_;

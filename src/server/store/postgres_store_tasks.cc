@@ -16,9 +16,8 @@ namespace fedleaf::server {
 
 template <class Body>
 void PostgresStore::side_transaction(Body&& body) {
-  pg_exec(side_.conn, "BEGIN");
+  pg_exec(side_.conn, "BEGIN");  // synchronous_commit is off for the session
   try {
-    pg_exec(side_.conn, "SET LOCAL synchronous_commit = off");
     body();
     pg_exec(side_.conn, "COMMIT");
   } catch (...) {
@@ -29,17 +28,28 @@ void PostgresStore::side_transaction(Body&& body) {
 
 // ---- tasks and leases
 
-std::optional<std::int64_t> PostgresStore::leasable_task(const ClaimRequest& r) {
-  // A task another server is leasing right now is skipped, not waited for. Tasks created but
-  // never leased (lease_expires_at 0) come first.
-  Rows rows =
-      run("SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = t.population_id AND "
-          "r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND t.kind = $3 AND "
-          "t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
-          "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED",
-          Params().text(r.population_id).integer(r.round).text(to_string(r.kind)).real(r.now));
+std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
+  // One statement: pick the task, insert its lease, point the task at it. A task another server
+  // is leasing right now is skipped, not waited for. Tasks created but never leased
+  // (lease_expires_at 0) come first.
+  Rows rows = run(
+      "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = "
+      "t.population_id AND r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND "
+      "t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
+      "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
+      "lease AS (INSERT INTO leases (task_id, token_hash, expires_at) SELECT id, $5, $6 FROM "
+      "picked RETURNING id, task_id) "
+      "UPDATE tasks SET lease_id = lease.id, lease_expires_at = $6 FROM lease WHERE tasks.id = "
+      "lease.task_id RETURNING tasks.id, lease.id",
+      Params()
+          .text(r.population_id)
+          .integer(r.round)
+          .text(to_string(r.kind))
+          .real(r.now)
+          .text(r.lease_token_hash)
+          .real(r.lease_expires_at));
   if (rows.size() == 0) return std::nullopt;
-  return rows.int64(0, 0);
+  return ClaimedTask{rows.int64(0, 0), rows.int64(0, 1)};
 }
 
 bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
@@ -81,19 +91,12 @@ bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
 }
 
 std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
-  std::optional<std::int64_t> task_id = leasable_task(r);
+  std::optional<ClaimedTask> claimed = lease_task(r);
   // A chunk of tasks at once, committed at once on the side connection (never leased, they are
   // any server's to lease; a claim that rolls back leaves them): one wait for the round row per
   // chunk, and no round row locked until this server's batch commits.
-  if (!task_id && create_task_chunk(r)) task_id = leasable_task(r);
-  if (!task_id) return std::nullopt;
-  Rows lease =
-      run("INSERT INTO leases (task_id, token_hash, expires_at) VALUES ($1, $2, $3) RETURNING id",
-          Params().integer(*task_id).text(r.lease_token_hash).real(r.lease_expires_at));
-  const std::int64_t lease_id = lease.int64(0, 0);
-  run("UPDATE tasks SET lease_id = $1, lease_expires_at = $2 WHERE id = $3",
-      Params().integer(lease_id).real(r.lease_expires_at).integer(*task_id));
-  return ClaimedTask{*task_id, lease_id};
+  if (!claimed && create_task_chunk(r)) claimed = lease_task(r);
+  return claimed;
 }
 
 // The task row is locked by the UPDATE until the batch commits, like a claim's.
@@ -119,20 +122,38 @@ std::optional<RoundRecord> PostgresStore::shard_of(const char* sql, const Params
   return read_shard(rows, 0, 0);
 }
 
-AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
-  static const std::string task_sql =
-      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
-  AcceptOutcome out;
-  {
-    Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
-    if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
-    out.task = read_task(rows, 0);
-  }
-  out.status = classify_upload(out.task, r);
-  if (out.status != AcceptStatus::kAccepted) return out;
-  const std::string& population_id = out.task.population_id;
-  const int number = out.task.round;
-  const bool train = out.task.kind == TaskKind::kTrain;
+std::optional<RoundRecord> PostgresStore::count_train_report(const std::string& population_id,
+                                                             int number, const RoundDelta& d) {
+  // One statement: this store's shard row of an open round gains the report (its lock taken as
+  // in count_report), and the round with every shard is read from the statement's snapshot —
+  // before the increment, as count_report reads it, so the sums are added in the same order.
+  // A closer that held the shard row deleted it when it closed the round: then nothing is
+  // updated, as when the row does not exist yet or the round is closed.
+  static const std::string sql =
+      "WITH mine AS (UPDATE round_shards s SET reports = s.reports + 1, examples = s.examples + "
+      "$4, loss_sum = s.loss_sum + $5, accuracy_sum = s.accuracy_sum + $6, accuracy_examples = "
+      "s.accuracy_examples + $7, upload_bytes = s.upload_bytes + $8 FROM rounds o WHERE "
+      "s.population_id = $1 AND s.round = $2 AND s.shard = $3 AND o.population_id = $1 AND "
+      "o.number = $2 AND o.status = 'open' RETURNING 1) " +
+      rounds_with_shards("r.population_id = $1 AND r.number = $2 AND EXISTS (SELECT 1 FROM mine)");
+  std::vector<RoundRecord> rounds =
+      read_rounds_with_shards(run(sql.c_str(), Params()
+                                                   .text(population_id)
+                                                   .integer(number)
+                                                   .integer(shard_)
+                                                   .real(d.examples)
+                                                   .real(d.loss_sum)
+                                                   .real(d.accuracy_sum)
+                                                   .real(d.accuracy_examples)
+                                                   .integer(d.upload_bytes)));
+  if (rounds.empty()) return std::nullopt;
+  apply_delta(rounds.front(), TaskKind::kTrain, d);
+  return std::move(rounds.front());
+}
+
+std::optional<RoundRecord> PostgresStore::count_report(const std::string& population_id, int number,
+                                                       TaskKind kind, const RoundDelta& delta) {
+  const bool train = kind == TaskKind::kTrain;
   // This store's shard row, locked before the round is read: a closer (lock_open_round) locks
   // every shard row, so it waits for this report, or this report sees the round closed. The
   // first report of the round here creates the row first (committed at once, under the round
@@ -144,22 +165,16 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   const Params shard_key = Params().text(population_id).integer(number).integer(shard_);
   std::optional<RoundRecord> locked_shard = shard_of(shard_sql, shard_key);
   if (!locked_shard) {
-    if (!create_shard(population_id, number, train)) {
-      out.status = AcceptStatus::kRoundClosed;
-      return out;
-    }
+    if (!create_shard(population_id, number, train)) return std::nullopt;
     locked_shard = shard_of(shard_sql, shard_key);
     if (!locked_shard) throw Error("postgres store: the shard row just created is missing");
   }
   RoundRecord shard = std::move(*locked_shard);
   std::optional<RoundRecord> round = find_round(population_id, number);
-  if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
-  if (train && round->status != RoundStatus::kOpen) {
-    out.status = AcceptStatus::kRoundClosed;
-    return out;
-  }
-  apply_delta(shard, out.task.kind, r.delta);
-  apply_delta(*round, out.task.kind, r.delta);
+  if (!round) throw NotFound("round " + std::to_string(number) + " is missing");
+  if (train && round->status != RoundStatus::kOpen) return std::nullopt;
+  apply_delta(shard, kind, delta);
+  apply_delta(*round, kind, delta);
   run("UPDATE round_shards SET reports = $4, examples = $5, loss_sum = $6, accuracy_sum = $7, "
       "accuracy_examples = $8, upload_bytes = $9, eval_reports = $10, eval_examples = $11, "
       "eval_sums_json = $12 WHERE population_id = $1 AND round = $2 AND shard = $3",
@@ -176,23 +191,57 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
           .integer(shard.eval_reports)
           .real(shard.eval_examples)
           .text(shard.eval_sums_json));
-  if (train) {
-    Rows inserted =
-        run("INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES ($1, $2, "
-            "nextval('result_seq'), $3, $4) RETURNING seq",
-            Params().text(population_id).integer(number).integer(r.task_id).blob(r.train_bytes));
-    out.seq = inserted.int64(0, 0);
+  return round;
+}
+
+AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
+  static const std::string task_sql =
+      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
+  AcceptOutcome out;
+  {
+    Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
+    if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
+    out.task = read_task(rows, 0);
+  }
+  out.status = classify_upload(out.task, r);
+  if (out.status != AcceptStatus::kAccepted) return out;
+  const std::string& population_id = out.task.population_id;
+  const int number = out.task.round;
+  const bool train = out.task.kind == TaskKind::kTrain;
+  // A train report to this store's shard row of an open round (every report of a round here
+  // but the first) takes one statement; the rest (the row missing, the round closed, evaluate
+  // reports with their metric sums) the general path, which tells them apart.
+  std::optional<RoundRecord> round;
+  if (train) round = count_train_report(population_id, number, r.delta);
+  if (!round) round = count_report(population_id, number, out.task.kind, r.delta);
+  if (!round) {  // a train report to a closed round
+    out.status = AcceptStatus::kRoundClosed;
+    return out;
   }
   complete_task(out.task, r, round->reports);
-  run("UPDATE tasks SET state = $1, completed_lease_id = $2, result_sha256 = $3, "
-      "result_status = $4, result_body = $5 WHERE id = $6",
-      Params()
-          .text(to_string(out.task.state))
-          .integer(out.task.completed_lease_id)
-          .text(out.task.result_sha256)
-          .integer(out.task.result_status)
-          .text(out.task.result_body)
-          .integer(out.task.id));
+  Params done = Params()
+                    .integer(out.task.id)
+                    .text(to_string(out.task.state))
+                    .integer(out.task.completed_lease_id)
+                    .text(out.task.result_sha256)
+                    .integer(out.task.result_status)
+                    .text(out.task.result_body);
+  if (train) {
+    // The result and the task's completion in one statement; seq from result_seq.
+    Rows inserted = run(
+        "WITH result AS (INSERT INTO results (population_id, round, seq, task_id, bytes) VALUES "
+        "($7, $8, nextval('result_seq'), $1, $9) RETURNING seq) UPDATE tasks SET state = $2, "
+        "completed_lease_id = $3, result_sha256 = $4, result_status = $5, result_body = $6 "
+        "FROM result WHERE id = $1 RETURNING result.seq",
+        done.text(population_id).integer(number).blob(r.train_bytes));
+    if (inserted.size() == 0)
+      throw Error("postgres store: task " + std::to_string(r.task_id) + " vanished");
+    out.seq = inserted.int64(0, 0);
+  } else {
+    run("UPDATE tasks SET state = $2, completed_lease_id = $3, result_sha256 = $4, "
+        "result_status = $5, result_body = $6 WHERE id = $1",
+        done);
+  }
   out.round = std::move(*round);
   return out;
 }
@@ -265,6 +314,20 @@ std::vector<LeaseRecord> PostgresStore::list_leases(std::int64_t task_id) {
   out.reserve(static_cast<std::size_t>(rows.size()));
   for (int i = 0; i < rows.size(); ++i) {
     out.push_back({rows.int64(i, 0), rows.int64(i, 1), rows.text(i, 2), rows.real(i, 3)});
+  }
+  return out;
+}
+
+std::optional<TaskWithLeases> PostgresStore::find_task_with_leases(std::int64_t id) {
+  static const std::string sql = task_with_leases();
+  Rows rows = run(sql.c_str(), Params().integer(id));
+  if (rows.size() == 0) return std::nullopt;
+  TaskWithLeases out{read_task(rows, 0), {}};
+  const int first = static_cast<int>(kTasksTable.columns.size());
+  for (int i = 0; i < rows.size(); ++i) {
+    if (rows.is_null(i, first)) continue;
+    out.leases.push_back({rows.int64(i, first), rows.int64(i, first + 1), rows.text(i, first + 2),
+                          rows.real(i, first + 3)});
   }
   return out;
 }

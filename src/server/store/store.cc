@@ -1,5 +1,7 @@
 #include "server/store/store.h"
 
+#include <utility>
+
 #include "core/error.h"
 
 namespace fedleaf::server {
@@ -36,6 +38,20 @@ RoundStatus parse_round_status(const std::string& text) {
 }
 RunState parse_run_state(const std::string& text) {
   return parse_name<RunState>(text, "population state", kRunStates);
+}
+
+std::optional<TaskWithLeases> Store::find_task_with_leases(std::int64_t id) {
+  std::optional<TaskRecord> task = find_task(id);
+  if (!task) return std::nullopt;
+  return TaskWithLeases{std::move(*task), list_leases(id)};
+}
+
+std::optional<PopulationProgress> Store::find_progress(const std::string& population_id,
+                                                       int number) {
+  std::optional<PopulationRecord> population = find_population(population_id);
+  if (!population) return std::nullopt;
+  return PopulationProgress{population->state, population->current_round,
+                            find_round(population_id, number)};
 }
 
 }  // namespace fedleaf::server

@@ -138,6 +138,19 @@ struct LeaseRecord {
   double expires_at = 0;
 };
 
+// find_task_with_leases: a task and its leases, ordered by id.
+struct TaskWithLeases {
+  TaskRecord task;
+  std::vector<LeaseRecord> leases;
+};
+
+// find_progress: what a server sharing its store re-reads on every request.
+struct PopulationProgress {
+  RunState state = RunState::kRunning;
+  int current_round = 0;
+  std::optional<RoundRecord> round;  // the round asked for; nullopt when it does not exist
+};
+
 // An accepted train result, kept until its round closes so the round's aggregate can be rebuilt
 // after a crash. seq orders results within a round (1, 2, ...).
 struct ResultRecord {
@@ -355,6 +368,15 @@ class Store {
   }
   virtual std::optional<TaskRecord> find_task(std::int64_t id) = 0;
   virtual std::vector<LeaseRecord> list_leases(std::int64_t task_id) = 0;  // ordered by id
+  // find_task and list_leases together (an upload reads both); nullopt for an unknown task. This
+  // default calls the two; PostgreSQL reads them in one statement (a round trip each counts).
+  virtual std::optional<TaskWithLeases> find_task_with_leases(std::int64_t id);
+  // The population's run state and current round, and its round `number` (as find_round):
+  // what PopulationCache re-reads on every request to a shared store. nullopt when the
+  // population does not exist. This default calls find_population and find_round; PostgreSQL
+  // reads them in one statement.
+  virtual std::optional<PopulationProgress> find_progress(const std::string& population_id,
+                                                          int number);
   // Whether a leased task of the round has a lease that expired at or before `now` (a task
   // created but never leased has none).
   virtual bool has_expired_lease(const std::string& population_id, int round, double now) = 0;

@@ -5,9 +5,12 @@
 //
 //   server_load --port 8080 --population bench --token T --concurrency 500 --duration-s 10
 //
-// A 204 (nothing to claim, e.g. the last tasks of a round are out) is not an error: the leaf
-// waits --retry-ms (not the 1 s of Retry-After, which would idle it for most of a round) and
-// claims again; 204s are counted separately.
+// Claims long-poll as runLeaf's do (--wait-s, default 20: the claim body {"wait_s": 20}): a
+// claim with nothing to lease (the last tasks of a round are out) is parked by the server until
+// a task appears (the next round opens, a lease is given back) or the wait ends. A 204 is not
+// an error: after a long poll the leaf waits the server's Fedleaf-Retry-After-Ms, as a leaf
+// does; with --wait-s 0 (a polling leaf) it waits --retry-ms (not the 1 s of Retry-After,
+// which would idle it for most of a round) and claims again. 204s are counted separately.
 //
 // --think-ms T (default 0: the closed loop, each leaf claims again the moment its upload
 // is answered) makes each leaf wait between its task and its upload, as a leaf that trains: a
@@ -54,6 +57,7 @@ struct Options {
   double warmup_s = 2;
   long max_cycles = 1'000'000;
   int retry_ms = 5;
+  double wait_s = 20;
   int think_ms = 0;
   int vocab = 20000;
   int dim = 8;
@@ -103,7 +107,8 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
  public:
   Leaf(net::io_context& ioc, const Options& o, Stats& stats, std::string result,
        Clock::time_point end, unsigned seed)
-      : o_(o),
+      : ioc_(ioc),
+        o_(o),
         stats_(stats),
         stream_(ioc),
         timer_(ioc),
@@ -152,7 +157,8 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
 
   void claim() {
     if (finished()) return close();
-    send(http::verb::post, "/v1/populations/" + o_.population + "/tasks:claim", o_.token, "",
+    send(http::verb::post, "/v1/populations/" + o_.population + "/tasks:claim", o_.token,
+         o_.wait_s > 0 ? nlohmann::json{{"wait_s", o_.wait_s}}.dump() : std::string(),
          &Leaf::on_claim);
   }
 
@@ -162,7 +168,10 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     const int status = res_.result_int();
     if (status == 204) {
       if (record) ++stats_.no_task;
-      timer_.expires_after(std::chrono::milliseconds(o_.retry_ms));
+      int retry_ms = o_.retry_ms;
+      const auto hinted = res_.find("Fedleaf-Retry-After-Ms");
+      if (o_.wait_s > 0 && hinted != res_.end()) retry_ms = std::stoi(std::string(hinted->value()));
+      timer_.expires_after(std::chrono::milliseconds(retry_ms));
       timer_.async_wait([self = shared_from_this()](beast::error_code) { self->claim(); });
       return;
     }
@@ -191,6 +200,9 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
         ++stats_.uploads;
         ++stats_.cycles;
       }
+      // The last cycle ends the run: leaves parked in a long poll would wait for a round that
+      // no longer fills.
+      if (stats_.cycles >= o_.max_cycles) return ioc_.stop();
     } else {
       ++stats_.errors["upload_" + std::to_string(status)];
     }
@@ -207,6 +219,7 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     stream_.close();
   }
 
+  net::io_context& ioc_;
   const Options& o_;
   Stats& stats_;
   beast::tcp_stream stream_;
@@ -255,6 +268,8 @@ int main(int argc, char** argv) {
       o.max_cycles = std::stol(v);
     else if (k == "--retry-ms")
       o.retry_ms = std::stoi(v);
+    else if (k == "--wait-s")
+      o.wait_s = std::stod(v);
     else if (k == "--think-ms")
       o.think_ms = std::stoi(v);
     else if (k == "--vocab")
@@ -284,6 +299,11 @@ int main(int argc, char** argv) {
     std::make_shared<Leaf>(ioc, o, stats, std::move(result), end, static_cast<unsigned>(i))
         ->start();
   }
+  // The run ends on time even with claims parked in a long poll (up to --wait-s): whatever is
+  // in flight then is abandoned, not counted.
+  net::steady_timer stop(ioc);
+  stop.expires_at(end);
+  stop.async_wait([&ioc](beast::error_code) { ioc.stop(); });
   ioc.run();
   const double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
   std::vector<float> all = stats.claim_ms;
@@ -292,6 +312,7 @@ int main(int argc, char** argv) {
   for (const auto& [kind, n] : stats.errors) errors += n;
   nlohmann::json out = {{"concurrency", o.concurrency},
                         {"think_ms", o.think_ms},
+                        {"wait_s", o.wait_s},
                         {"seconds", seconds},
                         {"cycles", stats.cycles},
                         {"cycles_per_s", static_cast<double>(stats.cycles) / seconds},
