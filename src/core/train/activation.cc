@@ -22,11 +22,12 @@ bool activation_type(const std::string& name, LayerType& out) {
 void parse_activation_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
                            std::vector<LayerSpec>& layers) {
   check_known_fields(l, spec.path, {"type", "name", "input"});
-  if (input.index == 0 && input.input_kind != InputKind::kDense) {
+  const LayerSource& source = input.sources.front();
+  if (source.kind != InputKind::kDense) {
     plan_json::fail(spec.path + ".type", "a sparse_ids input needs an embedding_bag first layer");
   }
-  spec.input_width = input.width;
-  spec.output_width = input.width;
+  spec.input_width = source.width;
+  spec.output_width = source.width;
   layers.push_back(std::move(spec));
 }
 

@@ -18,7 +18,8 @@ namespace fedleaf::core {
 bool activation_type(const std::string& name, LayerType& out);
 
 // The "relu", "sigmoid" and "tanh" entries of the layer table (layer_kind.h): no fields but
-// "name" (optional), no parameters; not first on a sparse_ids input; output width = input width.
+// "name" (optional), no parameters; reads float rows, never a sparse_ids input; output width =
+// input width.
 void parse_activation_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                            std::vector<LayerSpec>& layers);
 

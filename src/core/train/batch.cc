@@ -41,32 +41,78 @@ void copy_ids(const std::uint32_t* from, std::size_t n, std::uint32_t* to) {
 
 }  // namespace
 
-BatchGatherer::BatchGatherer(const Dataset& dataset, BatchIds ids) : dataset_(dataset), ids_(ids) {
-  if (ids_ == BatchIds::kGlobal) global_ = dataset_.distinct_ids().rows();
+BatchGatherer::BatchGatherer(const Dataset& dataset, BatchIds ids) : dataset_(dataset) {
+  FeedSource source;
+  if (ids == BatchIds::kGlobal) {
+    global_ = dataset_.distinct_ids().rows();
+    source.map = &global_;
+  } else {
+    source.ids_below = static_cast<std::uint32_t>(dataset_.distinct_ids().size());
+  }
+  sources_.push_back(source);
+  buffers_.resize(1);
+}
+
+BatchGatherer::BatchGatherer(const Dataset& dataset, std::vector<FeedSource> feeds)
+    : dataset_(dataset), single_(false), sources_(std::move(feeds)) {
+  buffers_.resize(sources_.size());
+  feeds_.resize(sources_.size());
 }
 
 Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
-  labels_.resize(count);
-  const std::vector<std::int32_t>& labels = dataset_.labels();
-  for (std::size_t b = 0; b < count; ++b) labels_[b] = labels[examples[b]];
   Batch batch;
   batch.size = count;
-  batch.labels = labels_.data();
-  if (!dataset_.is_sparse()) {
-    const std::size_t width = dataset_.num_features();
-    dense_.resize(count * width);
-    const float* values = dataset_.dense_values().data();
+  const std::vector<std::int32_t>& labels = dataset_.labels();
+  if (!labels.empty()) {
+    labels_.resize(count);
+    for (std::size_t b = 0; b < count; ++b) labels_[b] = labels[examples[b]];
+    batch.labels = labels_.data();
+  }
+  if (dataset_.has_targets()) {
+    const std::size_t width = dataset_.target_width();
+    const float* targets = dataset_.targets().data();
+    targets_.resize(count * width);
     for (std::size_t b = 0; b < count; ++b) {
-      const float* row = values + static_cast<std::size_t>(examples[b]) * width;
-      std::copy(row, row + width, dense_.data() + b * width);
+      const float* row = targets + static_cast<std::size_t>(examples[b]) * width;
+      std::copy(row, row + width, targets_.data() + b * width);
     }
-    batch.dense = dense_.data();
-    batch.dense_width = width;
+    batch.targets = targets_.data();
+  }
+  if (single_) {
+    fill(sources_[0], buffers_[0], examples, count, batch);
     return batch;
   }
-  const std::vector<std::uint32_t>& offsets = dataset_.offsets();
-  const std::vector<float>& weights = dataset_.weights();
-  const std::uint32_t* ids = dataset_.compact_ids().data();
+  for (std::size_t f = 0; f < sources_.size(); ++f) {
+    feeds_[f] = Batch{};
+    feeds_[f].size = count;
+    feeds_[f].labels = batch.labels;
+    feeds_[f].targets = batch.targets;
+    fill(sources_[f], buffers_[f], examples, count, feeds_[f]);
+  }
+  batch.feeds = feeds_.data();
+  batch.num_feeds = feeds_.size();
+  return batch;
+}
+
+void BatchGatherer::fill(const FeedSource& source, Buffers& buffers, const std::uint32_t* examples,
+                         std::size_t count, Batch& batch) {
+  const std::size_t input = source.input;
+  if (!dataset_.is_sparse(input)) {
+    const std::size_t width = dataset_.num_features(input);
+    buffers.dense.resize(count * width);
+    const float* values = dataset_.dense_values(input).data();
+    for (std::size_t b = 0; b < count; ++b) {
+      const float* row = values + static_cast<std::size_t>(examples[b]) * width;
+      std::copy(row, row + width, buffers.dense.data() + b * width);
+    }
+    batch.dense = buffers.dense.data();
+    batch.dense_width = width;
+    return;
+  }
+  const std::vector<std::uint32_t>& offsets = dataset_.offsets(input);
+  const std::vector<float>& weights = dataset_.weights(input);
+  const std::uint32_t* ids = dataset_.compact_ids(input).data();
+  std::vector<std::uint32_t>& offsets_ = buffers.offsets;
   offsets_.resize(count + 1);
   offsets_[0] = 0;
   std::size_t nnz = 0;
@@ -82,28 +128,26 @@ Batch BatchGatherer::gather(const std::uint32_t* examples, std::size_t count) {
     nnz += end - begin;
     offsets_[b + 1] = static_cast<std::uint32_t>(nnz);
   }
-  batch_ids_.resize(nnz);
-  weights_.resize(weights.empty() ? 0 : nnz);
+  buffers.ids.resize(nnz);
+  buffers.weights.resize(weights.empty() ? 0 : nnz);
+  const std::uint32_t* map = source.map != nullptr ? source.map->data() : nullptr;
   for (std::size_t b = 0; b < count; ++b) {
     const std::uint32_t begin = offsets[examples[b]];
     const std::uint32_t end = offsets[examples[b] + 1];
-    std::uint32_t* to = batch_ids_.data() + offsets_[b];
-    if (ids_ == BatchIds::kCompact) {
+    std::uint32_t* to = buffers.ids.data() + offsets_[b];
+    if (map == nullptr) {
       copy_ids(ids + begin, end - begin, to);
     } else {
-      for (std::uint32_t j = begin; j < end; ++j) *to++ = global_[ids[j]];
+      for (std::uint32_t j = begin; j < end; ++j) *to++ = map[ids[j]];
     }
     if (!weights.empty()) {
-      std::copy(weights.data() + begin, weights.data() + end, weights_.data() + offsets_[b]);
+      std::copy(weights.data() + begin, weights.data() + end, buffers.weights.data() + offsets_[b]);
     }
   }
-  if (ids_ == BatchIds::kCompact) {
-    batch.ids_below = static_cast<std::uint32_t>(dataset_.distinct_ids().size());
-  }
+  batch.ids_below = source.ids_below;
   batch.offsets = offsets_.data();
-  batch.ids = batch_ids_.data();
-  batch.weights = weights.empty() ? nullptr : weights_.data();
-  return batch;
+  batch.ids = buffers.ids.data();
+  batch.weights = weights.empty() ? nullptr : buffers.weights.data();
 }
 
 }  // namespace fedleaf::core

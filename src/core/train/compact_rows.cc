@@ -76,6 +76,38 @@ CompactRows CompactRows::number_in_place(std::vector<std::uint32_t>& ids, std::s
   return out;
 }
 
+CompactRows CompactRows::union_of(const std::vector<const CompactRows*>& sets,
+                                  std::vector<std::vector<std::uint32_t>>* renumber) {
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> words;
+  for (const CompactRows* set : sets) {
+    for (const Word& w : set->words_) words.emplace_back(w.number, w.present);
+  }
+  std::sort(words.begin(), words.end());
+  CompactRows out;
+  for (std::size_t k = 0; k < words.size();) {
+    const std::uint32_t number = words[k].first;
+    std::uint64_t present = 0;
+    for (; k < words.size() && words[k].first == number; ++k) present |= words[k].second;
+    out.words_.push_back({present, static_cast<std::uint32_t>(out.count_), number});
+    out.count_ += static_cast<std::size_t>(__builtin_popcountll(present));
+  }
+  if (renumber == nullptr) return out;
+  renumber->assign(sets.size(), {});
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    std::vector<std::uint32_t>& map = (*renumber)[s];
+    map.resize(sets[s]->size());
+    // Both walks are in increasing row order: one pass over the union's words.
+    std::size_t w = 0;
+    sets[s]->for_each_row(0, sets[s]->size(), [&](std::size_t r, std::uint32_t global) {
+      const std::uint32_t number = global / 64;
+      while (out.words_[w].number != number) ++w;
+      const std::uint64_t below = out.words_[w].present & ((std::uint64_t{1} << (global % 64)) - 1);
+      map[r] = out.words_[w].rows_before + static_cast<std::uint32_t>(__builtin_popcountll(below));
+    });
+  }
+  return out;
+}
+
 std::uint64_t CompactRows::end_row() const {
   if (words_.empty()) return 0;
   const Word& last = words_.back();

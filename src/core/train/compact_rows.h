@@ -6,6 +6,7 @@
 //   std::vector<std::uint32_t> ids{70, 3, 70};
 //   CompactRows rows = CompactRows::number_in_place(ids, vocab);   // ids == {1, 0, 1}
 //   rows.size() == 2;  rows.rows() == {3, 70};  rows.end_row() == 71;
+//   CompactRows both = CompactRows::union_of({&rows, &other}, &renumber);
 //   rows.for_each_row(0, rows.size(), [&](std::size_t r, std::uint32_t global) {
 //     /* ... compact row r is global row `global` */ });
 //
@@ -29,6 +30,11 @@ class CompactRows {
   // temporary bitmap of the id range when it is no larger than the ids; a sorted copy of the ids
   // otherwise (a few ids spread over a huge range).
   static CompactRows number_in_place(std::vector<std::uint32_t>& ids, std::size_t bound);
+
+  // The rows present in any of `sets` (a table fed by several inputs): their union, and in
+  // renumber[k] (when not null) for each set k, compact row r of set k's compact row in the union.
+  static CompactRows union_of(const std::vector<const CompactRows*>& sets,
+                              std::vector<std::vector<std::uint32_t>>* renumber);
 
   // Number of distinct rows.
   std::size_t size() const { return count_; }

@@ -1,5 +1,10 @@
-// Local training data: sparse rows in CSR form (ids with optional weights) or dense float rows,
-// each with an integer label. Nothing is densified: a sparse dataset costs its nonzeros.
+// Local training data: one or more named inputs, each sparse rows in CSR form (ids with optional
+// weights) or dense float rows, and per example an integer label (classification) or float
+// targets (mean_squared_error). Nothing is densified: a sparse input costs its nonzeros.
+//
+//   Dataset m = Dataset::from_inputs({body, numeric}, {1, 0});     // InputColumns, labels
+//   m.num_inputs() == 2;  m.input_name(1) == "numeric";  m.offsets(0) ...
+//   Dataset r = Dataset::from_inputs({ids}, Dataset::Targets{{0.5f, 2.0f}, 1});
 //
 //   Dataset d = Dataset::from_csr({0, 2, 3}, {7, 42, 7}, {}, {1, 0}, 262144);
 //   d.size() == 2;  d.is_sparse();  d.global_ids()[d.offsets()[1]] == 7;
@@ -7,6 +12,9 @@
 //   auto [train, eval] = split_dataset(d, 0.2, 1);
 //   for (std::uint32_t i : shuffled_order(d.size(), seed)) ...
 //
+// from_csr and from_dense make a one-input dataset whose input name is "": it feeds a one-input
+// plan's only input, whatever that input's name; a dataset with named inputs feeds a plan's
+// inputs by name. The accessors without an input number read input 0.
 // Labels are class ids (softmax losses) or 0/1 (sigmoid loss); the executor checks them against
 // the plan. An empty weights vector means every weight is 1 (and from_csr drops weights that are
 // all 1, so equal data has one representation). Limits: fewer than 2^32 nonzeros and examples.
@@ -19,10 +27,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "core/train/compact_rows.h"
+#include "core/train/input_columns.h"
 
 namespace fedleaf::core {
 
@@ -41,37 +51,71 @@ class Dataset {
   static Dataset from_dense(std::vector<float> values, std::size_t num_columns,
                             std::vector<std::int32_t> labels);
 
-  bool is_sparse() const { return sparse_; }
-  std::size_t size() const { return labels_.size(); }
-  // Sparse: the id bound; dense: the number of columns.
-  std::size_t num_features() const { return num_features_; }
-  std::size_t num_nonzeros() const { return compact_ids_.size(); }
+  // Float targets of a regression (mean_squared_error): [examples, width] row-major.
+  struct Targets {
+    std::vector<float> values;
+    std::size_t width = 1;
+  };
+  // Several named inputs (names unique and not empty), each with the same number of examples as
+  // the labels (targets). Throws InvalidInput naming the input for what from_csr / from_dense
+  // refuse, a repeated or empty name, or no input; non-finite targets too.
+  static Dataset from_inputs(std::vector<InputColumns> inputs, std::vector<std::int32_t> labels);
+  static Dataset from_inputs(std::vector<InputColumns> inputs, Targets targets);
 
-  const std::vector<std::uint32_t>& offsets() const { return offsets_; }
+  std::size_t size() const { return size_; }
+  std::size_t num_inputs() const { return inputs_.size(); }
+  const std::string& input_name(std::size_t i) const { return inputs_[i].name; }
+
+  // Input i's columns (the accessors without i: input 0).
+  bool is_sparse(std::size_t i = 0) const { return inputs_[i].sparse; }
+  // Sparse: the id bound; dense: the number of columns.
+  std::size_t num_features(std::size_t i = 0) const { return inputs_[i].num_features; }
+  std::size_t num_nonzeros(std::size_t i = 0) const { return inputs_[i].compact_ids.size(); }
+  const std::vector<std::uint32_t>& offsets(std::size_t i = 0) const { return inputs_[i].offsets; }
   // Nonzero j's id is distinct_ids().rows()[compact_ids()[j]].
-  const std::vector<std::uint32_t>& compact_ids() const { return compact_ids_; }
+  const std::vector<std::uint32_t>& compact_ids(std::size_t i = 0) const {
+    return inputs_[i].compact_ids;
+  }
   // The distinct ids, increasing (empty for dense rows).
-  const CompactRows& distinct_ids() const { return distinct_ids_; }
+  const CompactRows& distinct_ids(std::size_t i = 0) const { return inputs_[i].distinct_ids; }
   // Every nonzero's id, as given (a new vector, 4 bytes per nonzero).
-  std::vector<std::uint32_t> global_ids() const;
-  const std::vector<float>& weights() const { return weights_; }  // empty: all 1
-  const std::vector<float>& dense_values() const { return dense_; }
+  std::vector<std::uint32_t> global_ids(std::size_t i = 0) const;
+  const std::vector<float>& weights(std::size_t i = 0) const { return inputs_[i].weights; }
+  const std::vector<float>& dense_values(std::size_t i = 0) const { return inputs_[i].dense; }
+  // Class labels; empty for a dataset of targets.
   const std::vector<std::int32_t>& labels() const { return labels_; }
+  bool has_targets() const { return target_width_ != 0; }
+  const std::vector<float>& targets() const { return targets_; }
+  std::size_t target_width() const { return target_width_; }
 
   // The examples at `examples` (any order, repeats allowed), as a new dataset of the same kind.
   // Throws InvalidInput for an index >= size().
   Dataset subset(const std::vector<std::uint32_t>& examples) const;
 
  private:
+  struct Input {
+    std::string name;
+    bool sparse = true;
+    std::size_t num_features = 0;
+    std::vector<std::uint32_t> offsets{0};
+    std::vector<std::uint32_t> compact_ids;
+    CompactRows distinct_ids;
+    std::vector<float> weights;
+    std::vector<float> dense;
+  };
   Dataset() = default;
-  bool sparse_ = true;
-  std::size_t num_features_ = 0;
-  std::vector<std::uint32_t> offsets_{0};
-  std::vector<std::uint32_t> compact_ids_;
-  CompactRows distinct_ids_;
-  std::vector<float> weights_;
-  std::vector<float> dense_;
+  static Input sparse_input(std::vector<std::uint32_t> offsets, std::vector<std::uint32_t> ids,
+                            std::vector<float> weights, std::size_t examples,
+                            std::uint32_t num_features, const std::string& where);
+  static Input dense_input(std::vector<float> values, std::size_t num_columns, std::size_t examples,
+                           const std::string& where);
+  static Dataset from_columns(std::vector<InputColumns> inputs, std::size_t examples);
+
+  std::size_t size_ = 0;
+  std::vector<Input> inputs_;
   std::vector<std::int32_t> labels_;
+  std::vector<float> targets_;
+  std::size_t target_width_ = 0;
 };
 
 // A permutation of 0..n-1 (Fisher-Yates over SeededRandom): identical on every platform.

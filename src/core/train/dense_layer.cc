@@ -14,7 +14,8 @@ void parse_dense_spec(const nlohmann::json& l, const LayerInput& input, LayerSpe
   const std::string path = spec.path;
   check_known_fields(l, path,
                      {"type", "name", "input", "units", "use_bias", "initializer", "activation"});
-  if (input.index == 0 && input.input_kind != InputKind::kDense) {
+  const LayerSource& source = input.sources.front();
+  if (source.kind != InputKind::kDense) {
     fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
   }
   spec.units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
@@ -22,7 +23,7 @@ void parse_dense_spec(const nlohmann::json& l, const LayerInput& input, LayerSpe
   spec.initializer = get_choice<Initializer>(
       l, path, "initializer", "glorot_uniform", "initializer",
       {{"glorot_uniform", Initializer::kGlorotUniform}, {"zeros", Initializer::kZeros}});
-  spec.input_width = input.width;
+  spec.input_width = source.width;
   spec.output_width = spec.units;
   const json* act = find_field(l, "activation");
   LayerType activation = LayerType::kRelu;
@@ -38,6 +39,7 @@ void parse_dense_spec(const nlohmann::json& l, const LayerInput& input, LayerSpe
     expanded.path = path + ".activation";
     expanded.input_width = width;
     expanded.output_width = width;
+    expanded.sources = {NodeRef{false, layers.size() - 1}};
     layers.push_back(std::move(expanded));
   }
 }

@@ -18,7 +18,8 @@ namespace fedleaf::core {
 
 // The "dense" entry of the layer table (layer_kind.h). Fields: units, use_bias (default true),
 // initializer (default glorot_uniform), activation (optional: expands into this layer and an
-// activation layer); not first on a sparse_ids input. Declares "<name>/weight" [in, units] and,
+// activation layer, whose output the layer's name stands for); reads float rows, never a
+// sparse_ids input. Declares "<name>/weight" [in, units] and,
 // with use_bias, "<name>/bias" [units].
 void parse_dense_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                       std::vector<LayerSpec>& layers);

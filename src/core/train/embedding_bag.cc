@@ -11,31 +11,85 @@
 
 namespace fedleaf::core {
 
+namespace {
+
+// The embedding_bag among `layers` named `name` that owns a table, or InvalidInput at `path`.
+std::size_t table_owner(const std::vector<LayerSpec>& layers, const std::string& name,
+                        const std::string& path) {
+  for (std::size_t k = 0; k < layers.size(); ++k) {
+    const LayerSpec& l = layers[k];
+    if (l.name != name) continue;
+    if (l.type != LayerType::kEmbeddingBag) {
+      plan_json::fail(path, "'" + name + "' is not an embedding_bag layer");
+    }
+    if (l.table_layer != k) {
+      plan_json::fail(path, "'" + name + "' shares the table of '" + layers[l.table_layer].name +
+                                "': name that layer");
+    }
+    return k;
+  }
+  plan_json::fail(path, "no earlier embedding_bag layer named '" + name + "' owns a table");
+}
+
+}  // namespace
+
 void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
                               std::vector<LayerSpec>& layers) {
   using namespace plan_json;
   const std::string& path = spec.path;
   check_known_fields(
-      l, path, {"type", "name", "input", "vocab", "dim", "combiner", "initializer", "init_scale"});
-  if (input.index != 0 || input.input_kind != InputKind::kSparseIds) {
-    fail(path + ".type", "embedding_bag must be the first layer, on a sparse_ids input");
+      l, path,
+      {"type", "name", "input", "vocab", "dim", "combiner", "initializer", "init_scale", "table"});
+  const LayerSource& source = input.sources.front();
+  if (source.kind != InputKind::kSparseIds) {
+    fail(path + ".input", "embedding_bag reads a sparse_ids input, '" + source.name + "' is " +
+                              (source.is_input ? "a dense input" : "a layer's output"));
   }
-  spec.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
-  spec.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
   spec.combiner = get_choice<Combiner>(
       l, path, "combiner", "mean", "combiner",
       {{"sum", Combiner::kSum}, {"mean", Combiner::kMean}, {"sqrtn", Combiner::kSqrtn}});
-  spec.initializer =
-      get_choice<Initializer>(l, path, "initializer", "uniform", "initializer",
-                              {{"uniform", Initializer::kUniform}, {"zeros", Initializer::kZeros}});
-  spec.init_scale =
-      get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
+  if (const json* table = find_field(l, "table")) {
+    if (!table->is_string()) fail(path + ".table", "expected the name of an embedding_bag layer");
+    const std::string owner_name = table->get<std::string>();
+    spec.table_layer = table_owner(layers, owner_name, path + ".table");
+    spec.table = owner_name;
+    const LayerSpec& owner = layers[spec.table_layer];
+    for (const char* field : {"initializer", "init_scale"}) {
+      if (find_field(l, field) != nullptr) {
+        fail(path + "." + field, "set by the table's owner '" + owner_name + "'");
+      }
+    }
+    const auto same = [&](const char* field, std::size_t owners) {
+      if (find_field(l, field) == nullptr) return;
+      const std::size_t mine = get_size(l, path, field, std::nullopt, 1, 0x7fffffffull);
+      if (mine != owners) {
+        fail(path + ".table", "'" + owner_name + "' has " + field + " " + std::to_string(owners) +
+                                  ", this layer says " + field + " " + std::to_string(mine) +
+                                  " (a table shared across different " + field +
+                                  (std::string(field) == "dim" ? "s)" : "s)"));
+      }
+    };
+    same("vocab", owner.vocab);
+    same("dim", owner.dim);
+    spec.vocab = owner.vocab;
+    spec.dim = owner.dim;
+  } else {
+    spec.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
+    spec.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
+    spec.initializer = get_choice<Initializer>(
+        l, path, "initializer", "uniform", "initializer",
+        {{"uniform", Initializer::kUniform}, {"zeros", Initializer::kZeros}});
+    spec.init_scale =
+        get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
+    spec.table_layer = layers.size();
+  }
   spec.input_width = 0;
   spec.output_width = spec.dim;
   layers.push_back(std::move(spec));
 }
 
 void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out) {
+  if (!spec.table.empty()) return;  // a second lookup of another layer's table
   ParameterSpec w;
   w.name = spec.name + "/weight";
   w.shape = {spec.vocab, spec.dim};
@@ -47,7 +101,8 @@ void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>&
 }
 
 void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer) {
-  const ParameterBinder::Bound table = binder.next();
+  const ParameterBinder::Bound table =
+      spec.table.empty() ? binder.next() : binder.bound(spec.table + "/weight");
   layer.embedding.emplace(spec.name, table.tensor->data<float>(), table.tensor->shape()[0],
                           spec.dim, spec.combiner);
   layer.weight_gradient = table.gradient;

@@ -25,8 +25,10 @@
 namespace fedleaf::core {
 
 // The "embedding_bag" entry of the layer table (layer_kind.h). Fields: vocab, dim, combiner
-// (default mean), initializer (default uniform), init_scale (default 0.05); only as the first
-// layer, on a sparse_ids input. Declares "<name>/weight" [vocab, dim] with a row-sparse gradient.
+// (default mean), initializer (default uniform), init_scale (default 0.05), or "table": an
+// earlier embedding_bag owning a table, whose table this layer looks up too (vocab and dim then
+// optional and equal to the table's; no parameter of its own). Reads a sparse_ids input.
+// Declares "<name>/weight" [vocab, dim] with a row-sparse gradient (a table owner only).
 void parse_embedding_bag_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                               std::vector<LayerSpec>& layers);
 void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);

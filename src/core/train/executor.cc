@@ -21,7 +21,8 @@ std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_b
                                    std::size_t model_size, const Dataset& dataset,
                                    const ExecuteOptions& options) {
   const bool binary =
-      plan.model.loss == LossType::kSigmoidCrossEntropy || plan.model.output_width == 2;
+      plan.model.loss == LossType::kSigmoidCrossEntropy ||
+      (plan.model.loss == LossType::kSoftmaxCrossEntropy && plan.model.output_width == 2);
   std::vector<float> scores;
   double loss = 0.0;
   std::size_t correct = 0;

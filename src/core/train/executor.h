@@ -15,6 +15,8 @@
 //  - kind "evaluate": no tensors; metadata "kind": "evaluate", "num_examples", "loss",
 //    "accuracy", and for binary tasks (sigmoid loss, or softmax over 2 classes) "auc" — left out
 //    when the data holds only one class, where AUC is undefined.
+//  - mean_squared_error: "loss" is the mean squared error; "accuracy" is 0 (not defined for a
+//    regression, the result format requires the field).
 // Numbers are written with printf's "%.9g". No state survives a call: the same inputs give
 // byte-identical outputs. Errors are InvalidInput naming the plan path, tensor or example.
 #pragma once

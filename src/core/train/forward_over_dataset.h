@@ -16,13 +16,22 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
+#include "core/train/batch.h"
 #include "core/train/dataset.h"
 #include "core/train/loss.h"
 #include "core/train/model.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {
+
+// The feeds of `spec` from `dataset` with global ids (whole tables: evaluation, prediction, a
+// model over a full parameter set): one FeedSource per ModelSpec::feeds entry; a sparse feed's map
+// is its dataset input's distinct ids, kept in `global` (one entry per dataset input, filled as
+// needed; it must outlive the gatherer). Throws what dataset_inputs_for throws.
+std::vector<FeedSource> global_feed_sources(const ModelSpec& spec, const Dataset& dataset,
+                                            std::vector<std::vector<std::uint32_t>>& global);
 
 using ForwardVisitor =
     std::function<void(const Model& model, std::size_t first, std::size_t count, const LossSums&)>;

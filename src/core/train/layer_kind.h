@@ -1,10 +1,11 @@
 // What one layer type contributes to a model, as an entry of the explicit layer table
 // (layer_registry.cc): its spec parsing, its parameters and how the model builds it. The layer's
-// own file (embedding_bag.cc, dense_layer.cc, activation.cc) holds these functions next to its
-// forward and backward passes, so a new layer type is one file and one table line.
+// own file (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc,
+// dropout.cc) holds these functions next to its forward and backward passes, so a new layer type
+// is one file and one table line.
 //
 //   const LayerKind* kind = find_layer_kind("dense");
-//   kind->parse(object, LayerInput{i, InputKind::kDense, 16}, spec, layers);
+//   kind->parse(object, LayerInput{i, {{"h1", false, InputKind::kDense, 16}}}, spec, layers);
 //   kind->parameters(layers.back(), params);
 //   kind->make(layers.back(), binder, model_layer);
 #pragma once
@@ -22,11 +23,19 @@ namespace fedleaf::core {
 
 struct ModelLayer;
 
-// Where a layer sits: its index in the plan's layer list and what it reads.
+// One thing a layer reads, as the plan resolved its name.
+struct LayerSource {
+  std::string name;
+  bool is_input = false;               // a model input (else an earlier layer's output)
+  InputKind kind = InputKind::kDense;  // kSparseIds: a sparse_ids input; kDense: float rows
+  std::size_t width = 0;               // float rows' width (0 for sparse ids)
+};
+
+// Where a layer sits: its index in the plan's layer list and what it reads ("input": one source;
+// "inputs": several, for the kinds that take them).
 struct LayerInput {
   std::size_t index = 0;
-  InputKind input_kind = InputKind::kSparseIds;  // the model's input
-  std::size_t width = 0;                         // the previous layer's output (dense input: dim)
+  std::vector<LayerSource> sources;
 };
 
 // Hands a layer being built its declared tensors, in the order its `parameters` declares them,
@@ -41,16 +50,21 @@ class ParameterBinder {
   virtual ~ParameterBinder() = default;
   // Throws InvalidInput naming the tensor and its layer when it is missing or misshapen.
   virtual Bound next() = 0;
+  // A tensor an earlier next() handed out, by parameter name (a shared embedding table's second
+  // lookup); throws InvalidInput when none was.
+  virtual Bound bound(const std::string& parameter_name) = 0;
 };
 
 struct LayerKind {
   const char* type;  // the plan's "type"
   LayerType layer_type;
   bool has_parameters;  // then "name" is required (it prefixes the parameter names)
-  // Reads the layer's own fields from `object` (the plan checked "type", "input" and "name" and
-  // set spec.type, spec.name and spec.path): known fields, defaults, the rules of its position,
-  // and its input and output widths. Appends the layer, then any layer it expands into (a dense
-  // layer's "activation"). Throws InvalidInput "<path>.<field>: <rule>".
+  bool several_inputs;  // reads "inputs" (a list); every other kind reads one "input"
+  // Reads the layer's own fields from `object` (the plan checked "type", "input"/"inputs" and
+  // "name" and set spec.type, spec.name, spec.path and spec.sources): known fields, defaults,
+  // what it may read, and its input and output widths. `layers` holds the earlier layers. Appends
+  // the layer, then any layer it expands into (a dense layer's "activation"). Throws InvalidInput
+  // "<path>.<field>: <rule>".
   void (*parse)(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                 std::vector<LayerSpec>& layers);
   // Appends the parameters `spec` declares (weight before bias); null: none.

@@ -4,7 +4,10 @@
 
 #include "core/error.h"
 #include "core/train/activation.h"
+#include "core/train/add_layer.h"
+#include "core/train/concatenate.h"
 #include "core/train/dense_layer.h"
+#include "core/train/dropout.h"
 #include "core/train/embedding_bag.h"
 
 namespace fedleaf::core {
@@ -12,12 +15,15 @@ namespace {
 
 // One line per layer type, in the order the unknown-type message lists them.
 constexpr LayerKind kLayerKinds[] = {
-    {"embedding_bag", LayerType::kEmbeddingBag, true, parse_embedding_bag_spec,
+    {"embedding_bag", LayerType::kEmbeddingBag, true, false, parse_embedding_bag_spec,
      embedding_bag_parameters, make_embedding_bag},
-    {"dense", LayerType::kDense, true, parse_dense_spec, dense_parameters, make_dense},
-    {"relu", LayerType::kRelu, false, parse_activation_spec, nullptr, nullptr},
-    {"sigmoid", LayerType::kSigmoid, false, parse_activation_spec, nullptr, nullptr},
-    {"tanh", LayerType::kTanh, false, parse_activation_spec, nullptr, nullptr},
+    {"dense", LayerType::kDense, true, false, parse_dense_spec, dense_parameters, make_dense},
+    {"relu", LayerType::kRelu, false, false, parse_activation_spec, nullptr, nullptr},
+    {"sigmoid", LayerType::kSigmoid, false, false, parse_activation_spec, nullptr, nullptr},
+    {"tanh", LayerType::kTanh, false, false, parse_activation_spec, nullptr, nullptr},
+    {"concatenate", LayerType::kConcatenate, false, true, parse_concatenate_spec, nullptr, nullptr},
+    {"add", LayerType::kAdd, false, true, parse_add_spec, nullptr, nullptr},
+    {"dropout", LayerType::kDropout, false, false, parse_dropout_spec, nullptr, nullptr},
 };
 
 }  // namespace

@@ -68,6 +68,22 @@ LossSums compute_loss(LossType type, const float* logits, const std::int32_t* la
   return sums;
 }
 
+LossSums mean_squared_error(const float* outputs, const float* targets, std::size_t batch,
+                            std::size_t width, float grad_scale, float* grad) {
+  LossSums sums;
+  const float inverse_width = 1.0f / static_cast<float>(width);
+  for (std::size_t b = 0; b < batch; ++b) {
+    float sum = 0.0f;
+    for (std::size_t u = 0; u < width; ++u) {
+      const float d = outputs[b * width + u] - targets[b * width + u];
+      sum += d * d;
+      if (grad != nullptr) grad[b * width + u] = grad_scale * 2.0f * d * inverse_width;
+    }
+    sums.loss += static_cast<double>(sum * inverse_width);
+  }
+  return sums;
+}
+
 float binary_score(LossType type, const float* logits_row) {
   return type == LossType::kSigmoidCrossEntropy ? logits_row[0] : logits_row[1] - logits_row[0];
 }

@@ -9,27 +9,48 @@
 // The top level also takes "max_examples_per_report" (read by core/aggregation/update_plan.h).
 //
 // {"kind": "train" | "evaluate",                         default "train"
-//  "model": {
-//    "inputs": {"<name>": "sparse_ids"}                  exactly one input: CSR ids (+weights)
-//            | {"<name>": {"type": "dense", "dim": N}}   or dense float rows of width N
-//            ("sparse_ids" may also be written {"type": "sparse_ids"})
-//    "layers": [                                         applied in order; each type's fields
-//                                                        are parsed by its entry of the layer
-//                                                        table (layer_registry.h)
+//  "model": {                                            a graph of layers (Keras functional style)
+//    "inputs": {"<name>": "sparse_ids"                   one or more named inputs: CSR ids
+//                       | {"type": "sparse_ids", "features": {...}}       (+weights)
+//                       | {"type": "dense", "dim": N, "features": {...}}} or dense float rows
+//            ("features": how records become this input, parsed by core/features/; kept as
+//            JSON text in InputSpec::features_json)
+//    "layers": [                                         listed in a topological order; each
+//                                                        type's fields are parsed by its entry of
+//                                                        the layer table (layer_registry.h)
+//      every layer: "input": <name> (one) or "inputs": [<name>, ...] (concatenate, add): an
+//        input name or an EARLIER layer's name (inputs and layers share one namespace; a later
+//        layer or the layer itself is a cycle). Neither given: the previous layer's output; for
+//        the first layer the only input (an error when there are several). So a one-input chain
+//        plan means what it always meant.
 //      {"type": "embedding_bag", "name": S, "vocab": N, "dim": N,
 //       "combiner": "sum" | "mean" | "sqrtn" (default "mean"),
-//       "input": <input name> (optional), "initializer": "uniform" (default) | "zeros",
+//       "initializer": "uniform" (default) | "zeros",
 //       "init_scale": F (default 0.05: uniform in [-0.05, 0.05])}
-//         → parameter S/weight [vocab, dim]. Only as the first layer, on a sparse_ids input.
+//         → parameter S/weight [vocab, dim]. Reads a sparse_ids input (any position).
 //         out[b] = c_b · Σ_j w_j E[id_j] with c_b = 1 (sum), 1/Σ|w_j| (mean), 1/sqrt(Σ w_j²)
 //         (sqrtn); 0 for an example without ids. For weights >= 0 these are TensorFlow's.
+//       or {"type": "embedding_bag", "name": S, "table": <earlier embedding_bag owning a table>,
+//           "combiner": ..., "vocab"/"dim" optional and then equal to the table's}
+//         → a second lookup of that table: no parameter of its own, its gradient is summed into
+//         the table's.
 //      {"type": "dense", "name": S, "units": N, "activation": "relu"|"sigmoid"|"tanh" (optional),
 //       "use_bias": true (default), "initializer": "glorot_uniform" (default) | "zeros"}
 //         → S/weight [in, units], S/bias [units]; y = x W + b.
 //      {"type": "relu" | "sigmoid" | "tanh", "name": S (optional)}
+//      {"type": "concatenate", "name": S, "inputs": [>= 2 names]}   width = sum, in list order
+//      {"type": "add", "name": S, "inputs": [>= 2 names of equal width]}
+//      {"type": "dropout", "name": S (optional), "rate": F in [0, 1), "seed": N (default 0)}
+//         training only (identity in evaluation and prediction): inverted dropout, kept units
+//         scaled by 1/(1-rate), the mask a counter-based hash of (seed, step, example position
+//         in the batch, unit): the same on every platform (dropout.h).
 //    ],
+//    "output": <layer name> (default: the last layer). Every input and every layer must reach
+//              the output ("unused input" / "unused layer" errors), so it is the last layer.
 //    "loss": "softmax_cross_entropy" (labels are class ids < output width >= 2)
-//          | "sigmoid_cross_entropy" (output width 1, labels 0/1)},
+//          | "sigmoid_cross_entropy" (output width 1, labels 0/1)
+//          | "mean_squared_error" (float targets, one per output unit; loss per example
+//            Σ_u (y_u - t_u)² / units, Keras' mean over the last axis; accuracy is reported 0)},
 //  "train": {                                            required for kind "train" (not for
 //                                                        inference: PlanUse::kInference)
 //    "optimizer": {"type": "sgd" | "momentum" | "adam", "learning_rate": F > 0,
@@ -77,10 +98,26 @@
 
 namespace fedleaf::core {
 
-enum class LayerType { kEmbeddingBag, kDense, kRelu, kSigmoid, kTanh };
+enum class LayerType {
+  kEmbeddingBag,
+  kDense,
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kConcatenate,
+  kAdd,
+  kDropout
+};
 enum class Combiner { kSum, kMean, kSqrtn };
 enum class Initializer { kUniform, kGlorotUniform, kZeros };
-enum class LossType { kSoftmaxCrossEntropy, kSigmoidCrossEntropy };
+enum class LossType { kSoftmaxCrossEntropy, kSigmoidCrossEntropy, kMeanSquaredError };
+
+// What a layer reads: a model input (ModelSpec::inputs[index]) or an earlier layer
+// (ModelSpec::layers[index]).
+struct NodeRef {
+  bool is_input = false;
+  std::size_t index = 0;
+};
 enum class OptimizerType { kSgd, kMomentum, kAdam };
 enum class PlanKind { kTrain, kEvaluate };
 
@@ -95,19 +132,54 @@ struct LayerSpec {
   bool use_bias = true;   // dense
   Initializer initializer = Initializer::kGlorotUniform;
   float init_scale = 0.05f;
-  std::size_t input_width = 0;   // derived: width of the layer's input
+  std::size_t input_width = 0;   // derived: width of the layer's input (concatenate: the sum)
   std::size_t output_width = 0;  // derived
+  std::vector<NodeRef> sources;  // what the layer reads, in order (several: concatenate, add)
+  // embedding_bag: the layer owning its table (its own index unless "table" names another), and
+  // the feed (ModelSpec::feeds) its ids come from.
+  std::size_t table_layer = 0;
+  std::string table;  // embedding_bag: the owner's name when it shares a table, else ""
+  std::size_t feed = 0;
+  float rate = 0.0f;       // dropout
+  std::uint64_t seed = 0;  // dropout
+};
+
+struct InputSpec {
+  std::string name;
+  std::string path;  // "plan.model.inputs.<name>"
+  InputKind kind = InputKind::kSparseIds;
+  std::size_t dim = 0;  // dense
+  // The input's "features" object as JSON text, "" when absent: how records become this input
+  // (parsed and checked by core/features/, not here).
+  std::string features_json;
+  std::size_t feed = 0;  // dense: the feed of its rows
+};
+
+// One stream of rows a model reads from each batch: a dense input's rows, or a sparse input's
+// ids as rows of one embedding table (an input looked up in two different tables is two feeds,
+// since each table numbers its compact rows over the ids of every input feeding it).
+struct FeedSpec {
+  std::size_t input = 0;  // ModelSpec::inputs index
+  bool sparse = false;
+  std::size_t table_layer = 0;  // sparse: the layer owning the table
 };
 
 struct ModelSpec {
+  std::vector<InputSpec> inputs;  // by name (the JSON object's key order)
+  // The first input (a one-input plan's only one): its name, kind and dense dim.
   std::string input_name;
   InputKind input_kind = InputKind::kSparseIds;
-  std::size_t input_dim = 0;  // dense inputs
+  std::size_t input_dim = 0;
   // Dense layers with an "activation" are expanded into a dense layer and an activation layer.
+  // Topologically ordered; the last is the output.
   std::vector<LayerSpec> layers;
+  std::vector<FeedSpec> feeds;  // in the order layers first read them
   LossType loss = LossType::kSoftmaxCrossEntropy;
   std::size_t output_width = 0;
 };
+
+// The parameter name of the table embedding_bag layer `layer` looks up: "<owner>/weight".
+std::string table_parameter(const ModelSpec& model, const LayerSpec& layer);
 
 // One trainable tensor the model declares.
 struct ParameterSpec {

@@ -37,7 +37,9 @@ Predictions predict(const std::string& plan_json, const std::uint8_t* model_byte
         for (std::size_t b = 0; b < count; ++b) {
           const float* logits = model.outputs() + b * width;
           float* row = out.probabilities.data() + (first + b) * out.num_classes;
-          if (sigmoid) {
+          if (plan.model.loss == LossType::kMeanSquaredError) {
+            std::copy(logits, logits + width, row);
+          } else if (sigmoid) {
             const double p = 1.0 / (1.0 + std::exp(-static_cast<double>(logits[0])));
             row[0] = static_cast<float>(1.0 - p);
             row[1] = static_cast<float>(p);

@@ -9,8 +9,9 @@
 // declared parameter as a dense F32 tensor of the declared shape. The dataset must fit the model as
 // for evaluation (input kind, ids below the vocab, labels valid for the loss); labels do not change
 // the result. Softmax losses give softmax(logits) over the output width; the sigmoid loss gives two
-// classes, [1 - sigmoid(z), sigmoid(z)]. Pure and deterministic; errors are InvalidInput naming the
-// plan path, tensor or example.
+// classes, [1 - sigmoid(z), sigmoid(z)]; mean_squared_error gives the model's outputs themselves
+// (num_classes = output width; "probabilities" then holds the predicted values). Pure and
+// deterministic; errors are InvalidInput naming the plan path, tensor or example.
 #pragma once
 
 #include <cstddef>

@@ -1,12 +1,15 @@
 set(FEDLEAF_TRAIN_SOURCES
   activation.cc
+  add_layer.cc
   batch.cc
   batch_rows.cc
   compact_rows.cc
+  concatenate.cc
   dataset.cc
   dense_kernels.cc
   dense_kernels_reference.cc
   dense_layer.cc
+  dropout.cc
   embedding_bag.cc
   executor.cc
   forward_over_dataset.cc

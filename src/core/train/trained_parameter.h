@@ -13,6 +13,8 @@ namespace fedleaf::core {
 struct TrainingSession::TrainedParameter {
   ParameterSpec spec;
   StoredValues stored;
+  // An embedding table: its compact rows (the distinct ids of every input feeding it).
+  const CompactRows* rows = nullptr;
 
   std::size_t row_size() const { return spec.shape.size() == 1 ? 1 : spec.shape[1]; }
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "core/error.h"
 #include "core/train/compact_rows.h"
@@ -35,17 +36,62 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
   }
   check_dataset_fits(plan_.model, dataset_);
   const ModelView view(index, read_);
+  const ModelSpec& model = plan_.model;
+  const std::vector<std::size_t> from = dataset_inputs_for(model, dataset_);
 
-  if (plan_.model.input_kind == InputKind::kSparseIds) {
-    rows_ = &dataset_.distinct_ids();
+  // Each table's compact rows: the distinct ids of the one input feeding it, or the union over
+  // several, with each feeding input's ids renumbered into the union.
+  std::map<std::size_t, std::vector<std::size_t>> feeders;  // table layer → dataset inputs
+  for (const FeedSpec& f : model.feeds) {
+    if (!f.sparse) continue;
+    std::vector<std::size_t>& inputs = feeders[f.table_layer];
+    if (std::find(inputs.begin(), inputs.end(), from[f.input]) == inputs.end()) {
+      inputs.push_back(from[f.input]);
+    }
   }
-  for (const ParameterSpec& p : parameter_specs(plan_.model)) {
+  std::map<std::size_t, const CompactRows*> table_rows;
+  std::map<std::pair<std::size_t, std::size_t>, const std::vector<std::uint32_t>*> renumbered;
+  for (const auto& [table, inputs] : feeders) {
+    if (inputs.size() == 1) {
+      table_rows[table] = &dataset_.distinct_ids(inputs.front());
+      continue;
+    }
+    std::vector<const CompactRows*> sets;
+    for (const std::size_t k : inputs) sets.push_back(&dataset_.distinct_ids(k));
+    std::vector<std::vector<std::uint32_t>> maps;
+    table_unions_.push_back(std::make_unique<CompactRows>(CompactRows::union_of(sets, &maps)));
+    table_rows[table] = table_unions_.back().get();
+    for (std::size_t s = 0; s < inputs.size(); ++s) {
+      feed_maps_.push_back(std::make_unique<std::vector<std::uint32_t>>(std::move(maps[s])));
+      renumbered[{table, inputs[s]}] = feed_maps_.back().get();
+    }
+  }
+  std::vector<FeedSource> sources;
+  for (const FeedSpec& f : model.feeds) {
+    FeedSource source;
+    source.input = from[f.input];
+    if (f.sparse) {
+      const auto it = renumbered.find({f.table_layer, source.input});
+      source.map = it == renumbered.end() ? nullptr : it->second;
+      source.ids_below = static_cast<std::uint32_t>(table_rows.at(f.table_layer)->size());
+    }
+    sources.push_back(source);
+  }
+  std::map<std::string, std::size_t> table_of;  // "<owner>/weight" → owner layer
+  for (std::size_t i = 0; i < model.layers.size(); ++i) {
+    const LayerSpec& l = model.layers[i];
+    if (l.type == LayerType::kEmbeddingBag && l.table.empty()) table_of[l.name + "/weight"] = i;
+  }
+
+  for (const ParameterSpec& p : parameter_specs(model)) {
     auto trained = std::make_unique<TrainedParameter>();
     trained->spec = p;
     if (p.row_sparse_gradient) {
-      locate_rows(view, p, *rows_, trained->stored);
-      DenseTensor value = DenseTensor::zeros(DType::F32, {rows_->size(), p.shape[1]});
-      read_initial(*trained, 0, rows_->size(), value.data<float>());
+      const CompactRows& rows = *table_rows.at(table_of.at(p.name));
+      trained->rows = &rows;
+      locate_rows(view, p, rows, trained->stored);
+      DenseTensor value = DenseTensor::zeros(DType::F32, {rows.size(), p.shape[1]});
+      read_initial(*trained, 0, rows.size(), value.data<float>());
       check_finite(p.name, value.data<float>(), value.size());
       parameters_.emplace(p.name, std::move(value));
     } else {
@@ -58,7 +104,7 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
 
   const TrainSpec& train = *plan_.train;
   const std::size_t batch_size = std::min(train.batch_size, dataset_.size());
-  gatherer_ = std::make_unique<BatchGatherer>(dataset_, BatchIds::kCompact);
+  gatherer_ = std::make_unique<BatchGatherer>(dataset_, std::move(sources));
   model_ = std::make_unique<Model>(plan_.model, parameters_, batch_size);
   if (train.optimizer.type == OptimizerType::kSgd && train.clip_norm == 0.0f) {
     model_->fuse_sparse_sgd(train.optimizer.learning_rate);
@@ -93,8 +139,8 @@ void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t 
     std::vector<float> window;
     for (std::size_t chunk = begin; chunk < end; chunk += kChunkRows) {
       const std::size_t n = std::min(kChunkRows, end - chunk);
-      rows_->for_each_row(chunk, chunk + n,
-                          [&](std::size_t r, std::uint32_t g) { global[r - chunk] = g; });
+      trained.rows->for_each_row(chunk, chunk + n,
+                                 [&](std::size_t r, std::uint32_t g) { global[r - chunk] = g; });
       for (std::size_t i = 0; i < n;) {
         const std::uint64_t first = global[i];
         std::size_t j = i + 1;

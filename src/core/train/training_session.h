@@ -6,15 +6,15 @@
 //   std::vector<std::uint8_t> update = s.result("task-7");
 //
 // The session owns all its state (no globals): same plan, model bytes and dataset give
-// byte-identical results. Embedding tables are trained as compact copies of the rows the
-// dataset touches (sorted unique ids), copied straight from the model's bytes, with optimizer
-// state for those rows only: the model is never decoded whole and nothing of size vocab × dim
-// is allocated. Its memory is the trained values, the optimizer state and small buffers: the
-// dataset's compact ids are the compact table's rows already (no lookup, no copy of the ids),
-// the update is computed at result time from values read again from the model (no copy of the
-// initial values), and written in 64 kB pieces (write_result) rather than built whole.
-// The dataset and the model bytes (or the reader) are borrowed and must outlive the session,
-// unchanged.
+// byte-identical results. Each embedding table is trained as a compact copy of the rows the
+// dataset touches (the sorted union of the distinct ids of every input feeding it), copied
+// straight from the model's bytes, with optimizer state for those rows only: the model is never
+// decoded whole and nothing of size vocab × dim is allocated. Its memory is the trained values, the
+// optimizer state and small buffers: the dataset's compact ids are the compact table's rows already
+// (no lookup, no copy of the ids), the update is computed at result time from values read again
+// from the model (no copy of the initial values), and written in 64 kB pieces (write_result) rather
+// than built whole. The dataset and the model bytes (or the reader) are borrowed and must outlive
+// the session, unchanged.
 #pragma once
 
 #include <cstddef>
@@ -51,8 +51,8 @@ struct ResultSink {
 class TrainingSession {
  public:
   // An embedding table may arrive whole (dense) or as the rows the server selected for this
-  // leaf (model:select: a row-sparse tensor, rows sorted and unique, any superset of the rows the
-  // dataset touches); both give byte-identical results.
+  // leaf (model:select: a row-sparse tensor per table, rows sorted and unique, any superset of
+  // the rows the dataset touches in that table); both give byte-identical results.
   // Throws InvalidInput for an invalid plan (naming the JSON path), a plan whose kind is not
   // "train", model bytes that are not valid safetensors or lack / mis-shape a declared
   // parameter, a selection that lacks a row the data touch (naming the tensor and the row), or
@@ -107,7 +107,11 @@ class TrainingSession {
   ModelByteReader read_;
   std::vector<std::unique_ptr<TrainedParameter>> trained_;
   Parameters parameters_;
-  const CompactRows* rows_ = nullptr;  // sparse input only: the dataset's distinct ids
+  // Tables fed by several inputs: the union of their distinct ids, and per feed whose ids need
+  // renumbering into such a union, the map (FeedSource::map). A table fed by one input uses the
+  // dataset's distinct ids and compact ids as they are.
+  std::vector<std::unique_ptr<CompactRows>> table_unions_;
+  std::vector<std::unique_ptr<std::vector<std::uint32_t>>> feed_maps_;
   std::unique_ptr<BatchGatherer> gatherer_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;

@@ -173,8 +173,8 @@ void TrainingSession::for_each_delta_block(const TrainedParameter& trained, Bloc
                          "clip_norm keeps it finite)");
     }
     if (trained.stored.compact) {
-      rows_->for_each_row(begin, end,
-                          [&](std::size_t r, std::uint32_t g) { global[r - begin] = g; });
+      trained.rows->for_each_row(begin, end,
+                                 [&](std::size_t r, std::uint32_t g) { global[r - begin] = g; });
     } else {
       for (std::size_t r = begin; r < end; ++r) global[r - begin] = static_cast<std::uint32_t>(r);
     }
@@ -220,12 +220,13 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
       for (const std::size_t d : p.shape) w.put_i64(static_cast<std::int64_t>(d));
     };
     // The global ids of the rows the session trained, in increasing order.
-    const auto for_each_global = [this, &trained, local_rows](auto&& fn) {
+    const auto for_each_global = [&trained, local_rows](auto&& fn) {
       if (!trained.stored.compact) {
         for (std::size_t r = 0; r < local_rows; ++r) fn(static_cast<std::uint32_t>(r));
         return;
       }
-      rows_->for_each_row(0, rows_->size(), [&](std::size_t, std::uint32_t g) { fn(g); });
+      trained.rows->for_each_row(0, trained.rows->size(),
+                                 [&](std::size_t, std::uint32_t g) { fn(g); });
     };
     switch (update->encoding) {
       case UpdateEncoding::kDense: {

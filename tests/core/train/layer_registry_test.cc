@@ -49,14 +49,21 @@ class FakeBinder : public ParameterBinder {
     const int i = next_++;
     return {&tensors_[static_cast<std::size_t>(i)], i};
   }
+  Bound bound(const std::string& name) override {
+    throw fedleaf::InvalidInput("fake binder: nothing bound as '" + name + "'");
+  }
 
  private:
   std::vector<DenseTensor>& tensors_;
   int next_ = 0;
 };
 
-const LayerInput kSparseFirst{0, InputKind::kSparseIds, 0};
-const LayerInput kDenseFirst{0, InputKind::kDense, 6};
+// What a layer reads: a sparse_ids input, a dense input of width 6, a layer's output of width w.
+const LayerInput kSparseFirst{0, {{"t", true, InputKind::kSparseIds, 0}}};
+const LayerInput kDenseFirst{0, {{"x", true, InputKind::kDense, 6}}};
+LayerInput after_layer(std::size_t index, std::size_t width) {
+  return LayerInput{index, {{"prev", false, InputKind::kDense, width}}};
+}
 
 }  // namespace
 
@@ -66,7 +73,10 @@ TEST_CASE("layer_table_finds_each_type_by_name_and_by_layer_type", "[layer_regis
       {"dense", LayerType::kDense},
       {"relu", LayerType::kRelu},
       {"sigmoid", LayerType::kSigmoid},
-      {"tanh", LayerType::kTanh}};
+      {"tanh", LayerType::kTanh},
+      {"concatenate", LayerType::kConcatenate},
+      {"add", LayerType::kAdd},
+      {"dropout", LayerType::kDropout}};
   for (const auto& [name, type] : types) {
     const LayerKind* kind = find_layer_kind(name);
     REQUIRE(kind != nullptr);
@@ -83,7 +93,7 @@ TEST_CASE("layer_table_unknown_type_lists_every_known_type", "[layer_registry]")
   CHECK_THROWS_MATCHES(
       layer_kind_named("conv2d", "plan.model.layers[2].type"), fedleaf::InvalidInput,
       MessageContains("plan.model.layers[2].type: unknown layer type 'conv2d' (expected "
-                      "embedding_bag, dense, relu, sigmoid or tanh)"));
+                      "embedding_bag, dense, relu, sigmoid, tanh, concatenate, add or dropout)"));
 }
 
 TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
@@ -122,10 +132,10 @@ TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
                 kSparseFirst,
                 "layers[0].combiner: unknown combiner 'max' (expected sum, mean or sqrtn)");
   check_rejects(R"({"type": "embedding_bag", "vocab": 3, "dim": 2})", kDenseFirst,
-                "layers[0].type: embedding_bag must be the first layer, on a sparse_ids input");
-  check_rejects(R"({"type": "embedding_bag", "vocab": 3, "dim": 2})",
-                LayerInput{1, InputKind::kSparseIds, 2},
-                "layers[0].type: embedding_bag must be the first layer");
+                "layers[0].input: embedding_bag reads a sparse_ids input, 'x' is a dense input");
+  check_rejects(R"({"type": "embedding_bag", "vocab": 3, "dim": 2})", after_layer(1, 2),
+                "layers[0].input: embedding_bag reads a sparse_ids input, 'prev' is a layer's "
+                "output");
 }
 
 TEST_CASE("dense_spec_parses_through_the_table", "[layer_registry]") {
@@ -149,7 +159,7 @@ TEST_CASE("dense_spec_parses_through_the_table", "[layer_registry]") {
   CHECK(params[1].initializer == Initializer::kZeros);
 
   layers = parse_layer(R"({"type": "dense", "units": 2, "use_bias": false, "activation": "tanh"})",
-                       LayerInput{1, InputKind::kSparseIds, 4}, "h");
+                       after_layer(1, 4), "h");
   REQUIRE(layers.size() == 2);
   CHECK(layers[0].input_width == 4);
   CHECK(parameters_of(layers[0]).size() == 1);
@@ -171,7 +181,7 @@ TEST_CASE("dense_spec_parses_through_the_table", "[layer_registry]") {
 TEST_CASE("activation_specs_parse_through_the_table", "[layer_registry]") {
   for (const std::string type : {"relu", "sigmoid", "tanh"}) {
     const std::vector<LayerSpec> layers =
-        parse_layer(R"({"type": ")" + type + R"("})", LayerInput{2, InputKind::kDense, 5});
+        parse_layer(R"({"type": ")" + type + R"("})", after_layer(2, 5));
     REQUIRE(layers.size() == 1);
     CHECK(layers[0].type == find_layer_kind(type)->layer_type);
     CHECK(layers[0].input_width == 5);
@@ -186,7 +196,7 @@ TEST_CASE("activation_specs_parse_through_the_table", "[layer_registry]") {
 
 TEST_CASE("layer_table_makes_layers_over_the_bound_tensors", "[layer_registry]") {
   std::vector<LayerSpec> layers =
-      parse_layer(R"({"type": "dense", "units": 2})", LayerInput{1, InputKind::kDense, 3}, "d");
+      parse_layer(R"({"type": "dense", "units": 2})", after_layer(1, 3), "d");
   std::vector<DenseTensor> tensors;
   tensors.push_back(DenseTensor::zeros(DType::F32, Shape{3, 2}));
   tensors.push_back(DenseTensor::zeros(DType::F32, Shape{2}));

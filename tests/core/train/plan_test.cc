@@ -168,8 +168,9 @@ TEST_CASE("plans_with_an_unknown_field_are_rejected_naming_it_and_the_known_ones
                 "plan.model.layers[0]: unknown field 'vocab_size'");
   check_rejects(with(R"("units": 2)", R"("units": 2, "dropout": 0.5)"),
                 "plan.model.layers[1]: unknown field 'dropout'");
-  check_rejects(with(R"("loss")", R"("optimizer": {}, "loss")"),
-                "plan.model: unknown field 'optimizer' (the fields are inputs, layers, loss)");
+  check_rejects(
+      with(R"("loss")", R"("optimizer": {}, "loss")"),
+      "plan.model: unknown field 'optimizer' (the fields are inputs, layers, output, loss)");
   check_rejects(with(R"({"model")", R"({"modle": {}, "model")"), "plan: unknown field 'modle'");
   check_rejects(with(R"("sparse_ids")", R"({"type": "sparse_ids", "size": 3})"),
                 "plan.model.inputs.t: unknown field 'size'");

@@ -60,6 +60,37 @@ inline core::Dataset random_dense_dataset(std::uint64_t seed, std::size_t n, std
   return core::Dataset::from_dense(values, width, labels);
 }
 
+// The columns of sparse input `name`: `n` examples of 0..max_ids ids below `vocab`, weights in
+// [0.25, 2) when `weighted`.
+inline core::InputColumns random_sparse_input(const std::string& name, core::SeededRandom& rng,
+                                              std::size_t n, std::uint32_t vocab,
+                                              std::uint32_t max_ids, bool weighted) {
+  core::InputColumns c;
+  c.name = name;
+  c.num_features = vocab;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto count = static_cast<std::size_t>(rng.below(max_ids + 1));
+    for (std::size_t k = 0; k < count; ++k) {
+      c.ids.push_back(static_cast<std::uint32_t>(rng.below(vocab)));
+      if (weighted) c.weights.push_back(0.25f + 1.75f * rng.uniform());
+    }
+    c.offsets.push_back(static_cast<std::uint32_t>(c.ids.size()));
+  }
+  return c;
+}
+
+// The columns of dense input `name`: `n` rows of `width` values in [-1, 1).
+inline core::InputColumns random_dense_input(const std::string& name, core::SeededRandom& rng,
+                                             std::size_t n, std::size_t width) {
+  core::InputColumns c;
+  c.name = name;
+  c.kind = core::InputKind::kDense;
+  c.width = width;
+  c.dense.resize(n * width);
+  for (float& v : c.dense) v = 2.0f * rng.uniform() - 1.0f;
+  return c;
+}
+
 // The parameters of initialize_model(plan, seed), as the Model takes them.
 inline core::Parameters initial_parameters(const std::string& plan_json, std::uint64_t seed) {
   const std::vector<std::uint8_t> bytes = core::initialize_model(plan_json, seed);
