@@ -86,8 +86,8 @@ export type Layer =
 /** A model input: ids (CSR, optional weights) or dense float rows of width `dim`; `features` says how records fill it. */
 export type ModelInput =
   | 'sparse_ids'
-  | { type: 'sparse_ids'; features?: Record<string, unknown> }
-  | { type: 'dense'; dim: number; features?: Record<string, unknown> };
+  | { type: 'sparse_ids'; features?: RecordFeatures }
+  | { type: 'dense'; dim: number; features?: RecordFeatures };
 
 export interface UpdateSpec {
   encoding: 'dense' | 'row_sparse' | 'coo';
@@ -103,6 +103,14 @@ export interface UpdateSpec {
   /** The dtype of this tensor's values in a model:select answer (default f32). */
   download_values?: 'f32' | 'f16';
 }
+
+/** How featurizeRecords computes one input from records (src/core/features/input_features.h). */
+export type RecordFeatures =
+  | ({ text: string } & TextFeatures)
+  | { column: string; hash_buckets: number; seed?: number }
+  | { cross: string[]; hash_buckets: number; seed?: number }
+  | { numeric: Array<{ field: string; transform?: 'none' | 'log1p' | { standardize: { mean: number; std: number } };
+                       clip?: [number, number]; default?: number }> };
 
 /** A task's plan: the model, how to train it, and how each tensor's update travels and folds. */
 export interface Plan {
@@ -244,6 +252,14 @@ export interface RoundAggregator {
   delete(): void;
 }
 
+/** A record for featurizeRecords: a flat plain object. */
+export type RecordScalar = string | number | boolean;
+export type RecordValues = Record<string, RecordScalar | RecordScalar[] | null | undefined>;
+/** One plan input's columns from featurizeRecords. */
+export type RecordInputColumns =
+  | { name: string; kind: 'sparse_ids'; offsets: Uint32Array; ids: Uint32Array; weights: Float32Array; numFeatures: number }
+  | { name: string; kind: 'dense'; dense: Float32Array; width: number };
+
 export interface ExecutorOptions {
   /** 'auto' (default): the SIMD build when WebAssembly.validate accepts SIMD. */
   simd?: 'auto' | boolean;
@@ -291,6 +307,13 @@ export interface Executor {
   datasetFromCsr(csr: { offsets: ArrayLike<number>; ids: ArrayLike<number>; weights?: ArrayLike<number>;
                         labels: ArrayLike<number>; numFeatures?: number }): Dataset;
 
+  /**
+   * The columns of every input of the plan that has "features" (text, column, cross, numeric),
+   * featurized from plain records by the C++ core, in the order of the inputs' names. A record is
+   * a flat plain object (strings, finite numbers, booleans, null, arrays of those); a broken one
+   * throws an Error naming it: "records[17].length: NaN is not a finite number ...".
+   */
+  featurizeRecords(records: RecordValues[], plan: PlanInput): RecordInputColumns[];
   /** A fresh model for the plan, as safetensors; same seed, same bytes. */
   initializeModel(plan: PlanInput, seed?: number): Uint8Array;
   /** Throws an Error naming the JSON path when the plan is invalid. */

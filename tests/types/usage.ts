@@ -8,7 +8,8 @@ import {
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
-  PopulationStatus, RoundAggregator, RunLeafSummary, Task, TfjsModelJson, TfjsWeightSpec, TrainResult,
+  PopulationStatus, RecordInputColumns, RoundAggregator, RunLeafSummary, Task, TfjsModelJson, TfjsWeightSpec,
+  TrainResult,
 } from 'fedleaf';
 
 const plan: Plan = {
@@ -54,6 +55,13 @@ export async function executorCalls(): Promise<void> {
   const svm: Dataset = executor.datasetFromSvmlight('1 3:1 7:0.5\n0 2:1\n', { indexBase: 1, numFeatures: 16 });
   const dense: Dataset = executor.datasetFromDense([0.1, 0.2, 0.3, 0.4], 2, [0, 1]);
   const csr: Dataset = executor.datasetFromCsr({ offsets: [0, 2, 3], ids: [1, 5, 2], labels: [1, 0], numFeatures: 8 });
+  const columns: RecordInputColumns[] = executor.featurizeRecords(
+    [{ sender_domain: 'example.com', subject_tokens: ['win', 'cash'], length: 1200, html: null }],
+    { model: { inputs: {
+      sender: { type: 'sparse_ids', features: { column: 'sender_domain', hash_buckets: 64 } },
+      numeric: { type: 'dense', dim: 1, features: { numeric: [{ field: 'length', transform: 'log1p', clip: [0, 20] }] } },
+    }, layers: [], loss: 'sigmoid_cross_entropy' } });
+  for (const c of columns) console.log(c.name, c.kind === 'dense' ? c.width : c.numFeatures);
   const ids: Uint32Array = dataset.distinctIds();
   const part: Dataset = dataset.subset([0]);
   console.log(dataset.size, dataset.numFeatures, dataset.numNonzeros, dataset.numDistinctIds, dataset.isSparse,

@@ -10,7 +10,7 @@
 
 export const BINDINGS = {
   functions: ['version', 'encodeSafetensors', 'decodeSafetensors', 'coalesce', 'predict', 'execute',
-    'initializeModel', 'validatePlan', 'applyUpdate'],
+    'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords'],
   classes: {
     Dataset: {
       statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr'],

@@ -5,6 +5,7 @@
 
 import { bytesOf } from './bytes.js';
 import { loadModule } from './load_module.js';
+import { featurizeRecords } from './records.js';
 import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
 import { datasetApi, trainingApi } from './training.js';
 
@@ -44,6 +45,14 @@ export async function createExecutor(options = {}) {
     },
     coalesce(tensor) {
       return publicTensor(module.coalesce(normalizeTensor('coalesce input', tensor)));
+    },
+    /**
+     * The columns of the plan's inputs that have "features", from plain records (records.js):
+     * [{name, kind: 'sparse_ids', offsets, ids, weights, numFeatures} | {name, kind: 'dense',
+     * dense, width}].
+     */
+    featurizeRecords(records, plan) {
+      return featurizeRecords(module, records, plan);
     },
     ...datasetApi(module),
     ...trainingApi(module),

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/json/json_known_fields.h"
+#include "core/json/plan_json.h"
 #include "core/train/murmur3.h"
 
 namespace fedleaf::core {
@@ -107,6 +109,36 @@ void validate(const TextFeatureOptions& options) {
   if (options.min_token_length > options.max_token_length) {
     throw InvalidInput("features.max_token_length: must be >= min_token_length");
   }
+}
+
+TextFeatureOptions parse_text_feature_options(const nlohmann::json& f, const std::string& path,
+                                              bool check_fields) {
+  using namespace plan_json;
+  if (check_fields) {
+    check_known_fields(f, path,
+                       {"hash", "num_buckets", "ngrams", "signed", "lowercase", "binary",
+                        "skip_headers", "min_token_length", "max_token_length", "seed"});
+  }
+  TextFeatureOptions o;
+  const std::string hash = get_string(f, path, "hash", "murmur3_32");
+  if (hash != "murmur3_32")
+    fail(path + ".hash", "unknown hash '" + hash + "' (expected murmur3_32)");
+  o.num_buckets = static_cast<std::uint32_t>(
+      get_integer(f, path, "num_buckets", o.num_buckets, 1, 0x7fffffffull));
+  o.ngrams = static_cast<std::uint32_t>(get_integer(f, path, "ngrams", o.ngrams, 1, 8));
+  o.signed_hash = get_bool(f, path, "signed", o.signed_hash);
+  o.lowercase = get_bool(f, path, "lowercase", o.lowercase);
+  o.binary = get_bool(f, path, "binary", o.binary);
+  o.skip_headers = get_bool(f, path, "skip_headers", o.skip_headers);
+  o.min_token_length =
+      static_cast<std::uint32_t>(get_integer(f, path, "min_token_length", o.min_token_length, 1));
+  o.max_token_length =
+      static_cast<std::uint32_t>(get_integer(f, path, "max_token_length", o.max_token_length, 1));
+  o.seed = static_cast<std::uint32_t>(get_integer(f, path, "seed", o.seed, 0));
+  if (o.min_token_length > o.max_token_length) {
+    fail(path + ".max_token_length", "must be >= min_token_length");
+  }
+  return o;
 }
 
 std::vector<std::string> tokenize(std::string_view text, const TextFeatureOptions& options) {

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "core/train/dataset.h"
 
 namespace fedleaf::core {
@@ -46,6 +48,17 @@ struct TextFeatureOptions {
   std::uint32_t max_token_length = 30;
   std::uint32_t seed = 0;
 };
+
+// The options from a JSON object of the fields below (absent ones keep the defaults above):
+//   {"hash": "murmur3_32", "num_buckets": 1..2^31-1, "ngrams": 1..8, "signed": bool,
+//    "lowercase": bool, "binary": bool, "skip_headers": bool, "min_token_length": N >= 1,
+//    "max_token_length": N >= min_token_length, "seed": N}
+// `path` names the object in errors ("plan.features", "plan.model.inputs.body.features"):
+// InvalidInput "<path>.ngrams: expected an integer in [1, 8]". An unknown field is an error
+// naming it; a caller whose object holds fields of its own as well (a records text spec's "text")
+// passes check_fields = false and checks the whole list itself.
+TextFeatureOptions parse_text_feature_options(const nlohmann::json& object, const std::string& path,
+                                              bool check_fields = true);
 
 // Throws InvalidInput naming the field when num_buckets or ngrams is 0, or min_token_length is 0
 // or above max_token_length.

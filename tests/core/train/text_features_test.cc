@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "core/train/murmur3.h"
 #include "core/train/plan.h"
 #include "core/train/text_features.h"
@@ -137,4 +139,26 @@ TEST_CASE("text_features_come_from_the_plan_features_section", "[text]") {
                        MessageContains("plan.features.hash: unknown hash 'md5'"));
   CHECK_THROWS_MATCHES(text_features_from_plan(R"({"features": {"ngrams": 0}})"),
                        fedleaf::InvalidInput, MessageContains("plan.features.ngrams"));
+}
+
+TEST_CASE("text_feature_options_parse_from_a_json_object_at_a_path", "[text]") {
+  const auto o = parse_text_feature_options(
+      nlohmann::json::parse(R"({"num_buckets": 64, "ngrams": 3, "signed": true, "seed": 4})"),
+      "plan.model.inputs.body.features");
+  CHECK(o.num_buckets == 64);
+  CHECK(o.ngrams == 3);
+  CHECK(o.signed_hash);
+  CHECK(o.seed == 4);
+  CHECK(o.lowercase == TextFeatureOptions{}.lowercase);
+  const auto with_field = nlohmann::json::parse(R"({"text": "body", "ngrams": 2})");
+  CHECK_THROWS_MATCHES(parse_text_feature_options(with_field, "p"), fedleaf::InvalidInput,
+                       MessageContains("p: unknown field 'text'"));
+  CHECK(parse_text_feature_options(with_field, "p", /*check_fields=*/false).ngrams == 2);
+  CHECK_THROWS_MATCHES(parse_text_feature_options(nlohmann::json::parse(R"({"ngrams": 9})"), "q.r"),
+                       fedleaf::InvalidInput,
+                       MessageContains("q.r.ngrams: expected an integer in [1, 8]"));
+  CHECK_THROWS_MATCHES(
+      parse_text_feature_options(
+          nlohmann::json::parse(R"({"min_token_length": 4, "max_token_length": 3})"), "q"),
+      fedleaf::InvalidInput, MessageContains("q.max_token_length: must be >= min_token_length"));
 }
