@@ -25,6 +25,13 @@ function featuresKey(plan) {
   return JSON.stringify(Object.entries(plan?.model?.inputs ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
+// The embedding tables of the plan's model: "<layer>/weight" of every embedding_bag owning one.
+function embeddingTables(plan) {
+  return (plan.model?.layers ?? [])
+    .filter((layer) => layer.type === 'embedding_bag' && layer.table === undefined)
+    .map((layer) => `${layer.name}/weight`);
+}
+
 export class RecordLeafData {
   /**
    * @param {object} executor  from createExecutor()
@@ -44,9 +51,13 @@ export class RecordLeafData {
     this.cache = new Map();
   }
 
-  /** Distinct feature ids of the training part under the plan: the embedding rows it touches. */
+  /**
+   * The embedding rows the training part touches under the plan: its distinct ids in each table,
+   * summed over the model's tables (a table shared by several inputs counts the union once).
+   */
   touchedRows(plan) {
-    return this.datasetFor({ kind: 'train', plan }).numDistinctIds;
+    const dataset = this.datasetFor({ kind: 'train', plan });
+    return embeddingTables(plan).reduce((n, tensor) => n + dataset.distinctIdsFor(plan, tensor).length, 0);
   }
 
   get numTrainExamples() {
