@@ -24,6 +24,7 @@ set(FEDLEAF_TRAIN_SOURCES
   plan.cc
   predict.cc
   svmlight.cc
+  table_rows.cc
   text_features.cc
   training_session.cc
   training_session_result.cc

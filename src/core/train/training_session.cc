@@ -8,6 +8,7 @@
 #include "core/train/compact_rows.h"
 #include "core/train/model_view.h"
 #include "core/train/seeded_random.h"
+#include "core/train/table_rows.h"
 #include "core/train/trained_parameter.h"
 
 namespace fedleaf::core {
@@ -43,11 +44,7 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
   // several, with each feeding input's ids renumbered into the union.
   std::map<std::size_t, std::vector<std::size_t>> feeders;  // table layer → dataset inputs
   for (const FeedSpec& f : model.feeds) {
-    if (!f.sparse) continue;
-    std::vector<std::size_t>& inputs = feeders[f.table_layer];
-    if (std::find(inputs.begin(), inputs.end(), from[f.input]) == inputs.end()) {
-      inputs.push_back(from[f.input]);
-    }
+    if (f.sparse) feeders[f.table_layer] = table_inputs(model, from, f.table_layer);
   }
   std::map<std::size_t, const CompactRows*> table_rows;
   std::map<std::pair<std::size_t, std::size_t>, const std::vector<std::uint32_t>*> renumbered;
@@ -62,6 +59,8 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
     table_unions_.push_back(std::make_unique<CompactRows>(CompactRows::union_of(sets, &maps)));
     table_rows[table] = table_unions_.back().get();
     for (std::size_t s = 0; s < inputs.size(); ++s) {
+      // An input holding every row of the union keeps its compact ids: the map is the identity.
+      if (maps[s].size() == table_rows[table]->size()) continue;
       feed_maps_.push_back(std::make_unique<std::vector<std::uint32_t>>(std::move(maps[s])));
       renumbered[{table, inputs[s]}] = feed_maps_.back().get();
     }

@@ -13,6 +13,7 @@
 #include "core/train/murmur3.h"
 #include "core/train/optimizer.h"
 #include "core/train/predict.h"
+#include "core/train/table_rows.h"
 #include "core/train/training_session.h"
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors.h"
@@ -74,12 +75,17 @@ std::string wide_deep_plan(const std::string& optimizer, int epochs = 2) {
       "deep/bias": {"encoding": "dense", "aggregator": "weighted_mean"}}})";
 }
 
-Dataset wide_deep_data(std::uint64_t seed, std::size_t n) {
+// `subject_is_body`: the subject input repeats body's ids (the union is body's own rows).
+Dataset wide_deep_data(std::uint64_t seed, std::size_t n, bool subject_is_body = false) {
   SeededRandom rng(seed);
   std::vector<InputColumns> inputs;
   inputs.push_back(random_sparse_input("body", rng, n, 300, 6, true));
   // Subject ids reach past body's (300..500): the shared table's rows are the union.
   inputs.push_back(random_sparse_input("subject", rng, n, 500, 3, false));
+  if (subject_is_body) {
+    inputs.back() = inputs.front();
+    inputs.back().name = "subject";
+  }
   inputs.push_back(random_sparse_input("cross", rng, n, 4096, 2, false));
   inputs.push_back(random_dense_input("numeric", rng, n, 2));
   std::vector<std::int32_t> labels(n);
@@ -260,50 +266,52 @@ TEST_CASE("graph_training_updates_exactly_the_rows_each_tables_inputs_touch", "[
 
 TEST_CASE("graph_training_on_compact_tables_equals_lazy_training_on_the_full_tables",
           "[multi_input]") {
-  for (const char* optimizer :
-       {R"({"type": "sgd", "learning_rate": 0.2})", R"({"type": "adam", "learning_rate": 0.05})"}) {
-    INFO(optimizer);
-    const std::string plan_json = wide_deep_plan(optimizer, 3);
-    const auto model = initialize_model(plan_json, 2);
-    const Dataset data = wide_deep_data(6, 17);
-    const SafetensorsFile result =
-        read_safetensors(execute(plan_json, model.data(), model.size(), data));
+  for (const bool subject_is_body : {false, true}) {
+    for (const char* optimizer : {R"({"type": "sgd", "learning_rate": 0.2})",
+                                  R"({"type": "adam", "learning_rate": 0.05})"}) {
+      INFO(optimizer << (subject_is_body ? ", subject = body" : ""));
+      const std::string plan_json = wide_deep_plan(optimizer, 3);
+      const auto model = initialize_model(plan_json, 2);
+      const Dataset data = wide_deep_data(6, 17, subject_is_body);
+      const SafetensorsFile result =
+          read_safetensors(execute(plan_json, model.data(), model.size(), data));
 
-    const Plan plan = parse_plan(plan_json);
-    const Parameters initial = fedleaf::test::initial_parameters(plan_json, 2);
-    Parameters params = initial;
-    Model full(plan.model, params, 4);
-    if (plan.train->optimizer.type == OptimizerType::kSgd) {
-      full.fuse_sparse_sgd(plan.train->optimizer.learning_rate);
-    }
-    Optimizer opt(plan.train->optimizer, full.gradients());
-    std::vector<std::vector<std::uint32_t>> global;
-    BatchGatherer gather(data, global_feed_sources(plan.model, data, global));
-    for (std::size_t epoch = 0; epoch < 3; ++epoch) {
-      const auto order = shuffled_order(data.size(), mix_seed(5, epoch));
-      for (std::size_t begin = 0; begin < order.size(); begin += 4) {
-        full.forward_backward(
-            gather.gather(order.data() + begin, std::min<std::size_t>(4, order.size() - begin)));
-        opt.apply(full.gradients());
+      const Plan plan = parse_plan(plan_json);
+      const Parameters initial = fedleaf::test::initial_parameters(plan_json, 2);
+      Parameters params = initial;
+      Model full(plan.model, params, 4);
+      if (plan.train->optimizer.type == OptimizerType::kSgd) {
+        full.fuse_sparse_sgd(plan.train->optimizer.learning_rate);
       }
-    }
-    for (const auto& [name, tensor] : result.tensors) {
-      INFO(name);
-      const float* before = initial.at(name).data<float>();
-      const float* after = params.at(name).data<float>();
-      if (const auto* rows = std::get_if<RowSparseTensor>(&tensor)) {
-        const std::size_t dim = rows->values().shape()[1];
-        for (std::size_t r = 0; r < rows->indices().size(); ++r) {
-          const auto g = static_cast<std::size_t>(rows->indices()(r));
-          for (std::size_t k = 0; k < dim; ++k) {
-            CHECK(rows->values().data<float>()[r * dim + k] ==
-                  after[g * dim + k] - before[g * dim + k]);
-          }
+      Optimizer opt(plan.train->optimizer, full.gradients());
+      std::vector<std::vector<std::uint32_t>> global;
+      BatchGatherer gather(data, global_feed_sources(plan.model, data, global));
+      for (std::size_t epoch = 0; epoch < 3; ++epoch) {
+        const auto order = shuffled_order(data.size(), mix_seed(5, epoch));
+        for (std::size_t begin = 0; begin < order.size(); begin += 4) {
+          full.forward_backward(
+              gather.gather(order.data() + begin, std::min<std::size_t>(4, order.size() - begin)));
+          opt.apply(full.gradients());
         }
-      } else {
-        const DenseTensor& d = std::get<DenseTensor>(tensor);
-        for (std::size_t i = 0; i < d.size(); ++i) {
-          CHECK(d.data<float>()[i] == after[i] - before[i]);
+      }
+      for (const auto& [name, tensor] : result.tensors) {
+        INFO(name);
+        const float* before = initial.at(name).data<float>();
+        const float* after = params.at(name).data<float>();
+        if (const auto* rows = std::get_if<RowSparseTensor>(&tensor)) {
+          const std::size_t dim = rows->values().shape()[1];
+          for (std::size_t r = 0; r < rows->indices().size(); ++r) {
+            const auto g = static_cast<std::size_t>(rows->indices()(r));
+            for (std::size_t k = 0; k < dim; ++k) {
+              CHECK(rows->values().data<float>()[r * dim + k] ==
+                    after[g * dim + k] - before[g * dim + k]);
+            }
+          }
+        } else {
+          const DenseTensor& d = std::get<DenseTensor>(tensor);
+          for (std::size_t i = 0; i < d.size(); ++i) {
+            CHECK(d.data<float>()[i] == after[i] - before[i]);
+          }
         }
       }
     }
@@ -398,4 +406,23 @@ TEST_CASE("mean_squared_error_trains_on_float_targets", "[multi_input]") {
       fedleaf::InvalidInput,
       MessageContains("mean_squared_error needs 1 float target(s) per example, the dataset has "
                       "class labels"));
+}
+
+TEST_CASE("table_distinct_ids_are_the_union_over_the_tables_inputs", "[multi_input]") {
+  const Plan plan = parse_plan(wide_deep_plan(R"({"type": "sgd", "learning_rate": 0.1})"));
+  const Dataset data = wide_deep_data(7, 9);
+  CHECK(table_distinct_ids(plan.model, data, "tokens/weight") == union_rows(data, 0, 1));
+  CHECK(table_distinct_ids(plan.model, data, "wide/weight") == data.distinct_ids(2).rows());
+  const std::vector<std::size_t> from = dataset_inputs_for(plan.model, data);
+  CHECK(table_inputs(plan.model, from, 0) == std::vector<std::size_t>{0, 1});
+  CHECK_THROWS_MATCHES(table_distinct_ids(plan.model, data, "subject_emb/weight"),
+                       fedleaf::InvalidInput,
+                       MessageContains("'subject_emb/weight' is no embedding table of the model "
+                                       "(tables: tokens/weight, wide/weight)"));
+  // A one-input dataset feeds a one-input plan's table.
+  const Plan one = parse_plan(R"({"kind": "evaluate", "model": {"inputs": {"t": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "e", "vocab": 30, "dim": 1}],
+      "loss": "sigmoid_cross_entropy"}})");
+  const Dataset csr = fedleaf::test::random_sparse_dataset(1, 5, 30, 3, false, 2);
+  CHECK(table_distinct_ids(one.model, csr, "e/weight") == csr.distinct_ids().rows());
 }
