@@ -81,7 +81,7 @@ export type Layer =
   | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string; input?: string }
   /** Inverted dropout while training (seeded, identical native and wasm); the identity otherwise. */
   | { type: 'dropout'; name?: string; rate: number; seed?: number; input?: string }
-  | { type: 'concatenate' | 'add'; name: string; inputs: string[] };
+  | { type: 'concatenate' | 'add'; name?: string; inputs: string[] };
 
 /** A model input: ids (CSR, optional weights) or dense float rows of width `dim`; `features` says how records fill it. */
 export type ModelInput =
@@ -168,6 +168,10 @@ export class Dataset {
   readonly labels: Int32Array;
   /** The distinct ids, sorted ascending: the rows a leaf asks model:select for. */
   distinctIds(): Uint32Array;
+  /** The sorted distinct ids of the plan's embedding table `tensor`: the union over its inputs. */
+  distinctIdsFor(plan: PlanInput, tensor: string): Uint32Array;
+  /** Named inputs (datasetFromInputs); 1 for the other datasets. */
+  readonly numInputs: number;
   /** The examples at `indices` (integers in [0, size), repeats allowed), as a new dataset. */
   subset(indices: ArrayLike<number>): Dataset;
   delete(): void;
@@ -329,6 +333,14 @@ export interface Executor {
    */
   datasetFromCsr(csr: { offsets: ArrayLike<number>; ids: ArrayLike<number>; weights?: ArrayLike<number>;
                         labels: ArrayLike<number>; numFeatures?: number }): Dataset;
+  /**
+   * Several named inputs for a plan whose model reads them by name: sparse ids (as datasetFromCsr)
+   * or dense float rows; class labels, or {targets, width} for mean_squared_error.
+   */
+  datasetFromInputs(inputs: Record<string, { ids: ArrayLike<number>; offsets: ArrayLike<number>;
+                                             weights?: ArrayLike<number>; numFeatures?: number }
+                                           | { dense: ArrayLike<number>; width: number }>,
+                    labels: ArrayLike<number> | { targets: ArrayLike<number>; width?: number }): Dataset;
 
   /**
    * The columns of every input of the plan that has "features" (text, column, cross, numeric),
@@ -358,8 +370,11 @@ export interface Executor {
    * change the result.
    */
   predict(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): Float32Array;
-  /** The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for. */
-  distinctIds(source: LeafData, task?: TaskLike): Uint32Array;
+  /**
+   * The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for;
+   * with `tensor`, those of that embedding table of the task's plan (the union over its inputs).
+   */
+  distinctIds(source: LeafData, task?: TaskLike, tensor?: string): Uint32Array;
   /** What runLeaf calls per task: train or evaluate the task's plan on the local data. */
   runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
           options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void }): Promise<TaskResult>;
@@ -601,7 +616,7 @@ export interface LeafExecutor<D = LeafData> {
   runTask(task: Task, modelBytes: Uint8Array, dataset: D,
           options: { signal?: AbortSignal; onProgress: (step: number, loss: number) => void }): Promise<TaskResult>;
   /** When present, train tasks of select plans download only these rows (model:select). */
-  distinctIds?(dataset: D, task: Task): ArrayLike<number>;
+  distinctIds?(dataset: D, task: Task, tensor?: string): ArrayLike<number>;
 }
 
 export interface RunLeafOptions<D = LeafData> {

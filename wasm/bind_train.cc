@@ -134,12 +134,17 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
       .class_function("fromSvmlight", &DatasetHandle::from_svmlight, allow_raw_pointers())
       .class_function("fromDense", &DatasetHandle::from_dense, allow_raw_pointers())
       .class_function("fromCsr", &DatasetHandle::from_csr, allow_raw_pointers())
+      .class_function("fromInputs", &DatasetHandle::from_inputs, allow_raw_pointers())
+      .class_function("fromInputsWithTargets", &DatasetHandle::from_inputs_with_targets,
+                      allow_raw_pointers())
       .function("subset", &DatasetHandle::subset, allow_raw_pointers())
       .function("size", &DatasetHandle::size)
       .function("numFeatures", &DatasetHandle::num_features)
       .function("numNonzeros", &DatasetHandle::num_nonzeros)
       .function("numDistinctIds", &DatasetHandle::num_distinct_ids)
       .function("distinctIds", &DatasetHandle::distinct_ids)
+      .function("distinctIdsFor", &DatasetHandle::distinct_ids_for)
+      .function("numInputs", &DatasetHandle::num_inputs)
       .function("isSparse", &DatasetHandle::is_sparse)
       .function("labels", &DatasetHandle::labels);
   emscripten::class_<TrainingSessionHandle>("TrainingSession")

@@ -4,6 +4,8 @@
 //
 //   const data = module.Dataset.fromTexts(utf8Bytes, byteOffsets, labels, planJson);
 //   data.size(); data.numDistinctIds(); data.delete();
+//   const multi = module.Dataset.fromInputs([{name: 'body', sparse: true, ...}], labels);
+//   multi.distinctIdsFor(planJson, 'tokens/weight');
 #pragma once
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include "core/train/dataset.h"
 #include "core/train/plan.h"
 #include "core/train/svmlight.h"
+#include "core/train/table_rows.h"
 #include "core/train/text_features.h"
 #include "js_interop.h"
 
@@ -40,6 +43,31 @@ std::vector<T> typed_vector_from_js(const val& array, const std::string& what) {
   // The view is made after the allocation above, so memory growth cannot detach it.
   val(emscripten::typed_memory_view(size, reinterpret_cast<std::uint8_t*>(out.data())))
       .call<void>("set", source);
+  return out;
+}
+
+// The columns of every input of a JS array (see DatasetHandle::from_inputs).
+inline std::vector<core::InputColumns> input_columns_from_js(const val& inputs) {
+  std::vector<core::InputColumns> out;
+  const auto n = inputs["length"].as<std::size_t>();
+  for (std::size_t i = 0; i < n; ++i) {
+    const val input = inputs[i];
+    core::InputColumns c;
+    c.name = input["name"].as<std::string>();
+    const std::string what = "inputs." + c.name;
+    if (input["sparse"].as<bool>()) {
+      c.kind = core::InputKind::kSparseIds;
+      c.offsets = typed_vector_from_js<std::uint32_t>(input["offsets"], what + ".offsets");
+      c.ids = typed_vector_from_js<std::uint32_t>(input["ids"], what + ".ids");
+      c.weights = typed_vector_from_js<float>(input["weights"], what + ".weights");
+      c.num_features = static_cast<std::uint32_t>(input["numFeatures"].as<double>());
+    } else {
+      c.kind = core::InputKind::kDense;
+      c.dense = typed_vector_from_js<float>(input["dense"], what + ".dense");
+      c.width = static_cast<std::size_t>(input["width"].as<double>());
+    }
+    out.push_back(std::move(c));
+  }
   return out;
 }
 
@@ -97,6 +125,27 @@ class DatasetHandle {
     });
   }
 
+  // Several named inputs: `inputs` is a JS array of {name, sparse: true, offsets: Uint32Array,
+  // ids: Uint32Array, weights: Float32Array (empty: all 1), numFeatures} or {name, sparse: false,
+  // dense: Float32Array, width}, as executor.datasetFromInputs normalizes them; labels an
+  // Int32Array.
+  static DatasetHandle* from_inputs(val inputs, val labels) {
+    return call_from_js([&] {
+      return new DatasetHandle(core::Dataset::from_inputs(
+          input_columns_from_js(inputs), typed_vector_from_js<std::int32_t>(labels, "labels")));
+    });
+  }
+
+  // The same with float targets ([examples, width] row-major: mean_squared_error) for labels.
+  static DatasetHandle* from_inputs_with_targets(val inputs, val targets, double width) {
+    return call_from_js([&] {
+      core::Dataset::Targets t;
+      t.values = typed_vector_from_js<float>(targets, "targets");
+      t.width = static_cast<std::size_t>(width);
+      return new DatasetHandle(core::Dataset::from_inputs(input_columns_from_js(inputs), t));
+    });
+  }
+
   DatasetHandle* subset(val examples) const {
     return call_from_js([&] {
       return new DatasetHandle(
@@ -118,6 +167,18 @@ class DatasetHandle {
                          ids.size() * sizeof(std::uint32_t));
     });
   }
+  // The sorted distinct ids of the embedding table `tensor` of the plan's model: the union over
+  // the inputs feeding it (what model:select is asked for that table).
+  val distinct_ids_for(const std::string& plan_json, const std::string& tensor) const {
+    return call_from_js([&] {
+      const core::Plan plan = core::parse_plan(plan_json, core::PlanUse::kInference);
+      const std::vector<std::uint32_t> ids =
+          core::table_distinct_ids(plan.model, *dataset_, tensor);
+      return bytes_to_js(reinterpret_cast<const std::uint8_t*>(ids.data()),
+                         ids.size() * sizeof(std::uint32_t));
+    });
+  }
+  double num_inputs() const { return static_cast<double>(dataset_->num_inputs()); }
   val labels() const {
     const auto& l = dataset_->labels();
     return bytes_to_js(reinterpret_cast<const std::uint8_t*>(l.data()),

@@ -63,6 +63,10 @@ export async function executorCalls(): Promise<void> {
     }, layers: [], loss: 'sigmoid_cross_entropy' } });
   for (const c of columns) console.log(c.name, c.kind === 'dense' ? c.width : c.numFeatures);
   const ids: Uint32Array = dataset.distinctIds();
+  const multi: Dataset = executor.datasetFromInputs(
+    { body: { ids: [1, 5, 2], offsets: [0, 2, 3] }, numeric: { dense: [0.5, 1], width: 1 } }, [1, 0]);
+  const tableIds: Uint32Array = multi.distinctIdsFor(plan, 'emb/weight');
+  console.log(multi.numInputs, tableIds.length);
   const part: Dataset = dataset.subset([0]);
   console.log(dataset.size, dataset.numFeatures, dataset.numNonzeros, dataset.numDistinctIds, dataset.isSparse,
     dataset.labels[0], ids.length, part.size, svm.size, dense.size, csr.size, fromFeatures.size);

@@ -13,9 +13,9 @@ export const BINDINGS = {
     'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords'],
   classes: {
     Dataset: {
-      statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr'],
-      methods: ['subset', 'size', 'numFeatures', 'numNonzeros', 'numDistinctIds', 'distinctIds', 'isSparse',
-        'labels'],
+      statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr', 'fromInputs', 'fromInputsWithTargets'],
+      methods: ['subset', 'size', 'numFeatures', 'numNonzeros', 'numDistinctIds', 'distinctIds', 'distinctIdsFor',
+        'numInputs', 'isSparse', 'labels'],
     },
     TrainingSession: {
       statics: ['create'],

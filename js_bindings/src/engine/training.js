@@ -47,6 +47,16 @@ export class Dataset {
     const bytes = this.handle.distinctIds();
     return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   }
+  /**
+   * The sorted distinct ids of the plan's embedding table `tensor` ("<layer>/weight"): the union
+   * over every input feeding it (a shared table), what model:select is asked for that table.
+   */
+  distinctIdsFor(plan, tensor) {
+    const bytes = this.handle.distinctIdsFor(planJson(plan), String(tensor));
+    return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
+  }
+  /** Named inputs (datasetFromInputs); 1 for the other datasets. */
+  get numInputs() { return this.handle.numInputs(); }
   get isSparse() { return this.handle.isSparse(); }
   get labels() {
     const bytes = this.handle.labels();
@@ -130,6 +140,43 @@ export function datasetApi(module) {
       return new Dataset(module.Dataset.fromCsr(uint32Array('offsets', offsets), uint32Array('ids', ids),
         float32Array('weights', weights), labelArray('labels', labels), numFeatures));
     },
+    /**
+     * Several named inputs, for a plan whose model reads them by name: `inputs` is
+     * {name: {ids, offsets, weights?, numFeatures?} (sparse ids, as datasetFromCsr) |
+     *  {dense, width} (float rows)}, every input with the same number of examples; `labels` the
+     * class labels (integers in [0, 2^31)), or {targets, width} for mean_squared_error (finite
+     * float32 numbers, [examples, width] row-major).
+     */
+    datasetFromInputs(inputs, labels) {
+      if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
+        throw new TypeError('datasetFromInputs: expected {name: {ids, offsets, weights?, numFeatures?} | {dense, width}}');
+      }
+      const columns = Object.entries(inputs).map(([name, input]) => {
+        if (input === null || typeof input !== 'object') {
+          throw new TypeError(`inputs.${name}: expected {ids, offsets, weights?, numFeatures?} or {dense, width}`);
+        }
+        if (input.dense !== undefined) {
+          integerArg(`inputs.${name}.width`, input.width, 1, UINT32_LIMIT, '2^32');
+          return { name, sparse: false, dense: float32Array(`inputs.${name}.dense`, input.dense), width: input.width };
+        }
+        const { offsets, ids, weights = new Float32Array(0), numFeatures = 0 } = input;
+        integerArg(`inputs.${name}.numFeatures`, numFeatures, 0, UINT32_LIMIT, '2^32');
+        return {
+          name,
+          sparse: true,
+          offsets: uint32Array(`inputs.${name}.offsets`, offsets),
+          ids: uint32Array(`inputs.${name}.ids`, ids),
+          weights: float32Array(`inputs.${name}.weights`, weights),
+          numFeatures,
+        };
+      });
+      if (labels !== null && typeof labels === 'object' && labels.targets !== undefined) {
+        const { targets, width = 1 } = labels;
+        integerArg('labels.width', width, 1, UINT32_LIMIT, '2^32');
+        return new Dataset(module.Dataset.fromInputsWithTargets(columns, float32Array('labels.targets', targets), width));
+      }
+      return new Dataset(module.Dataset.fromInputs(columns, labelArray('labels', labels)));
+    },
   };
 }
 
@@ -197,10 +244,12 @@ export function trainingApi(module) {
 
     /**
      * The sorted distinct ids of the data a task trains on (a Dataset, or an object with
-     * datasetFor(task)): what runLeaf asks model:select for.
+     * datasetFor(task)): what runLeaf asks model:select for. With `tensor` (an embedding table of
+     * the task's plan), the ids of that table: the union over the inputs feeding it.
      */
-    distinctIds(source, task) {
+    distinctIds(source, task, tensor) {
       const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
+      if (tensor !== undefined && task?.plan) return dataset.distinctIdsFor(task.plan, tensor);
       return dataset.distinctIds();
     },
 

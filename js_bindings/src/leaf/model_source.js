@@ -4,8 +4,9 @@
 //   const bytes = await models.fetch(task);   // emits downloaded {taskId, bytes, cached, select, ms}
 //
 // Select (issue 11): for a train task whose plan downloads embedding tables by "select"
-// (protocol/model_select.js), and an executor with distinctIds(dataset, task), the rows of the
-// data's distinct ids from .../rounds/{r}/model:select; the update trained on them is the same as
+// (protocol/model_select.js), and an executor with distinctIds(dataset, task, tensor), the rows
+// of each table's distinct ids (the union over the inputs feeding it), every table in one
+// request to .../rounds/{r}/model:select; the update trained on them is the same as
 // with the full model. Full: when a request would exceed max_select_rows or the server refuses the
 // selection (400, 404, 405), the model at the task's model_url. Cache: the last full model (one
 // model per round: only the newest is kept) with its ETag; a task naming that ETag is served from
@@ -26,7 +27,7 @@ export class ModelSource {
    * @param {import('../protocol/protocol_client.js').ProtocolClient} options.client
    * @param {string} options.population
    * @param {string} [options.token]
-   * @param {{distinctIds?: (dataset: object, task: object) => ArrayLike<number>}} options.executor
+   * @param {{distinctIds?: (dataset: object, task: object, tensor: string) => ArrayLike<number>}} options.executor
    * @param {object} options.dataset  what executor.distinctIds takes
    * @param {AbortSignal} [options.signal]
    * @param {<T>(what: string, call: () => Promise<T>) => Promise<T>} options.retry  repeats a
@@ -58,10 +59,10 @@ export class ModelSource {
     if (!isTrain(task) || typeof this.executor.distinctIds !== 'function' || !task.plan) return null;
     const wanted = selectedTensors(task.plan);
     if (wanted.length === 0) return null;
-    const distinct = this.executor.distinctIds(this.dataset, task);
+    // Each table's own rows (the union over the inputs feeding it), all in one request.
     const entries = [];
     for (const tensor of wanted) {
-      const ids = selectionIds(distinct, tensor);
+      const ids = selectionIds(this.executor.distinctIds(this.dataset, task, tensor.name), tensor);
       if (!ids) return null;
       entries.push({ name: tensor.name, ids });
     }

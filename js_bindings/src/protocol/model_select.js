@@ -15,12 +15,15 @@
 
 import { uint32Array } from '../engine/dataset_inputs.js';
 
-/** The embedding tables of the plan that download as a selection, in layer order. */
+/**
+ * The embedding tables of the plan that download as a selection, in layer order, each once: a
+ * lookup of another layer's table ("table") owns none.
+ */
 export function selectedTensors(plan) {
   const object = typeof plan === 'string' ? JSON.parse(plan) : plan;
   const out = [];
   for (const layer of object?.model?.layers ?? []) {
-    if (layer.type !== 'embedding_bag') continue;
+    if (layer.type !== 'embedding_bag' || layer.table !== undefined) continue;
     const name = `${layer.name}/weight`;
     const update = object.updates?.[name];
     if (!update) continue;

@@ -65,8 +65,7 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
       if (mine != owners) {
         fail(path + ".table", "'" + owner_name + "' has " + field + " " + std::to_string(owners) +
                                   ", this layer says " + field + " " + std::to_string(mine) +
-                                  " (a table shared across different " + field +
-                                  (std::string(field) == "dim" ? "s)" : "s)"));
+                                  " (a table shared across different " + field + "s)");
       }
     };
     same("vocab", owner.vocab);

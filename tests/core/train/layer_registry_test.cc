@@ -222,3 +222,35 @@ TEST_CASE("layer_table_makes_layers_over_the_bound_tensors", "[layer_registry]")
 
   CHECK(layer_kind(LayerType::kRelu).make == nullptr);
 }
+
+TEST_CASE("concatenate_add_and_dropout_specs_parse_through_the_table", "[layer_registry]") {
+  const LayerInput two{3, {{"a", false, InputKind::kDense, 4}, {"x", true, InputKind::kDense, 2}}};
+  std::vector<LayerSpec> layers =
+      parse_layer(R"({"type": "concatenate", "inputs": ["a", "x"]})", two, "c");
+  REQUIRE(layers.size() == 1);
+  CHECK(layers[0].type == LayerType::kConcatenate);
+  CHECK(layers[0].input_width == 6);
+  CHECK(layers[0].output_width == 6);
+  CHECK(parameters_of(layers[0]).empty());
+  check_rejects(R"({"type": "add", "inputs": ["a", "x"]})", two,
+                "layers[0]: add needs equal widths, got 4 ('a') and 2 ('x')");
+  const LayerInput same{3,
+                        {{"a", false, InputKind::kDense, 4}, {"b", false, InputKind::kDense, 4}}};
+  layers = parse_layer(R"({"type": "add", "inputs": ["a", "b"]})", same, "s");
+  CHECK(layers[0].output_width == 4);
+  check_rejects(R"({"type": "concatenate", "inputs": ["a"], "units": 3})", same,
+                "layers[0]: unknown field 'units'");
+
+  layers = parse_layer(R"({"type": "dropout", "rate": 0.25, "seed": 9})", after_layer(2, 5));
+  CHECK(layers[0].type == LayerType::kDropout);
+  CHECK(layers[0].rate == 0.25f);
+  CHECK(layers[0].seed == 9);
+  CHECK(layers[0].output_width == 5);
+  check_rejects(R"({"type": "dropout"})", after_layer(2, 5), "layers[0].rate: missing");
+  check_rejects(R"({"type": "dropout", "rate": 0.5})", kSparseFirst,
+                "layers[0].type: a sparse_ids input needs an embedding_bag first layer");
+  for (const LayerType t : {LayerType::kConcatenate, LayerType::kAdd, LayerType::kDropout}) {
+    CHECK(layer_kind(t).make == nullptr);
+    CHECK(layer_kind(t).several_inputs == (t != LayerType::kDropout));
+  }
+}
