@@ -43,19 +43,18 @@ function isPlainObject(value) {
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
-// One scalar of a record (a field's value, or an element of its array).
-function checkScalar(value, path) {
+// What is wrong with one scalar of a record (a field's value, or an element of its array) as
+// [ErrorClass, rule], or null; the caller names the field only when there is a problem.
+function scalarProblem(value) {
   switch (typeof value) {
     case 'string':
     case 'boolean':
-      return;
+      return null;
     case 'number':
-      if (!Number.isFinite(value)) {
-        throw new RangeError(`${path}: ${value} is not a finite number (JSON would carry it as null)`);
-      }
-      return;
+      return Number.isFinite(value) ? null
+        : [RangeError, `${value} is not a finite number (JSON would carry it as null)`];
     default:
-      throw new TypeError(`${path}: expected a string, number or boolean, got ${describe(value)}`);
+      return [TypeError, `expected a string, number or boolean, got ${describe(value)}`];
   }
 }
 
@@ -76,12 +75,16 @@ export function checkRecords(records) {
       const value = record[field];
       if (value === null || value === undefined) continue;
       if (Array.isArray(value)) {
-        for (let k = 0; k < value.length; k++) checkScalar(value[k], `${recordFieldPath(i, field)}[${k}]`);
+        for (let k = 0; k < value.length; k++) {
+          const problem = scalarProblem(value[k]);
+          if (problem) throw new problem[0](`${recordFieldPath(i, field)}[${k}]: ${problem[1]}`);
+        }
       } else if (typeof value === 'object') {
         throw new TypeError(`${recordFieldPath(i, field)}: expected a string, number, boolean or array of them, ` +
           `got ${describe(value)}`);
       } else {
-        checkScalar(value, recordFieldPath(i, field));
+        const problem = scalarProblem(value);
+        if (problem) throw new problem[0](`${recordFieldPath(i, field)}: ${problem[1]}`);
       }
     }
   }

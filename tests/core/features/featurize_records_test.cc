@@ -235,8 +235,7 @@ TEST_CASE("featurize_records_refuse_wrong_types_naming_record_and_field", "[feat
                 "records[0].n: expected a number (or null), got a boolean");
   check_refused(kNumeric, R"([{"n": [1]}])",
                 "records[0].n: expected a number (or null), got an array");
-  check_refused(kNumeric, R"([{"n": 1e300}])",
-                "records[0].n: 1e+300 is beyond a 32-bit float");
+  check_refused(kNumeric, R"([{"n": 1e300}])", "records[0].n: 1e+300 is beyond a 32-bit float");
   check_refused(kNumeric, R"([{"n": 1e999}])", "records[0].n: not a finite number");
   check_refused(kNumeric, R"([{"n": 1}, {"x": {"deep": 1}}])",
                 "records[1].x: expected a string, number");
