@@ -13,27 +13,11 @@ import { EmailLeafData } from '../../js_bindings/src/datasets/email_leaf_data.js
 import { loadSpamAssassin, spamAssassinEmailRecord } from '../../js_bindings/src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
 import { adminClient, withServer } from '../server/server_harness.mjs';
+import { smallWideDeepPlan, WIDE_DEEP_PLAN } from './small_wide_deep_plan.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const readPlan = (name) => JSON.parse(readFileSync(path.join(root, 'scripts/demo', name), 'utf8'));
-const WIDE_DEEP = readPlan('spam_wide_deep_plan.json');
 const TEXT_PLAN = readPlan('spam_plan.json');
-
-// The demo's wide & deep plan with its big tables cut to 2^14 rows (the wide one to 2^16), so a
-// test initializes, trains and ships it in moments; inputs, layers and updates are the demo's.
-function smallWideDeepPlan() {
-  const plan = structuredClone(WIDE_DEEP);
-  for (const input of Object.values(plan.model.inputs)) {
-    const f = input.features;
-    if (f?.num_buckets) f.num_buckets = 16384;
-    if (f?.cross) f.hash_buckets = 65536;
-  }
-  for (const layer of plan.model.layers) {
-    if (layer.name === 'tokens') layer.vocab = 16384;
-    if (layer.name === 'wide') layer.vocab = 65536;
-  }
-  return plan;
-}
 const PLAN = smallWideDeepPlan();
 
 const executor = await createExecutor();
@@ -43,7 +27,7 @@ const records = emails.map((r) => spamAssassinEmailRecord(r.text));
 const labels = emails.map((r) => r.label);
 
 test('planTakesRecords: a model input with features means records; top-level text features mean texts', () => {
-  assert.equal(planTakesRecords(WIDE_DEEP), true);
+  assert.equal(planTakesRecords(WIDE_DEEP_PLAN), true);
   assert.equal(planTakesRecords(PLAN), true);
   assert.equal(planTakesRecords(TEXT_PLAN), false);
   assert.equal(planTakesRecords({ model: { inputs: { x: { type: 'sparse_ids' } } } }), false);
