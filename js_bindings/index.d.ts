@@ -365,7 +365,8 @@ export interface Executor {
   evaluate(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): EvaluateResult;
   /**
    * Class probabilities of the model on the dataset: [dataset.size, classes] row-major; classes is
-   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss. The plan needs only
+   * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss; for
+   * mean_squared_error the outputs themselves [dataset.size, output width]. The plan needs only
    * its model (`{model}`: inference). The dataset's labels must be valid for the loss but do not
    * change the result.
    */

@@ -268,7 +268,9 @@ export function trainingApi(module) {
 
     /**
      * Class probabilities of the model on the dataset: a Float32Array [dataset.size, classes]
-     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss. The plan
+     * row-major — softmax over the output width, or [1 - p, p] for the sigmoid loss; for
+     * mean_squared_error the model's outputs [dataset.size, output width] (the dataset then
+     * carries float targets, any values). The plan
      * needs only its model ({model}). Labels of the dataset must be valid for the loss but do not
      * change the result.
      */

@@ -119,8 +119,17 @@ Model::Model(const ModelSpec& spec, Parameters& parameters, std::size_t max_batc
     widest = std::max(widest, l.output_width);
     layers_.push_back(std::move(layer));
   }
-  // A layer sends each source a gradient as wide as the source's output: at most `widest`.
-  scratch_.assign(max_batch_size * widest, 0.0f);
+  // A layer read by several layers receives a gradient from each: the second and later ones go
+  // through scratch_ (as wide as the source's output: at most `widest`), which a chain never
+  // needs.
+  std::vector<std::size_t> reads(layers_.size(), 0);
+  bool read_twice = false;
+  for (const ModelLayer& layer : layers_) {
+    for (const NodeRef& s : layer.sources) {
+      if (!s.is_input) read_twice |= ++reads[s.index] > 1;
+    }
+  }
+  if (read_twice) scratch_.assign(max_batch_size * widest, 0.0f);
   sent_.assign(layers_.size(), false);
   table_written_.assign(gradients_.size(), false);
 }

@@ -398,6 +398,20 @@ TEST_CASE("mean_squared_error_trains_on_float_targets", "[multi_input]") {
   const SafetensorsFile result = read_safetensors(session.result());
   CHECK(std::stod(result.metadata.at("loss")) < first);
   CHECK(result.metadata.at("accuracy") == "0");
+  // predict gives the regression's outputs: the evaluated loss is their squared error.
+  const Predictions p = predict(plan, model.data(), model.size(), data);
+  CHECK(p.num_classes == 1);
+  REQUIRE(p.probabilities.size() == n);
+  double squared = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    squared += (p.probabilities[i] - targets[i]) * (p.probabilities[i] - targets[i]);
+  }
+  std::string eval_plan = plan;
+  eval_plan.replace(eval_plan.find(R"({"model")"), 8, R"({"kind": "evaluate", "model")");
+  const SafetensorsFile eval =
+      read_safetensors(execute(eval_plan, model.data(), model.size(), data));
+  CHECK(std::stod(eval.metadata.at("loss")) == Approx(squared / n).epsilon(1e-5));
+  CHECK(eval.metadata.count("auc") == 0);
 
   // Class labels for a regression, targets for a classifier: refused, naming the rule.
   CHECK_THROWS_MATCHES(
