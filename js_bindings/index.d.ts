@@ -104,7 +104,6 @@ export interface UpdateSpec {
   download_values?: 'f32' | 'f16';
 }
 
-/** A task's plan: the model, how to train it, and how each tensor's update travels and folds. */
 /** How featurizeRecords computes one input from records (src/core/features/input_features.h). */
 export type RecordFeatures =
   | ({ text: string } & TextFeatures)
@@ -113,6 +112,7 @@ export type RecordFeatures =
   | { numeric: Array<{ field: string; transform?: 'none' | 'log1p' | { standardize: { mean: number; std: number } };
                        clip?: [number, number]; default?: number }> };
 
+/** A task's plan: the model, how to train it, and how each tensor's update travels and folds. */
 export interface Plan {
   kind?: 'train' | 'evaluate';
   model: {
@@ -199,6 +199,29 @@ export class TextLeafData implements DatasetSource {
   constructor(executor: Executor, parts: { train: TextPart; eval?: TextPart });
   readonly numTrainExamples: number;
   /** Distinct feature ids of the training part under the plan: the embedding rows it touches. */
+  touchedRows(plan: Plan): number;
+  datasetFor(task: TaskLike): Dataset;
+  delete(): void;
+}
+
+/** Records (flat plain objects) and labels of one part of a leaf's data. */
+export interface RecordPart {
+  records: RecordValues[];
+  labels: ArrayLike<number>;
+}
+
+/** True when the plan's model takes records: some model input has a "features" section. */
+export function planTakesRecords(plan: PlanInput | undefined): boolean;
+
+/**
+ * A leaf's local records, featurized with each task's plan (every model input's "features",
+ * executor.datasetFromRecords) on first use, and again only when a plan's inputs differ. Evaluate
+ * tasks use `eval` when given, else `train`. A task whose plan takes no records throws a TypeError.
+ */
+export class RecordLeafData implements DatasetSource {
+  constructor(executor: Executor, parts: { train: RecordPart; eval?: RecordPart });
+  readonly numTrainExamples: number;
+  /** Distinct ids of the training part under the plan, over its embedding tables: the rows it touches. */
   touchedRows(plan: Plan): number;
   datasetFor(task: TaskLike): Dataset;
   delete(): void;
@@ -326,6 +349,11 @@ export interface Executor {
    * throws an Error naming it: "records[17].length: NaN is not a finite number ...".
    */
   featurizeRecords(records: RecordValues[], plan: PlanInput): RecordInputColumns[];
+  /**
+   * A dataset of several named inputs from plain records: featurizeRecords, then
+   * datasetFromInputs; labels one per record. Errors as featurizeRecords'.
+   */
+  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number>, plan: PlanInput): Dataset;
   /** A fresh model for the plan, as safetensors; same seed, same bytes. */
   initializeModel(plan: PlanInput, seed?: number): Uint8Array;
   /** Throws an Error naming the JSON path when the plan is invalid. */

@@ -2,19 +2,23 @@
 # scripts/demo.sh — the main job: a federated spam filter trained end to end.
 #
 # Builds what is missing, starts fedleaf-server on an embedded SQLite file under ./var/, creates a
-# population for scripts/demo/spam_plan.json (hashed bag-of-words → embedding_bag + dense; the
-# row-sparse embedding update aggregated with mean_over_contributors, the dense parts with
-# weighted_mean; int8 + delta_varint uploads, F16 downloads), runs Node.js leaves on SpamAssassin shards in worker threads, and prints one
-# line per round. Ctrl-C stops everything it started. With --store postgres the same job runs on
-# --servers N fedleaf-server instances (default 3) sharing a throwaway PostgreSQL cluster
-# (scripts/pg_cluster.sh, port FEDLEAF_DEMO_PG_PORT or 55434) behind haproxy on --port; the
-# instances listen on the next N ports.
+# population for scripts/demo/spam_wide_deep_plan.json (each email as a record of fields: body and
+# subject tokens through one shared embedding table, the sender's domain and header fields as
+# categorical columns, numeric features, an MLP beside a wide part on the sender × subject-token
+# cross; every embedding table's row-sparse update aggregated with mean_over_contributors, the
+# dense parts with weighted_mean; int8 + delta_varint uploads, F16 downloads), runs Node.js leaves
+# on SpamAssassin shards in worker threads, and prints one line per round. Ctrl-C stops
+# everything it started. With --store postgres the same job runs on --servers N fedleaf-server
+# instances (default 3) sharing a throwaway PostgreSQL cluster (scripts/pg_cluster.sh, port
+# FEDLEAF_DEMO_PG_PORT or 55434) behind haproxy on --port; the instances listen on the next N
+# ports.
 #
 #   scripts/demo.sh [--clients 16] [--rounds 20] [--port 8080] [--iid] [--prefetch 1]
 #                   [--keep-serving] [--store sqlite|postgres] [--servers 3] [--plan FILE]
 #                   [--server-optimizer JSON]
-# The plan compresses both ways (int8 uploads with delta-coded row ids, F16 downloads); --plan
-# runs another, e.g. scripts/demo/spam_plan_f32.json (the same job, every value F32).
+# --plan runs another: records-based when its model inputs carry "features", text-based otherwise,
+# e.g. scripts/demo/spam_plan.json (the single-input bag-of-words model: hashed tokens →
+# embedding_bag + dense) or scripts/demo/spam_plan_f32.json (that job, every value F32).
 # --server-optimizer sets the population's "server_optimizer" (default FedAvg), e.g.
 # '{"type": "adam", "learning_rate": 0.01}' (FedAdam; src/server/README.md).
 set -euo pipefail
@@ -22,8 +26,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 clients=16 rounds=20 port=8080 iid=() prefetch=1 keep_serving=0 store=sqlite servers=""
-plan=scripts/demo/spam_plan.json server_optimizer=()
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+plan=scripts/demo/spam_wide_deep_plan.json server_optimizer=()
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 bad_flag() { echo "demo.sh: $1" >&2; usage >&2; exit 2; }
 # The value after a flag: missing or empty is an error (set -u would stop at "$2: unbound").
 value_of() { (($# >= 2)) && [[ -n "$2" ]] || bad_flag "$1 needs a value"; }

@@ -221,7 +221,7 @@ function renderMeters() {
     const fraction = plan.touchedRows / plan.tableRows;
     $('rows').textContent = `${formatCount(plan.touchedRows)} of ${formatCount(plan.tableRows)}`;
     $('rows-bar').style.width = `${Math.max(0.5, fraction * 100).toFixed(2)}%`;
-    $('rows-detail').textContent = `This tab's emails touch ${formatPercent(fraction)} of the embedding table; ` +
+    $('rows-detail').textContent = `This tab's emails touch ${formatPercent(fraction)} of the embedding tables' rows; ` +
       'only those rows are trained and uploaded.';
   }
 }

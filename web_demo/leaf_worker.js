@@ -1,6 +1,10 @@
 // The demo's leaf, in a module Web Worker so the page never blocks: it loads the wasm executor,
 // holds this tab's data, runs runLeaf against the task repository, evaluates every published
 // round's model on the held-out SpamAssassin emails, and classifies texts for "try the model".
+// Emails are kept raw (headers and body): the population's plan decides, task by task, whether
+// they train as text (a plan with top-level "features") or as records of fields (a plan whose
+// model inputs carry "features", e.g. the demo's wide & deep plan) — EmailLeafData; a pasted
+// email is parsed into a record by the same spamAssassinEmailRecord as the corpus.
 //
 // Messages (every one has a `type`):
 //   page → worker  load-data {source: {kind: 'shard', url, name} | {kind: 'own', text, fileName}}
@@ -17,14 +21,17 @@
 //
 // The leaf takes one task per round (see runLoop).
 
-import { createExecutor, runLeaf, ProtocolClient, TextLeafData } from './fedleaf/src/index.js';
+import { createExecutor, runLeaf, ProtocolClient } from './fedleaf/src/index.js';
+import { EmailLeafData } from './fedleaf/src/datasets/email_leaf_data.js';
+import { spamAssassinEmailRecord } from './fedleaf/src/datasets/spamassassin.js';
+import { planTakesRecords } from './fedleaf/src/leaf/record_leaf_data.js';
 
 const EVAL_URL = 'data/spamassassin/eval.json';
 
 let executor;
-let local = null;       // {source: TextLeafData | svmlight data, name}
+let local = null;       // {source: EmailLeafData | svmlight data, name}
 let evalParts = null;   // {texts, labels} of the held-out emails
-let evalSource = null;  // TextLeafData over evalParts (featurized with the plan's features)
+let evalSource = null;  // EmailLeafData over evalParts (featurized with the plan's features)
 let plan = null;
 let population = null;  // {server, population, token}
 let leaf = null;        // {controller} of the running loop
@@ -39,12 +46,15 @@ function errorText(error) {
   return error?.message ?? String(error);
 }
 
-// svmlight data is featurized already: one dataset for every plan.
+// svmlight data is featurized already: one dataset for every one-input plan.
 class SvmlightData {
   constructor(dataset) {
     this.dataset = dataset;
   }
-  datasetFor() {
+  datasetFor(task) {
+    if (planTakesRecords(task?.plan)) {
+      throw new Error('svmlight data is featurized already: it fits a one-input plan, not this plan of records');
+    }
     return this.dataset;
   }
   touchedRows() {
@@ -69,7 +79,7 @@ async function loadData(source) {
     const records = await fetchJson(source.url);
     const texts = records.map((r) => r.text);
     const labels = records.map((r) => r.label);
-    next = new TextLeafData(executor, { train: { texts, labels } });
+    next = new EmailLeafData(executor, { train: { texts, labels } });
     summary = { format: 'spamassassin', examples: texts.length, spam: labels.filter((l) => l === 1).length };
   } else {
     const parsed = parseLocalData(source.text, source.fileName);
@@ -79,7 +89,7 @@ async function loadData(source) {
       next = new SvmlightData(dataset);
       summary = { format: 'svmlight', examples: dataset.size, spam };
     } else {
-      next = new TextLeafData(executor, { train: { texts: parsed.texts, labels: parsed.labels } });
+      next = new EmailLeafData(executor, { train: { texts: parsed.texts, labels: parsed.labels } });
       summary = { format: parsed.format, examples: parsed.texts.length, spam: parsed.labels.filter((l) => l === 1).length };
     }
   }
@@ -89,9 +99,11 @@ async function loadData(source) {
   if (plan) postPlanStats();
 }
 
+// Rows of every embedding table of the plan's model (a lookup of a shared table owns none).
 function embeddingRows(p) {
-  const first = p.model?.layers?.[0];
-  return first?.type === 'embedding_bag' ? first.vocab : 0;
+  return (p.model?.layers ?? [])
+    .filter((l) => l.type === 'embedding_bag' && l.table === undefined)
+    .reduce((n, l) => n + (l.vocab ?? 0), 0);
 }
 
 // What a dense upload of every tensor in plan.updates would weigh (F32), from the model's shapes.
@@ -144,7 +156,7 @@ async function evaluateRounds(status) {
       const records = await fetchJson(EVAL_URL);
       evalParts = { texts: records.map((r) => r.text), labels: records.map((r) => r.label) };
     }
-    if (!evalSource) evalSource = new TextLeafData(executor, { train: evalParts });
+    if (!evalSource) evalSource = new EmailLeafData(executor, { train: evalParts });
     const dataset = evalSource.datasetFor({ kind: 'train', plan });
     for (let round = 0; round <= status.round; round++) {
       if (evaluated.has(round)) continue;
@@ -230,7 +242,9 @@ function forgetPopulation() {
 function predict({ id, text }) {
   try {
     if (!plan || !latest.bytes) throw new Error('no model yet: join the population first');
-    const data = executor.datasetFromTexts([text], [0], plan);
+    const data = planTakesRecords(plan)
+      ? executor.datasetFromRecords([spamAssassinEmailRecord(text)], [0], plan)
+      : executor.datasetFromTexts([text], [0], plan);
     try {
       const probabilities = executor.predict(plan, latest.bytes, data);
       post({ type: 'prediction', id, round: latest.round, probabilities: Array.from(probabilities) });

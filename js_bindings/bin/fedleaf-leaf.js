@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// fedleaf-leaf — one Node.js leaf on a SpamAssassin shard.
+// fedleaf-leaf — one Node.js leaf on a SpamAssassin shard (its emails trained as text, or as
+// records of fields for a plan whose model inputs carry "features": EmailLeafData).
 //
 //   node js_bindings/bin/fedleaf-leaf.js --server http://127.0.0.1:8080 --population spam \
 //        --token CLIENT_TOKEN --dataset spamassassin --shard 3/16 [--non-iid] [--prefetch 1]
@@ -8,7 +9,8 @@
 // claimed, failed ones included), or on Ctrl-C / SIGTERM (abandoning its leases, which the server
 // reclaims when they expire). Exit status: 0 finished or --max-tasks reached; 1 stopped by an
 // error; 2 bad flags or a shard with no emails (before any claim); 130 / 143 after SIGINT / SIGTERM.
-import { createExecutor, runLeaf, TextLeafData } from '../src/index.js';
+import { createExecutor, runLeaf } from '../src/index.js';
+import { EmailLeafData } from '../src/datasets/email_leaf_data.js';
 import { emptyShardProblem } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
 import { formatBytes } from '../src/leaf/format_bytes.js';
@@ -40,7 +42,7 @@ if (parts.train.texts.length === 0) {
   fail(emptyShardProblem(records.filter((r) => r.split === 'train'), index, count, { nonIid: args['non-iid'] }));
 }
 const executor = await createExecutor({ simd });
-const data = new TextLeafData(executor, parts);
+const data = new EmailLeafData(executor, parts);
 // Before the line that says the leaf is up: a signal sent on seeing it finds the handler.
 const controller = new AbortController();
 const signals = stopOnSignals((signal) => controller.abort(new Error(`interrupted (${signal})`)));

@@ -21,6 +21,7 @@ export { runLeaf } from './leaf/run_leaf.js';
 export { LeafStoppedError } from './leaf/leaf_stopped_error.js';
 export { Dataset } from './engine/training.js';
 export { TextLeafData } from './leaf/text_leaf_data.js';
+export { RecordLeafData, planTakesRecords } from './leaf/record_leaf_data.js';
 export { formatBytes } from './leaf/format_bytes.js';
 export { ProtocolClient } from './protocol/protocol_client.js';
 export { ProtocolError } from './protocol/protocol_error.js';

@@ -1,10 +1,15 @@
 // The federated spam-filter demo, driven against a running fedleaf-server (scripts/demo.sh starts
-// one): creates a population for scripts/demo/spam_plan.json (int8 uploads, F16 downloads; --plan
-// scripts/demo/spam_plan_f32.json for the uncompressed job), runs N Node.js leaves in worker
-// threads on SpamAssassin shards, and prints one line per closed round with the eval accuracy of
-// the round's new model as GET .../model sends it (F16 where the plan asks) on the held-out split
-// (evaluated here, in wasm, on every eval email), the bytes the leaves downloaded and uploaded
-// (as sent: compressed where the plan asks) and what dense F32 updates would have weighed.
+// one): creates a population for a plan — by default scripts/demo/spam_wide_deep_plan.json, a
+// wide & deep model over each email's fields as a record (spamAssassinEmailRecord: body and
+// subject tokens, sender domain and header categories, numeric features, a wide part on the
+// sender × subject-token cross); --plan FILE runs another, records-based when its model inputs
+// carry "features", text-based otherwise (scripts/demo/spam_plan.json, the single-input
+// bag-of-words plan; scripts/demo/spam_plan_f32.json, the same uncompressed) — runs N Node.js
+// leaves in worker threads on SpamAssassin shards, and prints one line per closed round with the
+// eval accuracy of the round's new model as GET .../model sends it (F16 where the plan asks) on the
+// held-out split (evaluated here, in wasm, on every eval email), the bytes the leaves downloaded
+// and uploaded (as sent: compressed where the plan asks) and what dense F32 updates would have
+// weighed.
 //
 //   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
 //        [--iid] [--prefetch 1] [--population spam-demo] [--plan FILE] [--json OUT] [--link-file OUT]
@@ -18,7 +23,8 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
 import { createExecutor, ProtocolClient } from '../../js_bindings/src/index.js';
-import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
+import { loadSpamAssassin, spamAssassinEmailRecord } from '../../js_bindings/src/datasets/spamassassin.js';
+import { planTakesRecords } from '../../js_bindings/src/leaf/record_leaf_data.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
 import { formatBytes } from '../../js_bindings/src/leaf/format_bytes.js';
@@ -33,7 +39,7 @@ const { values: args } = parseArgs({
     iid: { type: 'boolean', default: false },
     prefetch: { type: 'string', default: '1' },
     population: { type: 'string' },
-    plan: { type: 'string', default: path.join(here, 'spam_plan.json') },
+    plan: { type: 'string', default: path.join(here, 'spam_wide_deep_plan.json') },
     json: { type: 'string' },
     'stall-s': { type: 'string', default: '300' },
     'link-file': { type: 'string' },
@@ -55,7 +61,11 @@ async function modelBytes(population, round) {
 const executor = await createExecutor();
 const records = await loadSpamAssassin();
 const evalRecords = records.filter((r) => r.split === 'eval');
-const evalData = executor.datasetFromTexts(evalRecords.map((r) => r.text), evalRecords.map((r) => r.label), plan);
+const evalLabels = evalRecords.map((r) => r.label);
+const takesRecords = planTakesRecords(plan);
+const evalData = takesRecords
+  ? executor.datasetFromRecords(evalRecords.map((r) => spamAssassinEmailRecord(r.text)), evalLabels, plan)
+  : executor.datasetFromTexts(evalRecords.map((r) => r.text), evalLabels, plan);
 
 const created = await client.createPopulation({
   ...(args.population ? { id: args.population } : {}),
@@ -82,6 +92,8 @@ const baseline = executor.evaluate(plan, await modelBytes(population, 0), evalDa
 
 const split = args.iid ? 'IID shards' : 'non-IID shards (sorted by corpus group and sender domain)';
 const optimizer = (await client.status(population)).server_optimizer;
+console.log(`plan ${path.relative(process.cwd(), path.resolve(args.plan))} ` +
+  `(${takesRecords ? `records: ${Object.keys(plan.model.inputs).length} inputs` : 'text'})`);
 console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${split}; ` +
   `server optimizer ${JSON.stringify(optimizer)}; ` +
   `eval split ${evalData.size} emails; dense update would be ${formatBytes(denseUpdateBytes)} per report`);
@@ -162,7 +174,8 @@ console.log(`final eval accuracy ${(100 * last.eval_accuracy).toFixed(2)}% after
   `(${formatBytes(initialModelBytes)} per full model)`);
 if (args.json) {
   mkdirSync(path.dirname(args.json), { recursive: true });
-  writeFileSync(args.json, JSON.stringify({ population, clients, rounds, iid: args.iid,
-    server_optimizer: optimizer, results }, null, 2));
+  writeFileSync(args.json, JSON.stringify({ population, plan: path.relative(process.cwd(), path.resolve(args.plan)),
+    records: takesRecords, clients, rounds, iid: args.iid, initial_model_bytes: initialModelBytes,
+    dense_update_bytes: denseUpdateBytes, server_optimizer: optimizer, results }, null, 2));
 }
 evalData.delete();

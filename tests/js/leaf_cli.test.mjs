@@ -1,5 +1,5 @@
 // The Node leaf CLIs against a real fedleaf-server: fedleaf-leaf.js and fedleaf-simulate.js finish
-// a population; bad options (flags, a shard with no emails) exit with status 2 and the usage line
+// a population (fedleaf-leaf.js also one of the wide & deep records plan); bad options (flags, a shard with no emails) exit with status 2 and the usage line
 // before any claim; SIGINT / SIGTERM exit 130 / 143 after the clean shutdown.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { withServer, adminClient } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 import { helpText } from '../../js_bindings/src/node/leaf_cli.js';
+import { smallWideDeepPlan } from './small_wide_deep_plan.mjs';
 
 const run = promisify(execFile);
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
@@ -27,6 +28,15 @@ test('fedleaf-leaf.js trains its shard and stops when the population finishes', 
   const { stdout } = await run('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
     '--population', pop.id, `--token=${pop.client_token}`, '--shard', '3/16', '--non-iid']);
   assert.match(stdout, /shard 3\/16 \(non-IID\): \d+ train emails/);
+  assert.match(stdout, /uploaded .* → 201/);
+  assert.match(stdout, /fedleaf-leaf: 1 uploaded, 0 dropped \(finished\)/);
+}));
+
+test('fedleaf-leaf.js trains its emails as records for a wide & deep plan', () => withServer(async (server) => {
+  const pop = await adminClient(server.url).createPopulation({ plan: smallWideDeepPlan(), seed: 2, rounds: 1,
+    clients_per_round: 1 });
+  const { stdout } = await run('node', [path.join(bin, 'fedleaf-leaf.js'), '--server', server.url,
+    '--population', pop.id, `--token=${pop.client_token}`, '--shard', '3/16', '--non-iid']);
   assert.match(stdout, /uploaded .* → 201/);
   assert.match(stdout, /fedleaf-leaf: 1 uploaded, 0 dropped \(finished\)/);
 }));

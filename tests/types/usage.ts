@@ -3,8 +3,8 @@
 // Checked only, never run.
 import {
   createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, LeafStoppedError,
-  networkErrorMessage, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RequestTimeoutError, runLeaf,
-  TextLeafData, VERSION, wasmSimdSupported,
+  networkErrorMessage, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
+  RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
@@ -90,6 +90,15 @@ export async function executorCalls(): Promise<void> {
   const data = new TextLeafData(executor, { train: { texts, labels }, eval: { texts, labels } });
   console.log(data.numTrainExamples, data.touchedRows(plan), executor.distinctIds(data, { kind: 'train', plan }).length,
     executor.distinctIds(dataset).length, data.datasetFor({ kind: 'evaluate', plan }).size);
+  const records = [{ body: 'Win cash now', sender_domain: 'example.com', subject_tokens: ['win'], length: 12 }];
+  const fromRecords: Dataset = executor.datasetFromRecords(records, [1], plan);
+  const recordData = new RecordLeafData(executor, { train: { records, labels: [1] }, eval: { records, labels: [1] } });
+  if (planTakesRecords(plan)) {
+    console.log(recordData.numTrainExamples, recordData.touchedRows(plan),
+      recordData.datasetFor({ kind: 'evaluate', plan }).size, fromRecords.size);
+  }
+  recordData.delete();
+  fromRecords.delete();
   const taskResult = await executor.runTask({ kind: 'train', plan, task_id: 3 }, model, data,
     { signal: controller.signal, onProgress: (step, loss) => console.log(step, loss) });
   console.log(taskResult.bytes.length, taskResult.numExamples, taskResult.loss);

@@ -9,6 +9,17 @@ import { featurizeRecords } from './records.js';
 import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
 import { datasetApi, trainingApi } from './training.js';
 
+// featurizeRecords' columns as datasetFromInputs takes them: {name: {ids, offsets, weights,
+// numFeatures} | {dense, width}}.
+function inputsOfColumns(columns) {
+  const inputs = {};
+  for (const c of columns) {
+    inputs[c.name] = c.kind === 'dense' ? { dense: c.dense, width: c.width }
+      : { ids: c.ids, offsets: c.offsets, weights: c.weights, numFeatures: c.numFeatures };
+  }
+  return inputs;
+}
+
 function checkMetadata(metadata) {
   if (metadata === undefined) return {};
   if (metadata === null || typeof metadata !== 'object') {
@@ -29,6 +40,7 @@ function checkMetadata(metadata) {
  */
 export async function createExecutor(options = {}) {
   const { module, simd } = await loadModule(options);
+  const datasets = datasetApi(module);
   return {
     version: module.version(),
     simd,
@@ -54,7 +66,14 @@ export async function createExecutor(options = {}) {
     featurizeRecords(records, plan) {
       return featurizeRecords(module, records, plan);
     },
-    ...datasetApi(module),
+    /**
+     * A dataset of the plan's inputs from plain records: featurizeRecords, then datasetFromInputs
+     * (labels: one per record, as there). What RecordLeafData builds for each task's plan.
+     */
+    datasetFromRecords(records, labels, plan) {
+      return datasets.datasetFromInputs(inputsOfColumns(featurizeRecords(module, records, plan)), labels);
+    },
+    ...datasets,
     ...trainingApi(module),
   };
 }

@@ -1,4 +1,6 @@
 // Runs N leaves in worker_threads, each with its own wasm instance and SpamAssassin shard.
+// Each leaf holds its emails raw (EmailLeafData): a plan whose model inputs carry "features" (the
+// demo's wide & deep plan) trains on their spamAssassinEmailRecord records, a text plan on the texts.
 //
 //   const run = simulateLeaves({server, population, token, clients: 16, nonIid: true,
 //                               onEvent: (index, event) => ...});

@@ -1,14 +1,15 @@
 // One simulated leaf in a worker_threads Worker: its own wasm instance, its own data shard.
 // workerData: {index, server, population, token, prefetch, maxTasks, simd,
 //              train: {texts, labels}, eval?: {texts, labels}, attack?: 'scale:1e6' | … }
-// (attack: this leaf poisons its train updates, see attacks.js)
+// (texts: raw emails; a records plan trains on their spamAssassinEmailRecord, see
+// datasets/email_leaf_data.js. attack: this leaf poisons its train updates, see attacks.js)
 // Posts {type: 'event', index, event} for every leaf event (errors as messages), then
 // {type: 'done', index, summary} or {type: 'failed', index, message}. A 'stop' message aborts.
 import { parentPort, workerData } from 'node:worker_threads';
 
 import { createExecutor } from '../index.js';
+import { EmailLeafData } from '../datasets/email_leaf_data.js';
 import { runLeaf } from '../leaf/run_leaf.js';
-import { TextLeafData } from '../leaf/text_leaf_data.js';
 import { attackedLabels, attackingExecutor, parseAttack } from './attacks.js';
 
 const { index } = workerData;
@@ -36,7 +37,7 @@ try {
   const honest = await createExecutor({ simd: workerData.simd ?? 'auto' });
   const executor = attackingExecutor(honest, attack);
   const train = { texts: workerData.train.texts, labels: attackedLabels(workerData.train.labels, attack) };
-  data = new TextLeafData(honest, { train, eval: workerData.eval });
+  data = new EmailLeafData(honest, { train, eval: workerData.eval });
   const summary = await runLeaf({
     server: workerData.server,
     population: workerData.population,

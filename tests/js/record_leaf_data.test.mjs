@@ -1,0 +1,148 @@
+// Records as a leaf's data: executor.datasetFromRecords (featurizeRecords, then datasetFromInputs),
+// RecordLeafData (TextLeafData's equivalent for records plans), planTakesRecords, EmailLeafData
+// (raw emails trained as text or as records as the plan says), and two leaves training the demo's
+// wide & deep model (tables cut down) for two rounds against a real fedleaf-server.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { createExecutor, planTakesRecords, RecordLeafData, runLeaf, TextLeafData } from '../../js_bindings/src/index.js';
+import { EmailLeafData } from '../../js_bindings/src/datasets/email_leaf_data.js';
+import { loadSpamAssassin, spamAssassinEmailRecord } from '../../js_bindings/src/datasets/spamassassin.js';
+import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
+import { adminClient, withServer } from '../server/server_harness.mjs';
+import { smallWideDeepPlan, WIDE_DEEP_PLAN } from './small_wide_deep_plan.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const readPlan = (name) => JSON.parse(readFileSync(path.join(root, 'scripts/demo', name), 'utf8'));
+const TEXT_PLAN = readPlan('spam_plan.json');
+const PLAN = smallWideDeepPlan();
+
+const executor = await createExecutor();
+const corpus = (await loadSpamAssassin()).filter((_, i) => i % 20 === 0);  // ~300 emails
+const emails = corpus.slice(0, 120);
+const records = emails.map((r) => spamAssassinEmailRecord(r.text));
+const labels = emails.map((r) => r.label);
+
+test('planTakesRecords: a model input with features means records; top-level text features mean texts', () => {
+  assert.equal(planTakesRecords(WIDE_DEEP_PLAN), true);
+  assert.equal(planTakesRecords(PLAN), true);
+  assert.equal(planTakesRecords(TEXT_PLAN), false);
+  assert.equal(planTakesRecords({ model: { inputs: { x: { type: 'sparse_ids' } } } }), false);
+  assert.equal(planTakesRecords({ model: { inputs: { x: 'sparse_ids', n: { type: 'dense', dim: 1, features: { numeric: [{ field: 'a' }] } } } } }), true);
+  assert.equal(planTakesRecords(undefined), false);
+  assert.equal(planTakesRecords({}), false);
+});
+
+test('datasetFromRecords is featurizeRecords then datasetFromInputs: same examples, same metrics', () => {
+  const model = executor.initializeModel(PLAN, 3);
+  const direct = executor.datasetFromRecords(records, labels, PLAN);
+  const inputs = {};
+  for (const c of executor.featurizeRecords(records, PLAN)) {
+    inputs[c.name] = c.kind === 'dense' ? { dense: c.dense, width: c.width }
+      : { ids: c.ids, offsets: c.offsets, weights: c.weights, numFeatures: c.numFeatures };
+  }
+  const composed = executor.datasetFromInputs(inputs, labels);
+  try {
+    assert.equal(direct.size, records.length);
+    assert.deepEqual(executor.evaluate(PLAN, model, direct), executor.evaluate(PLAN, model, composed));
+    const probabilities = executor.predict(PLAN, model, direct);
+    assert.equal(probabilities.length, 2 * records.length);
+  } finally {
+    direct.delete();
+    composed.delete();
+  }
+});
+
+test('datasetFromRecords refuses a broken record or a label count that differs, naming it', () => {
+  const broken = records.slice(0, 3).map((r) => ({ ...r }));
+  broken[2].length = Number.NaN;
+  assert.throws(() => executor.datasetFromRecords(broken, [0, 1, 0], PLAN), /records\[2\]\.length: NaN is not a finite number/);
+  broken[2].length = { nested: true };
+  assert.throws(() => executor.datasetFromRecords(broken, [0, 1, 0], PLAN), /records\[2\]\.length/);
+  assert.throws(() => executor.datasetFromRecords(records.slice(0, 3), [0, 1], PLAN), /labels/);
+});
+
+test('RecordLeafData builds a dataset per kind and per input features, and refuses a text plan', () => {
+  const half = records.length / 2;
+  const data = new RecordLeafData(executor, {
+    train: { records: records.slice(0, half), labels: labels.slice(0, half) },
+    eval: { records: records.slice(half), labels: labels.slice(half) },
+  });
+  try {
+    assert.equal(data.numTrainExamples, half);
+    const train = data.datasetFor({ kind: 'train', plan: PLAN });
+    assert.equal(train.size, half);
+    assert.equal(data.datasetFor({ plan: PLAN }), train, 'the default kind is train, and cached');
+    // Another learning rate featurizes alike: the same dataset.
+    const retuned = { ...PLAN, train: { ...PLAN.train, optimizer: { type: 'adam', learning_rate: 0.5 } } };
+    assert.equal(data.datasetFor({ kind: 'train', plan: retuned }), train);
+    const evaluation = data.datasetFor({ kind: 'evaluate', plan: PLAN });
+    assert.notEqual(evaluation, train);
+    assert.equal(evaluation.size, records.length - half);
+    // Other input features: a new dataset.
+    const refeatured = structuredClone(PLAN);
+    refeatured.model.inputs.sender.features.seed = 9;
+    assert.notEqual(data.datasetFor({ kind: 'train', plan: refeatured }), train);
+    assert.ok(data.touchedRows(PLAN) > 0);
+    assert.throws(() => data.datasetFor({ kind: 'train', plan: TEXT_PLAN }), /takes no records/);
+  } finally {
+    data.delete();
+  }
+  assert.throws(() => new RecordLeafData(executor, { train: { texts: [], labels: [] } }), /parts\.train\.records is required/);
+  assert.throws(() => new RecordLeafData(executor, { train: { records, labels: [1] } }), /same length/);
+});
+
+test('EmailLeafData trains raw emails as text for a text plan and as records for a records plan', () => {
+  const texts = emails.map((r) => r.text);
+  const data = new EmailLeafData(executor, { train: { texts, labels } });
+  const textData = new TextLeafData(executor, { train: { texts, labels } });
+  const model = executor.initializeModel(PLAN, 5);
+  const textModel = executor.initializeModel(TEXT_PLAN, 5);
+  const fromRecords = executor.datasetFromRecords(records, labels, PLAN);
+  try {
+    assert.equal(data.numTrainExamples, texts.length);
+    assert.deepEqual(executor.evaluate(TEXT_PLAN, textModel, data.datasetFor({ plan: TEXT_PLAN })),
+      executor.evaluate(TEXT_PLAN, textModel, textData.datasetFor({ plan: TEXT_PLAN })));
+    assert.deepEqual(executor.evaluate(PLAN, model, data.datasetFor({ plan: PLAN })),
+      executor.evaluate(PLAN, model, fromRecords));
+    assert.equal(data.touchedRows(TEXT_PLAN), textData.touchedRows(TEXT_PLAN));
+  } finally {
+    data.delete();
+    textData.delete();
+    fromRecords.delete();
+  }
+});
+
+test('two leaves train the wide & deep plan on records for two rounds against a real server', () => withServer(async (server) => {
+  const admin = adminClient(server.url);
+  const pop = await admin.createPopulation({ plan: PLAN, seed: 1, rounds: 2, clients_per_round: 2 });
+  const leaves = [0, 1].map((i) => {
+    const { train, eval: evalPart } = spamAssassinClientData(corpus, i, 2, { nonIid: true });
+    const toRecords = (part) => ({ records: part.texts.map((t) => spamAssassinEmailRecord(t)), labels: part.labels });
+    return new RecordLeafData(executor, { train: toRecords(train), eval: toRecords(evalPart) });
+  });
+  const selects = [];
+  try {
+    const summaries = await Promise.all(leaves.map((dataset) => runLeaf({
+      server: server.url, population: pop.id, token: pop.client_token, executor, dataset,
+      backoff: { baseMs: 20, maxMs: 200 },
+      onEvent: (e) => { if (e.type === 'downloaded') selects.push(e.select); },
+    })));
+    assert.deepEqual(summaries.map((s) => s.uploaded), [2, 2]);
+    const status = await admin.status(pop.id);
+    assert.equal(status.state, 'finished');
+    assert.deepEqual(status.history.filter((h) => h.round < 2).map((h) => h.reports), [2, 2]);
+    assert.ok(selects.some(Boolean), 'the embedding tables came by model:select');
+    const model = (await admin.downloadModel(admin.modelUrl(pop.id, 2), { token: false })).bytes;
+    const heldOut = executor.datasetFromRecords(records, labels, PLAN);
+    const initial = executor.evaluate(PLAN, executor.initializeModel(PLAN, 1), heldOut);
+    const trained = executor.evaluate(PLAN, model, heldOut);
+    heldOut.delete();
+    assert.ok(trained.loss < initial.loss, `eval loss ${trained.loss} after two rounds, ${initial.loss} before`);
+  } finally {
+    leaves.forEach((d) => d.delete());
+  }
+}));
