@@ -487,6 +487,20 @@ export interface PopulationSpec {
   eval_tasks_per_round?: number;
   /** How a round's aggregate becomes the next model; absent: FedAvg (src/server/README.md). */
   server_optimizer?: ServerOptimizerSpec;
+  /**
+   * "buffered": no barrier (FedBuff) — a version every buffer_size reports, with concurrency,
+   * max_staleness and staleness_weight below; clients_per_round, min_reports and over_selection
+   * are then refused. Default "synchronous".
+   */
+  mode?: 'synchronous' | 'buffered';
+  /** Buffered: reports per published version (required). */
+  buffer_size?: number;
+  /** Buffered: train tasks out at once (default buffer_size). */
+  concurrency?: number;
+  /** Buffered: versions a report may be behind before it is refused with 409 (default 10). */
+  max_staleness?: number;
+  /** Buffered: a report's weight factor; default polynomial, 1/(1+s)^0.5. */
+  staleness_weight?: { weight: 'polynomial'; exponent?: number } | { weight: 'constant' };
 }
 
 /** A population's server optimizer (Reddi et al. 2021); absent fields take the defaults. */
@@ -556,6 +570,14 @@ export interface PopulationStatus {
   eval_tasks_per_round: number;
   /** The population's server optimizer, every field written out (FedAvg: sgd, 1, 0). */
   server_optimizer: ServerOptimizerSpec;
+  /** Only a buffered population's status has them (its round is its model version). */
+  mode?: 'buffered';
+  buffered?: {
+    buffer_size: number;
+    concurrency: number;
+    max_staleness: number;
+    staleness_weight: { weight: 'polynomial'; exponent: number } | { weight: 'constant' };
+  };
   model_etag: string;
   model_url: string;
   created_at: number;

@@ -13,9 +13,13 @@
 //
 //   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
 //        [--iid] [--prefetch 1] [--population spam-demo] [--plan FILE] [--json OUT] [--link-file OUT]
-//        [--server-optimizer JSON]
+//        [--server-optimizer JSON] [--mode synchronous|buffered] [--buffer-size K]
 // --server-optimizer is the population spec's "server_optimizer" (default FedAvg), e.g.
 // '{"type": "adam", "learning_rate": 0.01}' for FedAdam (src/server/README.md).
+// --mode buffered runs a buffered population (FedBuff, src/server/README.md): --rounds versions,
+// each published after --buffer-size reports (default half the leaves), every leaf's task out at
+// once (concurrency = --clients), max_staleness 10, staleness weight 1/(1+s)^0.5; each table
+// row is then one version.
 // Exits 1 when a leaf fails, the run stalls, or the population does not finish.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -44,6 +48,8 @@ const { values: args } = parseArgs({
     'stall-s': { type: 'string', default: '300' },
     'link-file': { type: 'string' },
     'server-optimizer': { type: 'string' },
+    mode: { type: 'string', default: 'synchronous' },
+    'buffer-size': { type: 'string' },
   },
 });
 const clients = Number(args.clients);
@@ -53,6 +59,11 @@ const adminToken = readFileSync(args['admin-token-file'], 'utf8').trim();
 const plan = JSON.parse(readFileSync(args.plan, 'utf8'));
 const client = new ProtocolClient({ server, token: adminToken });
 const serverOptimizer = args['server-optimizer'] ? JSON.parse(args['server-optimizer']) : undefined;
+if (!['synchronous', 'buffered'].includes(args.mode)) {
+  throw new Error(`--mode: expected synchronous or buffered, got ${args.mode}`);
+}
+const buffered = args.mode === 'buffered';
+const bufferSize = Number(args['buffer-size'] ?? Math.max(1, Math.ceil(clients / 2)));
 
 async function modelBytes(population, round) {
   return (await client.downloadModel(client.modelUrl(population, round), { token: false })).bytes;
@@ -72,8 +83,9 @@ const created = await client.createPopulation({
   plan,
   seed: 1,
   rounds,
-  clients_per_round: clients,
-  min_reports: Math.max(1, Math.ceil(clients / 2)),
+  ...(buffered
+    ? { mode: 'buffered', buffer_size: bufferSize, concurrency: clients, max_staleness: 10 }
+    : { clients_per_round: clients, min_reports: Math.max(1, Math.ceil(clients / 2)) }),
   round_deadline_s: 300,
   lease_s: 120,
   ...(serverOptimizer ? { server_optimizer: serverOptimizer } : {}),
@@ -94,7 +106,8 @@ const split = args.iid ? 'IID shards' : 'non-IID shards (sorted by corpus group 
 const optimizer = (await client.status(population)).server_optimizer;
 console.log(`plan ${path.relative(process.cwd(), path.resolve(args.plan))} ` +
   `(${takesRecords ? `records: ${Object.keys(plan.model.inputs).length} inputs` : 'text'})`);
-console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${split}; ` +
+const mode = buffered ? `buffered (K ${bufferSize}, versions as rounds)` : 'synchronous';
+console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${mode}, ${split}; ` +
   `server optimizer ${JSON.stringify(optimizer)}; ` +
   `eval split ${evalData.size} emails; dense update would be ${formatBytes(denseUpdateBytes)} per report`);
 console.log(`join from a browser tab: ${link}`);
@@ -175,7 +188,7 @@ console.log(`final eval accuracy ${(100 * last.eval_accuracy).toFixed(2)}% after
 if (args.json) {
   mkdirSync(path.dirname(args.json), { recursive: true });
   writeFileSync(args.json, JSON.stringify({ population, plan: path.relative(process.cwd(), path.resolve(args.plan)),
-    records: takesRecords, clients, rounds, iid: args.iid, initial_model_bytes: initialModelBytes,
+    records: takesRecords, clients, rounds, mode: args.mode, iid: args.iid, initial_model_bytes: initialModelBytes,
     dense_update_bytes: denseUpdateBytes, server_optimizer: optimizer, results }, null, 2));
 }
 evalData.delete();

@@ -139,6 +139,48 @@ TEST_CASE("parse_population_spec_rejects_a_broken_server_optimizer_naming_the_fi
   refused(R"({"type": "sgd", "beta1": 0.9})", "population.server_optimizer: unknown field 'beta1'");
 }
 
+TEST_CASE("parse_population_spec_reads_a_buffered_population", "[population_spec][buffered]") {
+  const PopulationSpec sync = parse_population_spec(R"({"plan": {}, "seed": 1})");
+  CHECK(sync.settings.buffered_json.empty());
+  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1, "mode": "synchronous"})")
+            .settings.buffered_json.empty());
+  const PopulationSpec s = parse_population_spec(
+      R"({"plan": {}, "seed": 1, "rounds": 40, "mode": "buffered", "buffer_size": 4,
+          "concurrency": 12, "max_staleness": 3, "staleness_weight": {"weight": "constant"}})");
+  CHECK(nlohmann::json::parse(s.settings.buffered_json) ==
+        nlohmann::json::parse(R"({"buffer_size": 4, "concurrency": 12, "max_staleness": 3,
+                                  "staleness_weight": {"weight": "constant"}})"));
+  CHECK(s.settings.rounds == 40);
+  CHECK(s.settings.clients_per_round == 4);
+  CHECK(s.settings.min_reports == 4);
+  CHECK(s.settings.train_tasks_per_round == 12);
+}
+
+TEST_CASE("parse_population_spec_rejects_a_broken_buffered_population_naming_the_field",
+          "[population_spec][buffered]") {
+  const auto refused = [](const std::string& fields, const std::string& fragment) {
+    INFO(fields);
+    CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, )" + fields + "}"),
+                         InvalidInput, MessageContains(fragment));
+  };
+  refused(R"("mode": "async")", R"(population.mode: expected "synchronous" or "buffered")");
+  refused(R"("buffer_size": 4)", R"(population.buffer_size: only with "mode": "buffered")");
+  refused(R"("mode": "synchronous", "max_staleness": 4)",
+          R"(population.max_staleness: only with "mode": "buffered")");
+  refused(R"("mode": "buffered")", "population.buffer_size: missing");
+  refused(R"("mode": "buffered", "buffer_size": 0)", "population.buffer_size: expected an integer");
+  refused(R"("mode": "buffered", "buffer_size": 2, "concurrency": -1)",
+          "population.concurrency: expected an integer");
+  refused(R"("mode": "buffered", "buffer_size": 2, "clients_per_round": 2)",
+          R"(population.clients_per_round: not a field of "mode": "buffered")");
+  refused(R"("mode": "buffered", "buffer_size": 2, "over_selection": 2)",
+          R"(population.over_selection: not a field of "mode": "buffered")");
+  refused(R"("mode": "buffered", "buffer_size": 2, "staleness_weight": {"weight": "hinge"})",
+          "population.staleness_weight.weight: unknown staleness weight 'hinge'");
+  refused(R"("mode": "buffered", "buffer_size": 2, "buffer": 2)",
+          "population: unknown field 'buffer'");
+}
+
 TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_spec]") {
   CHECK(is_valid_population_id("spam_v2-A"));
   CHECK_FALSE(is_valid_population_id(""));

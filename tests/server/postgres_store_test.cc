@@ -226,6 +226,7 @@ TEST_CASE("postgres_a_version_2_database_is_migrated_and_counts_a_refusal_once",
   Session admin(backend.url());
   admin.run("ALTER TABLE leases DROP COLUMN refused_sha256");
   admin.run("ALTER TABLE populations DROP COLUMN server_optimizer");
+  admin.run("ALTER TABLE populations DROP COLUMN buffered");
   admin.run("DROP TABLE optimizer_states");
   admin.run("UPDATE schema_version SET version = 2");
   const std::string lease = admin.run("SELECT min(id) FROM leases");
@@ -254,6 +255,7 @@ TEST_CASE("postgres_a_version_3_database_is_migrated_and_its_populations_run_fed
   first.reset();
   Session admin(backend.url());
   admin.run("ALTER TABLE populations DROP COLUMN server_optimizer");
+  admin.run("ALTER TABLE populations DROP COLUMN buffered");
   admin.run("DROP TABLE optimizer_states");
   admin.run("UPDATE schema_version SET version = 3");
 

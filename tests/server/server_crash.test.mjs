@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, randomTrainSpec, referenceNextModel, maxAbsDifference, tempDir,
-  SERVER_BIN, ADMIN_TOKEN,
+  SERVER_BIN, ADMIN_TOKEN, adminClient, PLAN, initialModel,
 } from './server_harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -157,6 +157,81 @@ test('SIGKILL after every upload keeps a FedAdam population on the uninterrupted
     // Not FedAvg's model: the optimizer moved it (FedAvg's reference: the harness's).
     const model1 = (await call(`${killed.url}/v1/populations/adam/rounds/1/model`)).bytes;
     assert.ok(maxAbsDifference(model1, referenceNextModel(specs[0])) > 1e-3);
+  } finally {
+    await steady.kill();
+    await killed.kill();
+  }
+});
+
+// A buffered population (FedBuff) folds each report into the open version when it is accepted,
+// stores it under that version, and publishes every K reports inline: a server killed after
+// every upload — mid-buffer, and right after the upload that publishes a version — rebuilds the
+// buffer from the stored reports with their staleness weights and publishes the versions of a
+// server never killed, bit for bit. A report staler than max_staleness is 409 on both.
+test('SIGKILL after every upload keeps a buffered population on the uninterrupted versions', async () => {
+  const spec = {
+    id: 'fedbuff', plan: PLAN, initial_model_b64: initialModel().toString('base64'), rounds: 4,
+    mode: 'buffered', buffer_size: 2, concurrency: 3, max_staleness: 1, lease_s: 600,
+  };
+  let seed = 4242;
+  const random = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+  const specs = Object.fromEntries('abcdefghi'.split('').map((name) => [name, randomTrainSpec(random)]));
+  // [operation, task, version it is handed out on / answer expected]; staleness in comments.
+  const script = [
+    ['claim', 'a', 0], ['claim', 'b', 0], ['claim', 'c', 0],
+    ['upload', 'a', 201], ['upload', 'b', 201],  // version 1
+    ['claim', 'd', 1], ['claim', 'e', 1],
+    ['upload', 'c', 201], ['upload', 'd', 201],  // c: staleness 1; version 2
+    ['claim', 'f', 2], ['upload', 'f', 201], ['claim', 'g', 2], ['upload', 'g', 201],  // version 3
+    ['upload', 'e', 409],  // staleness 2 > 1
+    ['claim', 'h', 3], ['claim', 'i', 3], ['upload', 'h', 201], ['upload', 'i', 201],  // version 4
+  ];
+  const steady = await startServer();
+  const dir = tempDir('fedleaf-crash-fedbuff-');
+  let killed = await startServer({ dir });
+  try {
+    const tokens = [];
+    for (const server of [steady, killed]) {
+      tokens.push((await adminClient(server.url).createPopulation(spec)).client_token);
+    }
+    const tasks = [new Map(), new Map()];
+    for (const [op, name, expected] of script) {
+      for (const k of [0, 1]) {
+        const url = k === 0 ? steady.url : killed.url;
+        if (op === 'claim') {
+          const claim = await call(`${url}/v1/populations/fedbuff/tasks:claim`, { method: 'POST', token: tokens[k] });
+          assert.equal(claim.status, 200, `claim ${name}: ${claim.status} ${claim.bytes}`);
+          assert.equal(claim.json.round, expected, `task ${name}'s version`);
+          tasks[k].set(name, claim.json);
+          continue;
+        }
+        const task = tasks[k].get(name);
+        const res = await call(`${url}${task.upload_url}`,
+                               { method: 'PUT', token: task.lease_token, body: trainResult(specs[name]) });
+        assert.equal(res.status, expected, `upload ${name}: ${res.bytes}`);
+        if (expected === 409) assert.match(res.json.error.message, /staleness 2 exceeds max_staleness 1/);
+        if (k === 1) {
+          await killed.kill();
+          killed = await startServer({ dir });
+        }
+      }
+    }
+    for (const server of [steady, killed]) {
+      const status = (await call(`${server.url}/v1/populations/fedbuff`)).json;
+      assert.equal(status.state, 'finished');
+      assert.equal(status.mode, 'buffered');
+      assert.equal(status.rejections.stale, 1);
+      assert.deepEqual(status.history.slice(0, 4).map((h) => h.reports), [2, 2, 2, 2]);
+    }
+    for (let version = 1; version <= spec.rounds; version++) {
+      const expected = await call(`${steady.url}/v1/populations/fedbuff/rounds/${version}/model`);
+      const got = await call(`${killed.url}/v1/populations/fedbuff/rounds/${version}/model`);
+      assert.equal(got.status, 200);
+      assert.equal(got.headers.get('etag'), expected.headers.get('etag'), `version ${version}'s model`);
+    }
+    // Version 1 is the K = 2 reports of version 0, both of staleness 0: the synchronous rule.
+    const model1 = (await call(`${steady.url}/v1/populations/fedbuff/rounds/1/model`)).bytes;
+    assert.ok(maxAbsDifference(model1, referenceNextModel([specs.a, specs.b])) < 1e-5);
   } finally {
     await steady.kill();
     await killed.kill();

@@ -186,6 +186,7 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 2");
 
@@ -203,6 +204,7 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
   seed_then_rewrite(backend.path,
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 3");
 
@@ -231,6 +233,7 @@ TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fe
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 4");
 
@@ -250,6 +253,33 @@ TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fe
   migrated.close_round(close);
   tx.commit();
   CHECK(migrated.find_optimizer_state("p", 1)->bytes == "state-1");
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
+}
+
+// A version 5 database has no buffered populations: migrated, its populations run synchronous
+// rounds (""), and a buffered population's spec is stored and read back.
+TEST_CASE("sqlite_store_migrates_a_version_5_database_and_its_populations_run_synchronous_rounds",
+          "[store]") {
+  SqliteFileBackend backend;
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN buffered; "
+                    "UPDATE schema_version SET version = 5");
+
+  SqliteStore migrated(backend.path);
+
+  PopulationRecord p = *migrated.find_population("p");
+  CHECK(p.settings.buffered_json.empty());
+  p.id = "q";
+  p.settings.buffered_json = R"({"buffer_size":2})";
+  RoundRecord round0 = *migrated.find_round("p", 0);
+  round0.population_id = "q";
+  {
+    StoreTransaction tx(migrated, Durability::kFull);
+    migrated.create_population(p, round0, ModelRecord{"q", 0, "etag-q", "model q"});
+    tx.commit();
+  }
+  CHECK(migrated.find_population("q")->settings.buffered_json == R"({"buffer_size":2})");
   CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
         std::to_string(SqliteStore::kSchemaVersion));
 }
@@ -322,6 +352,7 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
+                    "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
                     "UPDATE schema_version SET version = 1");
 

@@ -29,6 +29,7 @@ PopulationRecord population() {
   p.current_round = 0;
   p.created_at = 1700000000.125;
   p.settings.server_optimizer_json = "{\"type\":\"adam\"}";
+  p.settings.buffered_json = "{\"buffer_size\":4}";
   return p;
 }
 
@@ -70,6 +71,7 @@ void check_population(const PopulationRecord& a, const PopulationRecord& b) {
   CHECK(a.current_round == b.current_round);
   CHECK(a.created_at == b.created_at);
   CHECK(a.settings.server_optimizer_json == b.settings.server_optimizer_json);
+  CHECK(a.settings.buffered_json == b.settings.buffered_json);
 }
 
 void check_round(const RoundRecord& a, const RoundRecord& b) {
@@ -149,7 +151,8 @@ TEST_CASE("each_column_binds_its_own_field_and_reads_it_back", "[store_tables]")
                {"state", "text:running"},
                {"current_round", "int:0"},
                {"created_at", "real:" + std::to_string(1700000000.125)},
-               {"server_optimizer", "text:{\"type\":\"adam\"}"}});
+               {"server_optimizer", "text:{\"type\":\"adam\"}"},
+               {"buffered", "text:{\"buffer_size\":4}"}});
   check_population(population_from(values_of(p)), p);
 
   const RoundRecord r = round(4);

@@ -1,6 +1,7 @@
 // The rendered DDL of each record's table is, byte for byte, the text earlier versions of each
 // backend ran (pinned here): a database at the current schema version opens without migration.
-// (populations.server_optimizer: SQLite 5, PostgreSQL 4.)
+// (populations.server_optimizer: SQLite 5, PostgreSQL 4; populations.buffered: SQLite 6,
+// PostgreSQL 5.)
 #include "server/store/store_tables.h"
 
 #include <catch2/catch.hpp>
@@ -22,7 +23,8 @@ constexpr const char* kSqlitePopulations = R"sql(CREATE TABLE IF NOT EXISTS popu
          state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
          current_round INTEGER NOT NULL,
          created_at REAL NOT NULL,
-         server_optimizer TEXT NOT NULL DEFAULT ''))sql";
+         server_optimizer TEXT NOT NULL DEFAULT '',
+         buffered TEXT NOT NULL DEFAULT ''))sql";
 constexpr const char* kSqliteRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,
@@ -70,7 +72,8 @@ constexpr const char* kPostgresPopulations = R"sql(CREATE TABLE IF NOT EXISTS po
          state TEXT NOT NULL CHECK (state IN ('running', 'finished')),
          current_round INTEGER NOT NULL,
          created_at DOUBLE PRECISION NOT NULL,
-         server_optimizer TEXT NOT NULL DEFAULT ''))sql";
+         server_optimizer TEXT NOT NULL DEFAULT '',
+         buffered TEXT NOT NULL DEFAULT ''))sql";
 constexpr const char* kPostgresRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,

@@ -17,6 +17,7 @@ namespace {
 PopulationRecord population(const std::string& id) {
   PopulationRecord p = test::test_population_record(id, "{\"updates\": {}}");
   p.settings.server_optimizer_json = R"({"learning_rate":0.5,"momentum":0.9,"type":"sgd"})";
+  p.settings.buffered_json = R"({"buffer_size":2})";
   return p;
 }
 
@@ -111,6 +112,7 @@ FEDLEAF_STORE_CASE(store_create_population_then_find_returns_every_field, FEDLEA
   CHECK(found->settings.train_tasks_per_round == 5);
   CHECK(found->settings.eval_tasks_per_round == 1);
   CHECK(found->settings.server_optimizer_json == expected.settings.server_optimizer_json);
+  CHECK(found->settings.buffered_json == expected.settings.buffered_json);
   CHECK(found->state == RunState::kRunning);
   CHECK(found->current_round == 0);
   CHECK(found->created_at == 100);
@@ -434,6 +436,65 @@ FEDLEAF_STORE_CASE(store_lease_queries_ignore_expired_and_done_tasks, FEDLEAF_ST
   CHECK(store.count_active_leases(18) == 1);
   CHECK_FALSE(store.has_expired_lease("p", 0, 16));
   CHECK(store.has_expired_lease("p", 0, 17));
+}
+
+FEDLEAF_STORE_CASE(store_counts_a_populations_tasks_out_of_every_round, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  create(store, "q");
+  auto done = *claim(store, TaskKind::kTrain, 10);  // expires at 15
+  accept(store, train_upload(done, "sha", 11));
+  claim(store, TaskKind::kTrain, 12);        // 17
+  claim(store, TaskKind::kTrain, 13);        // 18
+  claim(store, TaskKind::kEvaluate, 14, 1);  // 19
+  {
+    StoreTransaction tx(store, Durability::kNormal);
+    REQUIRE(store.claim_task({"q", 0, TaskKind::kTrain, 5, 12, 30, "lease-q"}));
+    tx.commit();
+  }
+
+  CHECK(store.count_out_tasks("p", TaskKind::kTrain, 12) == 2);  // not the done one, nor q's
+  CHECK(store.count_out_tasks("p", TaskKind::kTrain, 17) == 1);  // the first expired at 17
+  CHECK(store.count_out_tasks("p", TaskKind::kEvaluate, 12) == 1);
+  CHECK(store.count_out_tasks("q", TaskKind::kTrain, 12) == 1);
+  CHECK(store.count_out_tasks("r", TaskKind::kTrain, 12) == 0);
+}
+
+// A buffered population's report folds into the open version, not its task's round: counted and
+// stored there; once that round is closed too it is kRoundClosed and changes nothing.
+FEDLEAF_STORE_CASE(store_folds_a_result_into_the_round_it_names, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  const ClaimedTask old = *claim(store, TaskKind::kTrain, 10);  // round 0
+  const ClaimedTask later = *claim(store, TaskKind::kTrain, 10, 5, "lease-2");
+  {
+    StoreTransaction tx(store, Durability::kFull);
+    RoundCloseWrite write;
+    write.closed = *store.lock_open_round("p", 0);
+    write.closed.status = RoundStatus::kClosed;
+    write.closed.closed_at = 11;
+    write.population = population("p");
+    write.population.current_round = 1;
+    write.opened = round_record("p", 1);
+    write.model = ModelRecord{"p", 1, "etag-1", "model-1"};
+    store.close_round(write);
+    tx.commit();
+  }
+  AcceptRequest into_1 = train_upload(old, "sha-old", 12);
+  into_1.fold_round = 1;
+  const AcceptOutcome accepted = accept(store, into_1);
+  REQUIRE(accepted.status == AcceptStatus::kAccepted);
+  CHECK(accepted.round.number == 1);
+  CHECK(accepted.task.round == 0);  // the task keeps the round it was handed out on
+  CHECK(store.find_round("p", 1)->reports == 1);
+  CHECK(store.find_round("p", 0)->reports == 0);
+  const std::vector<ResultRecord> results = store.list_results("p", 1, 0);
+  REQUIRE(results.size() == 1);
+  CHECK(results[0].task_id == old.task_id);
+  CHECK(results[0].bytes == "result-sha-old");
+
+  AcceptRequest into_0 = train_upload(later, "sha-later", 12);
+  into_0.fold_round = 0;
+  CHECK(accept(store, into_0).status == AcceptStatus::kRoundClosed);
+  CHECK(store.find_task(later.task_id)->state == TaskState::kLeased);
 }
 
 FEDLEAF_STORE_CASE(store_has_leasable_task_sees_tasks_never_leased_and_expired_leases,

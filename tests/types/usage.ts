@@ -172,6 +172,12 @@ export async function operator(adminToken: string): Promise<PopulationStatus> {
   });
   const momentum: ServerOptimizerSpec = { type: 'sgd', learning_rate: 1, momentum: 0.9 };
   console.log(momentum, (await admin.status(created.id)).server_optimizer.type);
+  const buffered = await admin.createPopulation({
+    plan, seed: 1, rounds: 40, mode: 'buffered', buffer_size: 8, concurrency: 16, max_staleness: 4,
+    staleness_weight: { weight: 'polynomial', exponent: 0.5 },
+  });
+  const bufferedStatus = await admin.status(buffered.id);
+  console.log(bufferedStatus.mode, bufferedStatus.buffered?.staleness_weight.weight);
   const { populations } = await admin.listPopulations();
   console.log(populations.map((p) => `${p.id} ${p.state} ${p.round}/${p.rounds}`), await admin.metrics());
   const leaf = new ProtocolClient({

@@ -176,7 +176,11 @@ RoundAggregator& RoundAggregator::operator=(const RoundAggregator& other) {
 RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = default;
 RoundAggregator::~RoundAggregator() = default;
 
-void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
+void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size, double weight_scale) {
+  if (!(weight_scale > 0.0 && weight_scale <= 1.0)) {
+    throw InvalidInput("train result: weight scale must be in (0, 1], got " +
+                       format_double_exact(weight_scale));
+  }
   const std::uint64_t claimed = read_result_header(data, size, ResultKind::kTrain).num_examples;
   SafetensorsReadOptions options;
   options.require_finite = true;
@@ -184,7 +188,7 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
   const std::string where = "train result";
   const std::uint64_t cap = state_->max_examples_per_report;
   const bool capped = cap != 0 && claimed > cap;
-  const double weight = static_cast<double>(capped ? cap : claimed);
+  const double weight = static_cast<double>(capped ? cap : claimed) * weight_scale;
   for (const auto& [name, tensor] : file.tensors) {
     const bool planned = std::any_of(
         state_->accumulators.begin(), state_->accumulators.end(),

@@ -88,8 +88,10 @@ class RoundAggregator {
   // Validates the whole train result (safetensors bytes) before folding any of it: all or
   // nothing. Throws InvalidInput naming the tensor and rule; the aggregator is then unchanged.
   // The weight is metadata "num_examples" (an integer in [1, 2^53]), capped at the plan's
-  // max_examples_per_report.
-  void add_result(const std::uint8_t* data, std::size_t size);
+  // max_examples_per_report, times weight_scale in (0, 1] (a buffered population's staleness
+  // weight, buffered_spec.h; 1 for a synchronous round): the operators and total_weight() see
+  // the scaled weight. InvalidInput for a scale outside (0, 1].
+  void add_result(const std::uint8_t* data, std::size_t size, double weight_scale = 1.0);
   // Folds another aggregator of the same plan and model (hierarchical aggregation). Throws
   // InvalidInput, leaving this aggregator unchanged, when the plans or models differ.
   void merge(const RoundAggregator& other);

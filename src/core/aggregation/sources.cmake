@@ -4,6 +4,7 @@ set(FEDLEAF_AGGREGATION_SOURCES
   adaptive_clip.cc
   adaptive_example_cap.cc
   apply_update.cc
+  buffered_spec.cc
   next_round_plan.cc
   operators/operator_table.cc
   prepare_update.cc

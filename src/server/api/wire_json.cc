@@ -89,24 +89,31 @@ json status_json(const PopulationStatus& status) {
   // Every field of the optimizer, defaults included (FedAvg: sgd, learning_rate 1, momentum 0).
   const json optimizer = json::parse(core::server_optimizer_json(
       core::server_optimizer_from_text(p.settings.server_optimizer_json, "server_optimizer")));
-  return {{"id", p.id},
-          {"state", to_string(p.state)},
-          {"round", status.round.number},
-          {"rounds", p.settings.rounds},
-          {"reports", status.round.reports},
-          {"clients_per_round", p.settings.clients_per_round},
-          {"min_reports", p.settings.min_reports},
-          {"round_deadline_s", p.settings.round_deadline_s},
-          {"lease_s", p.settings.lease_s},
-          {"train_tasks_per_round", p.settings.train_tasks_per_round},
-          {"eval_tasks_per_round", p.settings.eval_tasks_per_round},
-          {"server_optimizer", optimizer},
-          {"model_etag", status.model_etag},
-          {"model_url", model_url(p.id, status.round.number)},
-          {"created_at", p.created_at},
-          {"plan", json::parse(status.plan_json)},
-          {"rejections", rejections},
-          {"history", history}};
+  json out = {{"id", p.id},
+              {"state", to_string(p.state)},
+              {"round", status.round.number},
+              {"rounds", p.settings.rounds},
+              {"reports", status.round.reports},
+              {"clients_per_round", p.settings.clients_per_round},
+              {"min_reports", p.settings.min_reports},
+              {"round_deadline_s", p.settings.round_deadline_s},
+              {"lease_s", p.settings.lease_s},
+              {"train_tasks_per_round", p.settings.train_tasks_per_round},
+              {"eval_tasks_per_round", p.settings.eval_tasks_per_round},
+              {"server_optimizer", optimizer},
+              {"model_etag", status.model_etag},
+              {"model_url", model_url(p.id, status.round.number)},
+              {"created_at", p.created_at},
+              {"plan", json::parse(status.plan_json)},
+              {"rejections", rejections},
+              {"history", history}};
+  // A buffered population says so, with every field of its mode written out (round r is its
+  // model version r); a synchronous one's status is as before the mode existed.
+  if (!p.settings.buffered_json.empty()) {
+    out["mode"] = "buffered";
+    out["buffered"] = json::parse(p.settings.buffered_json);
+  }
+  return out;
 }
 
 json populations_json(const std::vector<PopulationSummary>& populations) {

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/aggregation/buffered_spec.h"
 #include "core/aggregation/server_optimizer.h"
 #include "core/error.h"
 #include "core/json/json_duplicate_keys.h"
@@ -54,6 +55,29 @@ double positive_field(const json& body, const char* name, double fallback, doubl
   return x;
 }
 
+// "mode": "synchronous" (the default: rounds with a barrier) or "buffered" (buffered_spec.h).
+// The buffered fields without "mode": "buffered" are refused: they would be ignored.
+bool buffered_mode(const json& body) {
+  bool buffered = false;
+  if (body.contains("mode")) {
+    const json& mode = body.at("mode");
+    if (!mode.is_string() || (mode != "synchronous" && mode != "buffered")) {
+      throw InvalidInput("population.mode: expected \"synchronous\" or \"buffered\", got " +
+                         mode.dump());
+    }
+    buffered = mode == "buffered";
+  }
+  if (!buffered) {
+    for (const char* field : {"buffer_size", "concurrency", "max_staleness", "staleness_weight"}) {
+      if (body.contains(field)) {
+        throw InvalidInput(std::string("population.") + field +
+                           ": only with \"mode\": \"buffered\"");
+      }
+    }
+  }
+  return buffered;
+}
+
 }  // namespace
 
 bool is_valid_population_id(const std::string& id) {
@@ -77,10 +101,12 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (duplicates.found()) {
     throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
-  core::check_known_fields(body, "population",
-                           {"id", "plan", "initial_model_b64", "seed", "rounds",
-                            "clients_per_round", "min_reports", "round_deadline_s", "lease_s",
-                            "over_selection", "eval_tasks_per_round", "server_optimizer"});
+  core::check_known_fields(
+      body, "population",
+      {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
+       "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round", "server_optimizer",
+       "mode", "buffer_size", "concurrency", "max_staleness", "staleness_weight"});
+  const bool buffered = buffered_mode(body);
   PopulationSpec spec;
   if (body.contains("id")) {
     if (!body["id"].is_string() || !is_valid_population_id(body["id"].get<std::string>())) {
@@ -112,19 +138,37 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   }
 
   spec.settings.rounds = integer_field(body, "rounds", 1, 1, 1'000'000);
-  spec.settings.clients_per_round = integer_field(body, "clients_per_round", 1, 1, 1'000'000);
-  spec.settings.min_reports = integer_field(body, "min_reports", spec.settings.clients_per_round, 1,
-                                            spec.settings.clients_per_round);
+  if (buffered) {
+    // A version is published every buffer_size reports, at once (never at a deadline with
+    // fewer): the round fields that would say otherwise are refused, not ignored.
+    for (const char* round_field : {"clients_per_round", "min_reports", "over_selection"}) {
+      if (body.contains(round_field)) {
+        throw InvalidInput(std::string("population.") + round_field +
+                           ": not a field of \"mode\": \"buffered\" (a version is published "
+                           "every buffer_size reports; concurrency sets the tasks out at once)");
+      }
+    }
+    const core::BufferedSpec b = core::parse_buffered_spec(body, "population");
+    spec.settings.buffered_json = core::buffered_spec_json(b);
+    spec.settings.clients_per_round = static_cast<int>(b.buffer_size);
+    spec.settings.min_reports = static_cast<int>(b.buffer_size);
+    spec.settings.train_tasks_per_round = static_cast<int>(b.concurrency);
+  }
   // Times past a year are a mistake (a lease that never ends holds its task for good).
   constexpr double kYear = 365.0 * 24 * 3600;
   spec.settings.round_deadline_s = positive_field(body, "round_deadline_s", 600, 0, kYear);
   spec.settings.lease_s = positive_field(body, "lease_s", 120, 0, kYear);
-  const double over_selection = positive_field(body, "over_selection", 1.0, 1.0, 10'000'000);
-  const double tasks = std::ceil(spec.settings.clients_per_round * over_selection);
-  if (tasks > 10'000'000) {
-    throw InvalidInput("population: clients_per_round * over_selection must be <= 10000000");
+  if (!buffered) {
+    spec.settings.clients_per_round = integer_field(body, "clients_per_round", 1, 1, 1'000'000);
+    spec.settings.min_reports = integer_field(body, "min_reports", spec.settings.clients_per_round,
+                                              1, spec.settings.clients_per_round);
+    const double over_selection = positive_field(body, "over_selection", 1.0, 1.0, 10'000'000);
+    const double tasks = std::ceil(spec.settings.clients_per_round * over_selection);
+    if (tasks > 10'000'000) {
+      throw InvalidInput("population: clients_per_round * over_selection must be <= 10000000");
+    }
+    spec.settings.train_tasks_per_round = static_cast<int>(tasks);
   }
-  spec.settings.train_tasks_per_round = static_cast<int>(tasks);
   spec.settings.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, 1'000'000);
   // Stored as the canonical JSON of what was parsed (every field of its type, defaults written
   // out), so a later default change never changes a running population; absent is FedAvg ("").

@@ -25,6 +25,14 @@
 //                        "beta2": [0, 1) (0.99), "epsilon": (0, 1e6] (1e-3),
 //                        "bias_correction": bool (true)}
 //                       errors name the field: "population.server_optimizer.momentum: ..."
+//   mode                "synchronous" (default: rounds with a barrier) or "buffered" (FedBuff,
+//                       core/aggregation/buffered_spec.h), which takes buffer_size (K, required),
+//                       concurrency (K), max_staleness (10) and staleness_weight
+//                       ({"weight": "polynomial", "exponent": 0.5} or {"weight": "constant"})
+//                       and refuses clients_per_round, min_reports and over_selection; its
+//                       settings get clients_per_round = min_reports = K and
+//                       train_tasks_per_round = concurrency. The buffered fields without
+//                       "mode": "buffered" are refused.
 // Any other field is InvalidInput (a typo would otherwise run with the default), and so is a
 // key given twice. Throws InvalidInput naming the field and the rule.
 #pragma once

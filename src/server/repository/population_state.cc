@@ -81,6 +81,8 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
       std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
   st->optimizer = core::server_optimizer_from_text(
       record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
+  st->buffered = core::buffered_spec_from_text(record.settings.buffered_json,
+                                               "population '" + record.id + "': buffered");
   if (record.state == RunState::kRunning && round->number < record.settings.rounds &&
       round->status == RoundStatus::kOpen) {
     rebuild_aggregator(store, *st);
@@ -139,7 +141,7 @@ void rebuild_aggregator(Store& store, PopulationState& st) {
   for (const ResultRecord& result :
        store.list_results(record.id, round.number, st.checkpoint_seq)) {
     st.aggregator->add_result(reinterpret_cast<const std::uint8_t*>(result.bytes.data()),
-                              result.bytes.size());
+                              result.bytes.size(), result_weight_scale(store, st, result.task_id));
     st.result_seq = result.seq;
   }
   st.aggregator_in_seq_order = true;
@@ -156,6 +158,18 @@ void rebuild_aggregator(Store& store, PopulationState& st) {
   }
 }
 
+double result_weight_scale(Store& store, const PopulationState& st, std::int64_t task_id) {
+  if (!st.buffered) return 1.0;
+  const std::optional<TaskRecord> task = store.find_task(task_id);
+  if (!task || task->round > st.round.number) {
+    throw Error("population '" + st.record.id + "' round " + std::to_string(st.round.number) +
+                ": the task of stored result " + std::to_string(task_id) +
+                " is missing or of a later round");
+  }
+  return core::staleness_weight(*st.buffered,
+                                static_cast<std::uint64_t>(st.round.number - task->round));
+}
+
 std::unique_ptr<PopulationState> new_population_state(
     const PopulationRecord& record, const RoundRecord& round0, std::string etag,
     std::string model_bytes, std::shared_ptr<const core::UpdatePlan> update_plan,
@@ -170,6 +184,8 @@ std::unique_ptr<PopulationState> new_population_state(
   st->aggregator.emplace(std::move(aggregator));
   st->optimizer = core::server_optimizer_from_text(
       record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
+  st->buffered = core::buffered_spec_from_text(record.settings.buffered_json,
+                                               "population '" + record.id + "': buffered");
   return st;
 }
 

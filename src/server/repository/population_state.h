@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aggregation/buffered_spec.h"
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/server_optimizer.h"
 #include "core/aggregation/update_plan.h"
@@ -46,6 +47,11 @@ struct PopulationState {
   // after the close that published `model`, what the round's close starts from (null: the
   // initial state; always null for an optimizer without state, and once training is over).
   core::ServerOptimizerSpec optimizer;
+  // "mode": "buffered" (record.settings.buffered_json); nullopt for synchronous rounds. A
+  // buffered population's round r is its model version r: the open round is the buffer, and a
+  // train report of a task handed out on version v folds into it with weight num_examples ×
+  // staleness_weight(r − v) (result_weight_scale).
+  std::optional<core::BufferedSpec> buffered;
   std::shared_ptr<const core::NamedTensors> optimizer_state;
   // When aggregator_in_seq_order, the aggregator holds exactly the round's stored results
   // 1..result_seq, folded in seq order (always so for a store one server owns). A server sharing
@@ -131,6 +137,12 @@ std::unique_ptr<PopulationState> new_population_state(
     const PopulationRecord& record, const RoundRecord& round0, std::string etag,
     std::string model_bytes, std::shared_ptr<const core::UpdatePlan> update_plan,
     core::RoundAggregator aggregator);
+
+// The weight scale a stored train result of the open round folds with: its staleness weight in
+// a buffered population (the open round's number minus its task's round, the server's record),
+// 1 in a synchronous one. Throws fedleaf::Error when the result's task is missing or its round
+// is past the open one.
+double result_weight_scale(Store& store, const PopulationState& state, std::int64_t task_id);
 
 // Reports a round expects: lets each accumulator size itself up front (results never depend on
 // it; see AccumulatorOptions).

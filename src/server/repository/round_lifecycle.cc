@@ -34,7 +34,10 @@ void RoundLifecycle::advance(PopulationState& st, double now) {
       case RoundStep::kStay:
         return;
       case RoundStep::kCloseTraining:
-        if (closer_) {
+        // A buffered population closes its version inline: the upload completing the buffer
+        // publishes the next version before it is answered, so the next report folds into it
+        // (a background close would leave no open buffer to fold into meanwhile).
+        if (closer_ && !st.buffered) {
           schedule_close(st, now);  // the close job notifies the waiters
           return;
         }

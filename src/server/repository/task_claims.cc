@@ -40,8 +40,16 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
   const bool wants_later_round = st.round.number < min_round;
   // A round being closed takes no more reports: its train tasks wait for the next round.
   if (st.round.number < st.record.settings.rounds && !wants_later_round && st.closing == 0) {
-    pools.push_back(
-        {TaskKind::kTrain, st.record.settings.train_tasks_per_round, st.round.train_tasks});
+    if (!st.buffered) {
+      pools.push_back(
+          {TaskKind::kTrain, st.record.settings.train_tasks_per_round, st.round.train_tasks});
+    } else if (parts_.store.count_out_tasks(population_id, TaskKind::kTrain, now) <
+               static_cast<std::int64_t>(st.buffered->concurrency)) {
+      // Buffered: a train task whenever fewer than `concurrency` are out, on any version (a
+      // version creates as many as its buffer needs). On a shared store two servers may both
+      // see one slot free and hand out one task each: concurrency is a target, not a bound.
+      pools.push_back({TaskKind::kTrain, st.round.train_tasks + 1, st.round.train_tasks});
+    }
   }
   std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {

@@ -65,10 +65,13 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
   }
   if (task->kind == TaskKind::kEvaluate)
     return accept_evaluate(st, *task, lease_id, body, sha, now);
+  if (st.buffered && st.round.status == RoundStatus::kOpen && st.aggregator) {
+    return accept_buffered_train(st, *task, lease_id, body, sha, now);
+  }
   if (task->round != st.round.number || st.round.status != RoundStatus::kOpen || !st.aggregator) {
     return answer_refused(population_id, AcceptStatus::kRoundClosed, *task, lease_id, sha);
   }
-  return accept_train(st, *task, lease_id, body, sha, now);
+  return accept_train(st, *task, lease_id, body, sha, now, 1.0);
 }
 
 UploadOutcome UploadIntake::answer_refused(const std::string& population_id, AcceptStatus status,
@@ -81,7 +84,7 @@ UploadOutcome UploadIntake::answer_refused(const std::string& population_id, Acc
 
 UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& task,
                                          std::int64_t lease_id, const std::string& body,
-                                         const std::string& sha, double now) {
+                                         const std::string& sha, double now, double weight_scale) {
   const std::string id = st.record.id;
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
   core::ResultHeader summary;
@@ -93,7 +96,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
     const auto fold_start = std::chrono::steady_clock::now();
-    st.aggregator->add_result(data, body.size());
+    st.aggregator->add_result(data, body.size(), weight_scale);
     parts_.metrics.observe_phase(
         "fold",
         std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
@@ -111,6 +114,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
     request.delta.accuracy_examples = examples;
   }
   request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
+  if (st.buffered) request.fold_round = st.round.number;
   request.receipt_body = [&](int reports) {
     return encode_receipt({task.id, id, task.round, TaskKind::kTrain, reports, sha});
   };
@@ -128,7 +132,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
         parts_.options.checkpoint_every > 0 &&
         seq - st.checkpoint_seq >= parts_.options.checkpoint_every) {
       parts_.store.put_checkpoint(
-          {id, task.round, seq, to_string_bytes(st.aggregator->checkpoint())});
+          {id, st.round.number, seq, to_string_bytes(st.aggregator->checkpoint())});
       checkpointed = true;
     }
   });

@@ -30,8 +30,17 @@ class UploadIntake {
   // Counts a refused upload in the store and the metrics, unless it repeats the lease's last
   // counted refusal (Store::add_rejection).
   void reject(const RefusedUpload& upload);
+  // weight_scale: the report's staleness weight (1 in a synchronous round); it is folded into
+  // the open round (state.round), its task's own in a synchronous population.
   UploadOutcome accept_train(PopulationState& state, const TaskRecord& task, std::int64_t lease_id,
-                             const std::string& body, const std::string& sha, double now);
+                             const std::string& body, const std::string& sha, double now,
+                             double weight_scale);
+  // A buffered population's train upload: its staleness from the server's record (the open
+  // version minus the task's round), 409 past max_staleness (counted as "stale", nothing
+  // folded), else accept_train with its staleness weight.
+  UploadOutcome accept_buffered_train(PopulationState& state, const TaskRecord& task,
+                                      std::int64_t lease_id, const std::string& body,
+                                      const std::string& sha, double now);
   UploadOutcome accept_evaluate(PopulationState& state, const TaskRecord& task,
                                 std::int64_t lease_id, const std::string& body,
                                 const std::string& sha, double now);

@@ -21,6 +21,10 @@ struct PopulationSettings {
   // The server optimizer as compact JSON (core::server_optimizer_json), "" for FedAvg (the
   // default, and every population stored before the field existed).
   std::string server_optimizer_json;
+  // "mode": "buffered" as compact JSON (core::buffered_spec_json: buffer_size, concurrency,
+  // max_staleness, staleness_weight), "" for synchronous rounds (the default, and every
+  // population stored before the field existed).
+  std::string buffered_json;
 };
 
 }  // namespace fedleaf::server

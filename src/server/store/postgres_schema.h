@@ -98,7 +98,7 @@ inline std::vector<std::string> postgres_schema() {
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 3> kPostgresMigrations{
+inline constexpr std::array<const char*, 4> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -107,6 +107,9 @@ inline constexpr std::array<const char*, 3> kPostgresMigrations{
     // 3 → 4: each population's server optimizer ('' is FedAvg, what every earlier population
     // ran); optimizer_states is created by the schema above. A constant default rewrites no row.
     "ALTER TABLE populations ADD COLUMN IF NOT EXISTS server_optimizer TEXT NOT NULL DEFAULT ''",
+    // 4 → 5: each population's buffered mode ('' is synchronous rounds, what every earlier
+    // population ran). A constant default rewrites no row.
+    "ALTER TABLE populations ADD COLUMN IF NOT EXISTS buffered TEXT NOT NULL DEFAULT ''",
 };
 
 }  // namespace fedleaf::server

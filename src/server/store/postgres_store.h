@@ -49,7 +49,7 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = 5;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
@@ -98,6 +98,8 @@ class PostgresStore : public Store {
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                           double now) override;
   std::int64_t count_active_leases(double now) override;
+  std::int64_t count_out_tasks(const std::string& population_id, TaskKind kind,
+                               double now) override;
   std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                          std::int64_t after_seq) override;
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,

@@ -206,7 +206,7 @@ AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
   out.status = classify_upload(out.task, r);
   if (out.status != AcceptStatus::kAccepted) return out;
   const std::string& population_id = out.task.population_id;
-  const int number = out.task.round;
+  const int number = r.fold_round.value_or(out.task.round);
   const bool train = out.task.kind == TaskKind::kTrain;
   // A train report to this store's shard row of an open round (every report of a round here
   // but the first) takes one statement; the rest (the row missing, the round closed, evaluate
@@ -298,6 +298,15 @@ std::optional<double> PostgresStore::next_lease_expiry(const std::string& popula
           Params().text(population_id).integer(round).real(now));
   if (rows.size() == 0 || rows.is_null(0, 0)) return std::nullopt;
   return rows.real(0, 0);
+}
+
+std::int64_t PostgresStore::count_out_tasks(const std::string& population_id, TaskKind kind,
+                                            double now) {
+  Rows rows =
+      run("SELECT count(*) FROM tasks WHERE population_id = $1 AND kind = $2 AND state = 'leased' "
+          "AND lease_expires_at > $3",
+          Params().text(population_id).text(std::string(to_string(kind))).real(now));
+  return rows.int64(0, 0);
 }
 
 std::int64_t PostgresStore::count_active_leases(double now) {

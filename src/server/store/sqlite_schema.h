@@ -84,6 +84,9 @@ inline constexpr const char* kSqliteMigrations[] = {
     // 4 → 5: each population's server optimizer ('' is FedAvg, what every earlier population
     // ran); its state's table (optimizer_states) is created by the schema above.
     "ALTER TABLE populations ADD COLUMN server_optimizer TEXT NOT NULL DEFAULT ''",
+    // 5 → 6: each population's buffered mode ('' is synchronous rounds, what every earlier
+    // population ran).
+    "ALTER TABLE populations ADD COLUMN buffered TEXT NOT NULL DEFAULT ''",
 };
 
 }  // namespace fedleaf::server

@@ -46,7 +46,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 5;
+  static constexpr int kSchemaVersion = 6;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -101,6 +101,8 @@ class SqliteStore : public Store {
   std::optional<double> next_lease_expiry(const std::string& population_id, int round,
                                           double now) override;
   std::int64_t count_active_leases(double now) override;
+  std::int64_t count_out_tasks(const std::string& population_id, TaskKind kind,
+                               double now) override;
   std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                          std::int64_t after_seq) override;
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,

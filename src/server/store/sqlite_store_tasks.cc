@@ -98,7 +98,8 @@ AcceptOutcome SqliteStore::accept_result(const AcceptRequest& r) {
   out.status = classify_upload(*task, r);
   out.task = std::move(*task);
   if (out.status != AcceptStatus::kAccepted) return out;
-  std::optional<RoundRecord> round = find_round(out.task.population_id, out.task.round);
+  std::optional<RoundRecord> round =
+      find_round(out.task.population_id, r.fold_round.value_or(out.task.round));
   if (!round) throw NotFound("the round of task " + std::to_string(r.task_id) + " is missing");
   const bool train = out.task.kind == TaskKind::kTrain;
   if (train && round->status != RoundStatus::kOpen) {
@@ -145,6 +146,16 @@ std::optional<double> SqliteStore::next_lease_expiry(const std::string& populati
   s.bind(1, population_id).bind(2, round).bind(3, now);
   if (!s.step() || s.is_null(0)) return std::nullopt;
   return s.real(0);
+}
+
+std::int64_t SqliteStore::count_out_tasks(const std::string& population_id, TaskKind kind,
+                                          double now) {
+  auto s = statement(
+      "SELECT count(*) FROM tasks WHERE population_id = ? AND kind = ? AND state = 'leased' AND "
+      "lease_expires_at > ?");
+  s.bind(1, population_id).bind(2, std::string(to_string(kind))).bind(3, now);
+  s.step();
+  return s.int64(0);
 }
 
 std::int64_t SqliteStore::count_active_leases(double now) {

@@ -227,6 +227,9 @@ struct AcceptRequest {
   // The receipt stored in the task row, given the round's train report count after this report
   // (what a repeat of the same bytes is answered from).
   std::function<std::string(int reports)> receipt_body;
+  // The round a train result is folded into when not the task's own: a buffered population's
+  // open version (its tasks were handed out on earlier ones). nullopt: the task's round.
+  std::optional<int> fold_round;
 };
 
 enum class AcceptStatus {
@@ -388,6 +391,10 @@ class Store {
                                                   double now) = 0;
   // Leased tasks whose lease is still valid at `now`, over every population.
   virtual std::int64_t count_active_leases(double now) = 0;
+  // The population's tasks of `kind` out at `now` (leased, the lease still valid), of every
+  // round: what a buffered population's concurrency bounds.
+  virtual std::int64_t count_out_tasks(const std::string& population_id, TaskKind kind,
+                                       double now) = 0;
   // Results of the round with seq > after_seq, in seq order.
   virtual std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                                  std::int64_t after_seq) = 0;

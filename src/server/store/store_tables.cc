@@ -117,7 +117,8 @@ const Table kPopulationsTable{
      setting<&S::eval_tasks_per_round>(integer("eval_tasks_per_round")),
      field<&P::state>(text("state", "NOT NULL CHECK (state IN ('running', 'finished'))")),
      field<&P::current_round>(integer("current_round")), field<&P::created_at>(real("created_at")),
-     setting<&S::server_optimizer_json>(text("server_optimizer", "NOT NULL DEFAULT ''"))},
+     setting<&S::server_optimizer_json>(text("server_optimizer", "NOT NULL DEFAULT ''")),
+     setting<&S::buffered_json>(text("buffered", "NOT NULL DEFAULT ''"))},
     {}};
 
 const Table kRoundsTable{

@@ -112,6 +112,31 @@ TEST_CASE("round_next_model_is_the_model_plus_each_tensors_aggregated_delta") {
   CHECK(round.next_model() == next);  // next_model() does not change the aggregator
 }
 
+TEST_CASE("round_weight_scale_multiplies_each_reports_weight") {
+  // A buffered population's staleness weights: each report weighs num_examples × scale, which
+  // the reference sees as the client's weight.
+  std::mt19937_64 rng(47);
+  core::RoundAggregator round(kPlan, model());
+  std::vector<Client> clients;
+  double total = 0.0;
+  for (int c = 0; c < 9; ++c) {
+    Client client = random_client(rng);
+    const std::vector<std::uint8_t> bytes = result_bytes(client);
+    const double scale = 1.0 / std::sqrt(1.0 + c % 4);  // staleness 0..3, exponent 0.5
+    round.add_result(bytes.data(), bytes.size(), scale);
+    client.weight *= scale;
+    total += client.weight;
+    clients.push_back(client);
+  }
+  CHECK(round.total_weight() == Approx(total).epsilon(1e-14));
+  check_next_model(round.next_model(), clients);
+  const std::vector<std::uint8_t> bytes = result_bytes(random_client(rng));
+  for (double bad : {0.0, -1.0, 1.5, std::nan("")}) {
+    CHECK_THROWS_MATCHES(round.add_result(bytes.data(), bytes.size(), bad), InvalidInput,
+                         MessageContains("train result: weight scale must be in (0, 1]"));
+  }
+  CHECK(round.num_reports() == 9);
+}
 TEST_CASE("round_expected_reports_hint_changes_neither_the_next_model_nor_the_checkpoint") {
   std::mt19937_64 rng(38);
   core::RoundAggregator plain(kPlan, model());
