@@ -177,7 +177,12 @@ RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = 
 RoundAggregator::~RoundAggregator() = default;
 
 void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
-  const std::uint64_t claimed = read_result_header(data, size, ResultKind::kTrain).num_examples;
+  add_result(data, size, read_result_header(data, size, ResultKind::kTrain));
+}
+
+void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size,
+                                 const ResultHeader& header) {
+  const std::uint64_t claimed = header.num_examples;
   SafetensorsReadOptions options;
   options.require_finite = true;
   const SafetensorsFile file = read_safetensors(data, size, options);
@@ -194,16 +199,17 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size) {
                          " is not named in the plan's updates");
     }
   }
-  for (const SparseSumAccumulator& acc : state_->accumulators) {
+  for (SparseSumAccumulator& acc : state_->accumulators) {
     const auto it = file.tensors.find(acc.name());
     if (it == file.tensors.end()) {
       throw InvalidInput(where + ": lacks tensor " + in_quotes(acc.name()) +
                          " named in the plan's updates");
     }
-    acc.check(it->second, weight);
+    acc.check_and_keep(it->second, weight);
   }
+  // Each tensor was prepared (finite scan, norms, row clip) by check_and_keep: folded as kept.
   for (SparseSumAccumulator& acc : state_->accumulators) {
-    acc.add(file.tensors.at(acc.name()), weight);
+    acc.add_kept(file.tensors.at(acc.name()));
   }
   ++state_->num_reports;
   state_->total_weight += weight;

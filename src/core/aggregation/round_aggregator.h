@@ -22,6 +22,7 @@
 
 #include "core/aggregation/update_plan.h"
 #include "core/tensor/tensor.h"
+#include "core/wire/result_format.h"
 
 namespace fedleaf::core {
 
@@ -90,6 +91,9 @@ class RoundAggregator {
   // The weight is metadata "num_examples" (an integer in [1, 2^53]), capped at the plan's
   // max_examples_per_report.
   void add_result(const std::uint8_t* data, std::size_t size);
+  // The same, given `header` = read_result_header(data, size, ResultKind::kTrain) already read
+  // by the caller (the server's upload path), so the header is not parsed and checked again.
+  void add_result(const std::uint8_t* data, std::size_t size, const ResultHeader& header);
   // Folds another aggregator of the same plan and model (hierarchical aggregation). Throws
   // InvalidInput, leaving this aggregator unchanged, when the plans or models differ.
   void merge(const RoundAggregator& other);

@@ -110,7 +110,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
                          " is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
-    st.aggregator->add_result(data, body.size());
+    st.aggregator->add_result(data, body.size(), summary);  // the header read once, above
     observe_step(parts_.metrics, "fold", step);
   } catch (const InvalidInput&) {
     reject({id, "invalid_result", lease_id, sha});
