@@ -177,11 +177,16 @@ RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = 
 RoundAggregator::~RoundAggregator() = default;
 
 void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size, double weight_scale) {
+  add_result(data, size, read_result_header(data, size, ResultKind::kTrain), weight_scale);
+}
+
+void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size,
+                                 const ResultHeader& header, double weight_scale) {
   if (!(weight_scale > 0.0 && weight_scale <= 1.0)) {
     throw InvalidInput("train result: weight scale must be in (0, 1], got " +
                        format_double_exact(weight_scale));
   }
-  const std::uint64_t claimed = read_result_header(data, size, ResultKind::kTrain).num_examples;
+  const std::uint64_t claimed = header.num_examples;
   SafetensorsReadOptions options;
   options.require_finite = true;
   const SafetensorsFile file = read_safetensors(data, size, options);
@@ -198,16 +203,17 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size, dou
                          " is not named in the plan's updates");
     }
   }
-  for (const SparseSumAccumulator& acc : state_->accumulators) {
+  for (SparseSumAccumulator& acc : state_->accumulators) {
     const auto it = file.tensors.find(acc.name());
     if (it == file.tensors.end()) {
       throw InvalidInput(where + ": lacks tensor " + in_quotes(acc.name()) +
                          " named in the plan's updates");
     }
-    acc.check(it->second, weight);
+    acc.check_and_keep(it->second, weight);
   }
+  // Each tensor was prepared (finite scan, norms, row clip) by check_and_keep: folded as kept.
   for (SparseSumAccumulator& acc : state_->accumulators) {
-    acc.add(file.tensors.at(acc.name()), weight);
+    acc.add_kept(file.tensors.at(acc.name()));
   }
   ++state_->num_reports;
   state_->total_weight += weight;

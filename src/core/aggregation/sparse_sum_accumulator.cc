@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <utility>
 
 #include "core/aggregation/huge_page_reserve.h"
@@ -101,8 +102,27 @@ void SparseSumAccumulator::check(const Tensor& update, double weight) const {
   prepare(update, weight, scratch);
 }
 
-void SparseSumAccumulator::add(const Tensor& update, double weight) {
+void SparseSumAccumulator::check_and_keep(const Tensor& update, double weight) {
+  kept_ = nullptr;
   prepare(update, weight, scratch_);
+  kept_ = &update;
+}
+
+void SparseSumAccumulator::add_kept(const Tensor& update) {
+  if (kept_ != &update) {
+    throw std::logic_error("update " + in_quotes(name_) + ": add_kept without check_and_keep");
+  }
+  kept_ = nullptr;
+  fold_prepared(update);
+}
+
+void SparseSumAccumulator::add(const Tensor& update, double weight) {
+  kept_ = nullptr;
+  prepare(update, weight, scratch_);
+  fold_prepared(update);
+}
+
+void SparseSumAccumulator::fold_prepared(const Tensor& update) {
   if (num_updates_ == 0 && options_.expected_entries == 0 && options_.expected_updates > 0 &&
       representation_ == Representation::kSparse && map_.size() == 0) {
     const std::uint64_t per_update = scratch_.key_count;
@@ -209,6 +229,7 @@ void SparseSumAccumulator::fold_entries(const std::uint64_t* keys, std::size_t c
 }
 
 void SparseSumAccumulator::merge(const SparseSumAccumulator& other) {
+  kept_ = nullptr;
   if (&other == this) {
     // `other` is *this, which merge() changes: fold a snapshot of it.
     const SparseSumAccumulator copy = other;  // NOLINT(performance-unnecessary-copy-initialization)

@@ -109,6 +109,15 @@ class SparseSumAccumulator {
   void check(const Tensor& update, double weight) const;
   // Validates, then folds. Strong guarantee: on any exception the accumulator is unchanged.
   void add(const Tensor& update, double weight);
+  // add() in two steps, for a caller that folds several tensors all or nothing (RoundAggregator
+  // checks every tensor of an upload before folding any): check_and_keep validates as check()
+  // does and keeps the prepared update (its keys, clip scale and clipped copy); add_kept folds
+  // it without preparing it again — preparing (finite scan, norms, row clip) cost as much as the
+  // fold itself. add_kept takes the very Tensor object last kept (not a temporary converted
+  // from a DenseTensor or SparseTensor), unchanged since, else it throws
+  // std::logic_error; only the last kept update is held, and add() or merge() drop it.
+  void check_and_keep(const Tensor& update, double weight);
+  void add_kept(const Tensor& update);
   // Folds another accumulator of the same operator, encoding, dtype and dense_shape (else
   // InvalidInput, unchanged). Strong guarantee.
   void merge(const SparseSumAccumulator& other);
@@ -186,6 +195,8 @@ class SparseSumAccumulator {
   // Whether the dense arrays of every key fit this platform's address space.
   bool dense_addressable() const;
   void fold(const Tensor& update, const Prepared& prepared);
+  // The end of add() and add_kept(): scratch_ holds `update` prepared.
+  void fold_prepared(const Tensor& update);
   template <class T>
   void fold_entries(const std::uint64_t* keys, std::size_t count, const T* values,
                     double value_scale, double contributor_weight);
@@ -233,7 +244,8 @@ class SparseSumAccumulator {
   std::vector<std::uint64_t> touched_bits_;
 
   std::size_t peak_bytes_ = 0;
-  Prepared scratch_;  // reused by add() so the hot path does not allocate per update
+  Prepared scratch_;              // reused by add() so the hot path does not allocate per update
+  const Tensor* kept_ = nullptr;  // the update check_and_keep left prepared in scratch_
 };
 
 }  // namespace fedleaf::core

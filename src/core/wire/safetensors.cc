@@ -257,12 +257,17 @@ void check_finite(const std::string& name, const DenseTensor& t) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
       const T* p = t.data<T>();
-      for (std::size_t i = 0; i < t.size(); ++i) {
-        if (!std::isfinite(p[i])) {
-          throw InvalidInput("safetensors: tensor " + in_quotes(name) + ": element " +
-                             std::to_string(i) + " is not finite (NaN or infinity)");
-        }
-      }
+      // Every upload's values pass here: a branch-free scan over a hoisted count (it
+      // vectorizes; DenseTensor::size() is out of line), the culprit located only when there is
+      // one. Per element with size() in the condition it cost ~7% of the server's CPU.
+      const std::size_t count = t.size();
+      bool finite = true;
+      for (std::size_t i = 0; i < count; ++i) finite &= std::isfinite(p[i]);
+      if (finite) return;
+      std::size_t i = 0;
+      while (std::isfinite(p[i])) ++i;
+      throw InvalidInput("safetensors: tensor " + in_quotes(name) + ": element " +
+                         std::to_string(i) + " is not finite (NaN or infinity)");
     }
   });
 }

@@ -15,6 +15,19 @@
 #include "server/util/tokens.h"
 
 namespace fedleaf::server {
+namespace {
+
+using Steady = std::chrono::steady_clock;
+
+// Records the wall time since `start` as the step `phase` of accepting an upload
+// (fedleaf_phase_seconds; scripts/bench.sh ingest reads them for its breakdown) and restarts it.
+void observe_step(ServerMetrics& metrics, const char* phase, Steady::time_point& start) {
+  const Steady::time_point now = Steady::now();
+  metrics.observe_phase(phase, std::chrono::duration<double>(now - start).count());
+  start = now;
+}
+
+}  // namespace
 
 UploadIntake::UploadIntake(RepositoryParts& parts, RoundLifecycle& rounds)
     : parts_(parts), rounds_(rounds) {}
@@ -34,9 +47,12 @@ void UploadIntake::reject(const RefusedUpload& upload) {
 UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& lease_token,
                                    const std::string& body) {
   // Hashing needs no shared state: done before the lock, which every request waits for.
+  Steady::time_point step = Steady::now();
   const std::string presented_hash = hash_token(lease_token);
   const std::string sha = sha256_hex(body);
+  observe_step(parts_.metrics, "upload_hash", step);
   std::lock_guard lock(parts_.mutex);
+  observe_step(parts_.metrics, "upload_lock_wait", step);
   std::optional<TaskWithLeases> found = parts_.store.find_task_with_leases(task_id);
   if (!found) throw NotFound("task " + std::to_string(task_id) + " does not exist");
   const TaskRecord* task = &found->task;
@@ -53,6 +69,7 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
   }
   const double now = parts_.clock.now();
   rounds_.advance(st, now);
+  observe_step(parts_.metrics, "upload_lease", step);
   if (task->state == TaskState::kDone || lease_id != task->lease_id ||
       now >= task->lease_expires_at) {
     // Answered from the row alone; accept_result decides the same way under its lock.
@@ -89,17 +106,16 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
   core::ResultHeader summary;
   try {
+    Steady::time_point step = Steady::now();
     summary = core::read_result_header(data, body.size(), core::ResultKind::kTrain);
+    observe_step(parts_.metrics, "upload_header", step);
     if (!summary.task_id.empty() && summary.task_id != std::to_string(task.id)) {
       throw InvalidInput("result metadata 'task_id': " + core::in_quotes(summary.task_id) +
                          " is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
-    const auto fold_start = std::chrono::steady_clock::now();
-    st.aggregator->add_result(data, body.size(), weight_scale);
-    parts_.metrics.observe_phase(
-        "fold",
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - fold_start).count());
+    st.aggregator->add_result(data, body.size(), summary, weight_scale);  // the header read once
+    observe_step(parts_.metrics, "fold", step);
   } catch (const InvalidInput&) {
     reject({id, "invalid_result", lease_id, sha});
     throw;
@@ -122,6 +138,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
   // failure the in-memory aggregator, which already holds this result, is reloaded.
   std::optional<AcceptOutcome> outcome;
   bool checkpointed = false;
+  Steady::time_point step = Steady::now();
   parts_.population_step(id, "accept result", [&] {
     outcome = parts_.store.accept_result(request);
     if (outcome->status != AcceptStatus::kAccepted) return;
@@ -136,6 +153,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
       checkpointed = true;
     }
   });
+  observe_step(parts_.metrics, checkpointed ? "upload_store_checkpoint" : "upload_store", step);
   if (outcome->status != AcceptStatus::kAccepted) {
     // Another server changed the task or closed the round after our read: the aggregator holds
     // a result the store does not.

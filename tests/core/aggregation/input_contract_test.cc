@@ -1,6 +1,7 @@
 // Every rejection rule of SparseSumAccumulator::add, each leaving the accumulator unchanged.
 #include <catch2/catch.hpp>
 #include <limits>
+#include <stdexcept>
 
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
@@ -152,6 +153,52 @@ TEST_CASE("constructor_rejects_integer_dtypes_bad_shapes_and_clipping_without_a_
       core::SparseSumAccumulator("h", {SparseSumOperator::kClippedWeightedMean, 0.0},
                                  UpdateEncoding::kCoo, DType::F32, {3}),
       InvalidInput, MessageContains("clip_norm > 0"));
+}
+
+TEST_CASE("check_and_keep_then_add_kept_folds_as_add_and_rejects_as_add") {
+  // Every operator, with its clip: two updates folded in two steps give add()'s state exactly.
+  for (const core::OperatorSpec& spec : test::all_operator_specs()) {
+    core::SparseSumAccumulator one_step("h", spec, UpdateEncoding::kCoo, DType::F32, {4, 5});
+    core::SparseSumAccumulator two_steps = one_step;
+    // Tensors (not SparseTensors): add_kept checks it is given the very object kept.
+    const core::Tensor a = coo({1.f, 2.f}, {{0, 1}, {3, 4}}, {4, 5});
+    const core::Tensor b = coo({-1.f, 4.f}, {{0, 2}, {1, 4}}, {4, 5});
+    one_step.add(a, 2.0);
+    one_step.add(b, 5.0);
+    two_steps.check_and_keep(a, 2.0);
+    two_steps.add_kept(a);
+    two_steps.check_and_keep(b, 5.0);
+    two_steps.add_kept(b);
+    CHECK(two_steps.to_safetensors() == one_step.to_safetensors());
+    CHECK(two_steps.finalize() == one_step.finalize());
+  }
+  // A rejected update leaves nothing kept and the accumulator unchanged.
+  for (auto& acc : populated_accumulators()) {
+    const std::vector<std::uint8_t> before = acc.to_safetensors();
+    const core::Tensor dense = core::DenseTensor::zeros(DType::F32, {4, 5});
+    CHECK_THROWS_MATCHES(acc.check_and_keep(dense, 1.0), InvalidInput,
+                         MessageContains("encoding 'dense' differs"));
+    CHECK_THROWS_AS(acc.add_kept(dense), std::logic_error);
+    CHECK(acc.to_safetensors() == before);
+  }
+}
+
+TEST_CASE("add_kept_refuses_a_tensor_not_kept_and_a_kept_update_twice") {
+  core::SparseSumAccumulator acc("h", {SparseSumOperator::kSum}, UpdateEncoding::kCoo, DType::F32,
+                                 {4, 5});
+  const core::Tensor a = coo({1.f}, {{0, 1}}, {4, 5});
+  const core::Tensor other = coo({1.f}, {{0, 1}}, {4, 5});
+  CHECK_THROWS_AS(acc.add_kept(a), std::logic_error);  // nothing kept yet
+  acc.check_and_keep(a, 1.0);
+  CHECK_THROWS_AS(acc.add_kept(other), std::logic_error);  // equal, but not the tensor kept
+  acc.check_and_keep(a, 1.0);
+  acc.add_kept(a);
+  CHECK(acc.num_updates() == 1);
+  CHECK_THROWS_AS(acc.add_kept(a), std::logic_error);  // folded once only
+  acc.check_and_keep(a, 1.0);
+  acc.add(a, 1.0);  // add() drops what was kept
+  CHECK_THROWS_AS(acc.add_kept(a), std::logic_error);
+  CHECK(acc.num_updates() == 2);
 }
 
 }  // namespace

@@ -190,6 +190,30 @@ TEST_CASE("round_constructor_rejects_bad_plans") {
   rejects("[1]", "plan: expected a JSON object");
 }
 
+TEST_CASE("add_result_given_the_header_folds_as_add_result_reading_it") {
+  std::mt19937_64 rng(35);
+  core::RoundAggregator reading(kPlan, model());
+  core::RoundAggregator given(kPlan, model());
+  for (int c = 0; c < 3; ++c) {
+    const std::vector<std::uint8_t> bytes = result_bytes(random_client(rng));
+    add(reading, bytes);
+    given.add_result(
+        bytes.data(), bytes.size(),
+        core::read_result_header(bytes.data(), bytes.size(), core::ResultKind::kTrain));
+  }
+  CHECK(given.checkpoint() == reading.checkpoint());
+  CHECK(given.num_reports() == 3);
+  CHECK(given.total_weight() == reading.total_weight());
+  // The weight is the given header's num_examples (the caller read it from these bytes).
+  const std::vector<std::uint8_t> bytes = result_bytes(random_client(rng));
+  core::ResultHeader header =
+      core::read_result_header(bytes.data(), bytes.size(), core::ResultKind::kTrain);
+  const double before = given.total_weight();
+  header.num_examples = 5;
+  given.add_result(bytes.data(), bytes.size(), header);
+  CHECK(given.total_weight() == before + 5.0);
+}
+
 TEST_CASE("add_result_is_all_or_nothing_when_a_later_tensor_is_invalid") {
   std::mt19937_64 rng(32);
   core::RoundAggregator round(kPlan, model());
