@@ -32,6 +32,15 @@ before(async () => {
   models = functionalModels(tf);
 });
 
+// The examples' inputs under the plan's input names: a one-input model imports as a chain, whose
+// input is 'tokens' (ids) or 'x' (dense) whatever the InputLayer's name (tfjs_layers_import.js);
+// a graph keeps the InputLayers' names.
+function planInputs(plan, inputs) {
+  const names = Object.keys(plan.model.inputs);
+  const columns = Object.values(inputs);
+  return names.length === 1 && columns.length === 1 ? { [names[0]]: columns[0] } : inputs;
+}
+
 // datasetFromInputs' labels: class ids, or {targets, width} for mean_squared_error (the models
 // here have one label per example: the regression's output has one unit).
 function labelsFor(plan, labels) {
@@ -54,7 +63,7 @@ function subset(inputs, rows) {
 
 // executor.predict per example, as TF.js gives it: [p] (sigmoid), probabilities, or outputs.
 function fedleafPredictions(plan, modelBytes, examples) {
-  const dataset = executor.datasetFromInputs(examples.inputs, labelsFor(plan, examples.labels));
+  const dataset = executor.datasetFromInputs(planInputs(plan, examples.inputs), labelsFor(plan, examples.labels));
   const flat = Array.from(executor.predict(plan, modelBytes, dataset));
   dataset.delete();
   const n = examples.labels.length;
