@@ -114,17 +114,6 @@ export function referenceForward(plan, tensors, inputs) {
   return { outputs, predictions };
 }
 
-/**
- * The executor importTfjsLayersModel takes, for plans the core may not parse yet: until the graph
- * core of issue 29 (executor.datasetFromInputs) is in this build, the core's validatePlan refuses
- * graph plans and dropout layers, so the tests check those plans against their expected JSON and
- * referenceForward instead; with the graph core, the core validates them too.
- */
-export function importingExecutor(executor) {
-  if (typeof executor.datasetFromInputs === 'function') return executor;
-  return { ...executor, validatePlan: () => {} };
-}
-
 /** The largest absolute difference of two equally long arrays of numbers (nested ones flattened). */
 export function maxDifference(a, b) {
   const x = a.flat(Infinity);

@@ -1,7 +1,3 @@
-// NEEDS THE GRAPH CORE (issue 29: the multi-input graph executor, branch graph29, and the
-// multi-input dataset, executor.datasetFromInputs). Every test here skips, with that reason, while
-// executor.datasetFromInputs does not exist, and runs as soon as it does.
-//
 // The round trip of issue 29, capability 4, through fedleaf's own executor: a functional model
 // built with the real @tensorflow/tfjs is imported; executor.predict on
 // executor.datasetFromInputs({name: {ids, offsets} | {dense, width}}, labels) equals TF.js's
@@ -11,8 +7,9 @@
 // with tf.loadLayersModel and predicts as fedleaf does within 1e-5.
 //
 // What predict returns per example (executor.predict, core/train/predict.h): [1 - p, p] for the
-// sigmoid loss, the class probabilities for softmax, and — assumed here for mean_squared_error —
-// the output values (width units). Labels: class ids, or float targets for mean_squared_error.
+// sigmoid loss, the class probabilities for softmax, the output values (width units) for
+// mean_squared_error. Labels: class ids, or float targets for mean_squared_error (given to
+// datasetFromInputs as {targets, width}).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -27,8 +24,6 @@ import { functionalModels, predictTfjs, saved } from './tfjs_functional_models.m
 const requireFromRoot = createRequire(path.join(REPO_ROOT, 'package.json'));
 const tf = await import(pathToFileURL(requireFromRoot.resolve('@tensorflow/tfjs')).href);
 
-const NEEDS = 'needs the graph core of issue 29 (executor.datasetFromInputs is not in this build)';
-
 let executor;
 let models;
 before(async () => {
@@ -37,10 +32,19 @@ before(async () => {
   models = functionalModels(tf);
 });
 
-function graphCore(t) {
-  if (typeof executor.datasetFromInputs === 'function') return true;
-  t.skip(NEEDS);
-  return false;
+// The examples' inputs under the plan's input names: a one-input model imports as a chain, whose
+// input is 'tokens' (ids) or 'x' (dense) whatever the InputLayer's name (tfjs_layers_import.js);
+// a graph keeps the InputLayers' names.
+function planInputs(plan, inputs) {
+  const names = Object.keys(plan.model.inputs);
+  const columns = Object.values(inputs);
+  return names.length === 1 && columns.length === 1 ? { [names[0]]: columns[0] } : inputs;
+}
+
+// datasetFromInputs' labels: class ids, or {targets, width} for mean_squared_error (the models
+// here have one label per example: the regression's output has one unit).
+function labelsFor(plan, labels) {
+  return plan.model.loss === 'mean_squared_error' ? { targets: labels, width: 1 } : labels;
 }
 
 // The examples' fedleaf inputs restricted to `rows` (CSR ids re-based, dense rows sliced).
@@ -59,7 +63,7 @@ function subset(inputs, rows) {
 
 // executor.predict per example, as TF.js gives it: [p] (sigmoid), probabilities, or outputs.
 function fedleafPredictions(plan, modelBytes, examples) {
-  const dataset = executor.datasetFromInputs(examples.inputs, examples.labels);
+  const dataset = executor.datasetFromInputs(planInputs(plan, examples.inputs), labelsFor(plan, examples.labels));
   const flat = Array.from(executor.predict(plan, modelBytes, dataset));
   dataset.delete();
   const n = examples.labels.length;
@@ -69,8 +73,7 @@ function fedleafPredictions(plan, modelBytes, examples) {
 }
 
 for (const name of ['wideAndDeep', 'sharedEmbedding', 'regression']) {
-  test(`${name}: fedleaf's executor predicts as TF.js, and the export as fedleaf`, async (t) => {
-    if (!graphCore(t)) return;
+  test(`${name}: fedleaf's executor predicts as TF.js, and the export as fedleaf`, async () => {
     const { model: original, examples } = models[name]();
     const { plan, model } = importTfjsLayersModel(executor, await saved(tf, original), undefined, { onWarning: assert.fail });
     const fromTfjs = predictTfjs(tf, original, examples);
@@ -82,8 +85,7 @@ for (const name of ['wideAndDeep', 'sharedEmbedding', 'regression']) {
   });
 }
 
-test('wide & deep: import → one federated round against a real server → export → TF.js predicts as fedleaf', { timeout: 120_000 }, async (t) => {
-  if (!graphCore(t)) return;
+test('wide & deep: import → one federated round against a real server → export → TF.js predicts as fedleaf', { timeout: 120_000 }, async () => {
   const { model: original, examples } = models.wideAndDeep();
   const { plan, model } = importTfjsLayersModel(executor, await saved(tf, original), undefined, { onWarning: assert.fail });
   assert.ok(maxDifference(fedleafPredictions(plan, model, examples), predictTfjs(tf, original, examples)) < 1e-5);
@@ -116,8 +118,7 @@ test('wide & deep: import → one federated round against a real server → expo
   assert.ok(maxDifference(fromTfjs, fromFedleaf) < 1e-5, `TF.js and fedleaf differ by ${maxDifference(fromTfjs, fromFedleaf)}`);
 });
 
-test('a chain with SpatialDropout1D and Dropout: the core takes the dropout layers and predicts as TF.js (dropout is training only)', async (t) => {
-  if (!graphCore(t)) return;
+test('a chain with SpatialDropout1D and Dropout: the core takes the dropout layers and predicts as TF.js (dropout is training only)', async () => {
   const text = tf.sequential();
   text.add(tf.layers.embedding({ name: 'emb', inputDim: 30, outputDim: 4,
     embeddingsInitializer: tf.initializers.randomUniform({ minval: -0.5, maxval: 0.5, seed: 5 }) }));

@@ -13,19 +13,17 @@ import { pathToFileURL } from 'node:url';
 
 import { createExecutor, exportTfjsLayersModel, importTfjsLayersModel } from '../../js_bindings/src/index.js';
 import { REPO_ROOT } from '../server/server_harness.mjs';
-import { importingExecutor, maxDifference, referenceForward } from './graph_plan_reference.mjs';
+import { maxDifference, referenceForward } from './graph_plan_reference.mjs';
 import { functionalModels, predictTfjs, saved, toKeras3 } from './tfjs_functional_models.mjs';
 
 const requireFromRoot = createRequire(path.join(REPO_ROOT, 'package.json'));
 const tf = await import(pathToFileURL(requireFromRoot.resolve('@tensorflow/tfjs')).href);
 
 let executor;
-let importer;
 let models;
 before(async () => {
   await tf.setBackend('cpu');
   executor = await createExecutor();
-  importer = importingExecutor(executor);
   models = functionalModels(tf);
 });
 
@@ -37,7 +35,7 @@ function referencePredictions(plan, modelBytes, inputs) {
 // the export imports again to the same plan and tensors.
 async function roundTrip(name, expectedModel) {
   const { model: original, examples } = models[name]();
-  const imported = importTfjsLayersModel(importer, await saved(tf, original), undefined, { onWarning: assert.fail });
+  const imported = importTfjsLayersModel(executor, await saved(tf, original), undefined, { onWarning: assert.fail });
   assert.deepEqual(imported.plan.model, expectedModel);
   const expected = predictTfjs(tf, original, examples);
   const difference = maxDifference(referencePredictions(imported.plan, imported.model, examples.inputs), expected);
@@ -48,7 +46,7 @@ async function roundTrip(name, expectedModel) {
   const again = predictTfjs(tf, loaded, examples);
   assert.ok(maxDifference(again, expected) < 1e-5, `${name}: the exported model predicts otherwise (${maxDifference(again, expected)})`);
 
-  const reimported = importTfjsLayersModel(importer, exported, undefined, { onWarning: assert.fail });
+  const reimported = importTfjsLayersModel(executor, exported, undefined, { onWarning: assert.fail });
   assert.deepEqual(reimported.plan.model, imported.plan.model);
   assert.deepEqual(executor.decodeSafetensors(reimported.model).tensors, executor.decodeSafetensors(imported.model).tensors);
   return { imported, exported, loaded };
@@ -120,7 +118,7 @@ test('ids → Embedding + Flatten → Dense regression with mean_squared_error i
   assert.equal(exported.trainingConfig.loss, 'mean_squared_error');
   // The same model built with tf.sequential imports to the same plan.
   const { model: sequential } = models.regression({ sequential: true });
-  const again = importTfjsLayersModel(importer, await saved(tf, sequential), undefined, { onWarning: assert.fail });
+  const again = importTfjsLayersModel(executor, await saved(tf, sequential), undefined, { onWarning: assert.fail });
   assert.deepEqual(again.plan.model, expected);
 });
 
@@ -130,8 +128,8 @@ test('the Keras 3 shape of a functional model.json imports as the TF.js one', as
     const artifacts = await saved(tf, model);
     const keras3 = { ...artifacts, modelTopology: toKeras3(artifacts.modelTopology) };
     assert.notDeepEqual(keras3.modelTopology, artifacts.modelTopology);
-    const fromKeras3 = importTfjsLayersModel(importer, keras3, undefined, { onWarning: assert.fail });
-    const fromTfjs = importTfjsLayersModel(importer, artifacts, undefined, { onWarning: assert.fail });
+    const fromKeras3 = importTfjsLayersModel(executor, keras3, undefined, { onWarning: assert.fail });
+    const fromTfjs = importTfjsLayersModel(executor, artifacts, undefined, { onWarning: assert.fail });
     assert.deepEqual(fromKeras3.plan, fromTfjs.plan, name);
   }
 });
@@ -141,7 +139,7 @@ const SUPPORTED = /\(supported: InputLayer \(ids or dense numbers\), Embedding \
 // The error of importing `model`: its message must match every pattern.
 async function importError(model, ...patterns) {
   const artifacts = await saved(tf, model);
-  assert.throws(() => importTfjsLayersModel(importer, artifacts, undefined, { onWarning: () => {} }), (error) => {
+  assert.throws(() => importTfjsLayersModel(executor, artifacts, undefined, { onWarning: () => {} }), (error) => {
     for (const pattern of patterns) assert.match(error.message, pattern);
     return true;
   });
@@ -206,13 +204,13 @@ test('topologies the plan cannot express are Errors naming the layer and the rul
     inbound_nodes: [] };
   const unused = { ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
     layers: [extra, ...config.layers], input_layers: [...config.input_layers, ['extra', 0, 0]] } } };
-  assert.throws(() => importTfjsLayersModel(importer, unused), /InputLayer 'extra' is not used by the output/);
+  assert.throws(() => importTfjsLayersModel(executor, unused), /InputLayer 'extra' is not used by the output/);
 
   // Keras's sparse=True input (a tf.SparseTensor of multi-hot values): no TF.js equivalent, and
   // fedleaf's ids go through an Embedding.
   const sparse = { ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
     layers: config.layers.map((l) => (l.name === 'left' ? { ...l, config: { ...l.config, sparse: true } } : l)) } } };
-  assert.throws(() => importTfjsLayersModel(importer, sparse),
+  assert.throws(() => importTfjsLayersModel(executor, sparse),
     /InputLayer 'left': sparse inputs are not supported \(give the ids as an int input \[batch, length\] read by an Embedding\) \(supported: /);
 });
 
@@ -226,7 +224,7 @@ test('a mean_squared_error model with a sigmoid output keeps the sigmoid as a la
   model.compile({ optimizer: 'sgd', loss: 'meanSquaredError' });
   const artifacts = await saved(tf, model);
   artifacts.trainingConfig.loss = 'mse';  // Keras's alias (TF.js compiles only its long name)
-  const { plan, model: bytes } = importTfjsLayersModel(importer, artifacts, undefined, { onWarning: assert.fail });
+  const { plan, model: bytes } = importTfjsLayersModel(executor, artifacts, undefined, { onWarning: assert.fail });
   assert.deepEqual(plan.model.layers.slice(1), [{ type: 'dense', name: 'score', input: 'xy', units: 2 },
     { type: 'sigmoid', name: 'squash', input: 'score' }]);
   assert.equal(plan.model.output, 'squash');
@@ -241,12 +239,15 @@ test('a mean_squared_error model with a sigmoid output keeps the sigmoid as a la
   const { model: wideAndDeep } = models.wideAndDeep();
   const body = { text: 'body', num_buckets: 50 };
   const wideArtifacts = await saved(tf, wideAndDeep);
-  const imported = importTfjsLayersModel(importer, wideArtifacts, undefined, { onWarning: assert.fail, inputFeatures: { body } });
+  const imported = importTfjsLayersModel(executor, wideArtifacts, undefined, { onWarning: assert.fail, inputFeatures: { body } });
   assert.deepEqual(imported.plan.model.inputs.body, { type: 'sparse_ids', features: body });
-  assert.throws(() => importTfjsLayersModel(importer, wideArtifacts, undefined, { features: { ngrams: 1 } }),
+  assert.throws(() => importTfjsLayersModel(executor, wideArtifacts, undefined, { features: { ngrams: 1 } }),
     /options.features is the featurization of a one-input text model; give options.inputFeatures/);
-  assert.throws(() => importTfjsLayersModel(importer, wideArtifacts, undefined, { inputFeatures: { subject: body } }),
+  assert.throws(() => importTfjsLayersModel(executor, wideArtifacts, undefined, { inputFeatures: { subject: body } }),
     /options.inputFeatures.subject: the model has no input 'subject' \(body, sender, numeric, cross\)/);
+  // The core validates the features with the plan: its ids must fit the table the input feeds.
+  assert.throws(() => importTfjsLayersModel(executor, wideArtifacts, undefined, { inputFeatures: { body: { ...body, num_buckets: 64 } } }),
+    /plan\.model\.inputs\.body\.features\.num_buckets: 64 buckets exceed the vocab 50 of table 'tokens\/weight'/);
 });
 
 test('a hand-written wide & deep graph plan exports, loads in TF.js, predicts as the plan, and imports back', async () => {
@@ -300,7 +301,7 @@ test('a hand-written wide & deep graph plan exports, loads in TF.js, predicts as
   const expected = referenceForward(plan, executor.decodeSafetensors(modelBytes).tensors, examples.inputs).predictions;
   assert.ok(maxDifference(predictTfjs(tf, loaded, examples), expected) < 1e-5);
 
-  const again = importTfjsLayersModel(importer, exported, undefined, { onWarning: assert.fail });
+  const again = importTfjsLayersModel(executor, exported, undefined, { onWarning: assert.fail });
   const wide = { ...plan.model.layers[8] };
   delete wide.initializer;  // an initializer has no meaning once the weights are given
   assert.deepEqual(again.plan.model, { ...plan.model, layers: [

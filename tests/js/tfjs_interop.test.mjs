@@ -19,7 +19,7 @@ import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
 import { REPO_ROOT, adminClient, startServer } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
-import { importingExecutor, referenceForward } from './graph_plan_reference.mjs';
+import { referenceForward } from './graph_plan_reference.mjs';
 
 const requireFromRoot = createRequire(path.join(REPO_ROOT, 'package.json'));
 const tf = await import(pathToFileURL(requireFromRoot.resolve('@tensorflow/tfjs')).href);
@@ -239,7 +239,7 @@ test('Dropout and SpatialDropout1D import as dropout layers with their rates and
 
   // SpatialDropout1D before the pooling drops a channel of every token at once: dropout of the
   // pooled vector, exactly; so the import warns of nothing.
-  const { plan, model } = importTfjsLayersModel(importingExecutor(executor), await saved(text), undefined,
+  const { plan, model } = importTfjsLayersModel(executor, await saved(text), undefined,
     { features: FEATURES, onWarning: assert.fail });
 
   assert.deepEqual(plan.model.layers, [
@@ -259,7 +259,7 @@ test('a Dropout between an Embedding and GlobalAveragePooling1D imports after th
   text.add(tf.layers.globalAveragePooling1d({ name: 'pool' }));
   text.add(tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid' }));
   const warnings = [];
-  const { plan } = importTfjsLayersModel(importingExecutor(executor), await saved(text, { includeOptimizer: false }), undefined,
+  const { plan } = importTfjsLayersModel(executor, await saved(text, { includeOptimizer: false }), undefined,
     { onWarning: (message) => warnings.push(message) });
   assert.deepEqual(plan.model.layers.map((l) => l.type), ['embedding_bag', 'dropout', 'dense']);
   assert.equal(warnings.length, 2, 'the dropout, and the default optimizer');

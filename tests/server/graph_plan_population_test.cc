@@ -48,3 +48,30 @@ TEST_CASE("population_plans_with_a_model_graph_are_validated_at_creation", "[new
 }
 
 }  // namespace fedleaf::server
+
+namespace fedleaf::server {
+
+TEST_CASE("population_plans_with_input_features_are_validated_at_creation", "[new_population]") {
+  const auto model = [](const std::string& features) {
+    return R"({"inputs": {"body": {"type": "sparse_ids", "features": )" + features + R"(}},
+        "layers": [
+          {"type": "embedding_bag", "name": "tokens", "vocab": 100, "dim": 4},
+          {"type": "dense", "name": "out", "units": 1}],
+        "loss": "sigmoid_cross_entropy"})";
+  };
+  const PopulationPlan plan =
+      parse_population_plan(spec_with_model(model(R"({"text": "body", "num_buckets": 100})")));
+  REQUIRE(plan.parsed.input_features.size() == 1);
+  CHECK(plan.parsed.input_features[0].text.num_buckets == 100);
+  CHECK_THROWS_MATCHES(
+      parse_population_plan(
+          spec_with_model(model(R"({"column": "sender", "hash_buckets": 4096})"))),
+      InvalidInput,
+      test::MessageContains("plan.model.inputs.body.features.hash_buckets: 4096 buckets exceed the "
+                            "vocab 100 of table 'tokens/weight'"));
+  CHECK_THROWS_MATCHES(
+      parse_population_plan(spec_with_model(model(R"({"column": "sender"})"))), InvalidInput,
+      test::MessageContains("plan.model.inputs.body.features.hash_buckets: missing"));
+}
+
+}  // namespace fedleaf::server

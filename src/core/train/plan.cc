@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/features/input_features.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/train/layer_registry.h"
@@ -317,31 +318,25 @@ void check_update_names(const UpdatePlan& updates, const std::vector<ParameterSp
   }
 }
 
+// The one-input plan's top-level "features": the text featurizer's options, parsed where every
+// reader of them parses them (text_features.h).
 TextFeatureOptions parse_features(const json& f) {
-  const std::string path = "plan.features";
-  check_known_fields(f, path,
-                     {"hash", "num_buckets", "ngrams", "signed", "lowercase", "binary",
-                      "skip_headers", "min_token_length", "max_token_length", "seed"});
-  TextFeatureOptions o;
-  const std::string hash = get_string(f, path, "hash", "murmur3_32");
-  if (hash != "murmur3_32")
-    fail(path + ".hash", "unknown hash '" + hash + "' (expected murmur3_32)");
-  o.num_buckets = static_cast<std::uint32_t>(
-      get_integer(f, path, "num_buckets", o.num_buckets, 1, 0x7fffffffull));
-  o.ngrams = static_cast<std::uint32_t>(get_integer(f, path, "ngrams", o.ngrams, 1, 8));
-  o.signed_hash = get_bool(f, path, "signed", o.signed_hash);
-  o.lowercase = get_bool(f, path, "lowercase", o.lowercase);
-  o.binary = get_bool(f, path, "binary", o.binary);
-  o.skip_headers = get_bool(f, path, "skip_headers", o.skip_headers);
-  o.min_token_length =
-      static_cast<std::uint32_t>(get_integer(f, path, "min_token_length", o.min_token_length, 1));
-  o.max_token_length =
-      static_cast<std::uint32_t>(get_integer(f, path, "max_token_length", o.max_token_length, 1));
-  o.seed = static_cast<std::uint32_t>(get_integer(f, path, "seed", o.seed, 0));
-  if (o.min_token_length > o.max_token_length) {
-    fail(path + ".max_token_length", "must be >= min_token_length");
+  return parse_text_feature_options(f, "plan.features");
+}
+
+// Each input's "features" (how records become the input), parsed by the records featurizer's
+// parser (core/features/input_features.h: the one parser of them), then checked against the
+// graph: a sparse input's ids must fit every table it feeds (one feed per input and table).
+std::vector<InputFeatures> parse_records_features(const json& plan, const ModelSpec& model) {
+  std::vector<InputFeatures> out = parse_input_features(plan);
+  for (const InputFeatures& f : out) {
+    for (const FeedSpec& feed : model.feeds) {
+      if (!feed.sparse || model.inputs[feed.input].name != f.input) continue;
+      const LayerSpec& table = model.layers[feed.table_layer];
+      check_buckets_fit_vocab(f, table.vocab, table_parameter(model, table));
+    }
   }
-  return o;
+  return out;
 }
 
 json parse_json(const std::string& text) {
@@ -392,6 +387,7 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   else
     fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
   out.model = parse_model(plan);
+  out.input_features = parse_records_features(plan, out.model);
   const bool trains = use == PlanUse::kTask && out.kind == PlanKind::kTrain;
   if (const json* train = find_field(plan, "train")) {
     if (!train->is_object()) fail("plan.train", "expected an object");

@@ -13,8 +13,10 @@
 //    "inputs": {"<name>": "sparse_ids"                   one or more named inputs: CSR ids
 //                       | {"type": "sparse_ids", "features": {...}}       (+weights)
 //                       | {"type": "dense", "dim": N, "features": {...}}} or dense float rows
-//            ("features": how records become this input, parsed by core/features/; kept as
-//            JSON text in InputSpec::features_json)
+//            ("features": how records become this input, parsed by core/features/
+//            (input_features.h) into Plan::input_features, and kept as JSON text in
+//            InputSpec::features_json; a sparse input's num_buckets / hash_buckets must be <= the
+//            vocab of every table it feeds)
 //    "layers": [                                         listed in a topological order; each
 //                                                        type's fields are parsed by its entry of
 //                                                        the layer table (layer_registry.h)
@@ -93,6 +95,7 @@
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
+#include "core/features/input_features.h"
 #include "core/train/input_columns.h"
 #include "core/train/text_features.h"
 
@@ -216,6 +219,9 @@ struct Plan {
   std::optional<TrainSpec> train;
   UpdatePlan updates;  // entries name parameters of `model`
   std::optional<TextFeatureOptions> features;
+  // Each input's "features" (model.inputs.<name>.features), in the order of the inputs' names,
+  // parsed once: what featurize_records (core/features/featurize_records.h) takes.
+  std::vector<InputFeatures> input_features;
   std::size_t eval_batch_size = 256;
 };
 
