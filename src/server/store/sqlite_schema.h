@@ -76,7 +76,9 @@ inline constexpr const char* kSqliteMigrations[] = {
     // 1 → 2: robust aggregation counts per round (clipped, capped, withheld), as JSON.
     "ALTER TABLE rounds ADD COLUMN robust_json TEXT NOT NULL DEFAULT '{}'",
     // 2 → 3: where a model's bytes are — 'blob' in `bytes`, 'file' in the model directory
-    // (`bytes` empty). Models stored before stay blobs and are read as before.
+    // (`bytes` empty). Models stored before stay blobs and are read as before. One statement,
+    // written on two lines.
+    // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
     "ALTER TABLE models ADD COLUMN storage TEXT NOT NULL DEFAULT 'blob' "
     "CHECK (storage IN ('blob', 'file'))",
     // 3 → 4: the bytes of each lease's last refused upload counted (add_rejection).
