@@ -55,3 +55,35 @@ test('a 410 finishes the leaf; other refusals stop it, a 426 naming the version'
   await assert.rejects(source.next(), (e) => e instanceof LeafStoppedError && e.status === 426 &&
     e.message === 'server refused this leaf\'s version: status 426');
 });
+
+// A leaf prefetching two jobs starts two claims at once: the second must ask past the round the
+// first brought, or both could bring a train task of one round (the same data reported twice).
+test('claims started together go out one at a time, each past the round the one before brought', async () => {
+  const book = new RoundBook();
+  const requests = [];
+  const pending = [];
+  const client = {
+    claim(population, options) {
+      requests.push(options.minRound);
+      return new Promise((resolve) => pending.push(resolve));
+    },
+  };
+  const source = new TaskClaims({ client, population: 'p', waitS: 20, backoff: BACKOFF, book, emit: () => {} });
+  book.hold({ task_id: 'now', round: 4, kind: 'train' });  // the task training
+  const first = source.next();
+  const second = source.next();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(requests, [5], 'the second claim waits for the first answer');
+  pending.shift()({ kind: 'task', task: { task_id: 'a', round: 5, kind: 'train' } });
+  assert.deepEqual(await first, { task: { task_id: 'a', round: 5, kind: 'train' } });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(requests, [5, 6]);
+  pending.shift()({ kind: 'no_task', finished: false, retryAfterMs: 50 });
+  assert.deepEqual(await second, { idle: 50, reason: 'no task available' });
+  // A claim that failed does not hold up the next one.
+  const third = source.next();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(requests, [5, 6, 6]);
+  pending.shift()({ kind: 'no_task', finished: true });
+  assert.deepEqual(await third, { finished: true });
+});

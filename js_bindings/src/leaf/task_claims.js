@@ -4,7 +4,9 @@
 // the leaf idle — for the server's Retry-After, else the backoff that grows with each failed
 // claim in a row (a claim's network failure is never a fatal error: the leaf stays idle and
 // claims again); a population finished (204 with Fedleaf-Population-State: finished, or 410)
-// ends the leaf; any other status stops it with a LeafStoppedError.
+// ends the leaf; any other status stops it with a LeafStoppedError. Claims go out one at a time:
+// each one's min_round counts the task the claim before it brought, so a leaf prefetching two or
+// more jobs never holds two train tasks of one round (version).
 //
 //   const claims = new TaskClaims({client, population, token, waitS, signal, backoff, book, emit});
 //   const job = await claims.next();   // {task} | {idle: ms, reason} | {finished: true}
@@ -28,10 +30,25 @@ export class TaskClaims {
   constructor({ client, population, token, waitS, signal, backoff, book, emit }) {
     Object.assign(this, { client, population, token, waitS, signal, backoff, book, emit });
     this.failures = 0;  // failed claims in a row: the next idle's backoff attempt
+    this.inFlight = Promise.resolve();  // the claim before, settled once it is answered
   }
 
   /** One claim's outcome: {task} | {idle: ms, reason} | {finished: true}. */
   async next() {
+    // After the claim before it is answered (and its task held in the book): two claims sent at
+    // once would both ask for the same min_round and could both bring a task of that round.
+    const previous = this.inFlight;
+    let answered;
+    this.inFlight = new Promise((resolve) => { answered = resolve; });
+    try {
+      await previous;
+      return await this.claim();
+    } finally {
+      answered();
+    }
+  }
+
+  async claim() {
     const { client, population, token, waitS, signal, book } = this;
     let claim;
     try {
