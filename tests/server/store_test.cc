@@ -1,6 +1,7 @@
 // The one Store suite, run unchanged on every backend of store_backends.h.
 #include <atomic>
 #include <catch2/catch.hpp>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -495,6 +496,34 @@ FEDLEAF_STORE_CASE(store_folds_a_result_into_the_round_it_names, FEDLEAF_STORE_B
   into_0.fold_round = 0;
   CHECK(accept(store, into_0).status == AcceptStatus::kRoundClosed);
   CHECK(store.find_task(later.task_id)->state == TaskState::kLeased);
+}
+
+// A buffered version's close reads its reports' staleness from its results' tasks: the results
+// of a round counted by the round their task was handed out on, of that population only.
+FEDLEAF_STORE_CASE(store_counts_a_rounds_results_by_their_tasks_round, FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  create(store, "q");
+  const ClaimedTask a = *claim(store, TaskKind::kTrain, 10);
+  const ClaimedTask b = *claim(store, TaskKind::kTrain, 10, 5, "lease-2");
+  const ClaimedTask c = *claim(store, TaskKind::kTrain, 10, 5, "lease-3");
+  REQUIRE(accept(store, train_upload(a, "sha-a", 11)).status == AcceptStatus::kAccepted);
+  CHECK(store.count_results_by_task_round("p", 0) == std::map<int, std::int64_t>{{0, 1}});
+  close(store, 0, 12);  // drops round 0's results
+  CHECK(store.count_results_by_task_round("p", 0).empty());
+  ClaimedTask d;
+  {
+    StoreTransaction tx(store, Durability::kNormal);
+    d = *store.claim_task({"p", 1, TaskKind::kTrain, 5, 13, 18, "lease-4"});
+    tx.commit();
+  }
+  for (const auto& [task, sha] : {std::pair{b, "sha-b"}, {c, "sha-c"}, {d, "sha-d"}}) {
+    AcceptRequest into_1 = train_upload(task, sha, 14);
+    into_1.fold_round = 1;
+    REQUIRE(accept(store, into_1).status == AcceptStatus::kAccepted);
+  }
+  CHECK(store.count_results_by_task_round("p", 1) == std::map<int, std::int64_t>{{0, 2}, {1, 1}});
+  CHECK(store.count_results_by_task_round("q", 1).empty());
+  CHECK(store.count_results_by_task_round("q", 0).empty());
 }
 
 FEDLEAF_STORE_CASE(store_has_leasable_task_sees_tasks_never_leased_and_expired_leases,

@@ -307,6 +307,17 @@ std::vector<ResultRecord> PostgresStore::list_results(const std::string& populat
   return out;
 }
 
+std::map<int, std::int64_t> PostgresStore::count_results_by_task_round(
+    const std::string& population_id, int round) {
+  Rows rows =
+      run("SELECT tasks.round, count(*) FROM results JOIN tasks ON tasks.id = results.task_id "
+          "WHERE results.population_id = $1 AND results.round = $2 GROUP BY tasks.round",
+          Params().text(population_id).integer(round));
+  std::map<int, std::int64_t> out;
+  for (int i = 0; i < rows.size(); ++i) out[rows.int32(i, 0)] = rows.int64(i, 1);
+  return out;
+}
+
 void PostgresStore::put_checkpoint(const CheckpointRecord& c) {
   run("INSERT INTO checkpoints (population_id, round, seq, bytes) VALUES ($1, $2, $3, $4) "
       "ON CONFLICT (population_id, round) DO UPDATE SET seq = excluded.seq, "

@@ -105,6 +105,8 @@ class SqliteStore : public Store {
                                double now) override;
   std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                          std::int64_t after_seq) override;
+  std::map<int, std::int64_t> count_results_by_task_round(const std::string& population_id,
+                                                          int round) override;
   std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                   int round) override;
   std::map<std::string, std::int64_t> rejections(const std::string& population_id) override;

@@ -152,6 +152,17 @@ std::vector<ResultRecord> SqliteStore::list_results(const std::string& populatio
   return out;
 }
 
+std::map<int, std::int64_t> SqliteStore::count_results_by_task_round(
+    const std::string& population_id, int round) {
+  auto s = statement(
+      "SELECT tasks.round, count(*) FROM results JOIN tasks ON tasks.id = results.task_id "
+      "WHERE results.population_id = ? AND results.round = ? GROUP BY tasks.round");
+  s.bind(1, population_id).bind(2, round);
+  std::map<int, std::int64_t> out;
+  while (s.step()) out[static_cast<int>(s.int64(0))] = s.int64(1);
+  return out;
+}
+
 void SqliteStore::put_checkpoint(const CheckpointRecord& c) {
   statement(
       "INSERT INTO checkpoints (population_id, round, seq, bytes) VALUES (?, ?, ?, ?) "

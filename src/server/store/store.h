@@ -398,6 +398,10 @@ class Store {
   // Results of the round with seq > after_seq, in seq order.
   virtual std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                                  std::int64_t after_seq) = 0;
+  // The round's stored results counted by the round of their task (task round → results), without
+  // their bytes: a buffered version's close reads its reports' staleness from it.
+  virtual std::map<int, std::int64_t> count_results_by_task_round(const std::string& population_id,
+                                                                  int round) = 0;
   virtual std::optional<CheckpointRecord> find_checkpoint(const std::string& population_id,
                                                           int round) = 0;
   // The optimizer state stored with round `round` (written by the close that published its
