@@ -51,10 +51,16 @@ TEST_CASE("read_robustness_reads_back_every_form_a_row_holds_byte_for_byte", "[r
   for (const std::string stored :
        {std::string(kClosedRound), std::string(kEmptyRound),
         std::string(R"({"clip_bound":{"a":0.5},"example_cap":606})"), std::string("{}"),
-        std::string(R"({"capped":1,"clipped":{"emb/weight":2},"withheld_nonfinite":0})")}) {
+        std::string(R"({"capped":1,"clipped":{"emb/weight":2},"withheld_nonfinite":0})"),
+        std::string(R"({"capped":0,"staleness":{"0":3,"2":1},"withheld_nonfinite":0})")}) {
     CHECK(robustness_json(read_robustness(stored)) == stored);
   }
+  // A buffered version's staleness counts (version_staleness.h) share the row.
+  const RoundRobustness version = read_robustness(R"({"staleness":{"0":3,"2":1}})");
+  REQUIRE(version.staleness);
+  CHECK(version.staleness->counts == std::map<std::uint64_t, std::uint64_t>{{0, 3}, {2, 1}});
   const RoundRobustness open = read_robustness(R"({"clip_bound":{"a":0.5}})");
+  CHECK_FALSE(open.staleness);
   CHECK_FALSE(open.clipped);
   CHECK_FALSE(open.example_cap);
   CHECK(*open.clip_bound == core::ClipBounds{{"a", 0.5}});
@@ -65,6 +71,8 @@ TEST_CASE("read_robustness_rejects_a_row_it_cannot_read", "[round_robustness]") 
   CHECK_THROWS_AS(read_robustness(R"({"capped":-1})"), Error);
   CHECK_THROWS_AS(read_robustness(R"({"clip_bound":{"a":1}})"), Error);
   CHECK_THROWS_AS(read_robustness(R"({"surprise":1})"), Error);
+  CHECK_THROWS_AS(read_robustness(R"({"staleness":{"0":-1}})"), Error);
+  CHECK_THROWS_AS(read_robustness(R"({"staleness":[1]})"), Error);
 }
 
 }  // namespace fedleaf::server

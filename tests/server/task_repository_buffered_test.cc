@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/aggregation/buffered_spec.h"
@@ -80,6 +81,12 @@ std::vector<float> out_weight(TaskRepository& repo, const std::string& id, int v
   return test::decode_dense(*repo.model(id, version).bytes).at("out/weight");
 }
 
+// The staleness counts the close of `version` recorded (status history), {} when none.
+std::map<std::uint64_t, std::uint64_t> staleness_of(const PopulationStatus& status, int version) {
+  const auto& robust = status.history.at(static_cast<std::size_t>(version)).robust;
+  return robust.staleness ? robust.staleness->counts : std::map<std::uint64_t, std::uint64_t>{};
+}
+
 }  // namespace
 
 TEST_CASE("a_buffered_population_folds_reports_with_their_staleness_weight_every_k",
@@ -90,6 +97,7 @@ TEST_CASE("a_buffered_population_folds_reports_with_their_staleness_weight_every
   const TaskAssignment a = claim(h.repo, p), b = claim(h.repo, p), c = claim(h.repo, p);
   CHECK(a.round == 0);
   CHECK(std::holds_alternative<RetryLater>(h.repo.claim(p.id, p.client_token)));
+  CHECK(status_json(h.repo.status("p"))["tasks_out"] == 3);
 
   REQUIRE(upload(h.repo, a, 0.2f, 3) == 201);
   CHECK(h.repo.status("p").round.number == 0);  // one report of K = 2
@@ -132,12 +140,33 @@ TEST_CASE("a_buffered_population_folds_reports_with_their_staleness_weight_every
   CHECK(status["mode"] == "buffered");
   CHECK(status["buffered"]["buffer_size"] == 2);
   CHECK(status["buffered"]["staleness_weight"]["weight"] == "polynomial");
+
+  // Each closed version records its reports' staleness from the task records: version 0 folded
+  // a and b (handed out on 0), version 1 folded c (handed out on 0) and e (on 1); the refused d
+  // is in none, and the open version 2 has no count yet.
+  using Counts = std::map<std::uint64_t, std::uint64_t>;
+  CHECK(staleness_of(after, 0) == Counts{{0, 2}});
+  CHECK(staleness_of(after, 1) == Counts{{0, 1}, {1, 1}});
+  CHECK(staleness_of(after, 2).empty());
+  CHECK(status["history"][1]["staleness"] ==
+        nlohmann::json{{"mean", 0.5}, {"max", 1}, {"counts", {{"0", 1}, {"1", 1}}}});
+  CHECK_FALSE(status["history"][2].contains("staleness"));
+  CHECK(status["tasks_out"] == 1);  // d: refused, its lease still valid
 }
 
 TEST_CASE("a_synchronous_populations_status_has_no_mode", "[repository][buffered]") {
   Harness h;
-  h.repo.create_population(test::test_spec("s", 1, 1, 1));
-  CHECK_FALSE(status_json(h.repo.status("s")).contains("mode"));
+  const CreatedPopulation p = h.repo.create_population(test::test_spec("s", 1, 1, 1));
+  REQUIRE(upload(h.repo, claim(h.repo, p), 0.1f, 2) == 201);
+  const PopulationStatus status = h.repo.status("s");
+  const nlohmann::json body = status_json(status);
+  CHECK_FALSE(body.contains("mode"));
+  CHECK_FALSE(body.contains("tasks_out"));
+  CHECK_FALSE(status.tasks_out);
+  // A synchronous round's close records no staleness.
+  REQUIRE(status.history.at(0).record.status == RoundStatus::kClosed);
+  CHECK_FALSE(status.history.at(0).robust.staleness);
+  CHECK_FALSE(body["history"][0].contains("staleness"));
 }
 
 // A restart in the middle of a buffer: the version's stored reports are folded again, each with
@@ -167,10 +196,11 @@ TEST_CASE("a_restart_in_the_middle_of_a_buffer_publishes_the_uninterrupted_versi
       CHECK(repo->status("p").round.reports == 1);
     }
     REQUIRE(upload(*repo, d, -0.5f, 3) == 201);  // staleness 0: version 2
-    return *repo->model("p", 2).bytes;
+    // Version 1's staleness, counted from the stored results and their tasks at its close.
+    return std::pair{*repo->model("p", 2).bytes, staleness_of(repo->status("p"), 1)};
   };
-  const std::string uninterrupted =
-      run([] { return std::make_unique<SqliteStore>(":memory:"); }, false);
+  const auto uninterrupted = run([] { return std::make_unique<SqliteStore>(":memory:"); }, false);
+  CHECK(uninterrupted.second == std::map<std::uint64_t, std::uint64_t>{{0, 1}, {1, 1}});
   const SqliteFileBackend backend;
   CHECK(run([&] { return std::make_unique<SqliteStore>(backend.path); }, true) == uninterrupted);
 }
@@ -261,8 +291,16 @@ TEST_CASE("three_servers_on_postgres_publish_each_buffered_version_once_bit_for_
   const PopulationStatus status = servers[1]->repo->status("p");
   CHECK(status.record.state == RunState::kFinished);
   CHECK(status.rejections.at("stale") == 1);
+  // Each version's staleness, recorded by whichever server published it from every server's
+  // results, is the single server's: c folded at staleness 1 into version 1, the rest at 0.
+  const PopulationStatus single_status = single.status("p");
   for (int version = 0; version < 4; ++version) {
+    INFO("version " << version);
     CHECK(status.history[static_cast<std::size_t>(version)].record.reports == 2);
+    CHECK(staleness_of(status, version) == staleness_of(single_status, version));
+    CHECK(staleness_of(status, version) ==
+          (version == 1 ? std::map<std::uint64_t, std::uint64_t>{{0, 1}, {1, 1}}
+                        : std::map<std::uint64_t, std::uint64_t>{{0, 2}}));
   }
 }
 

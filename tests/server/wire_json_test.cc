@@ -104,6 +104,31 @@ TEST_CASE("status_json_renders_each_rounds_robustness_byte_identical_to_its_stor
   }
 }
 
+// A buffered version's staleness counts are stored in robust_json but shown beside "robust",
+// with their mean and maximum; a buffered population's status says how many train tasks are out.
+TEST_CASE("status_json_shows_a_versions_staleness_beside_robust_and_the_tasks_out", "[wire_json]") {
+  PopulationStatus status;
+  status.record.id = "p";
+  status.record.settings.buffered_json = R"({"buffer_size":4,"concurrency":6})";
+  status.plan_json = "{}";
+  status.tasks_out = 5;
+  RoundRecord closed;
+  closed.robust_json = R"({"capped":0,"staleness":{"0":2,"1":1,"4":1}})";
+  status.history.push_back({closed, read_robustness(closed.robust_json)});
+  RoundRecord open;
+  open.robust_json = "{}";
+  status.history.push_back({open, read_robustness(open.robust_json)});
+
+  const json body = status_json(status);
+
+  CHECK(body["tasks_out"] == 5);
+  CHECK(body["history"][0]["robust"] == json{{"capped", 0}});
+  CHECK(body["history"][0]["staleness"]["counts"] == json{{"0", 2}, {"1", 1}, {"4", 1}});
+  CHECK(body["history"][0]["staleness"]["mean"] == 1.25);
+  CHECK(body["history"][0]["staleness"]["max"] == 4);
+  CHECK_FALSE(body["history"][1].contains("staleness"));
+}
+
 TEST_CASE("populations_json_lists_every_summary", "[wire_json]") {
   const json body = populations_json({{"a", "running", 1, 3, 2}, {"b", "failed", 0, 1, 1}});
   CHECK(body["populations"].size() == 2);

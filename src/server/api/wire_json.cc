@@ -31,7 +31,14 @@ json round_json(const RoundReport& report) {
     }
   }
   entry["eval"] = eval;
-  entry["robust"] = robustness_to_json(report.robust);
+  // A buffered version's staleness counts share the row's robust_json; the status shows them
+  // beside "robust", with their mean and maximum.
+  RoundRobustness robust = report.robust;
+  if (robust.staleness) {
+    entry["staleness"] = staleness_status_json(*robust.staleness);
+    robust.staleness.reset();
+  }
+  entry["robust"] = robustness_to_json(robust);
   return entry;
 }
 
@@ -112,6 +119,7 @@ json status_json(const PopulationStatus& status) {
   if (!p.settings.buffered_json.empty()) {
     out["mode"] = "buffered";
     out["buffered"] = json::parse(p.settings.buffered_json);
+    if (status.tasks_out) out["tasks_out"] = *status.tasks_out;
   }
   return out;
 }

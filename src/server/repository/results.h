@@ -64,6 +64,9 @@ struct PopulationStatus {
   std::string plan_json;                      // the train plan
   std::vector<RoundReport> history;
   std::map<std::string, std::int64_t> rejections;  // reason -> count
+  // A buffered population's train tasks out now (leased, the lease valid), what its concurrency
+  // bounds; nullopt for a synchronous one.
+  std::optional<std::int64_t> tasks_out;
 };
 
 // A population as GET /v1/populations lists it.

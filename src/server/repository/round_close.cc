@@ -1,6 +1,7 @@
 #include "server/repository/round_close.h"
 
 #include <chrono>
+#include <utility>
 
 #include "core/aggregation/next_round_plan.h"
 #include "core/wire/safetensors.h"
@@ -9,7 +10,8 @@
 
 namespace fedleaf::server {
 
-RoundClose close_training_round(const PopulationState& state, double now) {
+RoundClose close_training_round(const PopulationState& state, double now,
+                                std::optional<VersionStaleness> staleness) {
   using PhaseClock = std::chrono::steady_clock;
   const auto seconds_since = [](PhaseClock::time_point start) {
     return std::chrono::duration<double>(PhaseClock::now() - start).count();
@@ -48,6 +50,7 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   out.next_example_cap = core::next_example_cap(*state.update_plan, stats);
   out.robust = closed_round_robustness(stats, out.withheld_nonfinite, out.next_clip_bounds,
                                        out.next_example_cap);
+  out.robust.staleness = std::move(staleness);
   out.closed.robust_json = robustness_json(out.robust);
   out.opened.population_id = state.record.id;
   out.opened.number = out.closed.number + 1;

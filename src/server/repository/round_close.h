@@ -16,6 +16,7 @@
 #include "core/tensor/tensor.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_robustness.h"
+#include "server/repository/version_staleness.h"
 #include "server/store/store.h"
 
 namespace fedleaf::server {
@@ -51,7 +52,11 @@ struct RoundClose {
 // Requires an open training round with its aggregator (state.aggregator). The next model is
 // the aggregator's next_model() under FedAvg (state.optimizer's default: the published bytes are
 // those of every earlier version), else the server optimizer's step from state.optimizer_state.
-RoundClose close_training_round(const PopulationState& state, double now);
+// `staleness`: a buffered version's reports by staleness (version_staleness.h), which the caller
+// counts in the store under the round's lock; recorded in robust.staleness and the closed row's
+// robust_json.
+RoundClose close_training_round(const PopulationState& state, double now,
+                                std::optional<VersionStaleness> staleness = std::nullopt);
 
 // What the store writes for `close` of population `id`, and the optimizer state alone (for
 // Store::persist_optimizer_state; nullopt without one).

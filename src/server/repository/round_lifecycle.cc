@@ -93,7 +93,7 @@ void RoundLifecycle::publish_next_model(PopulationState& st, double now) {
     // st.optimizer_state is the state the previous close wrote, whichever server ran it: it was
     // stored in the transaction that opened this round, never changes, and was read with the
     // round (load_population_state; a server that saw another close reloads).
-    close = close_training_round(st, now);
+    close = close_training_round(st, now, buffered_staleness(st));
     const auto persist_start = std::chrono::steady_clock::now();
     parts_.store.persist_model({id, close->opened.number, close->model_etag, close->model_bytes});
     if (const auto state = optimizer_state_record(id, *close)) {
@@ -110,6 +110,14 @@ void RoundLifecycle::publish_next_model(PopulationState& st, double now) {
     return;
   }
   apply_close(st, *close, persist_s, store_s);
+}
+
+std::optional<VersionStaleness> RoundLifecycle::buffered_staleness(const PopulationState& st) {
+  if (!st.buffered) return std::nullopt;
+  // Under the round's lock: every report any server folded into the version, each with the round
+  // its task was handed out on (the server's record), the same set the aggregate was rebuilt from.
+  return version_staleness(parts_.store.count_results_by_task_round(st.record.id, st.round.number),
+                           st.round.number);
 }
 
 void RoundLifecycle::drop_old_models(const std::string& population_id, int published_round,

@@ -24,11 +24,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "server/repository/population_state.h"
 #include "server/repository/repository_parts.h"
 #include "server/repository/round_closer.h"
+#include "server/repository/version_staleness.h"
 
 namespace fedleaf::server {
 
@@ -71,6 +73,9 @@ class RoundLifecycle {
   void commit_before_close();
   // Closes the open training round (RoundClose) and opens the next with the published model.
   void publish_next_model(PopulationState& state, double now);
+  // Inside a close's step, after the round's lock: a buffered version's reports by staleness,
+  // counted from the stored results and their tasks; nullopt for a synchronous round.
+  std::optional<VersionStaleness> buffered_staleness(const PopulationState& state);
   // Inside a close's step, after the model of `published_round` is written: the retention
   // policy (options.keep_models).
   void drop_old_models(const std::string& population_id, int published_round, double now);

@@ -80,6 +80,7 @@ json robustness_to_json(const RoundRobustness& robust) {
   if (robust.next_example_cap) out["next_example_cap"] = *robust.next_example_cap;
   if (robust.withheld_rows) out["withheld_rows"] = object_of(*robust.withheld_rows);
   if (robust.withheld_nonfinite) out["withheld_nonfinite"] = *robust.withheld_nonfinite;
+  if (robust.staleness) out["staleness"] = staleness_counts_json(*robust.staleness);
   return out;
 }
 
@@ -111,6 +112,8 @@ RoundRobustness read_robustness(const std::string& robust_json) {
       out.withheld_rows = counts_of(value, key);
     } else if (key == "withheld_nonfinite") {
       out.withheld_nonfinite = count_of(value, key);
+    } else if (key == "staleness") {
+      out.staleness = read_staleness_counts(value, "robust_json." + key);
     } else {
       throw Error("robust_json: unknown part " + core::in_quotes(key));
     }

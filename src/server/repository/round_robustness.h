@@ -11,7 +11,10 @@
 // parts added since (bounds, row clips, example caps). The stored form of a part is its key in a
 // JSON object: {"clipped": {tensor: reports}, "clipped_rows": {tensor: rows}, "clip_bound":
 // {tensor: bound}, "next_clip_bound": {tensor: bound}, "capped": n, "example_cap": n or null,
-// "next_example_cap": n, "withheld_rows": {tensor: rows}, "withheld_nonfinite": n}.
+// "next_example_cap": n, "withheld_rows": {tensor: rows}, "withheld_nonfinite": n, "staleness":
+// {"<s>": reports}}. The last is not robust aggregation but a buffered version's staleness counts
+// (version_staleness.h), kept in the one JSON column of the round's row rather than a new one; the
+// status shows it beside "robust", not in it.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,7 @@
 
 #include "core/aggregation/adaptive_clip.h"
 #include "core/aggregation/round_aggregator.h"
+#include "server/repository/version_staleness.h"
 
 namespace fedleaf::server {
 
@@ -37,6 +41,9 @@ struct RoundRobustness {
   std::optional<std::uint64_t> next_example_cap;    // the next round's (adaptive caps)
   std::optional<PerTensor> withheld_rows;           // rows below min_contributors, left unchanged
   std::optional<std::uint64_t> withheld_nonfinite;  // elements kept (not finite)
+  // A buffered population's closed version: its reports by staleness (absent for synchronous
+  // rounds, open versions and versions closed by servers before the count).
+  std::optional<VersionStaleness> staleness;
 };
 
 // A closed round's parts, every one present but next_example_cap (adaptive caps only).

@@ -169,6 +169,10 @@ PopulationStatus TaskRepository::status(const std::string& population_id) {
     out.history.push_back({std::move(round), std::move(robust)});
   }
   out.rejections = parts_.store.rejections(population_id);
+  if (st.buffered) {
+    out.tasks_out =
+        parts_.store.count_out_tasks(population_id, TaskKind::kTrain, parts_.clock.now());
+  }
   return out;
 }
 
