@@ -15,13 +15,22 @@
 //     once never exceed prefetch + 1 (the task training or uploading, plus those claimed ahead);
 //   - TaskClaims (task_claims.js): a claim and what its answer means (task, idle, finished, stop);
 //     its min_round comes from a RoundBook (round_book.js): a leaf trains on one dataset, so it
-//     takes at most one train task per round;
+//     takes at most one train task per round; claims go out one at a time, each past the round
+//     the claim before brought, so prefetched tasks are of distinct rounds;
 //   - ModelSource (model_source.js): the task's model — the rows of the data's distinct ids for a
 //     plan that downloads embedding tables by "select" (issue 11), else the full model, kept with
 //     its ETag;
 //   - executor.runTask trains it (a failure drops the task);
 //   - uploadResult (upload_result.js): the result sent while the next task trains.
 // Downloads, selects and uploads retry through one withRetry (protocol/with_retry.js).
+//
+// Buffered populations ("mode": "buffered", FedBuff) run unchanged: a task's round is the model
+// version it trains on, and the server publishes a version every buffer_size reports. With
+// prefetch, the claim made while a task of version v trains asks for v + 1 and is answered (long
+// poll) once that version is out; its model (model:select by v + 1) is downloaded while v trains.
+// A prefetched task whose version was superseded meanwhile is trained and uploaded all the same:
+// the staleness is the server's record, and its answer (201, 409 past max_staleness, 410 once the
+// version or training is over) decides, as for any upload.
 //
 // Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress
 // {taskId, step, loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the
