@@ -128,11 +128,17 @@ function trainingSteps() {
   return Math.ceil(state.examples / plan.batchSize) * plan.epochs;
 }
 
+// A buffered population (FedBuff) has versions instead of rounds: a task's round is the model
+// version it trains on (0 is the initial model), and a new version is published every
+// buffer_size reports.
+const isBuffered = () => state.status?.mode === 'buffered';
+const taskRound = (round) => (isBuffered() ? `version ${round}` : `round ${round + 1}`);
+
 function onLeafEvent(event) {
   switch (event.type) {
     case 'claimed':
-      setTab('busy', `Claimed ${event.task.kind} task #${event.task.id} of round ${event.task.round + 1}; downloading the model…`);
-      log(`claimed ${event.task.kind} task #${event.task.id} (round ${event.task.round + 1})`);
+      setTab('busy', `Claimed ${event.task.kind} task #${event.task.id} of ${taskRound(event.task.round)}; downloading the model…`);
+      log(`claimed ${event.task.kind} task #${event.task.id} (${taskRound(event.task.round)})`);
       setTrainProgress(0);
       break;
     case 'downloaded':
@@ -154,7 +160,7 @@ function onLeafEvent(event) {
       state.uploads += 1;
       state.uploadedBytes += event.bytes;
       state.lastUpdateBytes = event.bytes;
-      setTab('waiting', `Update accepted (${formatBytes(event.bytes)}). Waiting for the next round…`);
+      setTab('waiting', `Update accepted (${formatBytes(event.bytes)}). Waiting for the next ${isBuffered() ? 'version' : 'round'}…`);
       log(`uploaded ${formatBytes(event.bytes)} for task #${event.taskId} (HTTP ${event.status})`);
       renderMeters();
       break;
@@ -163,7 +169,10 @@ function onLeafEvent(event) {
       setTab('waiting', 'The update was not used; asking for another task…');
       break;
     case 'idle':
-      if (state.tab !== 'waiting') setTab('waiting', 'Waiting for a task (the round has all the clients it needs)…');
+      if (state.tab !== 'waiting') {
+        setTab('waiting', isBuffered() ? 'Waiting for a task (this tab reported to this version, or every slot is taken)…'
+          : 'Waiting for a task (the round has all the clients it needs)…');
+      }
       break;
     case 'error':
       log(event.message, event.fatal ? 'bad' : '');
@@ -227,6 +236,10 @@ function renderMeters() {
 }
 
 function renderStatus(status) {
+  if (status.mode === 'buffered') {
+    renderBufferedStatus(status);
+    return;
+  }
   const finished = status.state === 'finished';
   $('round-label').textContent = finished
     ? `Finished · ${status.rounds} round${status.rounds > 1 ? 's' : ''}`
@@ -244,6 +257,25 @@ function renderStatus(status) {
     : `${reports} of ${target} reports in this round` +
       (last?.duration_s != null ? ` · the last round took ${last.duration_s.toFixed(1)} s` : '') +
       ` · population “${status.id}”`;
+}
+
+// A buffered population: the open version's buffer fills to buffer_size reports, then the next
+// version is published; tasks out (training now) against the concurrency.
+function renderBufferedStatus(status) {
+  const finished = status.state === 'finished';
+  const { buffer_size: target, concurrency } = status.buffered;
+  $('round-label').textContent = finished
+    ? `Finished · ${status.rounds} version${status.rounds > 1 ? 's' : ''} published`
+    : `Version ${status.round} of ${status.rounds}`;
+  const reports = finished ? target : status.reports;
+  const bar = $('round-progress');
+  bar.setAttribute('aria-valuemax', String(target));
+  bar.setAttribute('aria-valuenow', String(reports));
+  bar.querySelector('.bar').style.width = `${Math.min(100, (100 * reports) / target).toFixed(1)}%`;
+  $('round-detail').textContent = finished
+    ? `Population “${status.id}” (buffered) published ${status.rounds} versions, one every ${target} reports.`
+    : `${reports} of ${target} reports in this version's buffer · ${status.tasks_out ?? 0} of ${concurrency} ` +
+      `tasks out · population “${status.id}” (buffered)`;
 }
 
 function renderCharts() {

@@ -7,7 +7,7 @@ const MUTED = '#6b7785';
 const GRID = '#e8ecf0';
 export const COLORS = { accent: '#3b5bdb', second: '#0c8599', warn: '#e8590c', neutral: '#98a2ad' };
 
-function baseOptions({ yTitle, yMin, yMax, suggestedMin, percent = false }) {
+function baseOptions({ yTitle, yMin, yMax, suggestedMin, percent = false, xTitle = 'round' }) {
   return {
     responsive: true,
     maintainAspectRatio: false,
@@ -27,7 +27,7 @@ function baseOptions({ yTitle, yMin, yMax, suggestedMin, percent = false }) {
     },
     scales: {
       x: {
-        title: { display: true, text: 'round', color: MUTED, font: { size: 12 } },
+        title: { display: true, text: xTitle, color: MUTED, font: { size: 12 } },
         grid: { display: false },
         ticks: { color: MUTED },
         border: { color: GRID },
@@ -84,8 +84,11 @@ export function lossChart(canvas) {
   ], baseOptions({ yTitle: 'cross entropy', yMin: 0 }));
 }
 
-/** Generic chart of per-round series: [{label, color}] → datasets in that order. */
-export function roundsChart(canvas, series, { yTitle = '', yMin = 0 } = {}) {
+/**
+ * Generic chart of per-round series: [{label, color}] → datasets in that order. A buffered
+ * population's charts are per version: the caller sets options.scales.x.title.text.
+ */
+export function roundsChart(canvas, series, { yTitle = '', yMin = 0, xTitle = 'round' } = {}) {
   return create(canvas, series.map((s) => line(s.label, s.color, { dashed: s.dashed })),
-    baseOptions({ yTitle, yMin }));
+    baseOptions({ yTitle, yMin, xTitle }));
 }

@@ -2,6 +2,13 @@
 // population's rounds and rejected uploads (GET /v1/populations/{p}) and the server's counters
 // (GET /metrics), refreshed every 2 s. The admin token lives in a variable of this module only:
 // never in storage, the URL or a cookie.
+//
+// A buffered population (status "mode": "buffered", FedBuff) has versions instead of rounds:
+// history entry v is version v's buffer (0-based, as tasks and models name it), its reports and
+// their staleness (the server's record: mean / max per version, the counts in the cell's title and
+// a chart); the stats say the mode, the version, the buffer's reports of buffer_size, the train
+// tasks out of the concurrency, max_staleness and the stale uploads refused (409, reason
+// "stale"). A synchronous population's page is as it was before the mode existed.
 
 import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
 import { formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
@@ -49,6 +56,17 @@ function clipBounds(robust) {
   const span = document.createElement('span');
   span.textContent = entries.map(([, bound]) => bound.toPrecision(2)).join(' / ');
   span.title = entries.map(([tensor, bound]) => `${tensor}: ${bound}`).join('\n');
+  return span;
+}
+
+// "0.50 / 1": a closed version's mean and largest staleness; the title has the counts
+// ("staleness 0: 3 reports"); "–" while the version is open (recorded when it closes).
+function stalenessCell(staleness) {
+  if (!staleness) return '–';
+  const span = document.createElement('span');
+  span.textContent = `${staleness.mean.toFixed(2)} / ${staleness.max}`;
+  span.title = Object.entries(staleness.counts).sort(([a], [b]) => Number(a) - Number(b))
+    .map(([s, n]) => `staleness ${s}: ${n} report${n === 1 ? '' : 's'}`).join('\n');
   return span;
 }
 
@@ -101,9 +119,10 @@ function renderPopulations(populations) {
   }
 }
 
-function stat(label, value) {
+function stat(label, value, title = '') {
   const div = document.createElement('div');
   div.className = 'stat';
+  if (title) div.title = title;
   const span = document.createElement('span');
   span.textContent = label;
   const strong = document.createElement('strong');
@@ -113,29 +132,34 @@ function stat(label, value) {
 }
 
 function renderDetail(status) {
+  const buffered = status.mode === 'buffered';
   for (const el of [$('detail'), ...document.querySelectorAll('[data-detail]')]) el.hidden = false;
+  for (const el of document.querySelectorAll('[data-buffered]')) el.hidden = !buffered;
   $('detail-title').textContent = `Population “${status.id}”`;
   const finished = status.state === 'finished';
   const rejected = Object.values(status.rejections ?? {}).reduce((a, b) => a + b, 0);
   const trainRounds = status.history.filter((r) => r.round < status.rounds);
   const uploaded = trainRounds.reduce((n, r) => n + r.upload_bytes, 0);
-  $('detail-stats').replaceChildren(
+  $('detail-stats').replaceChildren(...(buffered ? bufferedStats(status) : [
     stat('State', status.state),
     stat('Round', finished ? `${status.rounds} of ${status.rounds}` : `${status.round + 1} of ${status.rounds}`),
     stat('Reports this round', finished ? '–' : `${status.reports} of ${status.clients_per_round}`),
     stat('Train tasks per round', formatCount(status.train_tasks_per_round)),
     stat('Lease', `${status.lease_s} s`),
     stat('Round deadline', `${status.round_deadline_s} s`),
-    stat('Uploaded in total', formatBytes(uploaded)),
-    stat('Rejected uploads', formatCount(rejected)),
-  );
+  ]), stat('Uploaded in total', formatBytes(uploaded)), stat('Rejected uploads', formatCount(rejected)));
 
+  // Rounds are shown 1-based; versions as the server names them (version v trains on model v).
+  const label = (r) => String(buffered ? r.round : r.round + 1);
+  $('rounds-title').textContent = buffered ? 'Versions' : 'Rounds';
+  $('rounds-unit').textContent = buffered ? 'Version' : 'Round';
   const rounds = $('rounds').tBodies[0];
   rounds.replaceChildren();
   for (const r of trainRounds) {
     const tr = document.createElement('tr');
+    tr.append(cell(label(r)), cell(pill(r.status)), cell(formatCount(r.reports), { num: true }));
+    if (buffered) tr.append(cell(stalenessCell(r.staleness), { num: true, className: 'staleness' }));
     tr.append(
-      cell(String(r.round + 1)), cell(pill(r.status)), cell(formatCount(r.reports), { num: true }),
       cell(formatCount(r.examples), { num: true }), cell(formatBytes(r.upload_bytes), { num: true }),
       cell(r.mean_train_loss == null ? '–' : r.mean_train_loss.toFixed(4), { num: true }),
       cell(r.mean_train_accuracy == null ? '–' : formatPercent(r.mean_train_accuracy), { num: true }),
@@ -159,11 +183,32 @@ function renderDetail(status) {
     tr.append(cell(reason.replaceAll('_', ' ')), cell(formatCount(count), { num: true }));
     rejections.append(tr);
   }
-  renderCharts(trainRounds, status.clients_per_round);
+  renderCharts(trainRounds, status.clients_per_round, { buffered, label });
 }
 
-function renderCharts(rounds, target) {
+// A buffered population's stats: its mode and what bounds it, the open version and its buffer,
+// the train tasks out now, and the uploads refused as too stale (409).
+function bufferedStats(status) {
+  const finished = status.state === 'finished';
+  const b = status.buffered;
+  const weight = b.staleness_weight.weight === 'polynomial'
+    ? `1/(1+s)^${b.staleness_weight.exponent}` : b.staleness_weight.weight;
+  return [
+    stat('State', status.state),
+    stat('Mode', 'buffered', 'FedBuff: a version every buffer_size reports, no barrier'),
+    stat('Version', finished ? `${status.rounds} of ${status.rounds}` : `${status.round} of ${status.rounds}`),
+    stat('Reports in this version', finished ? '–' : `${status.reports} of ${b.buffer_size}`),
+    stat('Train tasks out', `${formatCount(status.tasks_out ?? 0)} of ${formatCount(b.concurrency)}`),
+    stat('Max staleness', String(b.max_staleness), `a report is weighed ${weight} (s: its staleness); past ` +
+      `${b.max_staleness} it is refused (409)`),
+    stat('Stale uploads refused (409)', formatCount(status.rejections?.stale ?? 0)),
+    stat('Lease', `${status.lease_s} s`),
+  ];
+}
+
+function renderCharts(rounds, target, { buffered, label }) {
   if (!globalThis.Chart) return;
+  const unit = buffered ? 'version' : 'round';
   charts.reports ??= roundsChart($('reports-chart'), [
     { label: 'reports', color: COLORS.accent }, { label: 'clients per round', color: COLORS.neutral, dashed: true }]);
   charts.train ??= roundsChart($('train-chart'), [
@@ -171,9 +216,14 @@ function renderCharts(rounds, target) {
     { label: 'eval accuracy (leaves)', color: COLORS.second }]);
   charts.bytes ??= roundsChart($('bytes-chart'), [{ label: 'uploaded kB', color: COLORS.accent }],
     { yTitle: 'kB' });
-  const labels = rounds.map((r) => String(r.round + 1));
+  $('reports-title').textContent = `Reports per ${unit}`;
+  $('loss-title').textContent = `Train loss and accuracy per ${unit}`;
+  $('bytes-title').textContent = `Bytes uploaded per ${unit}`;
+  charts.reports.data.datasets[1].label = buffered ? 'buffer size' : 'clients per round';
+  const labels = rounds.map(label);
   const set = (chart, series) => {
     chart.data.labels = labels;
+    chart.options.scales.x.title.text = unit;
     series.forEach((values, i) => { chart.data.datasets[i].data = values; });
     chart.update();
   };
@@ -181,6 +231,12 @@ function renderCharts(rounds, target) {
   set(charts.train, [rounds.map((r) => r.mean_train_loss), rounds.map((r) => r.mean_train_accuracy),
     rounds.map((r) => r.eval?.accuracy ?? null)]);
   set(charts.bytes, [rounds.map((r) => r.upload_bytes / 1000)]);
+  if (buffered) {
+    charts.staleness ??= roundsChart($('staleness-chart'), [
+      { label: 'mean staleness', color: COLORS.accent }, { label: 'largest', color: COLORS.warn }],
+    { yTitle: 'versions behind', xTitle: 'version' });
+    set(charts.staleness, [rounds.map((r) => r.staleness?.mean ?? null), rounds.map((r) => r.staleness?.max ?? null)]);
+  }
 }
 
 // Prometheus text → [[series, value]] without histogram buckets.

@@ -2,7 +2,9 @@
 // population of the demo's wide & deep plan (scripts/demo/spam_wide_deep_plan.json: the emails as
 // records of fields) and train it for two rounds in their Web Workers; "try the model" classifies
 // a pasted email with its headers; the operator dashboard shows it; the shared executor cases pass
-// in the browser, with SIMD and with the baseline fallback. (The Firefox test runs a text plan.)
+// in the browser, with SIMD and with the baseline fallback. Then two tabs train a buffered
+// population ("mode": "buffered") and the dashboard shows its versions and their staleness. (The
+// Firefox test runs a text plan.)
 //
 // Needs FEDLEAF_BUILD_DIR/fedleaf-server (default build/), the wasm module in js_bindings/dist,
 // /usr/bin/chromium and node_modules/playwright-core (the repository's tools manifest, package.json). Screenshots go to
@@ -87,15 +89,17 @@ const chartHasPoints = ({ id, n }) => {
   return (chart ? chart.data.datasets[0].data.filter((v) => v != null).length : 0) >= n;
 };
 
-test('three tabs train a population for two rounds in headless Chromium', { timeout: 180_000 }, async (t) => {
+// Stages the demo site, starts fedleaf-server on it and Chromium with a fresh profile; all three
+// are removed when the test ends, however it ends.
+async function openSite(t) {
   assert.ok(existsSync(serverBin), `${serverBin} is missing: build the fedleaf-server target`);
   assert.ok(existsSync(chromiumPath), `${chromiumPath} is missing: apt-get install chromium`);
   const dir = mkdtempSync(path.join(tmpdir(), 'fedleaf-e2e-'));
   const webRoot = path.join(dir, 'web');
-  let server;
-  let context;
+  const site = { dir, webRoot };
   t.after(async () => {
-    await context?.close().catch(() => {});
+    await site.context?.close().catch(() => {});
+    const { server } = site;
     if (server && server.proc.exitCode === null) {
       server.proc.kill('SIGTERM');
       const timer = setTimeout(() => server.proc.kill('SIGKILL'), 5000);
@@ -107,41 +111,67 @@ test('three tabs train a population for two rounds in headless Chromium', { time
 
   await promisify(execFile)(process.execPath, [path.join(root, 'scripts', 'stage_web.mjs'), webRoot, '--clients', String(SHARDS)],
     { timeout: 60_000 });
-  server = await startServer(dir, webRoot);
-  const origin = server.url;
-  const admin = new ProtocolClient({ server: origin, token: ADMIN_TOKEN });
-  const created = await admin.createPopulation({ id: 'spam-e2e', plan: PLAN, seed: 1, rounds: ROUNDS,
-    clients_per_round: TABS, min_reports: TABS, round_deadline_s: 120, lease_s: 20 });
-
-  context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
+  site.server = await startServer(dir, webRoot);
+  site.origin = site.server.url;
+  site.admin = new ProtocolClient({ server: site.origin, token: ADMIN_TOKEN });
+  site.context = await chromium.launchPersistentContext(path.join(dir, 'profile'), {
     executablePath: chromiumPath, headless: true, args: CHROMIUM_FLAGS,
     viewport: { width: 1440, height: 1000 }, deviceScaleFactor: 1,
   });
-  context.setDefaultTimeout(60_000);
-  const seen = watch(context, origin);
+  site.context.setDefaultTimeout(60_000);
+  site.seen = watch(site.context, site.origin);
+  return site;
+}
+
+// Opens one demo tab per shard on population `created` (the first reuses the context's page).
+async function openTabs(site, created, tabs) {
+  const pages = [];
+  for (let i = 0; i < tabs; i++) {
+    const page = i === 0 && site.context.pages().length ? site.context.pages()[0] : await site.context.newPage();
+    await page.goto(`${site.origin}/?population=${created.id}&token=${encodeURIComponent(created.client_token)}&shard=${i}`);
+    pages.push(page);
+  }
+  return pages;
+}
+
+// Every tab trains until the population is finished, with an accuracy point per round (version).
+async function waitForTabs(site, pages, rounds) {
+  for (const [i, page] of pages.entries()) {
+    try {
+      await page.waitForFunction(() => window.fedleafDemo.state.status?.state === 'finished', null, { timeout: 90_000 });
+      await page.waitForFunction(chartHasPoints, { id: 'accuracy-chart', n: rounds }, { timeout: 30_000 });
+    } catch (error) {
+      throw await describeTab(page, i, error, site.seen.errors, site.server.stderr());
+    }
+  }
+}
+
+// The dashboard, with the admin token typed into the page, showing population `id`.
+async function openDashboard(site, id) {
+  const dashboard = await site.context.newPage();
+  await dashboard.goto(`${site.origin}/dashboard.html`);
+  await dashboard.fill('#admin-token', ADMIN_TOKEN);
+  await dashboard.click('#connect');
+  await dashboard.locator('#populations button', { hasText: id }).waitFor();
+  return dashboard;
+}
+
+test('three tabs train a population for two rounds in headless Chromium', { timeout: 180_000 }, async (t) => {
+  const site = await openSite(t);
+  const { origin, admin, context, seen, webRoot, dir } = site;
+  const created = await admin.createPopulation({ id: 'spam-e2e', plan: PLAN, seed: 1, rounds: ROUNDS,
+    clients_per_round: TABS, min_reports: TABS, round_deadline_s: 120, lease_s: 20 });
 
   // The demo: three tabs. Tabs 0 and 1 pick shards 0 and 1; tab 2 reads the emails of shard 2 from
   // a file in the "### spam" / "### ham" format (parsed in the page, never uploaded).
   const { ownFile, shard2 } = writeOwnEmailsFile(webRoot, dir, SHARDS);
-  const pages = [];
-  for (let i = 0; i < TABS; i++) {
-    const page = i === 0 && context.pages().length ? context.pages()[0] : await context.newPage();
-    await page.goto(`${origin}/?population=${created.id}&token=${encodeURIComponent(created.client_token)}&shard=${i}`);
-    pages.push(page);
-  }
+  const pages = await openTabs(site, created, TABS);
   await pages[2].getByLabel('My own emails or an svmlight file').check();
   await pages[2].setInputFiles('#own-file', ownFile);
   for (const page of pages) {
     await page.locator('#join:not([disabled])').click();
   }
-  for (const [i, page] of pages.entries()) {
-    try {
-      await page.waitForFunction(() => window.fedleafDemo.state.status?.state === 'finished', null, { timeout: 90_000 });
-      await page.waitForFunction(chartHasPoints, { id: 'accuracy-chart', n: ROUNDS }, { timeout: 30_000 });
-    } catch (error) {
-      throw await describeTab(page, i, error, seen.errors, server.stderr());
-    }
-  }
+  await waitForTabs(site, pages, ROUNDS);
   await assertDemoTabs(pages, { rounds: ROUNDS, ownEmails: shard2.length });
   const status = await admin.status(created.id);
   assert.equal(status.state, 'finished');
@@ -160,12 +190,7 @@ test('three tabs train a population for two rounds in headless Chromium', { time
   await first.evaluate(() => window.scrollTo(0, 0));
   await first.screenshot({ path: path.join(screenshotDir, 'web_demo.png'), fullPage: true });
 
-  // The dashboard, with the admin token typed into the page.
-  const dashboard = await context.newPage();
-  await dashboard.goto(`${origin}/dashboard.html`);
-  await dashboard.fill('#admin-token', ADMIN_TOKEN);
-  await dashboard.click('#connect');
-  await dashboard.locator('#populations button', { hasText: created.id }).waitFor();
+  const dashboard = await openDashboard(site, created.id);
   await dashboard.locator('#rounds tbody tr').nth(ROUNDS - 1).waitFor();
   assert.equal(await dashboard.locator('#rounds tbody tr').count(), ROUNDS);
   assert.match(await dashboard.textContent('#rejections'), /None: every upload was accepted/);
@@ -193,3 +218,61 @@ test('three tabs train a population for two rounds in headless Chromium', { time
   }
   assert.deepEqual(seen.offOrigin(), [], 'no request left the origin');
 });
+
+// A buffered population (FedBuff) in the browser: two tabs, a version every 2 reports, 2 tasks out
+// at once. Each tab trains once per version (min_round), so every version folds one report of each
+// at staleness 0; the tabs say "version", and the dashboard shows the mode, the versions with
+// their recorded staleness, the tasks out against the concurrency and the stale refusals.
+test('two tabs train a buffered population in headless Chromium and the dashboard shows its versions',
+  { timeout: 180_000 }, async (t) => {
+    const site = await openSite(t);
+    const tabs = 2;
+    const created = await site.admin.createPopulation({ id: 'spam-buffered-e2e', plan: PLAN, seed: 1, rounds: ROUNDS,
+      mode: 'buffered', buffer_size: tabs, concurrency: tabs, max_staleness: 1, lease_s: 20 });
+    const pages = await openTabs(site, created, tabs);
+    for (const page of pages) {
+      await page.locator('#join:not([disabled])').click();
+    }
+    await waitForTabs(site, pages, ROUNDS);
+    await assertDemoTabs(pages, { rounds: ROUNDS });
+    for (const page of pages) {
+      assert.match(await page.textContent('#round-label'), new RegExp(`^Finished · ${ROUNDS} versions published$`));
+      assert.match(await page.textContent('#log'), /claimed train task #\d+ \(version 1\)/);
+    }
+    const status = await site.admin.status(created.id);
+    assert.equal(status.mode, 'buffered');
+    assert.deepEqual(status.history.filter((r) => r.round < ROUNDS).map((r) => [r.reports, r.staleness]),
+      Array.from({ length: ROUNDS }, () => [tabs, { mean: 0, max: 0, counts: { 0: tabs } }]));
+
+    const dashboard = await openDashboard(site, created.id);
+    await dashboard.locator('#rounds tbody tr').nth(ROUNDS - 1).waitFor();
+    const stats = await dashboard.textContent('#detail-stats');
+    for (const want of ['Modebuffered', `Version${ROUNDS} of ${ROUNDS}`, `Train tasks out0 of ${tabs}`,
+      'Max staleness1', 'Stale uploads refused (409)0']) {
+      assert.ok(stats.includes(want), `dashboard stats "${stats}" include "${want}"`);
+    }
+    assert.match(await dashboard.locator('#detail-stats .stat', { hasText: 'Max staleness' }).getAttribute('title'),
+      /weighed 1\/\(1\+s\)\^0\.5/);
+    assert.equal(await dashboard.textContent('#rounds-title'), 'Versions');
+    assert.equal(await dashboard.textContent('#rounds-unit'), 'Version');
+    assert.deepEqual(await dashboard.locator('#rounds tbody tr td:first-child').allTextContents(),
+      Array.from({ length: ROUNDS }, (_, v) => String(v)), 'versions as the server names them, from 0');
+    assert.deepEqual(await dashboard.locator('#rounds tbody td.staleness').allTextContents(),
+      Array.from({ length: ROUNDS }, () => '0.00 / 0'));
+    assert.equal(await dashboard.locator('#rounds tbody td.staleness span').first().getAttribute('title'),
+      `staleness 0: ${tabs} reports`);
+    assert.ok(await dashboard.locator('#staleness-chart').isVisible(), 'the staleness chart is shown');
+    await dashboard.waitForFunction(chartHasPoints, { id: 'staleness-chart', n: ROUNDS });
+    assert.equal(await dashboard.textContent('#reports-title'), 'Reports per version');
+    mkdirSync(screenshotDir, { recursive: true });
+    await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard_buffered.png'), fullPage: true });
+
+    // Back to a synchronous population's page: nothing of the buffered mode is left.
+    const sync = await site.admin.createPopulation({ id: 'spam-sync-e2e', plan: PLAN, seed: 1, rounds: 1 });
+    await dashboard.locator('#populations button', { hasText: sync.id }).click();
+    await dashboard.waitForFunction(() => document.getElementById('rounds-unit').textContent === 'Round');
+    assert.equal(await dashboard.locator('#staleness-chart').isVisible(), false);
+    assert.equal(await dashboard.locator('#rounds thead th[data-buffered]').isVisible(), false);
+    assert.ok(!(await dashboard.textContent('#detail-stats')).includes('Mode'));
+    assert.deepEqual(site.seen.errors, [], 'no console errors');
+  });
