@@ -553,6 +553,12 @@ export interface RoundHistory {
     withheld_rows?: Record<string, number>;
     withheld_nonfinite?: number;
   };
+  /**
+   * A closed version of a buffered population: the staleness of the reports folded into it, as
+   * the server recorded it (versions published since each report's task was handed out); counts
+   * by staleness ("0", "1", …).
+   */
+  staleness?: { mean: number; max: number; counts: Record<string, number> };
 }
 
 /** GET /v1/populations/{p}. */
@@ -578,6 +584,8 @@ export interface PopulationStatus {
     max_staleness: number;
     staleness_weight: { weight: 'polynomial'; exponent: number } | { weight: 'constant' };
   };
+  /** A buffered population's train tasks out now (leased, lease valid): what concurrency bounds. */
+  tasks_out?: number;
   model_etag: string;
   model_url: string;
   created_at: number;

@@ -177,7 +177,8 @@ export async function operator(adminToken: string): Promise<PopulationStatus> {
     staleness_weight: { weight: 'polynomial', exponent: 0.5 },
   });
   const bufferedStatus = await admin.status(buffered.id);
-  console.log(bufferedStatus.mode, bufferedStatus.buffered?.staleness_weight.weight);
+  console.log(bufferedStatus.mode, bufferedStatus.buffered?.staleness_weight.weight, bufferedStatus.tasks_out,
+    bufferedStatus.history.map((v) => `${v.round}: ${v.staleness?.mean ?? '-'} / ${v.staleness?.max ?? '-'}`));
   const { populations } = await admin.listPopulations();
   console.log(populations.map((p) => `${p.id} ${p.state} ${p.round}/${p.rounds}`), await admin.metrics());
   const leaf = new ProtocolClient({
