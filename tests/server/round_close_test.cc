@@ -60,6 +60,26 @@ TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new
   CHECK(robust["withheld_nonfinite"] == 0);
 }
 
+// A buffered version's staleness counts, given by the caller (counted in the store), are part of
+// what the close records: its RoundRobustness and the closed row's robust_json; without them (a
+// synchronous round) the row has none.
+TEST_CASE("close_training_round_records_the_staleness_it_is_given_in_the_closed_row",
+          "[round_close]") {
+  const auto st = state_at_round(2, 5, 0);
+  const VersionStaleness staleness = version_staleness({{1, 1}, {2, 3}}, 2);
+  const RoundClose close = close_training_round(*st, 160, staleness);
+  REQUIRE(close.robust.staleness);
+  CHECK(*close.robust.staleness == staleness);
+  CHECK(nlohmann::json::parse(close.closed.robust_json)["staleness"] ==
+        nlohmann::json{{"0", 3}, {"1", 1}});
+  CHECK(read_robustness(close.closed.robust_json).staleness == staleness);
+  CHECK(close.opened.robust_json.find("staleness") == std::string::npos);  // the next version's row
+
+  const RoundClose synchronous = close_training_round(*state_at_round(2, 5, 0), 160);
+  CHECK_FALSE(synchronous.robust.staleness);
+  CHECK_FALSE(nlohmann::json::parse(synchronous.closed.robust_json).contains("staleness"));
+}
+
 TEST_CASE("close_training_round_gives_the_next_round_its_adaptive_clip_bounds", "[round_close]") {
   // The test plan's clips are the defaults: adaptive, starting at rms kDefaultClipRms. The one
   // report is above it in both tensors, so both were clipped and both bounds grow.
