@@ -638,7 +638,8 @@ export class ProtocolClient {
          options?: { signal?: AbortSignal }): Promise<{ status: 200 | 201; result: Record<string, unknown> | null }>;
   status(population: string, options?: { signal?: AbortSignal }): Promise<PopulationStatus>;
   listPopulations(options?: CallOptions): Promise<{ populations: Array<{ id: string; state: string; round: number;
-                                                                          rounds: number; clients_per_round: number }> }>;
+                                                                          rounds: number; clients_per_round: number;
+                                                                          mode?: 'buffered' }> }>;
   createPopulation(spec: PopulationSpec, options?: CallOptions): Promise<CreatedPopulation>;
   /** GET /metrics: the Prometheus text. */
   metrics(options?: { signal?: AbortSignal }): Promise<string>;

@@ -112,9 +112,12 @@ function renderPopulations(populations) {
       selected = p.id;
       refresh();
     });
-    const round = p.state === 'finished' ? `${p.rounds} of ${p.rounds}` : `${p.round + 1} of ${p.rounds}`;
-    tr.append(cell(button), cell(pill(p.state)), cell(round, { num: true }),
-      cell(formatCount(p.clients_per_round), { num: true }));
+    // A buffered population counts model versions, not rounds, and has no clients per round.
+    const buffered = p.mode === 'buffered';
+    const done = p.state === 'finished' ? p.rounds : p.round + (buffered ? 0 : 1);
+    const progress = `${buffered ? 'version ' : ''}${done} of ${p.rounds}`;
+    tr.append(cell(button), cell(pill(p.state)), cell(progress, { num: true }),
+      cell(buffered ? 'buffered' : formatCount(p.clients_per_round), { num: true }));
     body.append(tr);
   }
 }

@@ -264,6 +264,9 @@ test('two tabs train a buffered population in headless Chromium and the dashboar
     assert.ok(await dashboard.locator('#staleness-chart').isVisible(), 'the staleness chart is shown');
     await dashboard.waitForFunction(chartHasPoints, { id: 'staleness-chart', n: ROUNDS });
     assert.equal(await dashboard.textContent('#reports-title'), 'Reports per version');
+    const listed = dashboard.locator('#populations tbody tr', { hasText: created.id });
+    assert.deepEqual((await listed.locator('td').allTextContents()).slice(2),
+      [`version ${ROUNDS} of ${ROUNDS}`, 'buffered'], 'the list counts its versions, not rounds');
     mkdirSync(screenshotDir, { recursive: true });
     await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard_buffered.png'), fullPage: true });
 

@@ -134,6 +134,15 @@ TEST_CASE("populations_json_lists_every_summary", "[wire_json]") {
   CHECK(body["populations"].size() == 2);
   CHECK(body["populations"][1]["state"] == "failed");
   CHECK(body["populations"][0]["clients_per_round"] == 2);
+  CHECK_FALSE(body["populations"][0].contains("mode"));
+}
+
+TEST_CASE("populations_json_names_the_mode_of_a_buffered_population_only", "[wire_json]") {
+  const json body =
+      populations_json({{"sync", "running", 1, 3, 2, false}, {"buf", "running", 4, 30, 16, true}});
+  CHECK_FALSE(body["populations"][0].contains("mode"));
+  CHECK(body["populations"][1]["mode"] == "buffered");
+  CHECK(body["populations"][1]["round"] == 4);
 }
 
 }  // namespace fedleaf::server

@@ -127,11 +127,14 @@ json status_json(const PopulationStatus& status) {
 json populations_json(const std::vector<PopulationSummary>& populations) {
   json list = json::array();
   for (const PopulationSummary& p : populations) {
-    list.push_back({{"id", p.id},
-                    {"state", p.state},
-                    {"round", p.round},
-                    {"rounds", p.rounds},
-                    {"clients_per_round", p.clients_per_round}});
+    json entry = {{"id", p.id},
+                  {"state", p.state},
+                  {"round", p.round},
+                  {"rounds", p.rounds},
+                  {"clients_per_round", p.clients_per_round}};
+    // As in the status: only a buffered population names its mode.
+    if (p.buffered) entry["mode"] = "buffered";
+    list.push_back(std::move(entry));
   }
   return {{"populations", list}};
 }

@@ -76,6 +76,7 @@ struct PopulationSummary {
   int round = 0;
   int rounds = 0;
   int clients_per_round = 0;
+  bool buffered = false;  // listed as "mode": "buffered"; its round is its model version
 };
 
 struct ModelBlob {

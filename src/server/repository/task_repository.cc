@@ -182,7 +182,8 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
   for (const PopulationRecord& p : parts_.store.list_populations()) {
     const bool failed = parts_.populations.quarantine_reason(p.id) != nullptr;
     out.push_back({p.id, failed ? std::string("failed") : to_string(p.state), p.current_round,
-                   p.settings.rounds, p.settings.clients_per_round});
+                   p.settings.rounds, p.settings.clients_per_round,
+                   !p.settings.buffered_json.empty()});
   }
   return out;
 }
