@@ -339,6 +339,21 @@ std::vector<InputFeatures> parse_records_features(const json& plan, const ModelS
   return out;
 }
 
+// The top-level "features" featurize text into the ids of a one-input plan's sparse input: a
+// bucket past a table's vocab would fail every leaf's training, so the plan is refused instead.
+void check_text_buckets_fit_vocab(const TextFeatureOptions& features, const ModelSpec& model) {
+  if (model.inputs.size() != 1) return;
+  for (const FeedSpec& feed : model.feeds) {
+    if (!feed.sparse) continue;
+    const LayerSpec& table = model.layers[feed.table_layer];
+    if (features.num_buckets <= table.vocab) continue;
+    fail("plan.features.num_buckets",
+         std::to_string(features.num_buckets) + " buckets exceed the vocab " +
+             std::to_string(table.vocab) + " of table '" + table_parameter(model, table) +
+             "' (an id would fall outside the table)");
+  }
+}
+
 json parse_json(const std::string& text) {
   json plan = parse_text(text);
   if (!plan.is_object()) fail("plan", "expected a JSON object");
@@ -403,6 +418,7 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   if (const json* features = find_field(plan, "features")) {
     if (!features->is_object()) fail("plan.features", "expected an object");
     out.features = parse_features(*features);
+    check_text_buckets_fit_vocab(*out.features, out.model);
   }
   if (const json* eval = find_field(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");

@@ -98,3 +98,24 @@ TEST_CASE("plan_input_buckets_must_fit_the_vocab_of_every_table_the_input_feeds"
                 "plan.model.inputs.b.features.hash_buckets: 120 buckets exceed the vocab 100 of "
                 "table 'emb/weight'");
 }
+
+TEST_CASE("a_one_input_plans_text_buckets_must_fit_its_table", "[plan][features]") {
+  // The top-level "features" featurize texts into the only input's ids.
+  auto text_plan = [](const std::string& features) {
+    return R"({"model": {"inputs": {"tokens": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "emb", "vocab": 1000, "dim": 4},
+                 {"type": "dense", "name": "out", "units": 1}],
+      "loss": "sigmoid_cross_entropy"},
+      "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1}},
+      "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "sum"}},
+      "features": )" +
+           features + "}";
+  };
+  CHECK(parse_plan(text_plan(R"({"num_buckets": 1000})")).features->num_buckets == 1000);
+  check_rejects(text_plan(R"({"num_buckets": 65536})"),
+                "plan.features.num_buckets: 65536 buckets exceed the vocab 1000 of table "
+                "'emb/weight' (an id would fall outside the table)");
+  // The default 2^18 buckets too, once "features" is given; a plan without it may take ids.
+  check_rejects(text_plan(R"({"ngrams": 2})"),
+                "plan.features.num_buckets: 262144 buckets exceed the vocab 1000");
+}
