@@ -178,6 +178,45 @@ TEST_CASE("a_synchronous_populations_status_has_no_mode", "[repository][buffered
   CHECK_FALSE(status_json(h.repo.status("s")).contains("mode"));
 }
 
+// A leaf that vanishes with a task of an older version costs its lease: when the lease expires,
+// the slot is free, and the claim parked for one (long poll) is woken by the next tick and gets
+// a task of the open version. The tick before the expiry, and the one after the slot is taken
+// again, wake nobody.
+TEST_CASE("a_parked_claim_is_woken_when_a_lease_of_an_older_version_expires",
+          "[repository][buffered]") {
+  Harness h;
+  const CreatedPopulation p = h.repo.create_population(buffered_spec("p"));
+  const double start = h.clock.now();
+  const TaskAssignment a = claim(h.repo, p), b = claim(h.repo, p);
+  const TaskAssignment vanished = claim(h.repo, p);  // its leaf never reports
+  REQUIRE(upload(h.repo, a, 0.2f, 1) == 201);
+  REQUIRE(upload(h.repo, b, 0.2f, 1) == 201);  // version 1
+  h.clock.advance(1);
+  const TaskAssignment d = claim(h.repo, p), e = claim(h.repo, p);
+  CHECK(d.round == 1);
+  ClaimOutcome full = h.repo.claim(p.id, p.client_token);  // three out: vanished, d, e
+  REQUIRE(std::holds_alternative<RetryLater>(full));
+  h.repo.commit_batch();
+  int woken = 0;
+  h.repo.waiters().park(p.id, std::get<RetryLater>(full).wake_epoch, [&] { ++woken; });
+
+  h.repo.tick();
+  CHECK(woken == 0);
+  h.clock.set(start + 10.5);  // vanished's lease (10 s, version 0) expired; d's and e's not
+  h.repo.tick();
+  CHECK(woken == 1);
+  const TaskAssignment f = claim(h.repo, p);
+  CHECK(f.round == 1);
+  CHECK(f.task_id != vanished.task_id);
+
+  ClaimOutcome again = h.repo.claim(p.id, p.client_token);
+  REQUIRE(std::holds_alternative<RetryLater>(again));
+  h.repo.waiters().park(p.id, std::get<RetryLater>(again).wake_epoch, [&] { ++woken; });
+  h.repo.tick();  // nothing expired since: the parked claim sleeps on
+  CHECK(woken == 1);
+  h.repo.waiters().notify(p.id);
+}
+
 // A restart in the middle of a buffer: the version's stored reports are folded again, each with
 // the staleness weight of its task's round, so the published version is the uninterrupted one
 // bit for bit.
