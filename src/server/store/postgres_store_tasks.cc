@@ -279,22 +279,31 @@ bool PostgresStore::has_expired_lease(const std::string& population_id, int roun
 
 bool PostgresStore::leasable_rows(const std::string& population_id, int round, double now,
                                   bool leased_before) {
-  Rows rows =
-      run(leased_before ? "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
-                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
-                          "AND lease_id <> 0 LIMIT 1"
-                        : "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
-                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
-                          "LIMIT 1",
-          Params().text(population_id).integer(round).real(now));
+  // One index probe per kind (tasks_by_expiry's prefix is population, round, kind, state): with
+  // `kind IN (…)` the planner took tasks_by_state instead and walked every population's leases.
+  Rows rows = run(
+      leased_before
+          ? "SELECT 1 WHERE EXISTS (SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 "
+            "AND kind = 'train' AND state = 'leased' AND lease_expires_at <= $3 AND lease_id "
+            "<> 0) OR EXISTS (SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND "
+            "kind = 'evaluate' AND state = 'leased' AND lease_expires_at <= $3 AND lease_id <> "
+            "0)"
+          : "SELECT 1 WHERE EXISTS (SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 "
+            "AND kind = 'train' AND state = 'leased' AND lease_expires_at <= $3) OR EXISTS "
+            "(SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind = "
+            "'evaluate' AND state = 'leased' AND lease_expires_at <= $3)",
+      Params().text(population_id).integer(round).real(now));
   return rows.size() > 0;
 }
 
 std::optional<double> PostgresStore::next_lease_expiry(const std::string& population_id, int round,
                                                        double now) {
   Rows rows =
-      run("SELECT min(lease_expires_at) FROM tasks WHERE population_id = $1 AND round = $2 AND "
-          "kind IN ('train', 'evaluate') AND state = 'leased' AND lease_expires_at > $3",
+      // Per kind, so that each min is the first entry of an index range (see leasable_rows).
+      run("SELECT least((SELECT min(lease_expires_at) FROM tasks WHERE population_id = $1 AND "
+          "round = $2 AND kind = 'train' AND state = 'leased' AND lease_expires_at > $3), (SELECT "
+          "min(lease_expires_at) FROM tasks WHERE population_id = $1 AND round = $2 AND kind = "
+          "'evaluate' AND state = 'leased' AND lease_expires_at > $3))",
           Params().text(population_id).integer(round).real(now));
   if (rows.size() == 0 || rows.is_null(0, 0)) return std::nullopt;
   return rows.real(0, 0);
