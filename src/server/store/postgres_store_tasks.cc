@@ -31,12 +31,13 @@ void PostgresStore::side_transaction(Body&& body) {
 std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
   // One statement: pick the task, insert its lease, point the task at it. A task another server
   // is leasing right now is skipped, not waited for. Tasks created but never leased
-  // (lease_expires_at 0) come first.
+  // (lease_expires_at 0) come first. The order is tasks_to_lease's and the round's check one
+  // probe (an uncorrelated EXISTS): the first entry that is not locked is the task, no sort.
   Rows rows = run(
-      "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = "
-      "t.population_id AND r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND "
-      "t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
-      "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
+      "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t WHERE t.population_id = $1 AND "
+      "t.round = $2 AND t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND "
+      "EXISTS (SELECT 1 FROM rounds r WHERE r.population_id = $1 AND r.number = $2 AND r.status "
+      "= 'open') ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
       "lease AS (INSERT INTO leases (task_id, token_hash, expires_at) SELECT id, $5, $6 FROM "
       "picked RETURNING id, task_id) "
       "UPDATE tasks SET lease_id = lease.id, lease_expires_at = $6 FROM lease WHERE tasks.id = "
@@ -279,7 +280,7 @@ bool PostgresStore::has_expired_lease(const std::string& population_id, int roun
 
 bool PostgresStore::leasable_rows(const std::string& population_id, int round, double now,
                                   bool leased_before) {
-  // One index probe per kind (tasks_by_expiry's prefix is population, round, kind, state): with
+  // One index probe per kind (tasks_to_lease's prefix is population, round, kind, state): with
   // `kind IN (…)` the planner took tasks_by_state instead and walked every population's leases.
   Rows rows = run(
       leased_before
