@@ -12,8 +12,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
-#include <vector>
 #include <thread>
+#include <vector>
 
 #include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
@@ -279,11 +279,13 @@ TEST_CASE("postgres_a_version_3_database_is_migrated_and_its_populations_run_fed
         std::to_string(PostgresStore::kSchemaVersion));
 }
 
-// Version 5 leases tasks through tasks_by_expiry: migrated, tasks_to_lease (whose last column,
-// id, is the claim's tie-break) replaces it, and claims lease the never-leased task with the
-// lowest id first, then an expired one.
-TEST_CASE("postgres_a_version_5_database_is_migrated_to_the_claim_ordered_index",
-          "[store][postgres]") {
+// Version 5 leases tasks through tasks_by_expiry and has foreign keys on tasks, leases and
+// results: migrated, tasks_to_lease (whose last column, id, is the claim's tie-break) replaces
+// the index, the keys are gone, and claims lease the never-leased task with the lowest id first,
+// then an expired one.
+TEST_CASE(
+    "postgres_a_version_5_database_is_migrated_to_the_claim_ordered_index_without_foreign_keys",
+    "[store][postgres]") {
   PostgresBackend backend;
   auto first = backend.open();
   if (!first) return;
@@ -294,9 +296,19 @@ TEST_CASE("postgres_a_version_5_database_is_migrated_to_the_claim_ordered_index"
   admin.run(
       "CREATE INDEX tasks_by_expiry ON tasks (population_id, round, kind, state, "
       "lease_expires_at)");
+  const char* foreign_keys =
+      "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid IN "
+      "('tasks'::regclass, 'leases'::regclass, 'results'::regclass)";
+  CHECK(admin.run(foreign_keys) == "0");  // none in a database version 6 created
+  admin.run("ALTER TABLE tasks ADD FOREIGN KEY (population_id, round) REFERENCES rounds");
+  admin.run("ALTER TABLE leases ADD FOREIGN KEY (task_id) REFERENCES tasks(id)");
+  admin.run("ALTER TABLE results ADD FOREIGN KEY (task_id) REFERENCES tasks(id)");
+  admin.run("ALTER TABLE results ADD FOREIGN KEY (population_id, round) REFERENCES rounds");
+  CHECK(admin.run(foreign_keys) == "4");
   admin.run("UPDATE schema_version SET version = 5");
 
   auto migrated = backend.open();
+  CHECK(admin.run(foreign_keys) == "0");
   CHECK(admin.run("SELECT version FROM schema_version") ==
         std::to_string(PostgresStore::kSchemaVersion));
   CHECK(admin.run("SELECT count(*) FROM pg_indexes WHERE indexname = 'tasks_by_expiry' AND "
