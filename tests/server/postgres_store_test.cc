@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
@@ -276,6 +277,60 @@ TEST_CASE("postgres_a_version_3_database_is_migrated_and_its_populations_run_fed
   CHECK(migrated->find_optimizer_state("p", 1)->bytes == "state-1");
   CHECK(admin.run("SELECT version FROM schema_version") ==
         std::to_string(PostgresStore::kSchemaVersion));
+}
+
+// Version 5 leases tasks through tasks_by_expiry and has foreign keys on tasks, leases and
+// results: migrated, tasks_to_lease (whose last column, id, is the claim's tie-break) replaces
+// the index, the keys are gone, and claims lease the never-leased task with the lowest id first,
+// then an expired one.
+TEST_CASE(
+    "postgres_a_version_5_database_is_migrated_to_the_claim_ordered_index_without_foreign_keys",
+    "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);  // task 1 leased until 10, tasks 2..5 never leased
+  first.reset();
+  Session admin(backend.url());
+  admin.run("DROP INDEX tasks_to_lease");
+  admin.run(
+      "CREATE INDEX tasks_by_expiry ON tasks (population_id, round, kind, state, "
+      "lease_expires_at)");
+  const char* foreign_keys =
+      "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid IN "
+      "('tasks'::regclass, 'leases'::regclass, 'results'::regclass)";
+  CHECK(admin.run(foreign_keys) == "0");  // none in a database version 6 created
+  admin.run("ALTER TABLE tasks ADD FOREIGN KEY (population_id, round) REFERENCES rounds");
+  admin.run("ALTER TABLE leases ADD FOREIGN KEY (task_id) REFERENCES tasks(id)");
+  admin.run("ALTER TABLE results ADD FOREIGN KEY (task_id) REFERENCES tasks(id)");
+  admin.run("ALTER TABLE results ADD FOREIGN KEY (population_id, round) REFERENCES rounds");
+  CHECK(admin.run(foreign_keys) == "4");
+  admin.run("UPDATE schema_version SET version = 5");
+
+  auto migrated = backend.open();
+  CHECK(admin.run(foreign_keys) == "0");
+  CHECK(admin.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
+  CHECK(admin.run("SELECT count(*) FROM pg_indexes WHERE indexname = 'tasks_by_expiry' AND "
+                  "schemaname = current_schema()") == "0");
+  CHECK(admin
+            .run("SELECT indexdef FROM pg_indexes WHERE indexname = 'tasks_to_lease' AND "
+                 "schemaname = current_schema()")
+            .find("(population_id, round, kind, state, lease_expires_at, id)") !=
+        std::string::npos);
+  std::vector<std::int64_t> leased;
+  for (int i = 0; i < 5; ++i) {
+    StoreTransaction tx(*migrated, Durability::kFull);
+    const auto claimed =
+        migrated->claim_task({"p", 0, TaskKind::kTrain, 5, 11, 20, "hash-" + std::to_string(i)});
+    tx.commit();
+    REQUIRE(claimed);
+    leased.push_back(claimed->task_id);
+  }
+  const std::int64_t first_id = std::stoll(admin.run("SELECT min(id) FROM tasks"));
+  // Never leased (lease_expires_at 0) in id order, then task 1, whose lease expired at 10.
+  CHECK(leased == std::vector<std::int64_t>{first_id + 1, first_id + 2, first_id + 3, first_id + 4,
+                                            first_id});
 }
 
 }  // namespace

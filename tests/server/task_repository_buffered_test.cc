@@ -5,12 +5,14 @@
 // 409 and nothing changed, and a restart in the middle of a buffer folding each stored report
 // once with its weight.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -86,6 +88,42 @@ std::map<std::uint64_t, std::uint64_t> staleness_of(const PopulationStatus& stat
   const auto& robust = status.history.at(static_cast<std::size_t>(version)).robust;
   return robust.staleness ? robust.staleness->counts : std::map<std::uint64_t, std::uint64_t>{};
 }
+
+// A connection of its own to the test's schema that holds a task's row lock until release():
+// an accept of that task waits for it after its read of the open version.
+struct TaskRowLock {
+  pg_conn* conn;
+  TaskRowLock(const std::string& url, std::int64_t task_id) : conn(PQconnectdb(url.c_str())) {
+    REQUIRE(PQstatus(conn) == CONNECTION_OK);
+    exec("BEGIN");
+    exec("SELECT 1 FROM tasks WHERE id = " + std::to_string(task_id) + " FOR UPDATE");
+  }
+  TaskRowLock(const TaskRowLock&) = delete;
+  TaskRowLock& operator=(const TaskRowLock&) = delete;
+  ~TaskRowLock() { PQfinish(conn); }
+  void exec(const std::string& sql) {
+    pg_result* r = PQexec(conn, sql.c_str());
+    const ExecStatusType status = PQresultStatus(r);
+    PQclear(r);
+    REQUIRE((status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK));
+  }
+  // Returns once another backend waits for a lock in a statement on `table` (polled; bounded
+  // by a generous limit, after which the test goes on and checks what every order must give).
+  void wait_for_a_waiter(const std::string& table) {
+    for (int i = 0; i < 6000; ++i) {
+      pg_result* r = PQexec(conn, ("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type "
+                                   "= 'Lock' AND query LIKE '%" +
+                                   table + "%'")
+                                      .c_str());
+      const bool waiting =
+          PQresultStatus(r) == PGRES_TUPLES_OK && std::string(PQgetvalue(r, 0, 0)) != "0";
+      PQclear(r);
+      if (waiting) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  void release() { exec("COMMIT"); }
+};
 
 }  // namespace
 
@@ -169,6 +207,45 @@ TEST_CASE("a_synchronous_populations_status_has_no_mode", "[repository][buffered
   CHECK_FALSE(body["history"][0].contains("staleness"));
 }
 
+// A leaf that vanishes with a task of an older version costs its lease: when the lease expires,
+// the slot is free, and the claim parked for one (long poll) is woken by the next tick and gets
+// a task of the open version. The tick before the expiry, and the one after the slot is taken
+// again, wake nobody.
+TEST_CASE("a_parked_claim_is_woken_when_a_lease_of_an_older_version_expires",
+          "[repository][buffered]") {
+  Harness h;
+  const CreatedPopulation p = h.repo.create_population(buffered_spec("p"));
+  const double start = h.clock.now();
+  const TaskAssignment a = claim(h.repo, p), b = claim(h.repo, p);
+  const TaskAssignment vanished = claim(h.repo, p);  // its leaf never reports
+  REQUIRE(upload(h.repo, a, 0.2f, 1) == 201);
+  REQUIRE(upload(h.repo, b, 0.2f, 1) == 201);  // version 1
+  h.clock.advance(1);
+  const TaskAssignment d = claim(h.repo, p), e = claim(h.repo, p);
+  CHECK(d.round == 1);
+  ClaimOutcome full = h.repo.claim(p.id, p.client_token);  // three out: vanished, d, e
+  REQUIRE(std::holds_alternative<RetryLater>(full));
+  h.repo.commit_batch();
+  int woken = 0;
+  h.repo.waiters().park(p.id, std::get<RetryLater>(full).wake_epoch, [&] { ++woken; });
+
+  h.repo.tick();
+  CHECK(woken == 0);
+  h.clock.set(start + 10.5);  // vanished's lease (10 s, version 0) expired; d's and e's not
+  h.repo.tick();
+  CHECK(woken == 1);
+  const TaskAssignment f = claim(h.repo, p);
+  CHECK(f.round == 1);
+  CHECK(f.task_id != vanished.task_id);
+
+  ClaimOutcome again = h.repo.claim(p.id, p.client_token);
+  REQUIRE(std::holds_alternative<RetryLater>(again));
+  h.repo.waiters().park(p.id, std::get<RetryLater>(again).wake_epoch, [&] { ++woken; });
+  h.repo.tick();  // nothing expired since: the parked claim sleeps on
+  CHECK(woken == 1);
+  h.repo.waiters().notify(p.id);
+}
+
 // A restart in the middle of a buffer: the version's stored reports are folded again, each with
 // the staleness weight of its task's round, so the published version is the uninterrupted one
 // bit for bit.
@@ -203,6 +280,67 @@ TEST_CASE("a_restart_in_the_middle_of_a_buffer_publishes_the_uninterrupted_versi
   CHECK(uninterrupted.second == std::map<std::uint64_t, std::uint64_t>{{0, 1}, {1, 1}});
   const SqliteFileBackend backend;
   CHECK(run([&] { return std::make_unique<SqliteStore>(backend.path); }, true) == uninterrupted);
+}
+
+// Server B publishes version 1 (the K-th report) while server A accepts a report of version 0:
+// A's accept waits for B's close and then finds version 0 closed. The report is not lost (410):
+// it folds into version 1 with its staleness counted against version 1 (s = 1, weight
+// 1/sqrt(2)), exactly once. Runs when FEDLEAF_TEST_PG_URL is set.
+TEST_CASE("a_report_racing_the_publish_of_its_version_folds_into_the_next_version",
+          "[repository][buffered][shared]") {
+  PostgresBackend backend;
+  FakeClock clock;
+  std::unique_ptr<Store> store_a = backend.open();
+  if (!store_a) return;
+  std::unique_ptr<Store> store_b = backend.open();
+  ServerMetrics metrics_a, metrics_b;
+  TaskRepository a(*store_a, clock, metrics_a, TaskRepositoryOptions{});
+  TaskRepository b(*store_b, clock, metrics_b, TaskRepositoryOptions{});
+  const CreatedPopulation p = a.create_population(buffered_spec("p"));
+  a.commit_batch();
+  const TaskAssignment t1 = claim(a, p), t2 = claim(a, p), t3 = claim(a, p);
+  a.commit_batch();
+  REQUIRE(upload(a, t1, 0.2f, 3) == 201);  // A's shard row of version 0
+  a.commit_batch();
+  // A reads version 0 open (1 report of K = 2) and folds t3, then waits for t3's row; meanwhile
+  // B accepts the K-th report and publishes version 1.
+  TaskRowLock row(backend.url(), t3.task_id);
+  int racing_status = 0;
+  std::thread racer([&] {
+    try {
+      racing_status = upload(a, t3, 0.6f, 2);
+      a.commit_batch();
+    } catch (const Gone&) {
+      racing_status = 410;  // the report lost
+    }
+  });
+  row.wait_for_a_waiter("FROM tasks");
+  REQUIRE(upload(b, t2, -0.4f, 1) == 201);  // K reports: version 1
+  b.commit_batch();
+  row.release();
+  racer.join();
+  CHECK(racing_status == 201);
+  CHECK(a.status("p").round.number == 1);
+  CHECK(a.status("p").round.reports == 1);  // t3, in version 1's buffer
+
+  const TaskAssignment t4 = claim(b, p);
+  CHECK(t4.round == 1);
+  REQUIRE(upload(b, t4, 0.1f, 2) == 201);  // version 2
+  b.commit_batch();
+  const PopulationStatus status = a.status("p");
+  CHECK(status.round.number == 2);
+  CHECK(status.history[0].record.reports == 2);
+  CHECK(status.history[1].record.reports == 2);
+  CHECK(status.rejections.count("round_closed") == 0);
+
+  const std::vector<float> v0 = out_weight(a, "p", 0);
+  const std::vector<float> v1 = out_weight(a, "p", 1);
+  const std::vector<float> v2 = out_weight(a, "p", 2);
+  const double w = 1.0 / std::sqrt(2.0);
+  for (std::size_t j = 0; j < v0.size(); ++j) {
+    CHECK(v1[j] == Approx(v0[j] + (3 * 0.2 + 1 * -0.4) / 4.0).margin(1e-6));
+    CHECK(v2[j] == Approx(v1[j] + (2 * w * 0.6 + 2 * 0.1) / (2 * w + 2)).margin(1e-6));
+  }
 }
 
 // Three servers on one PostgreSQL store run a buffered population, each claim and upload through

@@ -332,6 +332,16 @@ bool RoundLifecycle::has_task_to_offer(const PopulationState& st, double now) {
          parts_.store.has_leasable_task(st.record.id, st.round.number, now);
 }
 
+bool RoundLifecycle::buffered_slot_freed(const PopulationState& st, double now) {
+  if (!st.buffered || st.record.state != RunState::kRunning) return false;
+  // A lease of an older version is never handed out again (claims lease the open version), so
+  // has_expired_lease of the open round misses it: what frees the slot is its expiry itself,
+  // i.e. tasks out at the last tick that are not out now (out(t) counts leases valid after t).
+  const std::int64_t out = parts_.store.count_out_tasks(st.record.id, TaskKind::kTrain, now);
+  if (out >= static_cast<std::int64_t>(st.buffered->concurrency)) return false;
+  return parts_.store.count_out_tasks(st.record.id, TaskKind::kTrain, last_tick_at_) > out;
+}
+
 void RoundLifecycle::tick() {
   std::lock_guard lock(parts_.mutex);
   const bool batch_was_open = parts_.batch.is_open();
@@ -357,7 +367,7 @@ void RoundLifecycle::tick() {
       // waiting for a round that has a task to lease or to create.
       if (parts_.waiters.waiting(id) > 0 &&
           (parts_.store.has_expired_lease(id, st.round.number, now) ||
-           (parts_.store.shared() && has_task_to_offer(st, now)))) {
+           buffered_slot_freed(st, now) || (parts_.store.shared() && has_task_to_offer(st, now)))) {
         parts_.waiters.notify(id);
       }
     } catch (const std::exception& e) {
@@ -366,6 +376,7 @@ void RoundLifecycle::tick() {
       }
     }
   }
+  last_tick_at_ = now;
   // Nobody waits for what the tick did (a batch that was already open has waiters, whose
   // group commit will include it): commit and sync it here.
   if (batch_was_open || !parts_.batch.is_open()) return;

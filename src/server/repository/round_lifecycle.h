@@ -50,7 +50,8 @@ class RoundLifecycle {
   // Closes or finishes what is due at `now` and wakes the claims waiting on a new round.
   void advance(PopulationState& state, double now);
   // Closes rounds whose deadline has passed and wakes the claims waiting on a population with an
-  // expired lease; commits and syncs what it changed. Takes the mutex.
+  // expired lease (in a buffered population, a train lease of any version expired since the
+  // previous tick that frees a slot); commits and syncs what it changed. Takes the mutex.
   void tick();
   // Writes a checkpoint of every open round with reports since its last one, once the
   // background closes in flight are done. Takes the mutex.
@@ -94,8 +95,13 @@ class RoundLifecycle {
   // create, a never-leased one, or an expired lease).
   bool has_task_to_offer(const PopulationState& state, double now);
 
+  // A buffered population with a free train slot that a lease expiring since the last tick
+  // freed (a leaf that vanished): its parked claims can have the slot.
+  bool buffered_slot_freed(const PopulationState& state, double now);
+
   RepositoryParts& parts_;
   std::uint64_t last_close_id_ = 0;
+  double last_tick_at_ = 0;              // the clock at the previous tick (0: every expiry is new)
   std::unique_ptr<RoundCloser> closer_;  // close_in_background
 };
 

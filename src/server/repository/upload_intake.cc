@@ -82,13 +82,24 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
   }
   if (task->kind == TaskKind::kEvaluate)
     return accept_evaluate(st, *task, lease_id, body, sha, now);
-  if (st.buffered && st.round.status == RoundStatus::kOpen && st.aggregator) {
-    return accept_buffered_train(st, *task, lease_id, body, sha, now);
+  if (st.buffered) {
+    // A report whose version another server closed between our read and our accept folds into
+    // the version that opened instead (staleness counted anew): only training that is over
+    // leaves it nowhere to fold (410 below).
+    while (st.round.status == RoundStatus::kOpen && st.aggregator) {
+      if (std::optional<UploadOutcome> accepted =
+              accept_buffered_train(st, *task, lease_id, body, sha, now)) {
+        return *accepted;
+      }
+      parts_.populations.reload(st);
+      parts_.waiters.notify(population_id);  // as PopulationCache::refresh on a moved round
+      rounds_.advance(st, now);
+    }
   }
   if (task->round != st.round.number || st.round.status != RoundStatus::kOpen || !st.aggregator) {
     return answer_refused(population_id, AcceptStatus::kRoundClosed, *task, lease_id, sha);
   }
-  return accept_train(st, *task, lease_id, body, sha, now, 1.0);
+  return *accept_train(st, *task, lease_id, body, sha, now, 1.0);
 }
 
 UploadOutcome UploadIntake::answer_refused(const std::string& population_id, AcceptStatus status,
@@ -99,9 +110,11 @@ UploadOutcome UploadIntake::answer_refused(const std::string& population_id, Acc
   throw_refusal(status, task, population_id, parts_.clock.now());
 }
 
-UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& task,
-                                         std::int64_t lease_id, const std::string& body,
-                                         const std::string& sha, double now, double weight_scale) {
+std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, const TaskRecord& task,
+                                                        std::int64_t lease_id,
+                                                        const std::string& body,
+                                                        const std::string& sha, double now,
+                                                        double weight_scale) {
   const std::string id = st.record.id;
   const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
   core::ResultHeader summary;
@@ -158,6 +171,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
     // Another server changed the task or closed the round after our read: the aggregator holds
     // a result the store does not.
     st.aggregator_in_seq_order = false;
+    if (st.buffered && outcome->status == AcceptStatus::kRoundClosed) return std::nullopt;
     return answer_refused(id, outcome->status, outcome->task, lease_id, sha);
   }
   const std::int64_t seq = outcome->seq;
@@ -166,7 +180,7 @@ UploadOutcome UploadIntake::accept_train(PopulationState& st, const TaskRecord& 
   if (checkpointed) st.checkpoint_seq = seq;
   st.round = outcome->round;
   rounds_.advance(st, now);
-  return {201, decode_receipt(outcome->task)};
+  return UploadOutcome{201, decode_receipt(outcome->task)};
 }
 
 UploadOutcome UploadIntake::accept_evaluate(PopulationState& st, const TaskRecord& task,

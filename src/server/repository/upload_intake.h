@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "server/repository/repository_parts.h"
@@ -31,16 +32,19 @@ class UploadIntake {
   // counted refusal (Store::add_rejection).
   void reject(const RefusedUpload& upload);
   // weight_scale: the report's staleness weight (1 in a synchronous round); it is folded into
-  // the open round (state.round), its task's own in a synchronous population.
-  UploadOutcome accept_train(PopulationState& state, const TaskRecord& task, std::int64_t lease_id,
-                             const std::string& body, const std::string& sha, double now,
-                             double weight_scale);
+  // the open round (state.round), its task's own in a synchronous population. Nullopt only in a
+  // buffered population whose open version another server closed after our read (the store
+  // answered kRoundClosed, nothing stored): the caller reloads and folds it into the next.
+  std::optional<UploadOutcome> accept_train(PopulationState& state, const TaskRecord& task,
+                                            std::int64_t lease_id, const std::string& body,
+                                            const std::string& sha, double now,
+                                            double weight_scale);
   // A buffered population's train upload: its staleness from the server's record (the open
   // version minus the task's round), 409 past max_staleness (counted as "stale", nothing
-  // folded), else accept_train with its staleness weight.
-  UploadOutcome accept_buffered_train(PopulationState& state, const TaskRecord& task,
-                                      std::int64_t lease_id, const std::string& body,
-                                      const std::string& sha, double now);
+  // folded), else accept_train with its staleness weight (nullopt as accept_train's).
+  std::optional<UploadOutcome> accept_buffered_train(PopulationState& state, const TaskRecord& task,
+                                                     std::int64_t lease_id, const std::string& body,
+                                                     const std::string& sha, double now);
   UploadOutcome accept_evaluate(PopulationState& state, const TaskRecord& task,
                                 std::int64_t lease_id, const std::string& body,
                                 const std::string& sha, double now);

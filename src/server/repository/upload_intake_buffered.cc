@@ -1,6 +1,7 @@
 // A buffered population's train upload (upload_intake.h): staleness from the server's record,
 // the staleness bound, and the weight the report folds with. Kept apart from the synchronous
 // intake it calls into.
+#include <optional>
 #include <string>
 
 #include "core/aggregation/buffered_spec.h"
@@ -9,9 +10,9 @@
 
 namespace fedleaf::server {
 
-UploadOutcome UploadIntake::accept_buffered_train(PopulationState& st, const TaskRecord& task,
-                                                  std::int64_t lease_id, const std::string& body,
-                                                  const std::string& sha, double now) {
+std::optional<UploadOutcome> UploadIntake::accept_buffered_train(
+    PopulationState& st, const TaskRecord& task, std::int64_t lease_id, const std::string& body,
+    const std::string& sha, double now) {
   // The server's record of the version it handed out (the task's round), never the leaf's word.
   const std::int64_t staleness = static_cast<std::int64_t>(st.round.number) - task.round;
   if (staleness < 0) {
@@ -27,10 +28,10 @@ UploadOutcome UploadIntake::accept_buffered_train(PopulationState& st, const Tas
                    " (trained on version " + std::to_string(task.round) +
                    ", the current version is " + std::to_string(st.round.number) + "): not folded");
   }
-  UploadOutcome accepted =
+  std::optional<UploadOutcome> accepted =
       accept_train(st, task, lease_id, body, sha, now, core::staleness_weight(*st.buffered, s));
   // A task is no longer out: a leaf waiting for a free slot may claim one.
-  parts_.waiters.notify(st.record.id);
+  if (accepted) parts_.waiters.notify(st.record.id);
   return accepted;
 }
 

@@ -28,12 +28,20 @@ inline std::vector<std::string> postgres_schema() {
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
       create_table_sql(kTasksTable, Dialect::kPostgres),
-      R"sql(CREATE INDEX IF NOT EXISTS tasks_by_expiry
-         ON tasks (population_id, round, kind, state, lease_expires_at))sql",
+      // Version 6: no foreign keys on the rows every claim and report writes (tasks, leases,
+      // results; SQLite keeps them: kTasksTable's sqlite_only_constraints). The server writes
+      // them only under the row they would point to (a task under its round's lock, a lease and a
+      // result under their task's), deletes no task, round or population, and its own reads are
+      // the checks; each key was a lookup and a KEY SHARE lock (on the round row: a multixact
+      // among servers) per row written.
+      // Version 6: the claim's order (lease_expires_at, id) is the index's, so a claim reads one
+      // entry instead of sorting every leasable task of the round (tasks_by_expiry, up to 5).
+      R"sql(CREATE INDEX IF NOT EXISTS tasks_to_lease
+         ON tasks (population_id, round, kind, state, lease_expires_at, id))sql",
       R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
       R"sql(CREATE TABLE IF NOT EXISTS leases (
          id BIGSERIAL PRIMARY KEY,
-         task_id BIGINT NOT NULL REFERENCES tasks(id),
+         task_id BIGINT NOT NULL,
          token_hash TEXT NOT NULL,
          expires_at DOUBLE PRECISION NOT NULL,
          refused_sha256 TEXT NOT NULL DEFAULT ''))sql",
@@ -44,10 +52,9 @@ inline std::vector<std::string> postgres_schema() {
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
          seq BIGINT NOT NULL,
-         task_id BIGINT NOT NULL UNIQUE REFERENCES tasks(id),
+         task_id BIGINT NOT NULL UNIQUE,
          bytes BYTEA NOT NULL,
-         PRIMARY KEY (population_id, round, seq),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+         PRIMARY KEY (population_id, round, seq)))sql",
       // Result seqs come from one sequence (no round row to count on): increasing in the order
       // the results were accepted, so a round's results read in seq order are folded as one
       // server would have folded them.
@@ -98,7 +105,7 @@ inline std::vector<std::string> postgres_schema() {
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 4> kPostgresMigrations{
+inline constexpr std::array<const char*, 5> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -110,6 +117,12 @@ inline constexpr std::array<const char*, 4> kPostgresMigrations{
     // 4 → 5: each population's buffered mode ('' is synchronous rounds, what every earlier
     // population ran). A constant default rewrites no row.
     "ALTER TABLE populations ADD COLUMN IF NOT EXISTS buffered TEXT NOT NULL DEFAULT ''",
+    // 5 → 6: tasks_to_lease (created by the schema above) replaces tasks_by_expiry, its prefix;
+    // the foreign keys of tasks, leases and results go. One statement.
+    "DO $$ BEGIN DROP INDEX IF EXISTS tasks_by_expiry; ALTER TABLE tasks DROP CONSTRAINT IF "
+    "EXISTS tasks_population_id_round_fkey; ALTER TABLE leases DROP CONSTRAINT IF "
+    "EXISTS leases_task_id_fkey; ALTER TABLE results DROP CONSTRAINT IF EXISTS "
+    "results_task_id_fkey, DROP CONSTRAINT IF EXISTS results_population_id_round_fkey; END $$",
 };
 
 }  // namespace fedleaf::server

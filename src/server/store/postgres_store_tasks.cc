@@ -31,12 +31,13 @@ void PostgresStore::side_transaction(Body&& body) {
 std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
   // One statement: pick the task, insert its lease, point the task at it. A task another server
   // is leasing right now is skipped, not waited for. Tasks created but never leased
-  // (lease_expires_at 0) come first.
+  // (lease_expires_at 0) come first. The order is tasks_to_lease's and the round's check one
+  // probe (an uncorrelated EXISTS): the first entry that is not locked is the task, no sort.
   Rows rows = run(
-      "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t JOIN rounds r ON r.population_id = "
-      "t.population_id AND r.number = t.round WHERE t.population_id = $1 AND t.round = $2 AND "
-      "t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND r.status = 'open' "
-      "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
+      "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t WHERE t.population_id = $1 AND "
+      "t.round = $2 AND t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND "
+      "EXISTS (SELECT 1 FROM rounds r WHERE r.population_id = $1 AND r.number = $2 AND r.status "
+      "= 'open') ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
       "lease AS (INSERT INTO leases (task_id, token_hash, expires_at) SELECT id, $5, $6 FROM "
       "picked RETURNING id, task_id) "
       "UPDATE tasks SET lease_id = lease.id, lease_expires_at = $6 FROM lease WHERE tasks.id = "
@@ -279,22 +280,31 @@ bool PostgresStore::has_expired_lease(const std::string& population_id, int roun
 
 bool PostgresStore::leasable_rows(const std::string& population_id, int round, double now,
                                   bool leased_before) {
-  Rows rows =
-      run(leased_before ? "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
-                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
-                          "AND lease_id <> 0 LIMIT 1"
-                        : "SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind IN "
-                          "('train', 'evaluate') AND state = 'leased' AND lease_expires_at <= $3 "
-                          "LIMIT 1",
-          Params().text(population_id).integer(round).real(now));
+  // One index probe per kind (tasks_to_lease's prefix is population, round, kind, state): with
+  // `kind IN (…)` the planner took tasks_by_state instead and walked every population's leases.
+  Rows rows = run(
+      leased_before
+          ? "SELECT 1 WHERE EXISTS (SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 "
+            "AND kind = 'train' AND state = 'leased' AND lease_expires_at <= $3 AND lease_id "
+            "<> 0) OR EXISTS (SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND "
+            "kind = 'evaluate' AND state = 'leased' AND lease_expires_at <= $3 AND lease_id <> "
+            "0)"
+          : "SELECT 1 WHERE EXISTS (SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 "
+            "AND kind = 'train' AND state = 'leased' AND lease_expires_at <= $3) OR EXISTS "
+            "(SELECT 1 FROM tasks WHERE population_id = $1 AND round = $2 AND kind = "
+            "'evaluate' AND state = 'leased' AND lease_expires_at <= $3)",
+      Params().text(population_id).integer(round).real(now));
   return rows.size() > 0;
 }
 
 std::optional<double> PostgresStore::next_lease_expiry(const std::string& population_id, int round,
                                                        double now) {
   Rows rows =
-      run("SELECT min(lease_expires_at) FROM tasks WHERE population_id = $1 AND round = $2 AND "
-          "kind IN ('train', 'evaluate') AND state = 'leased' AND lease_expires_at > $3",
+      // Per kind, so that each min is the first entry of an index range (see leasable_rows).
+      run("SELECT least((SELECT min(lease_expires_at) FROM tasks WHERE population_id = $1 AND "
+          "round = $2 AND kind = 'train' AND state = 'leased' AND lease_expires_at > $3), (SELECT "
+          "min(lease_expires_at) FROM tasks WHERE population_id = $1 AND round = $2 AND kind = "
+          "'evaluate' AND state = 'leased' AND lease_expires_at > $3))",
           Params().text(population_id).integer(round).real(now));
   if (rows.size() == 0 || rows.is_null(0, 0)) return std::nullopt;
   return rows.real(0, 0);

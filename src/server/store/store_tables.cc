@@ -150,6 +150,7 @@ const Table kTasksTable{
      field<&T::result_sha256>(text("result_sha256")),
      field<&T::result_status>(integer("result_status")),
      field<&T::result_body>(text("result_body"))},
+    {},
     {kRoundFk}};
 
 std::vector<Value> values_of(const PopulationRecord& p) { return values(kPopulationsTable, &p); }
@@ -207,6 +208,11 @@ std::string create_table_sql(const Table& table, Dialect dialect) {
     separator = ",\n         ";
   }
   for (const char* constraint : table.constraints) out += separator + std::string(constraint);
+  if (dialect == Dialect::kSqlite) {
+    for (const char* constraint : table.sqlite_only_constraints) {
+      out += separator + std::string(constraint);
+    }
+  }
   return out + ")";
 }
 

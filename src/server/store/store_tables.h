@@ -49,6 +49,9 @@ struct Table {
   const char* name;
   std::vector<Column> columns;
   std::vector<const char*> constraints;  // table constraints, after the columns
+  // Constraints only SQLite's table has, after those (PostgreSQL drops foreign keys the server
+  // never relies on: postgres_schema.h, version 6).
+  std::vector<const char*> sqlite_only_constraints = {};
 };
 
 extern const Table kPopulationsTable;
