@@ -36,6 +36,7 @@ std::unique_ptr<PopulationState> state_at_round(int round, int rounds, int eval_
 TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new_model",
           "[round_close]") {
   const auto st = state_at_round(2, 5, 1);
+  const std::vector<std::uint8_t> expected = core::write_safetensors(st->aggregator->next_model());
   const RoundClose close = close_training_round(*st, 160);
 
   CHECK(close.closed.number == 2);
@@ -50,6 +51,10 @@ TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new
   CHECK_FALSE(close.training_over);
   CHECK(close.model_etag == sha256_hex(close.model_bytes));
   CHECK(close.model_bytes == test::to_string(core::write_safetensors(close.next)));
+  // The aggregator's next model, bit for bit; built in the aggregator's own copy of the model,
+  // which the close consumed.
+  CHECK(close.model_bytes == test::to_string(expected));
+  CHECK(st->aggregator->model().empty());
   // Row 1 was updated by the report, row 2 was not.
   const auto& next_emb = std::get<core::DenseTensor>(close.next.at("emb/weight"));
   const auto& old_emb = std::get<core::DenseTensor>(test::test_model_tensors().at("emb/weight"));

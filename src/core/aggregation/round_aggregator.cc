@@ -275,10 +275,14 @@ RoundStats RoundAggregator::stats() const {
 }
 double RoundAggregator::total_weight() const { return state_->total_weight; }
 
-NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) const {
-  NamedTensors next = state_->model;
+namespace {
+
+// next += every accumulator's finalized delta (next_model's rule); returns the elements kept at
+// their old value because the new one would not be finite.
+std::uint64_t add_aggregates(NamedTensors& next,
+                             const std::vector<SparseSumAccumulator>& accumulators) {
   std::uint64_t withheld = 0;
-  for (const SparseSumAccumulator& acc : state_->accumulators) {
+  for (const SparseSumAccumulator& acc : accumulators) {
     const Tensor delta = acc.finalize();
     DenseTensor& target = std::get<DenseTensor>(next.at(acc.name()));
     const std::vector<std::uint64_t> strides = *row_major_strides(acc.dense_shape());
@@ -300,6 +304,22 @@ NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) cons
       apply(double{});
     }
   }
+  return withheld;
+}
+
+}  // namespace
+
+NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) const {
+  NamedTensors next = state_->model;
+  const std::uint64_t withheld = add_aggregates(next, state_->accumulators);
+  if (withheld_nonfinite) *withheld_nonfinite = withheld;
+  return next;
+}
+
+NamedTensors RoundAggregator::take_next_model(std::uint64_t* withheld_nonfinite) {
+  NamedTensors next = std::move(state_->model);
+  state_->model.clear();  // a moved-from map is valid but unspecified: make it empty
+  const std::uint64_t withheld = add_aggregates(next, state_->accumulators);
   if (withheld_nonfinite) *withheld_nonfinite = withheld;
   return next;
 }

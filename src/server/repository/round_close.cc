@@ -9,7 +9,7 @@
 
 namespace fedleaf::server {
 
-RoundClose close_training_round(const PopulationState& state, double now) {
+RoundClose close_training_round(PopulationState& state, double now) {
   using PhaseClock = std::chrono::steady_clock;
   const auto seconds_since = [](PhaseClock::time_point start) {
     return std::chrono::duration<double>(PhaseClock::now() - start).count();
@@ -17,7 +17,7 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   RoundClose out;
   auto start = PhaseClock::now();
   if (core::is_fedavg(state.optimizer)) {
-    out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+    out.next = state.aggregator->take_next_model(&out.withheld_nonfinite);
   } else {
     const core::ServerOptimizer optimizer(state.optimizer);
     static const core::NamedTensors kInitial;
@@ -33,7 +33,7 @@ RoundClose close_training_round(const PopulationState& state, double now) {
   }
   out.timings.finalize_s = seconds_since(start);
   start = PhaseClock::now();
-  out.model_bytes = to_string_bytes(core::write_safetensors(out.next));
+  out.model_bytes = core::write_safetensors_string(out.next);
   out.timings.encode_s = seconds_since(start);
   start = PhaseClock::now();
   out.model_etag = sha256_hex(out.model_bytes);

@@ -213,8 +213,7 @@ void RoundLifecycle::schedule_close(PopulationState& st, double now) {
   drop_closed_results(st);
 }
 
-void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& snapshot,
-                               double now) {
+void RoundLifecycle::run_close(std::uint64_t close_id, PopulationState& snapshot, double now) {
   const std::string& id = snapshot.record.id;
   const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
