@@ -65,6 +65,23 @@ TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new
   CHECK(robust["withheld_nonfinite"] == 0);
 }
 
+TEST_CASE("round_close_write_moves_the_model_bytes_into_the_model_record", "[round_close]") {
+  const auto st = state_at_round(2, 5, 1);
+  RoundClose close = close_training_round(*st, 160);
+  const std::string bytes = close.model_bytes;
+  RoundCloseWrite write = round_close_write("p", close);
+  REQUIRE(write.model);
+  CHECK(write.model->population_id == "p");
+  CHECK(write.model->round == 3);
+  CHECK(write.model->etag == close.model_etag);
+  CHECK(write.model->bytes == bytes);
+  CHECK(close.model_bytes.empty());  // moved, not copied: the caller moves them back
+  CHECK(write.closed.number == 2);
+  CHECK(write.opened->number == 3);
+  CHECK(write.population.current_round == 3);
+  CHECK_FALSE(write.optimizer_state);  // FedAvg keeps none
+}
+
 TEST_CASE("close_training_round_gives_the_next_round_its_adaptive_clip_bounds", "[round_close]") {
   // The test plan's clips are the defaults: adaptive, starting at rms kDefaultClipRms. The one
   // report is above it in both tensors, so both were clipped and both bounds grow.

@@ -73,9 +73,10 @@ std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id
                               *close.optimizer_state_bytes};
 }
 
-RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close) {
-  RoundCloseWrite write{close.closed, close.record, close.opened,
-                        ModelRecord{id, close.opened.number, close.model_etag, close.model_bytes}};
+RoundCloseWrite round_close_write(const std::string& id, RoundClose& close) {
+  RoundCloseWrite write{
+      close.closed, close.record, close.opened,
+      ModelRecord{id, close.opened.number, close.model_etag, std::move(close.model_bytes)}};
   write.optimizer_state = optimizer_state_record(id, close);
   return write;
 }

@@ -58,8 +58,11 @@ struct RoundClose {
 RoundClose close_training_round(PopulationState& state, double now);
 
 // What the store writes for `close` of population `id`, and the optimizer state alone (for
-// Store::persist_optimizer_state; nullopt without one).
-RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close);
+// Store::persist_optimizer_state; nullopt without one). round_close_write moves
+// close.model_bytes into the write's model record (a demo model is 16.8 MB, copied twice per
+// close before): the caller moves them back (close.model_bytes = std::move(write.model->bytes))
+// once the store has written them.
+RoundCloseWrite round_close_write(const std::string& id, RoundClose& close);
 std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id,
                                                            const RoundClose& close);
 
