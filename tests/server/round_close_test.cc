@@ -36,6 +36,7 @@ std::unique_ptr<PopulationState> state_at_round(int round, int rounds, int eval_
 TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new_model",
           "[round_close]") {
   const auto st = state_at_round(2, 5, 1);
+  const std::vector<std::uint8_t> expected = core::write_safetensors(st->aggregator->next_model());
   const RoundClose close = close_training_round(*st, 160);
 
   CHECK(close.closed.number == 2);
@@ -50,6 +51,10 @@ TEST_CASE("close_training_round_closes_the_round_and_opens_the_next_with_the_new
   CHECK_FALSE(close.training_over);
   CHECK(close.model_etag == sha256_hex(close.model_bytes));
   CHECK(close.model_bytes == test::to_string(core::write_safetensors(close.next)));
+  // The aggregator's next model, bit for bit; built in the aggregator's own copy of the model,
+  // which the close consumed.
+  CHECK(close.model_bytes == test::to_string(expected));
+  CHECK(st->aggregator->model().empty());
   // Row 1 was updated by the report, row 2 was not.
   const auto& next_emb = std::get<core::DenseTensor>(close.next.at("emb/weight"));
   const auto& old_emb = std::get<core::DenseTensor>(test::test_model_tensors().at("emb/weight"));
@@ -78,6 +83,23 @@ TEST_CASE("close_training_round_records_the_staleness_it_is_given_in_the_closed_
   const RoundClose synchronous = close_training_round(*state_at_round(2, 5, 0), 160);
   CHECK_FALSE(synchronous.robust.staleness);
   CHECK_FALSE(nlohmann::json::parse(synchronous.closed.robust_json).contains("staleness"));
+}
+
+TEST_CASE("round_close_write_moves_the_model_bytes_into_the_model_record", "[round_close]") {
+  const auto st = state_at_round(2, 5, 1);
+  RoundClose close = close_training_round(*st, 160);
+  const std::string bytes = close.model_bytes;
+  RoundCloseWrite write = round_close_write("p", close);
+  REQUIRE(write.model);
+  CHECK(write.model->population_id == "p");
+  CHECK(write.model->round == 3);
+  CHECK(write.model->etag == close.model_etag);
+  CHECK(write.model->bytes == bytes);
+  CHECK(close.model_bytes.empty());  // moved, not copied: the caller moves them back
+  CHECK(write.closed.number == 2);
+  CHECK(write.opened->number == 3);
+  CHECK(write.population.current_round == 3);
+  CHECK_FALSE(write.optimizer_state);  // FedAvg keeps none
 }
 
 TEST_CASE("close_training_round_gives_the_next_round_its_adaptive_clip_bounds", "[round_close]") {

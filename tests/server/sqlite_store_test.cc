@@ -75,6 +75,48 @@ std::string raw_text(const std::string& path, const char* sql) {
 
 }  // namespace
 
+// Dropping a round's results frees their overflow pages without writing them again (secure_delete
+// FAST): the WAL grows by the b-tree pages the delete changes, not by the results' size.
+TEST_CASE("sqlite_drop_results_does_not_rewrite_the_freed_pages_of_the_results", "[store]") {
+  SqliteFileBackend backend;
+  auto store = backend.open();
+  const std::string bytes(400000, 'R');  // ~98 overflow pages of 4 KiB
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    create_population(*store, "p");
+    tx.commit();
+  }
+  {
+    StoreTransaction tx(*store, Durability::kNormal);
+    const std::optional<ClaimedTask> task =
+        store->claim_task({"p", 0, TaskKind::kTrain, 5, 10, 15, "h"});
+    REQUIRE(task);
+    AcceptRequest r;
+    r.task_id = task->task_id;
+    r.lease_id = task->lease_id;
+    r.result_sha256 = "sha";
+    r.now = 11;
+    r.train_bytes = bytes;
+    r.delta.examples = 10;
+    r.receipt_body = [](int) { return std::string("{}"); };
+    REQUIRE(store->accept_result(r).status == AcceptStatus::kAccepted);
+    tx.commit();
+  }
+  REQUIRE(store->list_results("p", 0, 0).size() == 1);
+  // Empty the WAL into the database, so that its size counts the drop's frames alone.
+  raw_text(backend.path, "PRAGMA wal_checkpoint(TRUNCATE)");
+  REQUIRE(std::filesystem::file_size(backend.path + "-wal") == 0);
+  {
+    StoreTransaction tx(*store, Durability::kFull);
+    store->drop_results("p", 0);
+    tx.commit();
+  }
+  CHECK(store->list_results("p", 0, 0).empty());
+  const auto wal = std::filesystem::file_size(backend.path + "-wal");
+  CHECK(wal > 0);
+  CHECK(wal < bytes.size() / 4);  // secure_delete ON writes each freed page: > bytes.size()
+}
+
 TEST_CASE("sqlite_file_store_keeps_models_in_files_named_by_etag_readable_after_reopen",
           "[store]") {
   SqliteFileBackend backend;

@@ -1,6 +1,7 @@
 // SparseSumAccumulator::finalize: the operator's finalize rule applied to every touched key, in
 // key order, in one pass.
 #include <algorithm>
+#include <stdexcept>
 #include <type_traits>
 
 #include "core/aggregation/for_each_touched.h"
@@ -102,6 +103,55 @@ Tensor SparseSumAccumulator::finalize() const {
     }
   };
   return dtype_ == DType::F64 ? with_rule(double{}) : with_rule(float{});
+}
+
+void SparseSumAccumulator::for_each_finalized_row(
+    const std::function<void(std::uint64_t row, const void* values)>& visit) const {
+  if (encoding_ != UpdateEncoding::kRowSparse ||
+      operator_rules(spec_.op).finalizes_to_counts(encoding_)) {
+    throw std::logic_error("for_each_finalized_row: a row_sparse accumulator of values only");
+  }
+  // finalize()'s rules for values (its with_rule: any other rule divides by the total).
+  const FinalizeRule rule = operator_rules(spec_.op).finalize_rule(encoding_);
+  const std::size_t w = width_;
+  const double* sums = sums_.data();
+  const double* contributors = contributors_.data();
+  const double total = total_weight_ > 0.0 ? total_weight_ : 1.0;
+  const auto run = [&](auto tag, auto rule_constant) {
+    using T = decltype(tag);
+    constexpr FinalizeRule kRule = decltype(rule_constant)::value;
+    std::vector<T> row(w);
+    T* dst = row.data();
+    for_each_touched([&](std::uint64_t key, std::size_t pos) {
+      if (!kept(pos)) return;
+      const double* in = sums + pos * w;
+      if constexpr (kRule == FinalizeRule::kSums) {
+        for (std::size_t j = 0; j < w; ++j) dst[j] = static_cast<T>(in[j]);
+      } else if constexpr (kRule == FinalizeRule::kSumsOverContributors) {
+        const double divisor = contributors[pos];
+        for (std::size_t j = 0; j < w; ++j) dst[j] = static_cast<T>(in[j] / divisor);
+      } else {
+        for (std::size_t j = 0; j < w; ++j) dst[j] = static_cast<T>(in[j] / total);
+      }
+      visit(key, dst);
+    });
+  };
+  const auto with_rule = [&](auto tag) {
+    switch (rule) {
+      case FinalizeRule::kSums:
+        return run(tag, std::integral_constant<FinalizeRule, FinalizeRule::kSums>{});
+      case FinalizeRule::kSumsOverContributors:
+        return run(tag,
+                   std::integral_constant<FinalizeRule, FinalizeRule::kSumsOverContributors>{});
+      default:
+        return run(tag, std::integral_constant<FinalizeRule, FinalizeRule::kSumsOverTotal>{});
+    }
+  };
+  if (dtype_ == DType::F64) {
+    with_rule(double{});
+  } else {
+    with_rule(float{});
+  }
 }
 
 }  // namespace fedleaf::core

@@ -292,8 +292,13 @@ void check_options(const std::string& name, const Tensor& tensor,
 
 }  // namespace
 
-std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const Metadata& metadata,
-                                            const CompressionByTensor& compression) {
+namespace {
+
+// The file's bytes in a new `Bytes` (a byte vector or a string): one buffer of the file's size,
+// the header and each array copied into it once.
+template <class Bytes>
+Bytes write_safetensors_as(const NamedTensors& tensors, const Metadata& metadata,
+                           const CompressionByTensor& compression) {
   WireBuffers buffers;
   std::vector<StoredArray> arrays;
   Metadata meta;
@@ -332,13 +337,25 @@ std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const M
   specs.reserve(arrays.size());
   for (const StoredArray& a : arrays) specs.push_back({a.name, a.dtype, a.shape});
   const SafetensorsLayout layout = layout_safetensors(specs, meta);
-  std::vector<std::uint8_t> out(static_cast<std::size_t>(layout.file_size));
-  std::memcpy(out.data(), layout.header.data(), layout.header.size());
+  Bytes out(static_cast<std::size_t>(layout.file_size), 0);
+  auto* data = reinterpret_cast<std::uint8_t*>(&out[0]);
+  std::memcpy(data, layout.header.data(), layout.header.size());
   for (std::size_t i = 0; i < arrays.size(); ++i) {
-    if (arrays[i].nbytes)
-      std::memcpy(out.data() + layout.offsets[i], arrays[i].bytes, arrays[i].nbytes);
+    if (arrays[i].nbytes) std::memcpy(data + layout.offsets[i], arrays[i].bytes, arrays[i].nbytes);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors, const Metadata& metadata,
+                                            const CompressionByTensor& compression) {
+  return write_safetensors_as<std::vector<std::uint8_t>>(tensors, metadata, compression);
+}
+
+std::string write_safetensors_string(const NamedTensors& tensors, const Metadata& metadata,
+                                     const CompressionByTensor& compression) {
+  return write_safetensors_as<std::string>(tensors, metadata, compression);
 }
 
 SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,

@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/tensor/tensor.h"
@@ -53,6 +54,11 @@ struct SafetensorsReadOptions {
 std::vector<std::uint8_t> write_safetensors(const NamedTensors& tensors,
                                             const Metadata& metadata = {},
                                             const CompressionByTensor& compression = {});
+// The same bytes in a std::string, written there directly: the server keeps models and
+// checkpoints as strings, and a 16.8 MB model copied from a vector costs a copy and a fresh
+// allocation per published round.
+std::string write_safetensors_string(const NamedTensors& tensors, const Metadata& metadata = {},
+                                     const CompressionByTensor& compression = {});
 
 SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
                                  const SafetensorsReadOptions& options = {});

@@ -10,7 +10,7 @@
 
 namespace fedleaf::server {
 
-RoundClose close_training_round(const PopulationState& state, double now,
+RoundClose close_training_round(PopulationState& state, double now,
                                 std::optional<VersionStaleness> staleness) {
   using PhaseClock = std::chrono::steady_clock;
   const auto seconds_since = [](PhaseClock::time_point start) {
@@ -19,7 +19,7 @@ RoundClose close_training_round(const PopulationState& state, double now,
   RoundClose out;
   auto start = PhaseClock::now();
   if (core::is_fedavg(state.optimizer)) {
-    out.next = state.aggregator->next_model(&out.withheld_nonfinite);
+    out.next = state.aggregator->take_next_model(&out.withheld_nonfinite);
   } else {
     const core::ServerOptimizer optimizer(state.optimizer);
     static const core::NamedTensors kInitial;
@@ -35,7 +35,7 @@ RoundClose close_training_round(const PopulationState& state, double now,
   }
   out.timings.finalize_s = seconds_since(start);
   start = PhaseClock::now();
-  out.model_bytes = to_string_bytes(core::write_safetensors(out.next));
+  out.model_bytes = core::write_safetensors_string(out.next);
   out.timings.encode_s = seconds_since(start);
   start = PhaseClock::now();
   out.model_etag = sha256_hex(out.model_bytes);
@@ -76,9 +76,10 @@ std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id
                               *close.optimizer_state_bytes};
 }
 
-RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close) {
-  RoundCloseWrite write{close.closed, close.record, close.opened,
-                        ModelRecord{id, close.opened.number, close.model_etag, close.model_bytes}};
+RoundCloseWrite round_close_write(const std::string& id, RoundClose& close) {
+  RoundCloseWrite write{
+      close.closed, close.record, close.opened,
+      ModelRecord{id, close.opened.number, close.model_etag, std::move(close.model_bytes)}};
   write.optimizer_state = optimizer_state_record(id, close);
   return write;
 }

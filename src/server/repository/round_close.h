@@ -55,12 +55,19 @@ struct RoundClose {
 // `staleness`: a buffered version's reports by staleness (version_staleness.h), which the caller
 // counts in the store under the round's lock; recorded in robust.staleness and the closed row's
 // robust_json.
-RoundClose close_training_round(const PopulationState& state, double now,
+// The close is the aggregator's last use: under FedAvg the next model is built in the round's
+// model itself (RoundAggregator::take_next_model, no 16.8 MB copy on the demo job), so
+// state.aggregator holds no model afterwards and the caller replaces it (apply_close) or drops
+// the state.
+RoundClose close_training_round(PopulationState& state, double now,
                                 std::optional<VersionStaleness> staleness = std::nullopt);
 
 // What the store writes for `close` of population `id`, and the optimizer state alone (for
-// Store::persist_optimizer_state; nullopt without one).
-RoundCloseWrite round_close_write(const std::string& id, const RoundClose& close);
+// Store::persist_optimizer_state; nullopt without one). round_close_write moves
+// close.model_bytes into the write's model record (a demo model is 16.8 MB, copied twice per
+// close before): the caller moves them back (close.model_bytes = std::move(write.model->bytes))
+// once the store has written them.
+RoundCloseWrite round_close_write(const std::string& id, RoundClose& close);
 std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id,
                                                            const RoundClose& close);
 

@@ -95,13 +95,14 @@ void RoundLifecycle::publish_next_model(PopulationState& st, double now) {
     // round (load_population_state; a server that saw another close reloads).
     close = close_training_round(st, now, buffered_staleness(st));
     const auto persist_start = std::chrono::steady_clock::now();
-    parts_.store.persist_model({id, close->opened.number, close->model_etag, close->model_bytes});
-    if (const auto state = optimizer_state_record(id, *close)) {
-      parts_.store.persist_optimizer_state(*state);
-    }
+    // The model's bytes move into the records the store reads and back (no 16.8 MB copies).
+    RoundCloseWrite write = round_close_write(id, *close);
+    parts_.store.persist_model(*write.model);
+    if (write.optimizer_state) parts_.store.persist_optimizer_state(*write.optimizer_state);
     const auto store_start = std::chrono::steady_clock::now();
     persist_s = std::chrono::duration<double>(store_start - persist_start).count();
-    parts_.store.close_round(round_close_write(id, *close));
+    parts_.store.close_round(write);
+    close->model_bytes = std::move(write.model->bytes);
     drop_old_models(id, close->opened.number, now);
     store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
   });
@@ -221,8 +222,7 @@ void RoundLifecycle::schedule_close(PopulationState& st, double now) {
   drop_closed_results(st);
 }
 
-void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& snapshot,
-                               double now) {
+void RoundLifecycle::run_close(std::uint64_t close_id, PopulationState& snapshot, double now) {
   const std::string& id = snapshot.record.id;
   const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -230,12 +230,14 @@ void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& sn
   try {
     // Outside the mutex: the next model, its bytes, their hash, the durable model file.
     RoundClose close = close_training_round(snapshot, now);
-    const ModelRecord model{id, close.opened.number, close.model_etag, close.model_bytes};
     const auto persist_start = std::chrono::steady_clock::now();
-    parts_.store.persist_model(model);
-    if (const auto state = optimizer_state_record(id, close)) {
-      parts_.store.persist_optimizer_state(*state);
-    }
+    // The model's bytes move into the records the store reads and back (no 16.8 MB copies).
+    RoundCloseWrite write = round_close_write(id, close);
+    // Deleting the round's results is most of the close step's time, which every parked claim
+    // waits for: a later step does it (drop_closed_results).
+    write.drop_results = false;
+    parts_.store.persist_model(*write.model);
+    if (write.optimizer_state) parts_.store.persist_optimizer_state(*write.optimizer_state);
     const double persist_s = seconds_since(persist_start);
 
     std::lock_guard lock(parts_.mutex);
@@ -253,15 +255,12 @@ void RoundLifecycle::run_close(std::uint64_t close_id, const PopulationState& sn
         throw Error("round " + std::to_string(st.round.number) + " took reports while closing");
       }
       const auto store_start = std::chrono::steady_clock::now();
-      RoundCloseWrite write = round_close_write(id, close);
-      // Deleting the round's results is most of this step's time, which every parked claim
-      // waits for: a later step does it (drop_closed_results).
-      write.drop_results = false;
       parts_.store.close_round(write);
       drop_old_models(id, close.opened.number, now);
       store_s = seconds_since(store_start);
       closed = true;
     });
+    close.model_bytes = std::move(write.model->bytes);
     if (!closed) {
       parts_.populations.reload(st);
     } else {

@@ -86,8 +86,9 @@ class RoundLifecycle {
   void drop_closed_results(PopulationState& state);
   // close_in_background: hands the round's aggregator to a close job on closer_ (once per round).
   void schedule_close(PopulationState& state, double now);
-  // The close job: runs without the mutex until the close step.
-  void run_close(std::uint64_t close_id, const PopulationState& snapshot, double now);
+  // The close job: runs without the mutex until the close step; consumes the snapshot's
+  // aggregator (close_training_round).
+  void run_close(std::uint64_t close_id, PopulationState& snapshot, double now);
   // After the close step: metrics, log, and the state moved to the next round.
   void apply_close(PopulationState& state, RoundClose& close, double persist_s, double store_s);
   void finish(PopulationState& state, double now);

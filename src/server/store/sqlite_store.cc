@@ -35,6 +35,13 @@ SqliteStore::SqliteStore(const std::string& path) {
     sqlite3_busy_timeout(db_, 5000);
     exec("PRAGMA journal_mode=WAL");
     exec("PRAGMA foreign_keys=ON");
+    // Builds that default to secure_delete=ON (Debian's, this machine's) zero every page a
+    // delete frees and write it through the WAL and again at its checkpoint: dropping a demo
+    // round's 16 results (5 MB of overflow pages) cost 12 ms of CPU, 2.5 ms with FAST, which
+    // zeroes deleted content only on pages written anyway. The freed overflow pages keep their
+    // bytes until the next round's results reuse them, as the WAL keeps those results until it
+    // wraps: the file was never a place results vanish from at once.
+    exec("PRAGMA secure_delete=FAST");
     check_integrity();
     set_durability(Durability::kFull);
     create_schema();

@@ -2,7 +2,10 @@
 // result never depends on it.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <set>
+#include <stdexcept>
+#include <type_traits>
 
 #include "tests/core/aggregation/aggregation_test_util.h"
 
@@ -201,6 +204,50 @@ TEST_CASE("result_is_bitwise_identical_whichever_representation_was_used") {
     CHECK(results[0] == results[1]);
     CHECK(results[0] == results[2]);
   }
+}
+
+// for_each_finalized_row visits finalize()'s rows, in order, with its values bit for bit, in
+// either representation and dtype; anything but a row_sparse accumulator of values is refused.
+template <class T>
+void check_finalized_rows(const core::OperatorSpec& spec, RepresentationPolicy policy) {
+  std::mt19937_64 rng(23);
+  const DType dtype = std::is_same_v<T, float> ? DType::F32 : DType::F64;
+  core::SparseSumAccumulator acc("emb", spec, UpdateEncoding::kRowSparse, dtype, {40, 3},
+                                 {policy, 0});
+  for (int c = 0; c < 9; ++c) {
+    acc.add(test::random_update<T>(rng, UpdateEncoding::kRowSparse, {40, 3}), 1.0 + c % 4);
+  }
+  const auto finalized = std::get<core::RowSparseTensor>(acc.finalize());
+  std::vector<std::int64_t> rows;
+  std::vector<T> values;
+  acc.for_each_finalized_row([&](std::uint64_t row, const void* v) {
+    rows.push_back(static_cast<std::int64_t>(row));
+    const T* t = static_cast<const T*>(v);
+    values.insert(values.end(), t, t + 3);
+  });
+  REQUIRE(rows.size() == finalized.num_rows());
+  for (std::size_t e = 0; e < rows.size(); ++e) CHECK(rows[e] == finalized.indices()(e));
+  REQUIRE(values.size() == finalized.values().size());
+  CHECK(std::memcmp(values.data(), finalized.values().data<T>(), values.size() * sizeof(T)) == 0);
+}
+
+TEST_CASE("for_each_finalized_row_visits_finalizes_rows_with_its_bits") {
+  for (const core::OperatorSpec& spec : test::all_operator_specs()) {
+    if (spec.op == SparseSumOperator::kCount) continue;
+    INFO("operator " << core::operator_name(spec.op) << " min " << spec.min_contributors);
+    for (auto policy : {RepresentationPolicy::kSparse, RepresentationPolicy::kDense}) {
+      check_finalized_rows<float>(spec, policy);
+      check_finalized_rows<double>(spec, policy);
+    }
+  }
+  const auto refused = [](UpdateEncoding encoding, SparseSumOperator op) {
+    const core::SparseSumAccumulator acc("t", {op}, encoding, DType::F32, {4, 2});
+    CHECK_THROWS_AS(acc.for_each_finalized_row([](std::uint64_t, const void*) {}),
+                    std::logic_error);
+  };
+  refused(UpdateEncoding::kDense, SparseSumOperator::kWeightedMean);
+  refused(UpdateEncoding::kCoo, SparseSumOperator::kWeightedMean);
+  refused(UpdateEncoding::kRowSparse, SparseSumOperator::kCount);
 }
 
 }  // namespace

@@ -112,6 +112,28 @@ TEST_CASE("round_next_model_is_the_model_plus_each_tensors_aggregated_delta") {
   CHECK(round.next_model() == next);  // next_model() does not change the aggregator
 }
 
+TEST_CASE("round_take_next_model_gives_next_models_bits_and_keeps_the_accumulators") {
+  std::mt19937_64 rng(32);
+  core::RoundAggregator round(kPlan, model());
+  std::vector<Client> clients;
+  for (int c = 0; c < 12; ++c) {
+    clients.push_back(random_client(rng));
+    add(round, result_bytes(clients.back()));
+  }
+  const core::NamedTensors copied = round.next_model();
+  const std::vector<std::uint8_t> checkpoint = round.checkpoint();
+  const core::RoundStats stats = round.stats();
+  std::uint64_t withheld = 99;
+  const core::NamedTensors taken = round.take_next_model(&withheld);
+  CHECK(write_safetensors(taken) == write_safetensors(copied));  // the same bits
+  check_next_model(taken, clients);
+  CHECK(withheld == 0);
+  CHECK(round.model().empty());  // built in the round's model, not in a copy
+  CHECK(round.checkpoint() == checkpoint);
+  CHECK(round.stats().num_reports == stats.num_reports);
+  CHECK(round.stats().withheld_per_tensor == stats.withheld_per_tensor);
+}
+
 TEST_CASE("round_weight_scale_multiplies_each_reports_weight") {
   // A buffered population's staleness weights: each report weighs num_examples × scale, which
   // the reference sees as the client's weight.

@@ -75,6 +75,21 @@ TEST_CASE("equal_inputs_serialize_to_identical_bytes", "[safetensors]") {
   CHECK(write_safetensors(a, {{"k", "v"}}) == write_safetensors(b, {{"k", "v"}}));
 }
 
+TEST_CASE("write_safetensors_string_holds_the_bytes_of_write_safetensors", "[safetensors]") {
+  std::mt19937_64 rng(4);
+  NamedTensors t;
+  t.emplace("emb", fedleaf::test::random_row_sparse<float>(rng, {100, 8}, 10));
+  t.emplace("w", DenseTensor(xt::xarray<float>{{1.5f, -2.f}, {0.f, 3.25f}}));
+  const Metadata meta{{"k", "v"}};
+  const CompressionByTensor int8{{"emb", {ValuesCompression::kInt8, IdsCompression::kI64}}};
+  for (const CompressionByTensor& how : {CompressionByTensor{}, int8}) {
+    const std::vector<std::uint8_t> bytes = write_safetensors(t, meta, how);
+    CHECK(write_safetensors_string(t, meta, how) == std::string(bytes.begin(), bytes.end()));
+  }
+  const std::vector<std::uint8_t> empty = write_safetensors({});
+  CHECK(write_safetensors_string({}) == std::string(empty.begin(), empty.end()));
+}
+
 TEMPLATE_TEST_CASE("coo_tuples_round_trip_as_components", "[safetensors]", float, double) {
   std::mt19937_64 rng(GENERATE(1, 2, 3));
   SparseTensor s = fedleaf::test::random_coo<TestType>(rng, {50, 7, 3}, 25);
