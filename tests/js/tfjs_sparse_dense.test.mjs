@@ -5,15 +5,16 @@
 // (datasetFromInputs' {indices, values, denseShape}) equal the real @tensorflow/tfjs computing
 // the same model on the rows densified, within 1e-5; three SGD steps give the weights TF.js's
 // trainOnBatch gives on the dense rows; the export keeps the InputLayer's sparse: true, and
-// TF.js — which keeps the flag and computes on dense tensors — loads it and predicts as fedleaf.
+// TF.js — which keeps the flag and computes on dense tensors — loads it and predicts as fedleaf;
+// two leaves train a federated round of it on SparseTensor rows against a real fedleaf-server.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { createExecutor, exportTfjsLayersModel, importTfjsLayersModel } from '../../js_bindings/src/index.js';
-import { REPO_ROOT } from '../server/server_harness.mjs';
+import { createExecutor, exportTfjsLayersModel, importTfjsLayersModel, runLeaf } from '../../js_bindings/src/index.js';
+import { REPO_ROOT, adminClient, startServer } from '../server/server_harness.mjs';
 import { maxDifference, referenceForward } from './graph_plan_reference.mjs';
 import { toKeras3 } from './tfjs_functional_models.mjs';
 
@@ -339,4 +340,54 @@ test('the export refuses a sparse input read by what a Dense cannot be', () => {
     /TF\.js model export: embedding_bag 'm' reads 's', which exports as a sparse input \(read by Dense layers\): only an embedding_bag of combiner sum with its own table may read it/);
   assert.throws(() => exportTfjsLayersModel(executor, { model: { ...plan.model, layers: plan.model.layers.slice(0, 1), output: 'd' } }, model,
     { sparseInputs: ['t'] }), /TF\.js model export: options\.sparseInputs: the plan has no input 't'/);
+});
+
+test('two leaves train a federated round on SparseTensor rows: the columns both use and the bias move, the others stay', { timeout: 120_000 }, async () => {
+  const { modelConfig, weights } = wideAndDeep();
+  const { modelJson, shards } = converted(modelConfig, Object.entries(weights).map(([name, w]) => ({ name, ...w })));
+  const { plan, model } = importTfjsLayersModel(executor, modelJson, shards, { onWarning: assert.fail });
+  const data = examples();
+  // Each leaf's rows as a SparseTensor of its own (row numbers re-based), and its tokens.
+  const leafInputs = (rows) => {
+    const entries = data.sparse.indices.map(([r, c], k) => [rows.indexOf(r), c, data.sparse.values[k]]).filter(([r]) => r >= 0);
+    return { tfidf: { indices: entries.map(([r, c]) => [r, c]), values: entries.map((e) => e[2]), denseShape: [rows.length, N] },
+      tokens: { ids: rows.flatMap((r) => data.ids.slice(r * LENGTH, (r + 1) * LENGTH)), offsets: rows.map((_, i) => i * LENGTH).concat(rows.length * LENGTH) } };
+  };
+  const server = await startServer();
+  let trained;
+  try {
+    const admin = adminClient(server.url);
+    const { id, client_token: token } = await admin.createPopulation({ plan,
+      initial_model_b64: Buffer.from(model).toString('base64'), rounds: 1, clients_per_round: 2 });
+    const halves = [0, 1].map((leaf) => data.labels.map((_, i) => i).filter((i) => i % 2 === leaf));
+    const datasets = halves.map((rows) => executor.datasetFromInputs(leafInputs(rows), rows.map((r) => data.labels[r])));
+    const summaries = await Promise.all(datasets.map((dataset) => runLeaf({
+      server: server.url, population: id, token, executor, dataset, backoff: { baseMs: 20, maxMs: 200 },
+    })));
+    datasets.forEach((d) => d.delete());
+    assert.deepEqual(summaries.map((s) => s.uploaded), [1, 1], 'each leaf trained the round');
+    trained = (await admin.downloadModel(admin.modelUrl(id, 1), { token: false })).bytes;
+  } finally {
+    await server.stop();
+  }
+  const before = executor.decodeSafetensors(model).tensors;
+  const after = executor.decodeSafetensors(trained).tensors;
+  // The kernel is a row-sparse table under mean_over_contributors: a column's row moves when both
+  // leaves' rows use it (min_contributors 2 by default, the privacy rule of rare rows), and stays
+  // when fewer do.
+  const leavesUsing = (column) => new Set(data.sparse.indices.filter(([, c]) => c === column).map(([r]) => r % 2)).size;
+  let moved = 0;
+  for (let column = 0; column < N; column++) {
+    const rowOf = (t) => Array.from(t['wide/weight'].data.slice(column * 4, (column + 1) * 4));
+    if (leavesUsing(column) === 2) {
+      assert.notDeepEqual(rowOf(after), rowOf(before), `column ${column} is used by both leaves: its kernel row trains`);
+      moved += 1;
+    } else {
+      assert.deepEqual(rowOf(after), rowOf(before), `column ${column} is used by ${leavesUsing(column)} leaves: its kernel row stays`);
+    }
+  }
+  assert.ok(moved >= 2, `${moved} columns used by both leaves`);
+  assert.notDeepEqual(Array.from(after['wide/bias'].data), Array.from(before['wide/bias'].data));
+  const loaded = await tf.loadLayersModel(tf.io.fromMemory(exportTfjsLayersModel(executor, plan, trained)));
+  assert.ok(maxDifference(tfjsPredict(loaded, data), fedleafPredict(plan, trained, data)) < 1e-5);
 });
