@@ -71,8 +71,9 @@ export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'c
  * concatenate and add read.
  */
 export type Layer =
+  /** use_bias: a dense "<name>/bias" [dim] added to every example (sum + use_bias: Keras's Dense on a sparse input). */
   | { type: 'embedding_bag'; name: string; vocab: number; dim: number; combiner?: 'sum' | 'mean' | 'sqrtn';
-      input?: string; initializer?: 'uniform' | 'zeros'; init_scale?: number }
+      input?: string; initializer?: 'uniform' | 'zeros'; init_scale?: number; use_bias?: boolean }
   /** A second lookup of an earlier embedding_bag's table (one parameter, both lookups train it). */
   | { type: 'embedding_bag'; name: string; table: string; vocab?: number; dim?: number;
       combiner?: 'sum' | 'mean' | 'sqrtn'; input?: string }
@@ -334,11 +335,13 @@ export interface Executor {
   datasetFromCsr(csr: { offsets: ArrayLike<number>; ids: ArrayLike<number>; weights?: ArrayLike<number>;
                         labels: ArrayLike<number>; numFeatures?: number }): Dataset;
   /**
-   * Several named inputs for a plan whose model reads them by name: sparse ids (as datasetFromCsr)
-   * or dense float rows; class labels, or {targets, width} for mean_squared_error.
+   * Several named inputs for a plan whose model reads them by name: sparse ids (as datasetFromCsr),
+   * a SparseTensor in COO form (SparseTensorInput: nonzero columns as ids, values as weights), or
+   * dense float rows; class labels, or {targets, width} for mean_squared_error.
    */
   datasetFromInputs(inputs: Record<string, { ids: ArrayLike<number>; offsets: ArrayLike<number>;
                                              weights?: ArrayLike<number>; numFeatures?: number }
+                                           | SparseTensorInput
                                            | { dense: ArrayLike<number>; width: number }>,
                     labels: ArrayLike<number> | { targets: ArrayLike<number>; width?: number }): Dataset;
 
@@ -709,6 +712,19 @@ export class LeafStoppedError extends Error {
   constructor(message: string, status: number);
   readonly status: number;
 }
+/**
+ * A sparse input as a TF / Keras SparseTensor [rows, N] in COO form: indices as [row, column]
+ * pairs or a flat list of 2·nnz numbers, one value per index, denseShape (or dense_shape) [rows,
+ * N]. Sorted by (row, column) for the caller; a row, column or value out of range or an index
+ * given twice throws, naming the input and the entry.
+ */
+export interface SparseTensorInput {
+  indices: ArrayLike<ArrayLike<number | bigint>> | ArrayLike<number> | BigInt64Array;
+  values: ArrayLike<number>;
+  denseShape?: ArrayLike<number | bigint>;
+  dense_shape?: ArrayLike<number | bigint>;
+}
+
 /** What importTfjsLayersModel returns: a fedleaf plan, its safetensors model, and the id shifts. */
 export interface ImportedTfjsModel {
   plan: Plan;
@@ -717,12 +733,18 @@ export interface ImportedTfjsModel {
   tokenOffsets: Record<string, number>;
   /** The common value of tokenOffsets (0 without ids inputs; null when they differ). */
   tokenOffset: number | null;
+  /**
+   * The inputs that were Keras sparse inputs (read by Dense layers, now embedding_bag sum +
+   * use_bias): feed them SparseTensorInput or CSR rows; exportTfjsLayersModel's
+   * options.sparseInputs writes them back as sparse InputLayers.
+   */
+  sparseInputs: string[];
 }
 
 /**
  * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts; Sequential or
- * functional, Keras 2, Keras 3 or TF.js) → a fedleaf plan and model. Supports InputLayers (ids or
- * dense), Embedding + GlobalAveragePooling1D or + Flatten (one id), one Embedding on several
+ * functional, Keras 2, Keras 3 or TF.js) → a fedleaf plan and model. Supports InputLayers (ids,
+ * dense, or sparse: true read by Dense layers, each an embedding_bag sum + use_bias), Embedding + GlobalAveragePooling1D or + Flatten (one id), one Embedding on several
  * inputs, Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add, one output (the table is
  * in the package README); throws an Error naming any other layer's class and name (or the
  * topology) and listing the supported ones.
@@ -788,5 +810,5 @@ export function exportTfjsLayersModel(
   executor: Pick<Executor, 'decodeSafetensors' | 'version'>,
   plan: PlanInput,
   modelBytes: Uint8Array | ArrayBuffer,
-  options?: { weightsPath?: string; name?: string },
+  options?: { weightsPath?: string; name?: string; sparseInputs?: string[] },
 ): ExportedTfjsModel;

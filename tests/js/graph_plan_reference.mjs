@@ -1,7 +1,8 @@
 // A reference forward pass of a fedleaf plan's model in float64, in plain JS: the graph format of
 // issue 29 (/work/spec29.md §1, plan.h) — named inputs, layers reading "input" or "inputs" (default:
 // the previous layer, or the only input), shared tables ("table"), concatenate, add, dense,
-// relu/sigmoid/tanh, dropout (the identity: inference) — and so every chain plan too. Test code:
+// relu/sigmoid/tanh, dropout (the identity: inference), an embedding_bag's use_bias — and so every
+// chain plan too. Test code:
 // the TF.js interop tests check the import's mapping against it (TF.js's predictions equal the
 // plan's meaning) independently of the C++ executor.
 //
@@ -94,6 +95,9 @@ export function referenceForward(plan, tensors, inputs) {
       switch (layer.type) {
         case 'embedding_bag':
           y = embeddingBag(layer, tensors[`${layer.table ?? layer.name}/weight`], columns[reads[0]], e);
+          // use_bias (a Keras Dense on a sparse input): the bias after the combiner, also for an
+          // example without ids.
+          if (layer.use_bias === true) y = y.map((v, k) => v + tensors[`${layer.name}/bias`].data[k]);
           break;
         case 'dense': y = dense(layer, tensors, x[0]); break;
         case 'relu': case 'sigmoid': case 'tanh': y = activate(layer.type, x[0]); break;

@@ -134,7 +134,7 @@ test('the Keras 3 shape of a functional model.json imports as the TF.js one', as
   }
 });
 
-const SUPPORTED = /\(supported: InputLayer \(ids or dense numbers\), Embedding \+ GlobalAveragePooling1D, Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add; one output\)$/;
+const SUPPORTED = /\(supported: InputLayer \(ids, dense numbers, or sparse numbers read by Dense\), Embedding \+ GlobalAveragePooling1D, Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add; one output\)$/;
 
 // The error of importing `model`: its message must match every pattern.
 async function importError(model, ...patterns) {
@@ -206,12 +206,14 @@ test('topologies the plan cannot express are Errors naming the layer and the rul
     layers: [extra, ...config.layers], input_layers: [...config.input_layers, ['extra', 0, 0]] } } };
   assert.throws(() => importTfjsLayersModel(executor, unused), /InputLayer 'extra' is not used by the output/);
 
-  // Keras's sparse=True input (a tf.SparseTensor of multi-hot values): no TF.js equivalent, and
-  // fedleaf's ids go through an Embedding.
-  const sparse = { ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
-    layers: config.layers.map((l) => (l.name === 'left' ? { ...l, config: { ...l.config, sparse: true } } : l)) } } };
-  assert.throws(() => importTfjsLayersModel(executor, sparse),
-    /InputLayer 'left': sparse inputs are not supported \(give the ids as an int input \[batch, length\] read by an Embedding\) \(supported: /);
+  // Keras's sparse=True input (a tf.SparseTensor) read by an Embedding: only a Dense may read a
+  // sparse input (tfjs_sparse_dense.test.mjs imports those); a ragged one is refused too.
+  const flagged = (flag) => ({ ...artifacts, modelTopology: { ...artifacts.modelTopology, config: { ...config,
+    layers: config.layers.map((l) => (l.name === 'left' ? { ...l, config: { ...l.config, [flag]: true } } : l)) } } });
+  assert.throws(() => importTfjsLayersModel(executor, flagged('sparse')),
+    /InputLayer 'left' is sparse and Embedding 'shared' reads it: only Dense layers may read a sparse input \(each becomes an embedding_bag summing its kernel rows; Embeddings read int ids \[batch, length\]\) \(supported: /);
+  assert.throws(() => importTfjsLayersModel(executor, flagged('ragged')),
+    /InputLayer 'left': ragged inputs are not supported \(give the ids as an int input \[batch, length\] read by an Embedding\) \(supported: /);
 });
 
 test('a mean_squared_error model with a sigmoid output keeps the sigmoid as a layer; a wide & deep plan takes inputFeatures', async () => {

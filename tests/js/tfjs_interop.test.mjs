@@ -174,7 +174,7 @@ test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i 
   assert.ok(maxDifference(tfjsPredictions(original, plan, emails, 1), fedleafPredictions(plan, model, emails)) < 1e-5);
 });
 
-const SUPPORTED = new RegExp(String.raw`\(supported: InputLayer \(ids or dense numbers\), Embedding \+ GlobalAveragePooling1D, ` +
+const SUPPORTED = new RegExp(String.raw`\(supported: InputLayer \(ids, dense numbers, or sparse numbers read by Dense\), Embedding \+ GlobalAveragePooling1D, ` +
   String.raw`Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, ` +
   String.raw`SpatialDropout1D, Concatenate, Add; one output\)$`);
 

@@ -66,6 +66,11 @@ export async function executorCalls(): Promise<void> {
   const ids: Uint32Array = dataset.distinctIds();
   const multi: Dataset = executor.datasetFromInputs(
     { body: { ids: [1, 5, 2], offsets: [0, 2, 3] }, numeric: { dense: [0.5, 1], width: 1 } }, [1, 0]);
+  const sparse: Dataset = executor.datasetFromInputs({
+    tfidf: { indices: [[0, 3], [1, 7]], values: Float32Array.of(0.5, 2), denseShape: [2, 10] },
+    flat: { indices: Int32Array.of(0, 1, 1, 4), values: [1, 1], dense_shape: BigInt64Array.of(2n, 5n) },
+  }, [1, 0]);
+  console.log(sparse.numInputs);
   const tableIds: Uint32Array = multi.distinctIdsFor(plan, 'emb/weight');
   console.log(multi.numInputs, tableIds.length);
   const part: Dataset = dataset.subset([0]);
@@ -224,7 +229,7 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
 export async function functionalKeras(modelJson: object, shards: ArrayBuffer[]): Promise<string> {
   // A functional Keras model (several inputs) in, its graph plan, and back out.
   const executor = await createExecutor();
-  const { plan, model, tokenOffset, tokenOffsets } = importTfjsLayersModel(executor, modelJson, shards,
+  const { plan, model, tokenOffset, tokenOffsets, sparseInputs } = importTfjsLayersModel(executor, modelJson, shards,
     { inputFeatures: { body: { text: 'body', num_buckets: 4096 } } });
   const graph: Plan = {
     model: {
@@ -234,12 +239,13 @@ export async function functionalKeras(modelJson: object, shards: ArrayBuffer[]):
         { type: 'concatenate', name: 'deep_in', inputs: ['tokens', 'subject_emb', 'numeric'] },
         { type: 'dense', name: 'h1', input: 'deep_in', units: 16, activation: 'relu' },
         { type: 'dropout', name: 'drop', input: 'h1', rate: 0.2, seed: 7 },
-        { type: 'dense', name: 'out', units: 1 }],
+        { type: 'dense', name: 'out', units: 1 },
+        { type: 'embedding_bag', name: 'wide', input: 'subject', vocab: 4096, dim: 1, combiner: 'sum', use_bias: true }],
       output: 'out',
       loss: 'mean_squared_error',
     },
   };
-  const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, plan, model);
+  const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, plan, model, { sparseInputs });
   return `${tokenOffset ?? 'mixed'} ${Object.keys(tokenOffsets).length} ${graph.model.layers.length} ` +
     `${exported.modelTopology.class_name}`;
 }

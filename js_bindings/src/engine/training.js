@@ -7,6 +7,7 @@ import { bytesOf } from './bytes.js';
 import {
   UINT32_LIMIT, float32Array, integerArg, integerArray, labelArray, stringArray, uint32Array, zeroOrOneArg,
 } from './dataset_inputs.js';
+import { csrOfSparseTensor, isSparseTensorInput } from './sparse_tensor_input.js';
 
 const encoder = new TextEncoder();
 
@@ -143,23 +144,27 @@ export function datasetApi(module) {
     /**
      * Several named inputs, for a plan whose model reads them by name: `inputs` is
      * {name: {ids, offsets, weights?, numFeatures?} (sparse ids, as datasetFromCsr) |
+     *  {indices, values, denseShape} (a SparseTensor in COO form: sparse_tensor_input.js) |
      *  {dense, width} (float rows)}, every input with the same number of examples; `labels` the
      * class labels (integers in [0, 2^31)), or {targets, width} for mean_squared_error (finite
      * float32 numbers, [examples, width] row-major).
      */
     datasetFromInputs(inputs, labels) {
       if (inputs === null || typeof inputs !== 'object' || Array.isArray(inputs)) {
-        throw new TypeError('datasetFromInputs: expected {name: {ids, offsets, weights?, numFeatures?} | {dense, width}}');
+        throw new TypeError('datasetFromInputs: expected {name: {ids, offsets, weights?, numFeatures?} | {indices, values, denseShape} | ' +
+          '{dense, width}}');
       }
       const columns = Object.entries(inputs).map(([name, input]) => {
         if (input === null || typeof input !== 'object') {
-          throw new TypeError(`inputs.${name}: expected {ids, offsets, weights?, numFeatures?} or {dense, width}`);
+          throw new TypeError(`inputs.${name}: expected {ids, offsets, weights?, numFeatures?}, {indices, values, denseShape} or {dense, width}`);
         }
         if (input.dense !== undefined) {
           integerArg(`inputs.${name}.width`, input.width, 1, UINT32_LIMIT, '2^32');
           return { name, sparse: false, dense: float32Array(`inputs.${name}.dense`, input.dense), width: input.width };
         }
-        const { offsets, ids, weights = new Float32Array(0), numFeatures = 0 } = input;
+        // A SparseTensor in COO form (indices, values, denseShape) becomes the same CSR rows.
+        const csr = isSparseTensorInput(input) ? csrOfSparseTensor(`inputs.${name}`, input) : input;
+        const { offsets, ids, weights = new Float32Array(0), numFeatures = 0 } = csr;
         integerArg(`inputs.${name}.numFeatures`, numFeatures, 0, UINT32_LIMIT, '2^32');
         return {
           name,

@@ -1,7 +1,7 @@
 // The errors of importTfjsLayersModel: "TF.js model import: <what>", and for a layer or topology
 // fedleaf cannot map, the list of what it can.
 
-export const SUPPORTED = 'InputLayer (ids or dense numbers), Embedding + GlobalAveragePooling1D, Embedding + Flatten ' +
+export const SUPPORTED = 'InputLayer (ids, dense numbers, or sparse numbers read by Dense), Embedding + GlobalAveragePooling1D, Embedding + Flatten ' +
   '(one id per example; an Embedding may read several inputs), Dense, Activation, Dropout, SpatialDropout1D, ' +
   'Concatenate, Add; one output';
 

@@ -16,6 +16,16 @@
 //   embedding_bag combiner sum   → Embedding + Flatten, the input [batch, 1]: one id per example
 //                                  (TF.js refuses longer inputs; the sum of one row is that row)
 //   embedding_bag with "table"   → the owner's Embedding applied to this input too (one weight)
+//   embedding_bag on a sparse input (combiner sum, its own table)
+//                                → Dense(units: dim, use_bias) on an InputLayer {sparse: true,
+//                                  [batch, vocab], float32}, kernel = the table: x W + b. An
+//                                  input is sparse when a bag reading it has use_bias, or when
+//                                  options.sparseInputs names it (importTfjsLayersModel's
+//                                  sparseInputs); every layer reading it must then be such a bag.
+//                                  A plan with one exports as a functional model, whose
+//                                  InputLayer keeps sparse: true (TF.js itself keeps the flag and
+//                                  computes on dense [batch, vocab] tensors; Keras feeds it
+//                                  SparseTensors)
 //   dense → Dense; relu/sigmoid/tanh → Activation; dropout → Dropout (rate, seed);
 //   concatenate → Concatenate; add → Add
 // The table owner's pooling is named "<layer>_mean" / "<layer>_flatten", a sharer's pooling
@@ -111,13 +121,45 @@ function denseConfig(layer, useBias) {
     activity_regularizer: null, kernel_constraint: null, bias_constraint: null };
 }
 
+// The inputs to export as Keras sparse inputs: name → their column count (the vocab of the bags
+// reading them). Each is a sparse_ids input read only by embedding_bags of combiner sum, each
+// with its own table that no other lookup shares, all of one vocab.
+function sparseInputsOf(spec, inputs, reads, layerName, named) {
+  const wanted = new Set(named);
+  spec.layers.forEach((layer, i) => {
+    if (layer.type === 'embedding_bag' && layer.use_bias === true) wanted.add(reads[i][0]);
+  });
+  const columns = new Map();
+  for (const name of wanted) {
+    const input = inputs.find((x) => x.name === name);
+    if (!input) fail(`options.sparseInputs: the plan has no input '${name}'`);
+    if (input.type !== 'sparse_ids') fail(`input '${name}' is ${input.type}: only a sparse_ids input exports as a sparse InputLayer`);
+    spec.layers.forEach((layer, i) => {
+      if (!reads[i].includes(name)) return;
+      const label = `${layer.type} '${layerName(layer, i)}'`;
+      if (layer.type !== 'embedding_bag' || layer.table || (layer.combiner ?? 'mean') !== 'sum') {
+        fail(`${label} reads '${name}', which exports as a sparse input (read by Dense layers): only an embedding_bag ` +
+          'of combiner sum with its own table may read it');
+      }
+      const sharer = spec.layers.find((other) => other.table === layer.name);
+      if (sharer) fail(`${label} on the sparse input '${name}' shares its table with '${sharer.name}' (a Dense has its own kernel)`);
+      if (columns.has(name) && columns.get(name) !== layer.vocab) {
+        fail(`${label} has vocab ${layer.vocab}, another bag on the sparse input '${name}' ${columns.get(name)} (one column count)`);
+      }
+      columns.set(name, layer.vocab);
+    });
+  }
+  return columns;
+}
+
 // The plan's model as Keras layers applied to one another: {keras, refs (plan name → output), output}.
-function kerasLayersOf(spec, tensors) {
+function kerasLayersOf(spec, tensors, sparseNames = []) {
   const inputs = Object.entries(spec.inputs ?? {}).map(([name, value]) => ({ name,
     type: typeof value === 'string' ? value : value.type, dim: value.dim }));
   const inputNames = inputs.map((i) => i.name);
   const reads = readsOf(spec, inputNames);
   const layerName = (layer, i) => layer.name ?? `${layer.type}_${i}`;
+  const sparse = sparseInputsOf(spec, inputs, reads, layerName, sparseNames);
   const keras = new KerasLayers(new Set([...inputNames, ...spec.layers.map(layerName)]));
   const refs = new Map();
   const byName = new Map(spec.layers.map((layer, i) => [layerName(layer, i), layer]));
@@ -125,9 +167,10 @@ function kerasLayersOf(spec, tensors) {
     // An ids input that a sum-combiner bag reads carries one id per example (Flatten needs it).
     const oneId = spec.layers.some((l, i) => l.type === 'embedding_bag' && reads[i][0] === input.name &&
       (l.combiner ?? byName.get(l.table)?.combiner) === 'sum');
-    const ids = input.type === 'sparse_ids';
-    const layer = keras.add('InputLayer', input.name, { batch_input_shape: ids ? [null, oneId ? 1 : null] : [null, input.dim],
-      dtype: ids ? 'int32' : 'float32', sparse: false }, {});
+    const ids = input.type === 'sparse_ids' && !sparse.has(input.name);
+    const shape = sparse.has(input.name) ? [null, sparse.get(input.name)] : ids ? [null, oneId ? 1 : null] : [null, input.dim];
+    const layer = keras.add('InputLayer', input.name, { batch_input_shape: shape,
+      dtype: ids ? 'int32' : 'float32', sparse: sparse.has(input.name) }, {});
     refs.set(input.name, { layer: layer.name, node: 0 });
   }
   const embeddings = new Map();  // plan layer owning a table → its Embedding
@@ -138,7 +181,20 @@ function kerasLayersOf(spec, tensors) {
       return refs.get(r);
     });
     let out;
-    switch (layer.type) {
+    const denseOnSparse = layer.type === 'embedding_bag' && sparse.has(reads[i][0]);
+    switch (denseOnSparse ? 'dense_on_sparse' : layer.type) {
+      case 'dense_on_sparse': {
+        // x W + b over the sparse row: a Dense whose kernel is the table.
+        const useBias = layer.use_bias === true;
+        const table = denseTensor(tensors, `${name}/weight`);
+        out = keras.apply(keras.add('Dense', name, denseConfig({ units: layer.dim }, useBias)), from);
+        keras.weights.push({ name: `${name}/kernel`, shape: table.shape, data: table.data });
+        if (useBias) {
+          const bias = denseTensor(tensors, `${name}/bias`);
+          keras.weights.push({ name: `${name}/bias`, shape: bias.shape, data: bias.data });
+        }
+        break;
+      }
       case 'embedding_bag': {
         const combiner = layer.combiner ?? 'mean';
         if (combiner !== 'mean' && combiner !== 'sum') {
@@ -190,7 +246,7 @@ function kerasLayersOf(spec, tensors) {
   });
   const outputName = spec.output ?? layerName(spec.layers.at(-1), spec.layers.length - 1);
   if (!refs.has(outputName) || !byName.has(outputName)) fail(`output '${outputName}' is no layer of the plan`);
-  return { keras, output: refs.get(outputName), outputName, inputNames };
+  return { keras, output: refs.get(outputName), outputName, inputNames, sparse };
 }
 
 function isChainPlan(spec) {
@@ -204,23 +260,27 @@ function isChainPlan(spec) {
  * @param {{decodeSafetensors: Function, version: string}} executor  from createExecutor()
  * @param {object|string} plan  a fedleaf plan (its model section is exported)
  * @param {Uint8Array|ArrayBuffer} modelBytes  safetensors with every parameter the plan declares
- * @param {{weightsPath?: string, name?: string}} [options]  the shard's file name in modelJson
- *   ('weights.bin') and the model's name ('fedleaf')
+ * @param {{weightsPath?: string, name?: string, sparseInputs?: string[]}} [options]  the shard's
+ *   file name in modelJson ('weights.bin'), the model's name ('fedleaf'), and the sparse_ids inputs
+ *   to write as Keras sparse inputs read by Dense layers (besides those an embedding_bag with
+ *   use_bias reads)
  * @returns {{format: string, generatedBy: string, convertedBy: null, modelTopology: object,
  *   trainingConfig?: object, weightSpecs: object[], weightData: ArrayBuffer, modelJson: object}}
  *   ModelArtifacts, and modelJson: the same with weightsManifest (paths: [weightsPath]) in place
  *   of weightSpecs and weightData
  */
 export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) {
-  const { weightsPath = 'weights.bin', name = 'fedleaf' } = options;
+  const { weightsPath = 'weights.bin', name = 'fedleaf', sparseInputs = [] } = options;
+  if (!Array.isArray(sparseInputs)) fail('options.sparseInputs: expected an array of input names');
   const parsed = typeof plan === 'string' ? JSON.parse(plan) : plan;
   const spec = parsed?.model;
   if (!spec?.layers?.length) fail('the plan has no model layers');
   const loss = LOSSES[spec.loss];
   if (!loss) fail(`loss ${spec.loss} has no TF.js equivalent (${Object.keys(LOSSES).join(', ')})`);
   const { tensors } = executor.decodeSafetensors(modelBytes);
-  const chain = isChainPlan(spec);
-  const { keras, output, outputName, inputNames } = kerasLayersOf(spec, tensors);
+  const { keras, output, outputName, inputNames, sparse } = kerasLayersOf(spec, tensors, sparseInputs);
+  // A Sequential model has no InputLayer of its own to carry sparse: true.
+  const chain = isChainPlan(spec) && sparse.size === 0;
 
   let finalOutput = output;
   if (loss.activation) {

@@ -11,6 +11,15 @@
 // tfjs_keras_graph.js). Layers:
 //   InputLayer                     → an input: 'sparse_ids' when Embeddings read it (Keras's int
 //                                    ids, [batch, length]), else {type: 'dense', dim: N} ([batch, N])
+//   InputLayer sparse: true [batch, N] → 'sparse_ids' with weights (an example's nonzero columns
+//                                    are its ids, their values the weights: a SparseTensor's
+//                                    indices and values); only Dense layers may read it
+//   Dense(units, activation, use_bias) on a sparse input
+//                                  → embedding_bag {vocab: N, dim: units, combiner: 'sum',
+//                                    use_bias} (x W + b = Σ value_j W[id_j] + b; the kernel is the
+//                                    table, row_sparse in the updates; the bias dense), then the
+//                                    activation as a layer '<dense>_<activation>'. Two Dense on one
+//                                    sparse input: two embedding_bags on it, each with its table
 //   Embedding + GlobalAveragePooling1D
 //                                  → embedding_bag {combiner: 'mean'}
 //   Embedding + Flatten            → embedding_bag {combiner: 'sum'}: one id per example (the
@@ -37,7 +46,7 @@
 // unsupported layer or topology also lists what is supported.
 //
 // A chain (one input, each layer taking the previous one) imports as it always has: the input is
-// 'tokens' (ids) or 'x' (dense), the layers name no inputs. Any other graph imports in the plan's
+// 'tokens' (ids) or 'x' (dense or sparse numbers), the layers name no inputs. Any other graph imports in the plan's
 // graph form: inputs named after the InputLayers, every layer naming its input(s), and "output".
 //
 // Semantics of the embedding: fedleaf's mean over an example's ids equals GlobalAveragePooling1D
@@ -156,9 +165,11 @@ function isChain(inputs, layers, output) {
  *   onWarning?: (message: string) => void}} [options]  onWarning: what the import changed or
  *   assumed (default console.warn)
  * @returns {{plan: object, model: Uint8Array, tokenOffset: number|null,
- *   tokenOffsets: Object<string, number>}}  tokenOffsets: per ids input, 1 when its Embedding has
- *   mask_zero (fedleaf id i is Keras token i + 1); tokenOffset: their common value (0 without ids
- *   inputs, null when they differ)
+ *   tokenOffsets: Object<string, number>, sparseInputs: string[]}}  tokenOffsets: per ids input, 1
+ *   when its Embedding has mask_zero (fedleaf id i is Keras token i + 1); tokenOffset: their common
+ *   value (0 without ids inputs, null when they differ); sparseInputs: the plan inputs that were
+ *   Keras sparse inputs (feed them SparseTensors or CSR rows; exportTfjsLayersModel's
+ *   options.sparseInputs writes them back as sparse InputLayers)
  */
 export function importTfjsLayersModel(executor, modelJson, weightData = modelJson?.weightData, options = {}) {
   const { model, trainingConfig } = topologyOf(modelJson);
@@ -191,7 +202,7 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
   let planModel;
   if (chain) {
     // Keep what a chain has always imported to: 'tokens' or 'x', no "input" but the embedding's.
-    const wanted = inputs[0].kind === 'dense' ? 'x' : 'tokens';
+    const wanted = inputs[0].kind === 'dense' || inputs[0].sparse ? 'x' : 'tokens';
     const inputName = layers.some((l) => l.name === wanted) ? inputs[0].name : wanted;
     const chainLayers = layers.map(({ input: _, ...rest }) => (rest.type === 'embedding_bag' ? { ...rest, input: inputName } : rest));
     builder.offsets.set(inputName, builder.offsets.get(inputs[0].name) ?? 0);
@@ -227,5 +238,6 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
     .map((i) => [i.name, builder.offsets.get(i.name) ?? 0]));
   const distinct = [...new Set(Object.values(tokenOffsets))];
   const tokenOffset = distinct.length === 0 ? 0 : distinct.length === 1 ? distinct[0] : null;
-  return { plan, model: modelBytes, tokenOffset, tokenOffsets };
+  const sparseInputs = inputs.filter((i) => i.sparse).map((i) => i.name);
+  return { plan, model: modelBytes, tokenOffset, tokenOffsets, sparseInputs };
 }

@@ -42,7 +42,9 @@ export class PlanBuilder {
     this.names = new Set();
     this.tensorOf = new Map();  // node key → the plan name holding its output
     this.widthOf = new Map();   // plan name → width (undefined: an ids input)
-    this.inputs = [];           // {name, kind: 'sparse_ids' | 'dense', dim, shape, layer}
+    // {name, kind: 'sparse_ids' | 'dense', dim, shape, layer, sparse}; sparse: a Keras sparse
+    // input [batch, N] (dim N), read by Dense layers (each an embedding_bag sum over its entries)
+    this.inputs = [];
     this.layers = [];
     this.tables = new Map();    // Embedding name → the plan layer owning its table
     this.offsets = new Map();   // ids input name → token offset
@@ -87,9 +89,13 @@ export class PlanBuilder {
     const label = layer.synthetic ? 'the model input' : `InputLayer '${layer.config.name}'`;
     const foreign = readers.find((l) => !KNOWN.has(l.class_name));
     if (foreign) unsupported(`layer ${layerLabel(foreign)} is not supported`);  // before the input's shape rules
-    if (layer.config?.sparse || layer.config?.ragged) {
-      unsupported(`${label}: ${layer.config.sparse ? 'sparse' : 'ragged'} inputs are not supported (give the ids as an ` +
-        'int input [batch, length] read by an Embedding)');
+    if (layer.config?.ragged) {
+      unsupported(`${label}: ragged inputs are not supported (give the ids as an int input [batch, length] read by an ` +
+        'Embedding)');
+    }
+    if (layer.config?.sparse) {
+      this.sparseInput(node, readers, shape, label);
+      return;
     }
     if (ids) {
       const other = readers.find((l) => l.class_name !== 'Embedding');
@@ -103,6 +109,53 @@ export class PlanBuilder {
     this.inputs.push({ name, kind: ids ? 'sparse_ids' : 'dense', dim, shape, layer });
     this.widthOf.set(name, dim);
     this.tensorOf.set(node.key, name);
+  }
+
+  // A Keras sparse input [batch, N] (a SparseTensor: multi-hot, counts, tf-idf): fedleaf's
+  // sparse_ids with weights — an example's nonzero columns are its ids, their values the weights.
+  // Only Dense layers may read it: each is an embedding_bag summing its kernel's rows (dense()).
+  sparseInput(node, readers, shape, label) {
+    const { layer } = node;
+    const other = readers.find((l) => l.class_name !== 'Dense');
+    if (other) {
+      unsupported(`${label} is sparse and ${layerLabel(other)} reads it: only Dense layers may read a sparse input ` +
+        '(each becomes an embedding_bag summing its kernel rows; Embeddings read int ids [batch, length])');
+    }
+    if (!Array.isArray(shape) || shape.length !== 2 || !Number.isSafeInteger(shape[1]) || shape[1] < 1 || shape[1] > 0x7fffffff) {
+      fail(`${label}: a sparse input needs the shape [batch, N] with N in [1, 2^31), got [${shape ?? ''}]`);
+    }
+    const name = this.claim(layer.config.name);
+    this.inputs.push({ name, kind: 'sparse_ids', sparse: true, dim: shape[1], shape, layer });
+    this.widthOf.set(name, undefined);
+    this.tensorOf.set(node.key, name);
+  }
+
+  // A Dense on a sparse input: x W + b with x's nonzero columns as ids and values as weights is
+  // embedding_bag {vocab: N, dim: units, combiner: sum, use_bias} with W as its table; the
+  // activation follows as a layer "<dense>_<activation>" (unless the loss takes it).
+  sparseDense(node, isOutput, input, kernel) {
+    const { layer } = node;
+    const c = layer.config;
+    const [fanIn, units] = kernel.shape;
+    if (fanIn !== input.dim) {
+      fail(`${layerLabel(layer)}: kernel takes ${fanIn} inputs, the sparse input '${input.name}' has ${input.dim} columns`);
+    }
+    const activation = c.activation ?? 'linear';
+    const useBias = c.use_bias !== false;
+    const planned = { type: 'embedding_bag', name: this.claim(c.name), input: input.name, vocab: fanIn, dim: units, combiner: 'sum' };
+    if (useBias) planned.use_bias = true;
+    this.tensors[`${planned.name}/weight`] = { dtype: 'F32', shape: kernel.shape, data: kernel.data };
+    this.updates[`${planned.name}/weight`] = { encoding: 'row_sparse', aggregator: 'mean_over_contributors' };
+    if (useBias) {
+      const bias = weightOf(this.weights, layer, 'bias');
+      if (bias.shape.length !== 1 || bias.shape[0] !== units) fail(`${layerLabel(layer)}: bias shape [${bias.shape}] differs from [${units}]`);
+      this.tensors[`${planned.name}/bias`] = { dtype: 'F32', shape: bias.shape, data: bias.data };
+      this.updates[`${planned.name}/bias`] = { encoding: 'dense', aggregator: 'weighted_mean' };
+    }
+    this.emit(node, planned, units);
+    if (activation !== 'linear' && !(isOutput && this.outcome().fold)) {
+      this.emit(node, { type: activation, name: this.claim(`${c.name}_${activation}`), input: planned.name }, units);
+    }
   }
 
   embedding(node) {
@@ -205,6 +258,15 @@ export class PlanBuilder {
     const kernel = weightOf(this.weights, layer, 'kernel');
     const [fanIn, units] = kernel.shape;
     if (units !== c.units) fail(`${layerLabel(layer)}: kernel shape [${kernel.shape}] differs from units ${c.units}`);
+    const activation = c.activation ?? 'linear';
+    if (activation !== 'linear' && !HIDDEN_ACTIVATIONS.has(activation) && !(isOutput && activation === 'softmax')) {
+      fail(`${layerLabel(layer)}: activation ${activation} is not supported (linear, relu, sigmoid, tanh; softmax on the output)`);
+    }
+    const sparse = this.inputs.find((i) => i.name === input && i.sparse);
+    if (sparse) {
+      this.sparseDense(node, isOutput, sparse, kernel);
+      return;
+    }
     const dense = this.inputs.find((i) => i.name === input && i.kind === 'dense');
     if (dense && dense.dim === undefined) {
       dense.dim = fanIn;  // a Sequential model that declares no input shape
@@ -212,10 +274,6 @@ export class PlanBuilder {
     }
     if (fanIn !== this.widthOf.get(input)) {
       fail(`${layerLabel(layer)}: kernel takes ${fanIn} inputs, '${input}' gives ${this.widthOf.get(input)}`);
-    }
-    const activation = c.activation ?? 'linear';
-    if (activation !== 'linear' && !HIDDEN_ACTIVATIONS.has(activation) && !(isOutput && activation === 'softmax')) {
-      fail(`${layerLabel(layer)}: activation ${activation} is not supported (linear, relu, sigmoid, tanh; softmax on the output)`);
     }
     const planned = { type: 'dense', name: this.claim(c.name), input, units };
     if (activation !== 'linear' && !(isOutput && this.outcome().fold)) planned.activation = activation;

@@ -37,9 +37,9 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
                               std::vector<LayerSpec>& layers) {
   using namespace plan_json;
   const std::string& path = spec.path;
-  check_known_fields(
-      l, path,
-      {"type", "name", "input", "vocab", "dim", "combiner", "initializer", "init_scale", "table"});
+  check_known_fields(l, path,
+                     {"type", "name", "input", "vocab", "dim", "combiner", "initializer",
+                      "init_scale", "table", "use_bias"});
   const LayerSource& source = input.sources.front();
   if (source.kind != InputKind::kSparseIds) {
     fail(path + ".input", "embedding_bag reads a sparse_ids input, '" + source.name + "' is " +
@@ -48,6 +48,8 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
   spec.combiner = get_choice<Combiner>(
       l, path, "combiner", "mean", "combiner",
       {{"sum", Combiner::kSum}, {"mean", Combiner::kMean}, {"sqrtn", Combiner::kSqrtn}});
+  // Off by default, so that every plan written before the field keeps its parameters.
+  spec.use_bias = get_bool(l, path, "use_bias", false);
   if (const json* table = find_field(l, "table")) {
     if (!table->is_string()) fail(path + ".table", "expected the name of an embedding_bag layer");
     const std::string owner_name = table->get<std::string>();
@@ -58,6 +60,13 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
       if (find_field(l, field) != nullptr) {
         fail(path + "." + field, "set by the table's owner '" + owner_name + "'");
       }
+    }
+    // A second lookup declares no parameter, so it has no bias tensor; the owner's bias belongs
+    // to the owner's output alone (a shared table is not a shared layer).
+    if (spec.use_bias) {
+      fail(path + ".use_bias", "a lookup of the table of '" + owner_name +
+                                   "' has no parameter of its own: no bias (give an own table "
+                                   "for a biased lookup)");
     }
     const auto same = [&](const char* field, std::size_t owners) {
       if (find_field(l, field) == nullptr) return;
@@ -97,19 +106,38 @@ void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>&
   w.init_scale = spec.init_scale;
   w.declared_by = spec.path;
   out.push_back(w);
+  if (spec.use_bias) {
+    ParameterSpec b;
+    b.name = spec.name + "/bias";
+    b.shape = {spec.dim};
+    b.initializer = Initializer::kZeros;
+    b.declared_by = spec.path;
+    out.push_back(b);
+  }
 }
 
 void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer) {
   const ParameterBinder::Bound table =
       spec.table.empty() ? binder.next() : binder.bound(spec.table + "/weight");
+  const float* bias = nullptr;
+  if (spec.use_bias) {
+    const ParameterBinder::Bound b = binder.next();
+    layer.bias_gradient = b.gradient;
+    bias = b.tensor->data<float>();
+  }
   layer.embedding.emplace(spec.name, table.tensor->data<float>(), table.tensor->shape()[0],
-                          spec.dim, spec.combiner);
+                          spec.dim, spec.combiner, bias);
   layer.weight_gradient = table.gradient;
 }
 
 EmbeddingBag::EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
-                           Combiner combiner)
-    : name_(std::move(name)), table_(table), rows_(rows), dim_(dim), combiner_(combiner) {}
+                           Combiner combiner, const float* bias)
+    : name_(std::move(name)),
+      table_(table),
+      rows_(rows),
+      dim_(dim),
+      combiner_(combiner),
+      bias_(bias) {}
 
 void EmbeddingBag::forward(const Batch& batch, float* out) {
   const std::uint32_t nnz = batch.offsets[batch.size];
@@ -165,7 +193,18 @@ void EmbeddingBag::forward(const Batch& batch, float* out) {
     if (combiner_ == Combiner::kSqrtn)
       scale = square_sum > 0.0f ? 1.0f / std::sqrt(square_sum) : 0.0f;
     if (scale != 1.0f) kernels::scale(dim_, scale, row);
+    // After the combiner, as Keras adds a Dense's bias after x W (1 · bias[k] is exact, so the
+    // SIMD and scalar axpy agree bit for bit).
+    if (bias_ != nullptr) kernels::axpy(dim_, 1.0f, bias_, row);
     scales_[b] = scale;
+  }
+}
+
+void EmbeddingBag::backward_bias(std::size_t batch_size, const float* grad_out,
+                                 float* bias_gradient) const {
+  if (bias_ == nullptr) return;
+  for (std::size_t b = 0; b < batch_size; ++b) {
+    kernels::axpy(dim_, 1.0f, grad_out + b * dim_, bias_gradient);
   }
 }
 

@@ -6,9 +6,11 @@
 //   emb.backward(batch, grad_out, gradient);     // gradient.touched_rows unique
 //   emb.backward_sgd(batch, grad_out, 0.1f);     // or: the SGD step straight into the table
 //
-// out[b] = c_b Σ_j w_j table[id_j] with c_b = 1 (sum), 1/Σ_j|w_j| (mean), 1/sqrt(Σ_j w_j²)
-// (sqrtn), and 0 for an example without ids or with all weights 0. The table is borrowed and
-// must outlive the layer; the optimizer (or backward_sgd) may change its values between batches.
+// out[b] = c_b Σ_j w_j table[id_j] (+ bias) with c_b = 1 (sum), 1/Σ_j|w_j| (mean),
+// 1/sqrt(Σ_j w_j²) (sqrtn), and 0 (+ bias) for an example without ids or with all weights 0. The
+// optional bias (a Keras Dense reading a sparse input: x W + b) is added to every example's
+// output, as Keras adds it to a row with no entries. The table and bias are borrowed and must
+// outlive the layer; the optimizer (or backward_sgd) may change their values between batches.
 #pragma once
 
 #include <cstddef>
@@ -25,10 +27,12 @@
 namespace fedleaf::core {
 
 // The "embedding_bag" entry of the layer table (layer_kind.h). Fields: vocab, dim, combiner
-// (default mean), initializer (default uniform), init_scale (default 0.05), or "table": an
-// earlier embedding_bag owning a table, whose table this layer looks up too (vocab and dim then
-// optional and equal to the table's; no parameter of its own). Reads a sparse_ids input.
-// Declares "<name>/weight" [vocab, dim] with a row-sparse gradient (a table owner only).
+// (default mean), initializer (default uniform), init_scale (default 0.05), use_bias (default
+// false), or "table": an earlier embedding_bag owning a table, whose table this layer looks up too
+// (vocab and dim then optional and equal to the table's; no parameter of its own, so no
+// use_bias). Reads a sparse_ids input. Declares "<name>/weight" [vocab, dim] with a row-sparse
+// gradient (a table owner only), then "<name>/bias" [dim] (zeros, a dense gradient) with
+// use_bias.
 void parse_embedding_bag_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                               std::vector<LayerSpec>& layers);
 void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);
@@ -36,8 +40,9 @@ void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLay
 
 class EmbeddingBag {
  public:
-  EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim,
-               Combiner combiner);
+  // `bias`: [dim] added to every output row, or null for none.
+  EmbeddingBag(std::string name, float* table, std::size_t rows, std::size_t dim, Combiner combiner,
+               const float* bias = nullptr);
 
   std::size_t dim() const { return dim_; }
   // Throws InvalidInput naming the layer when an id is >= rows.
@@ -56,6 +61,9 @@ class EmbeddingBag {
   // are applied one by one instead of summed first), deterministic, and allocation-free. Same
   // precondition and error as backward().
   void backward_sgd(const Batch& batch, const float* grad_out, float learning_rate);
+  // The bias's gradient: bias_gradient[k] += Σ_b grad_out[b, k], examples in order (also those
+  // without ids). A layer without a bias has none: a no-op.
+  void backward_bias(std::size_t batch_size, const float* grad_out, float* bias_gradient) const;
 
  private:
   void check_last_forward(const Batch& batch) const;
@@ -65,6 +73,7 @@ class EmbeddingBag {
   std::size_t rows_;
   std::size_t dim_;
   Combiner combiner_;
+  const float* bias_;                           // [dim_] or null
   std::vector<float> scales_;                   // c_b of the last forward
   const std::uint32_t* forward_ids_ = nullptr;  // the ids and count of the last forward
   std::uint32_t forward_nnz_ = 0;

@@ -249,6 +249,10 @@ void Model::backward_layer(std::size_t i, const Batch& batch) {
   if (layer.embedding) {
     const Batch& ids = feed(batch, layer.feed);
     const auto g = static_cast<std::size_t>(layer.weight_gradient);
+    // The bias is a dense parameter: its gradient even under fused SGD (the optimizer steps it).
+    if (layer.bias_gradient >= 0) {
+      layer.embedding->backward_bias(n, gy, gradients_[layer.bias_gradient].values.data());
+    }
     if (fused_sgd_learning_rate_) {
       layer.embedding->backward_sgd(ids, gy, *fused_sgd_learning_rate_);
     } else if (!table_written_[g]) {

@@ -28,14 +28,18 @@
 //      {"type": "embedding_bag", "name": S, "vocab": N, "dim": N,
 //       "combiner": "sum" | "mean" | "sqrtn" (default "mean"),
 //       "initializer": "uniform" (default) | "zeros",
-//       "init_scale": F (default 0.05: uniform in [-0.05, 0.05])}
-//         → parameter S/weight [vocab, dim]. Reads a sparse_ids input (any position).
-//         out[b] = c_b · Σ_j w_j E[id_j] with c_b = 1 (sum), 1/Σ|w_j| (mean), 1/sqrt(Σ w_j²)
-//         (sqrtn); 0 for an example without ids. For weights >= 0 these are TensorFlow's.
+//       "init_scale": F (default 0.05: uniform in [-0.05, 0.05]),
+//       "use_bias": false (default) | true}
+//         → parameter S/weight [vocab, dim], and with use_bias S/bias [dim] (zeros; a dense
+//         gradient: list it in "updates" as "dense"). Reads a sparse_ids input (any position).
+//         out[b] = c_b · Σ_j w_j E[id_j] (+ bias) with c_b = 1 (sum), 1/Σ|w_j| (mean),
+//         1/sqrt(Σ w_j²) (sqrtn); 0 (+ bias) for an example without ids. For weights >= 0 these
+//         are TensorFlow's. Combiner sum with use_bias is a Keras Dense on a sparse input
+//         (x W + b with W = E, the ids and weights x's nonzero columns and values).
 //       or {"type": "embedding_bag", "name": S, "table": <earlier embedding_bag owning a table>,
 //           "combiner": ..., "vocab"/"dim" optional and then equal to the table's}
 //         → a second lookup of that table: no parameter of its own, its gradient is summed into
-//         the table's.
+//         the table's; "use_bias" is refused (a bias would be a parameter of its own).
 //      {"type": "dense", "name": S, "units": N, "activation": "relu"|"sigmoid"|"tanh" (optional),
 //       "use_bias": true (default), "initializer": "glorot_uniform" (default) | "zeros"}
 //         → S/weight [in, units], S/bias [units]; y = x W + b.
@@ -132,7 +136,7 @@ struct LayerSpec {
   std::size_t dim = 0;    // embedding_bag
   Combiner combiner = Combiner::kMean;
   std::size_t units = 0;  // dense
-  bool use_bias = true;   // dense
+  bool use_bias = true;   // dense (default true); embedding_bag (parsed, default false)
   Initializer initializer = Initializer::kGlorotUniform;
   float init_scale = 0.05f;
   std::size_t input_width = 0;   // derived: width of the layer's input (concatenate: the sum)

@@ -211,3 +211,44 @@ TEST_CASE("embedding_bag_backward_sgd_needs_the_batch_of_the_last_forward", "[em
   // Row 1: -0.5·1 then -0.5·(-2); row 3: -0.5·1.
   CHECK(table == std::vector<float>{1.0f, 1.5f, 1.0f, 0.5f});
 }
+
+TEST_CASE("embedding_bag_bias_is_added_to_every_example_and_its_gradient_sums_the_batch",
+          "[embedding_bag]") {
+  // A Keras Dense on a sparse row: Σ_j value_j W[id_j] + b, and b alone for an empty row.
+  for (std::size_t dim : {1, 3, 8}) {
+    INFO("dim " << dim);
+    const std::size_t vocab = 20;
+    const Dataset data = fedleaf::test::random_sparse_dataset(dim, 11, vocab, 2, true, 2);
+    SeededRandom rng(dim + 7);
+    std::vector<float> table = uniform_values(rng, vocab * dim);
+    const std::vector<float> bias = uniform_values(rng, dim);
+    const std::vector<float> grad_out = uniform_values(rng, data.size() * dim);
+    BatchGatherer gather(data, BatchIds::kGlobal);
+    const Batch batch = shuffled_batch(gather, data.size(), dim);
+    EmbeddingBag plain("emb", table.data(), vocab, dim, Combiner::kSum);
+    EmbeddingBag biased("emb", table.data(), vocab, dim, Combiner::kSum, bias.data());
+    std::vector<float> without(data.size() * dim), with(data.size() * dim);
+    plain.forward(batch, without.data());
+    biased.forward(batch, with.data());
+    bool empty_row = false;
+    for (std::size_t e = 0; e < batch.size; ++e) {
+      empty_row |= batch.offsets[e] == batch.offsets[e + 1];
+      for (std::size_t k = 0; k < dim; ++k) {
+        CHECK(with[e * dim + k] == without[e * dim + k] + bias[k]);
+      }
+    }
+    CHECK(empty_row);  // the dataset has an example without ids, which gets the bias alone
+
+    std::vector<float> gb(dim, 0.5f);
+    biased.backward_bias(batch.size, grad_out.data(), gb.data());
+    for (std::size_t k = 0; k < dim; ++k) {
+      double expected = 0.5;
+      for (std::size_t e = 0; e < batch.size; ++e) expected += grad_out[e * dim + k];
+      CHECK(gb[k] == Approx(expected).margin(1e-6));
+    }
+    // No bias, no gradient: the buffer is left alone.
+    std::vector<float> untouched(dim, 0.5f);
+    plain.backward_bias(batch.size, grad_out.data(), untouched.data());
+    CHECK(untouched == std::vector<float>(dim, 0.5f));
+  }
+}

@@ -254,3 +254,49 @@ TEST_CASE("graph_validation_names_each_rule", "[plan_graph]") {
       {"type": "dense", "name": "o", "units": 1}], "loss": "sigmoid_cross_entropy"})",
                 "plan.model.inputs.x.features: expected an object");
 }
+
+TEST_CASE("embedding_bag_use_bias_declares_a_dense_bias_and_is_off_by_default", "[plan_graph]") {
+  // A Keras Dense reading a sparse input: sum over the row's values, plus a bias.
+  const Plan p = parse_plan(R"({"model": {"inputs": {"x": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "d", "vocab": 30, "dim": 4,
+                  "combiner": "sum", "use_bias": true},
+                 {"type": "embedding_bag", "name": "plain", "input": "x", "table": "d",
+                  "use_bias": false},
+                 {"type": "concatenate", "name": "j", "inputs": ["d", "plain"]},
+                 {"type": "dense", "name": "o", "units": 1}],
+      "loss": "sigmoid_cross_entropy"},
+    "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1}},
+    "updates": {"d/weight": {"encoding": "row_sparse", "aggregator": "weighted_mean"},
+                "d/bias": {"encoding": "dense", "aggregator": "weighted_mean"}}})");
+  CHECK(p.model.layers[0].use_bias);
+  CHECK_FALSE(p.model.layers[1].use_bias);
+  const auto params = parameter_specs(p.model);
+  REQUIRE(params.size() == 4);
+  CHECK(params[0].name == "d/weight");
+  CHECK(params[1].name == "d/bias");
+  CHECK(params[1].shape == std::vector<std::size_t>{4});
+  CHECK_FALSE(params[1].row_sparse_gradient);
+  CHECK(params[1].initializer == Initializer::kZeros);
+  CHECK(params[1].declared_by == "plan.model.layers[0]");
+  CHECK(parameter_bytes(p.model) == (30 * 4 + 4 + 8 + 1) * 4);
+
+  // Absent: no bias, as every plan written before the field.
+  const Plan q = parse_plan(plan_for(R"({"inputs": {"x": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "d", "vocab": 30, "dim": 1,
+                  "combiner": "sum"}], "loss": "sigmoid_cross_entropy"})"));
+  CHECK_FALSE(q.model.layers[0].use_bias);
+  CHECK(parameter_specs(q.model).size() == 1);
+
+  check_rejects(R"({"inputs": {"x": "sparse_ids"},
+      "layers": [{"type": "embedding_bag", "name": "d", "vocab": 30, "dim": 1,
+                  "use_bias": 1}], "loss": "sigmoid_cross_entropy"})",
+                "plan.model.layers[0].use_bias: expected");
+  // A second lookup of a shared table has no parameter of its own, so no bias.
+  check_rejects(R"({"inputs": {"a": "sparse_ids", "c": "sparse_ids"}, "layers": [
+      {"type": "embedding_bag", "name": "e", "input": "a", "vocab": 10, "dim": 2},
+      {"type": "embedding_bag", "name": "f", "input": "c", "table": "e", "use_bias": true},
+      {"type": "add", "name": "j", "inputs": ["e", "f"]},
+      {"type": "dense", "name": "o", "units": 1}], "loss": "sigmoid_cross_entropy"})",
+                "plan.model.layers[1].use_bias: a lookup of the table of 'e' has no parameter of "
+                "its own: no bias");
+}
