@@ -18,7 +18,8 @@
 //                  map's FedAdam table, "Server optimizers").
 // Every configuration accepts exactly B reports (a round closes at N, a version at K), so the
 // final accuracies compare models built from as many reports. Runs are interleaved (one of each
-// configuration per repeat, after --warmup runs of the first one that are not counted); repeat r
+// configuration per repeat, after --warmup short runs (2 rounds) of the first one that are not
+// counted: the machine's caches, the corpus loaded, the wasm compiled); repeat r
 // uses leaf seed --seed + r, the same in every configuration of that repeat.
 //
 // Per run: the eval accuracy of every published model (downloaded as it is published, evaluated
@@ -34,7 +35,7 @@
 // Ratios (medians over repeats, min and max alongside): sync_over_buffered_time_to_95 (target
 // ≥ 2.0), buffered_over_sync_final_accuracy (≥ 0.99), and the same for the adam pair.
 //
-//   node tests/bench/async/async_bench.mjs [--clients 16] [--budget 160] [--buffer-size 8]
+//   node tests/bench/async/async_bench.mjs [--clients 16] [--budget 192] [--buffer-size 8]
 //     [--repeats 2] [--warmup 1] [--plan FILE] [--slow-fraction 0.3] [--slow-factor 5]
 //     [--churn 0.05] [--churn-away 2] [--seed 1] [--lease-s 30] [--max-staleness 20]
 //     [--adam-lr 0.1] [--configs sync,buffered,sync-adam,buffered-adam] [--target 0.95]
@@ -54,7 +55,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const { values: args } = parseArgs({
   options: {
     clients: { type: 'string', default: '16' },
-    budget: { type: 'string', default: '160' },
+    budget: { type: 'string', default: '192' },
     'buffer-size': { type: 'string' },
     repeats: { type: 'string', default: '2' },
     warmup: { type: 'string', default: '1' },
@@ -112,8 +113,10 @@ const median = (xs) => {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const count = (map, key) => map.set(key, (map.get(key) ?? 0) + 1);
 
-async function runOnce(config, seed) {
-  const { mode, spec } = allConfigs[config];
+// One run of `config` on a fresh server; `rounds` overrides the budget's rounds (the warm-up).
+async function runOnce(config, seed, rounds) {
+  const { mode } = allConfigs[config];
+  const spec = { ...allConfigs[config].spec, ...(rounds ? { rounds } : {}) };
   const server = await startServer();
   try {
     const client = adminClient(server.url);
@@ -202,10 +205,47 @@ async function runOnce(config, seed) {
 
 const seed0 = Number(args.seed);
 for (let w = 0; w < Number(args.warmup); w++) {
-  process.stderr.write(`async bench: warm-up (${configs[0]}, not counted)…\n`);
-  await runOnce(configs[0], seed0 + 1000 + w);
+  process.stderr.write(`async bench: warm-up (${configs[0]}, 2 rounds, not counted)…\n`);
+  await runOnce(configs[0], seed0 + 1000 + w, 2);
 }
+// A ratio per repeat (null when either side is null), then median/min/max of those that exist.
+// A repeat where one side never reached the target makes the median null: never silently dropped.
+function ratio(results, repeats, numConfig, denConfig, key) {
+  const per = [];
+  for (let r = 1; r <= repeats; r++) {
+    const num = results.find((x) => x.repeat === r && x.config === numConfig)?.[key];
+    const den = results.find((x) => x.repeat === r && x.config === denConfig)?.[key];
+    per.push(num != null && den != null && den > 0 ? num / den : null);
+  }
+  if (per.length === 0 || per.some((x) => x === null)) return { median: null, min: null, max: null, per_repeat: per };
+  return { median: median(per), min: Math.min(...per), max: Math.max(...per), per_repeat: per };
+}
+// The ratios over the first `repeats` repeats, and build/bench/async.json with them: written after
+// every repeat, so a run cut short still leaves the repeats it finished.
+function summarize(results, repeats) {
+  const ratioDetail = {};
+  if (configs.includes('sync') && configs.includes('buffered')) {
+    ratioDetail.sync_over_buffered_time_to_95 = ratio(results, repeats, 'sync', 'buffered', 'time_to_target_s');
+    ratioDetail.buffered_over_sync_final_accuracy = ratio(results, repeats, 'buffered', 'sync', 'final_accuracy');
+  }
+  if (configs.includes('sync-adam') && configs.includes('buffered-adam')) {
+    ratioDetail['adam.sync_over_buffered_time_to_95'] = ratio(results, repeats, 'sync-adam', 'buffered-adam', 'time_to_target_s');
+    ratioDetail['adam.buffered_over_sync_final_accuracy'] = ratio(results, repeats, 'buffered-adam', 'sync-adam', 'final_accuracy');
+  }
+  // `ratios` holds the medians that exist (a null median is left out, its detail says why).
+  const ratios = Object.fromEntries(Object.entries(ratioDetail).filter(([, v]) => v.median !== null).map(([k, v]) => [k, v.median]));
+  mkdirSync(path.dirname(args.out), { recursive: true });
+  writeFileSync(args.out, JSON.stringify({
+    clients, budget, buffer_size: bufferSize, plan: path.relative(root, path.resolve(args.plan)), target,
+    lease_s: leaseS, max_staleness: Number(args['max-staleness']), heterogeneity, configs: Object.fromEntries(
+      configs.map((c) => [c, allConfigs[c].spec])), repeats, warmup: Number(args.warmup),
+    results, ratios, ratio_detail: ratioDetail,
+  }, null, 2));
+  return ratioDetail;
+}
+
 const results = [];
+let ratioDetail = {};
 for (let r = 0; r < Number(args.repeats); r++) {
   for (const config of configs) {
     process.stderr.write(`async bench: repeat ${r + 1}, ${config}: ${clients} leaves, budget ${budget} reports…\n`);
@@ -215,32 +255,9 @@ for (let r = 0; r < Number(args.repeats); r++) {
     process.stderr.write(`  time to ${target}: ${result.time_to_target_s?.toFixed(1) ?? 'never'} s, ` +
       `final ${(100 * result.final_accuracy).toFixed(2)}%, lost ${result.lost}, double-counted ${result.double_counted}\n`);
   }
+  ratioDetail = summarize(results, r + 1);
 }
 evalData.delete();
-
-// A ratio per repeat (null when either side is null), then median/min/max of those that exist.
-// A repeat where one side never reached the target makes the median null: never silently dropped.
-function ratio(numConfig, denConfig, key) {
-  const per = [];
-  for (let r = 1; r <= Number(args.repeats); r++) {
-    const num = results.find((x) => x.repeat === r && x.config === numConfig)?.[key];
-    const den = results.find((x) => x.repeat === r && x.config === denConfig)?.[key];
-    per.push(num != null && den != null && den > 0 ? num / den : null);
-  }
-  if (per.length === 0 || per.some((x) => x === null)) return { median: null, min: null, max: null, per_repeat: per };
-  return { median: median(per), min: Math.min(...per), max: Math.max(...per), per_repeat: per };
-}
-const ratioDetail = {};
-if (configs.includes('sync') && configs.includes('buffered')) {
-  ratioDetail.sync_over_buffered_time_to_95 = ratio('sync', 'buffered', 'time_to_target_s');
-  ratioDetail.buffered_over_sync_final_accuracy = ratio('buffered', 'sync', 'final_accuracy');
-}
-if (configs.includes('sync-adam') && configs.includes('buffered-adam')) {
-  ratioDetail['adam.sync_over_buffered_time_to_95'] = ratio('sync-adam', 'buffered-adam', 'time_to_target_s');
-  ratioDetail['adam.buffered_over_sync_final_accuracy'] = ratio('buffered-adam', 'sync-adam', 'final_accuracy');
-}
-// `ratios` holds the medians that exist (a null median is left out, its detail says why).
-const ratios = Object.fromEntries(Object.entries(ratioDetail).filter(([, v]) => v.median !== null).map(([k, v]) => [k, v.median]));
 
 const line = (cells, widths) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ');
 const widths = [13, 6, 6, 7, 10, 9, 7, 6, 7, 7, 7, 7];
@@ -256,13 +273,6 @@ for (const [k, v] of Object.entries(ratioDetail)) {
   console.log(`${k.padEnd(40)} median ${f(v.median)} (min ${f(v.min)}, max ${f(v.max)})`);
 }
 console.log('targets: sync_over_buffered_time_to_95 >= 2.0, buffered_over_sync_final_accuracy >= 0.99');
-mkdirSync(path.dirname(args.out), { recursive: true });
-writeFileSync(args.out, JSON.stringify({
-  clients, budget, buffer_size: bufferSize, plan: path.relative(root, path.resolve(args.plan)), target,
-  lease_s: leaseS, max_staleness: Number(args['max-staleness']), heterogeneity, configs: Object.fromEntries(
-    configs.map((c) => [c, allConfigs[c].spec])), repeats: Number(args.repeats), warmup: Number(args.warmup),
-  results, ratios, ratio_detail: ratioDetail,
-}, null, 2));
 console.log(`wrote ${path.relative(root, args.out)}`);
 if (results.some((r) => r.double_counted !== 0 || r.rounds_with_mismatch !== 0)) {
   console.error('async bench: a report was double-counted or lost after its 201');
