@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import {
   awayMs, heterogeneousExecutor, leafSpeeds, LeafChurnedError, seededRandom, slowDelayMs, slowLeaves,
 } from '../../js_bindings/src/node/leaf_speeds.js';
+import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 
 test('seededRandom: same seed, same sequence in [0, 1); another seed, another sequence', () => {
   const draw = (seed) => { const next = seededRandom(seed); return Array.from({ length: 50 }, next); };
@@ -124,4 +125,14 @@ test('heterogeneousExecutor: the wait is aborted by the stop signal', async () =
   const running = executor.runTask({ task_id: 1 }, null, null, { signal: controller.signal });
   controller.abort(new Error('stopped'));
   await assert.rejects(running, /stopped/);
+});
+
+test('simulateLeaves: its speeds come from leafSpeeds with its seed; a bad option throws before any worker starts', async () => {
+  assert.throws(() => simulateLeaves({ server: 'http://127.0.0.1:1', population: 'p', token: 't', clients: 2,
+    records: [], slow: { fraction: 2, factor: 5 } }), /slow\.fraction: expected a number in \[0, 1\], got 2/);
+  const options = { leaves: 4, slow: { fraction: 0.5, factor: 3 }, churn: { probability: 0.2 }, seed: 5 };
+  // No records: the run fails on its empty shards before a worker starts, but its speeds are set.
+  const run = simulateLeaves({ server: 'http://127.0.0.1:1', population: 'p', token: 't', clients: 4, records: [], ...options });
+  assert.deepEqual(run.speeds, leafSpeeds(options));
+  await assert.rejects(run.done, /leaf 0/);
 });
