@@ -8,8 +8,10 @@
 // Configurations (the same leaves, data and report budget B):
 //   sync           clients_per_round = N, min_reports = ⌈N/2⌉, round_deadline_s 300 (as the demo),
 //                  B/N rounds. A round closes at its N-th report: it waits for its slow leaves,
-//                  and a churned task is handed out again only once its lease (--lease-s) expires
-//                  (the 300 s deadline, after which ⌈N/2⌉ reports would do, is never reached here);
+//                  and a churned task is handed out again only once its lease (--lease-s, 10 s:
+//                  several times a slow leaf's whole task here, ~1-2 s under load, so no honest
+//                  leaf loses its lease; longer leases cost sync more) expires (the 300 s
+//                  deadline, after which ⌈N/2⌉ reports would do, is never reached here);
 //   buffered       mode buffered, buffer_size K (--buffer-size, default ⌈N/2⌉), concurrency N (every
 //                  leaf may hold a task), max_staleness --max-staleness (default 20: a slow leaf
 //                  trains while ~(factor × N / K) versions pass), staleness weight 1/(1+s)^0.5,
@@ -37,7 +39,7 @@
 //
 //   node tests/bench/async/async_bench.mjs [--clients 16] [--budget 192] [--buffer-size 8]
 //     [--repeats 2] [--warmup 1] [--plan FILE] [--slow-fraction 0.3] [--slow-factor 5]
-//     [--churn 0.05] [--churn-away 2] [--seed 1] [--lease-s 30] [--max-staleness 20]
+//     [--churn 0.05] [--churn-away 2] [--seed 1] [--lease-s 10] [--max-staleness 20]
 //     [--adam-lr 0.1] [--configs sync,buffered,sync-adam,buffered-adam] [--target 0.95]
 //     [--out build/bench/async.json]
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -65,7 +67,7 @@ const { values: args } = parseArgs({
     churn: { type: 'string', default: '0.05' },
     'churn-away': { type: 'string', default: '2' },
     seed: { type: 'string', default: '1' },
-    'lease-s': { type: 'string', default: '30' },
+    'lease-s': { type: 'string', default: '10' },
     'max-staleness': { type: 'string', default: '20' },
     'adam-lr': { type: 'string', default: '0.1' },
     configs: { type: 'string', default: 'sync,buffered,sync-adam,buffered-adam' },
