@@ -14,12 +14,19 @@
 //   node scripts/demo/run_demo.mjs --server URL --admin-token-file F [--clients 16] [--rounds 20]
 //        [--iid] [--prefetch 1] [--population spam-demo] [--plan FILE] [--json OUT] [--link-file OUT]
 //        [--server-optimizer JSON] [--mode synchronous|buffered] [--buffer-size K]
+//        [--slow-fraction F --slow-factor X] [--churn P] [--churn-away A] [--seed N]
 // --server-optimizer is the population spec's "server_optimizer" (default FedAvg), e.g.
 // '{"type": "adam", "learning_rate": 0.01}' for FedAdam (src/server/README.md).
 // --mode buffered runs a buffered population (FedBuff, src/server/README.md): --rounds versions,
 // each published after --buffer-size reports (default half the leaves), every leaf's task out at
 // once (concurrency = --clients), max_staleness 10, staleness weight 1/(1+s)^0.5; each table
 // row is then one version.
+// Heterogeneous leaves (js_bindings/src/node/leaf_speeds.js): --slow-fraction 0.3 --slow-factor 5
+// makes 30% of the leaves 5× slower (after training a task for ms, a slow leaf waits
+// (5 − 1) × ms before uploading); --churn 0.1 makes each task, with probability 0.1, one its leaf
+// leaves mid-task: it is away --churn-away (default 1) × its task time and never uploads (the
+// lease expires — the population's lease_s, 120 s here — and the server hands the task out
+// again). --seed (default 1) picks the slow leaves and every churn decision, reproducibly.
 // Exits 1 when a leaf fails, the run stalls, or the population does not finish.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -30,6 +37,7 @@ import { createExecutor, ProtocolClient } from '../../js_bindings/src/index.js';
 import { loadSpamAssassin, spamAssassinEmailRecord } from '../../js_bindings/src/datasets/spamassassin.js';
 import { planTakesRecords } from '../../js_bindings/src/leaf/record_leaf_data.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
+import { leafSpeeds } from '../../js_bindings/src/node/leaf_speeds.js';
 import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
 import { formatBytes } from '../../js_bindings/src/leaf/format_bytes.js';
 
@@ -50,6 +58,11 @@ const { values: args } = parseArgs({
     'server-optimizer': { type: 'string' },
     mode: { type: 'string', default: 'synchronous' },
     'buffer-size': { type: 'string' },
+    'slow-fraction': { type: 'string', default: '0' },
+    'slow-factor': { type: 'string', default: '1' },
+    churn: { type: 'string', default: '0' },
+    'churn-away': { type: 'string', default: '1' },
+    seed: { type: 'string', default: '1' },
   },
 });
 const clients = Number(args.clients);
@@ -63,6 +76,12 @@ if (!['synchronous', 'buffered'].includes(args.mode)) {
   throw new Error(`--mode: expected synchronous or buffered, got ${args.mode}`);
 }
 const buffered = args.mode === 'buffered';
+const speedOptions = {
+  slow: { fraction: Number(args['slow-fraction']), factor: Number(args['slow-factor']) },
+  churn: { probability: Number(args.churn), awayFactor: Number(args['churn-away']) },
+  seed: Number(args.seed),
+};
+leafSpeeds({ leaves: clients, ...speedOptions });  // a bad flag throws here, before the population exists
 const bufferSize = Number(args['buffer-size'] ?? Math.max(1, Math.ceil(clients / 2)));
 
 async function modelBytes(population, round) {
@@ -111,6 +130,10 @@ console.log(`population ${population}: ${clients} leaves, ${rounds} rounds, ${mo
   `server optimizer ${JSON.stringify(optimizer)}; ` +
   `eval split ${evalData.size} emails; dense update would be ${formatBytes(denseUpdateBytes)} per report`);
 console.log(`join from a browser tab: ${link}`);
+if (Number(args['slow-fraction']) > 0 || Number(args.churn) > 0) {
+  console.log(`heterogeneous leaves (seed ${args.seed}): ${args['slow-fraction']} of them ${args['slow-factor']}× slower, ` +
+    `churn ${args.churn} per task (away ${args['churn-away']}× the task time)`);
+}
 console.log(`round 0 (initial model): eval accuracy ${(100 * baseline.accuracy).toFixed(2)}%`);
 const header = ['round', 'reports', 'examples', 'train loss', 'eval acc', 'eval loss',
   'downloaded', 'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s'];
@@ -126,6 +149,7 @@ let leafFailure;
 const run = simulateLeaves({
   server, population, token: created.client_token, clients, nonIid: !args.iid,
   prefetch: Number(args.prefetch), records,
+  ...speedOptions,
   onEvent: (index, event) => {
     if (event.type === 'claimed') roundOfTask.set(event.taskId, Number(event.round));
     if (event.type === 'downloaded') {

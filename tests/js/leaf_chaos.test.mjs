@@ -1,7 +1,10 @@
 // Chaos: leaf processes SIGKILLed at random points of a multi-round run (right after a claim,
 // while training, while uploading: a kill lands wherever the process is) and replaced by fresh
 // processes. Every round must still complete through lease expiry, and every accepted report must
-// be counted exactly once: the server's 201 answers add up to the reports of its rounds.
+// be counted exactly once: the server's 201 answers add up to the reports of its rounds. The same
+// churn runs against a synchronous population and a buffered one (FedBuff: every version must
+// be published with exactly buffer_size reports, a killed leaf's slot coming back when its lease
+// ends).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -14,6 +17,7 @@ import { textPlan } from '../e2e/browser/executor_cases.mjs';
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
 const ROUNDS = 4;
 const CLIENTS_PER_ROUND = 3;
+const BUFFER_SIZE = 3;
 const LEAVES = 5;
 const MAX_KILLS = 6;
 
@@ -26,16 +30,18 @@ function random(seed) {
   };
 }
 
-test('leaves killed at random points cost only leases: every round closes, every 201 counted once', async () => {
-  const seed = Number(process.env.FEDLEAF_CHAOS_SEED ?? Date.now() % 100000);
+// Runs LEAVES leaf processes against a population created with `spec`, killing some at random
+// points and replacing each killed one with a fresh process on the same shard, until the
+// population finishes (or 150 s pass). Returns the final status, the kills and the server's count
+// of 201 answers.
+async function churnedRun(seed, spec) {
   const next = random(seed);
   const server = await startServer();
   const processes = new Set();
   try {
     const client = adminClient(server.url);
     const pop = await client.createPopulation({
-      plan: textPlan({ vocab: 4096, dim: 4, batchSize: 32 }), seed: 3, rounds: ROUNDS,
-      clients_per_round: CLIENTS_PER_ROUND, over_selection: 2, lease_s: 2, round_deadline_s: 600,
+      plan: textPlan({ vocab: 4096, dim: 4, batchSize: 32 }), seed: 3, rounds: ROUNDS, lease_s: 2, ...spec,
     });
 
     let kills = 0;
@@ -75,17 +81,39 @@ test('leaves killed at random points cost only leases: every round closes, every
       status = await client.status(pop.id);
     } while (status.state !== 'finished' && Date.now() < deadline);
     finished = true;
-
-    assert.equal(status.state, 'finished', `seed ${seed}: population did not finish (round ${status.round})`);
-    assert.ok(kills >= 1, `seed ${seed}: no leaf was killed`);
-    const trainRounds = status.history.filter((h) => h.round < ROUNDS);
-    assert.equal(trainRounds.length, ROUNDS);
-    for (const h of trainRounds) assert.equal(h.reports, CLIENTS_PER_ROUND, `seed ${seed}: round ${h.round}`);
     const metrics = await client.metrics();
     const accepted = Number(/fedleaf_uploads_total\{status="201"\} (\d+)/.exec(metrics)?.[1] ?? 0);
-    assert.equal(accepted, ROUNDS * CLIENTS_PER_ROUND, `seed ${seed}: 201 answers vs reports counted`);
+    return { status, kills, accepted };
   } finally {
     for (const child of processes) child.kill('SIGKILL');
     await server.stop();
   }
+}
+
+test('leaves killed at random points cost only leases: every round closes, every 201 counted once', async () => {
+  const seed = Number(process.env.FEDLEAF_CHAOS_SEED ?? Date.now() % 100000);
+  const { status, kills, accepted } = await churnedRun(seed, {
+    clients_per_round: CLIENTS_PER_ROUND, over_selection: 2, round_deadline_s: 600,
+  });
+  assert.equal(status.state, 'finished', `seed ${seed}: population did not finish (round ${status.round})`);
+  assert.ok(kills >= 1, `seed ${seed}: no leaf was killed`);
+  const trainRounds = status.history.filter((h) => h.round < ROUNDS);
+  assert.equal(trainRounds.length, ROUNDS);
+  for (const h of trainRounds) assert.equal(h.reports, CLIENTS_PER_ROUND, `seed ${seed}: round ${h.round}`);
+  assert.equal(accepted, ROUNDS * CLIENTS_PER_ROUND, `seed ${seed}: 201 answers vs reports counted`);
+});
+
+test('buffered population: leaves killed at random points cost only their slots; every version is published, every 201 folded once', async () => {
+  const seed = Number(process.env.FEDLEAF_CHAOS_SEED ?? Date.now() % 100000);
+  const { status, kills, accepted } = await churnedRun(seed, {
+    mode: 'buffered', buffer_size: BUFFER_SIZE, concurrency: LEAVES, max_staleness: 1000,
+  });
+  assert.equal(status.state, 'finished', `seed ${seed}: population did not finish (version ${status.round})`);
+  assert.ok(kills >= 1, `seed ${seed}: no leaf was killed`);
+  const versions = status.history.filter((h) => h.round < ROUNDS);
+  assert.deepEqual(versions.map((h) => h.round), [...Array(ROUNDS).keys()], `seed ${seed}: versions published`);
+  for (const h of versions) assert.equal(h.reports, BUFFER_SIZE, `seed ${seed}: version ${h.round}`);
+  // Every 201 is in exactly one version: none lost after its answer, none folded twice.
+  const folded = versions.reduce((n, h) => n + h.reports, 0);
+  assert.equal(accepted, folded, `seed ${seed}: 201 answers vs reports folded into versions`);
 });

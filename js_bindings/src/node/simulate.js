@@ -11,8 +11,17 @@
 // datasets/spamassassin.js); each leaf also holds its share of the eval split (evalShardRecords:
 // dealt round-robin in hash order, never empty), which it uses for evaluate tasks. `attacks` makes some of them poisoning leaves (see attacks.js): leaf i
 // runs attacks[i] ('scale:1e6', 'claim_examples:9007199254740992', 'flip_labels') when set.
+//
+// Heterogeneous leaves (leaf_speeds.js): `slow: {fraction: 0.3, factor: 5}` makes 30% of the
+// leaves 5× slower (after training a task for ms, a slow leaf waits 4 × ms before uploading);
+// `churn: {probability: 0.1, awayFactor: 2}` makes each task, with probability 0.1, one its leaf
+// leaves mid-task (trains, is away 2 × its task time, never uploads: the lease expires and the
+// server hands the task out again); `seed` (default 1) picks the slow leaves and every churn
+// decision, reproducibly. Each task with a delay emits an event {type: 'delayed', taskId,
+// trainMs, waitMs, churned}; `speeds` on the returned run is each leaf's {factor, …}.
 import { Worker } from 'node:worker_threads';
 
+import { leafSpeeds } from './leaf_speeds.js';
 import { emptyShardProblem, evalShardRecords, loadSpamAssassin, shardRecords, shardSizes } from '../datasets/spamassassin.js';
 
 const workerUrl = new URL('./simulated_leaf_worker.js', import.meta.url);
@@ -53,15 +62,21 @@ export function spamAssassinShardsProblem(records, count, { nonIid = false } = {
  *          nonIid?: boolean,
  *          prefetch?: number, maxTasks?: number, simd?: 'auto'|boolean, records?: object[],
  *          attacks?: Record<number, string>, shardOf?: (index: number) => number,
+ *          slow?: {fraction: number, factor: number},
+ *          churn?: {probability: number, awayFactor?: number}, seed?: number,
  *          onEvent?: (index: number, event: object) => void}} options
  * clients: how many shards the data is cut into; leaves: how many leaves run (default clients).
  * shardOf: which of the `clients` shards leaf i holds (default i) — e.g. extra attacking leaves
  * holding copies of honest shards. A leaf whose train shard would hold no emails fails the run
  * before any worker starts.
- * @returns {{done: Promise<object[]>, stop: () => void}}
+ * @returns {{done: Promise<object[]>, stop: () => void, speeds: object[]}}
  */
 export function simulateLeaves(options) {
   const workers = [];
+  // Checked here, before any worker starts (a bad option throws at once).
+  const speeds = leafSpeeds({
+    leaves: options.leaves ?? options.clients, slow: options.slow, churn: options.churn, seed: options.seed ?? 1,
+  });
   const done = (async () => {
     const records = options.records ?? await loadSpamAssassin();
     const leaves = options.leaves ?? options.clients;
@@ -86,6 +101,7 @@ export function simulateLeaves(options) {
             maxTasks: options.maxTasks,
             simd: options.simd,
             attack: options.attacks?.[index],
+            speed: speeds[index],
             ...data,
           },
         });
@@ -117,6 +133,7 @@ export function simulateLeaves(options) {
   });
   return {
     done,
+    speeds,
     stop() {
       for (const worker of workers) worker.postMessage({ type: 'stop' });
     },
