@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { startServer, adminClient } from '../server/server_harness.mjs';
+import { seededRandom } from '../../js_bindings/src/node/seeded_random.js';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../js_bindings/bin');
@@ -21,21 +22,12 @@ const BUFFER_SIZE = 3;
 const LEAVES = 5;
 const MAX_KILLS = 6;
 
-// A small deterministic generator, so a failing run can be replayed with its seed.
-function random(seed) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
-
 // Runs LEAVES leaf processes against a population created with `spec`, killing some at random
 // points and replacing each killed one with a fresh process on the same shard, until the
 // population finishes (or 150 s pass). Returns the final status, the kills and the server's count
 // of 201 answers.
 async function churnedRun(seed, spec) {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const server = await startServer();
   const processes = new Set();
   try {

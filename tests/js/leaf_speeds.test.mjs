@@ -4,8 +4,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import {
-  awayMs, heterogeneousExecutor, leafSpeeds, LeafChurnedError, seededRandom, slowDelayMs, slowLeaves,
+  awayMs, heterogeneousExecutor, leafSpeeds, LeafChurnedError, slowDelayMs, slowLeaves,
 } from '../../js_bindings/src/node/leaf_speeds.js';
+import { seededRandom } from '../../js_bindings/src/node/seeded_random.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 
 test('seededRandom: same seed, same sequence in [0, 1); another seed, another sequence', () => {

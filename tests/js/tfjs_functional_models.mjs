@@ -5,19 +5,9 @@
 //   const { model, examples } = functionalModels(tf).wideAndDeep();
 //   const probabilities = predictTfjs(tf, model, examples);   // [example][unit]
 
-const EXAMPLES = 12;
+import { seededRandom } from '../../js_bindings/src/node/seeded_random.js';
 
-// A deterministic generator (mulberry32), so every run builds the same examples.
-function generator(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+const EXAMPLES = 12;
 
 // An ids input of `length` ids per example (ids below `vocab`, repeats allowed).
 function idsInput(random, vocab, length) {
@@ -70,7 +60,7 @@ export function functionalModels(tf) {
       const prob = tf.layers.activation({ name: 'prob', activation: 'sigmoid' }).apply(logit);
       const model = tf.model({ name: 'wide_and_deep', inputs: [body, sender, numeric, cross], outputs: prob });
       model.compile({ optimizer: tf.train.adam(0.01), loss: 'binaryCrossentropy' });
-      const random = generator(11);
+      const random = seededRandom(11);
       const examples = examplesOf({ body: idsInput(random, 50, 5), sender: idsInput(random, 20, 2),
         numeric: denseInput(random, 4), cross: idsInput(random, 40, 1) },
       Array.from({ length: EXAMPLES }, (_, i) => i % 2));
@@ -89,7 +79,7 @@ export function functionalModels(tf) {
         biasInitializer: bias(0.2) }).apply(both);
       const model = tf.model({ name: 'shared', inputs: [left, right], outputs: out });
       model.compile({ optimizer: tf.train.adam(0.02), loss: 'sparseCategoricalCrossentropy' });
-      const random = generator(12);
+      const random = seededRandom(12);
       const examples = examplesOf({ left: idsInput(random, 30, 3), right: idsInput(random, 30, 4) },
         Array.from({ length: EXAMPLES }, (_, i) => i % 3));
       return { model, examples };
@@ -112,7 +102,7 @@ export function functionalModels(tf) {
         model = tf.model({ name: 'ratings', inputs: item, outputs: layers.reduce((x, layer) => layer.apply(x), item) });
       }
       model.compile({ optimizer: tf.train.sgd(0.05), loss: 'meanSquaredError' });
-      const random = generator(13);
+      const random = seededRandom(13);
       const examples = examplesOf({ item: idsInput(random, 30, 1) }, Array.from({ length: EXAMPLES }, () => 1 + 4 * random()));
       return { model, examples };
     },

@@ -21,17 +21,7 @@
 // Both delays happen inside the executor's runTask (heterogeneousExecutor), so runLeaf is
 // unchanged: its stop signal aborts them, and its 'trained' event's ms is the whole task's time.
 
-/** A seeded generator of uniform numbers in [0, 1) (mulberry32: 32-bit state, fast, good enough). */
-export function seededRandom(seed) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { seededRandom } from './seeded_random.js';
 
 function checkFraction(name, value) {
   if (!Number.isFinite(value) || value < 0 || value > 1) {

@@ -54,6 +54,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import {
   generateWideDeep, multiInputData, tfjsGraphModel, wideDeepPlan, writeMultiInputFile,
 } from './wide_deep_workload.mjs';
+import { seededRandom } from '../../../js_bindings/src/node/seeded_random.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../../..');
@@ -136,22 +137,10 @@ const WORKLOADS = {
   },
 };
 
-// mulberry32: a small deterministic PRNG (same data on every run and machine).
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // Uniform ids, meanIds/2 .. 3 meanIds/2 per example. Labels follow a planted rule so the data is
 // learnable: each id votes for class hash(id) % classes; the label is the most voted class.
 function synthetic({ seed, examples, vocab, meanIds, classes }) {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const offsets = new Int32Array(examples + 1);
   const idList = [];
   const labels = new Int32Array(examples);

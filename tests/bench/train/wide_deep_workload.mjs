@@ -25,6 +25,8 @@
 // mean score of each input's ids, plus a fixed linear function of the numeric features (standard
 // normal), plus the crossed ids' scores; the label is 1 with probability sigmoid(2 * logit).
 // Bags have a uniform length in [mean/2, 3 mean/2].
+import { seededRandom } from '../../../js_bindings/src/node/seeded_random.js';
+
 const TABLES = {
   history: { vocab: 1 << 20, dim: 16 },
   terms: { vocab: 1 << 18, dim: 16 },
@@ -77,18 +79,6 @@ export function wideDeepPlan() {
   };
 }
 
-// mulberry32 (as train_bench.mjs): the same data on every run and machine.
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // The planted score of (table, id) in [-1, 1]: a murmur-style finalizer of both.
 function score(tableSalt, id) {
   let h = Math.imul(id ^ tableSalt, 0x85ebca6b);
@@ -123,7 +113,7 @@ class Bags {
 }
 
 export function generateWideDeep({ seed = 4, examples = 50000 } = {}) {
-  const random = rng(seed);
+  const random = seededRandom(seed);
   const bagLength = (mean) => Math.floor(mean / 2) + Math.floor(random() * (mean + 1));
   const normal = () => Math.sqrt(-2 * Math.log(1 - random())) * Math.cos(2 * Math.PI * random());
   const bags = Object.fromEntries(['history_ids', 'query', 'title', 'context_id', 'cross'].map((n) => [n, new Bags(examples)]));
