@@ -54,8 +54,9 @@ test('fedleaf-simulate.js runs N leaves in worker threads until the population f
 const FLAGS = {
   'fedleaf-leaf.js': ['--server URL', '--population P', '--token T', '--dataset NAME', '--shard I/N', '--non-iid',
     '--prefetch K', '--max-tasks N', '--baseline', '-h, --help'],
-  'fedleaf-simulate.js': ['--server URL', '--population P', '--token T', '--clients N', '--non-iid', '--prefetch K',
-    '--max-tasks N', '--baseline', '-h, --help'],
+  'fedleaf-simulate.js': ['--server URL', '--population P', '--token T', '--clients N', '--slow-fraction F',
+    '--slow-factor X', '--churn P', '--churn-away A', '--seed N', '--non-iid', '--prefetch K', '--max-tasks N',
+    '--baseline', '-h, --help'],
 };
 
 test('--help prints the usage, what the command does, every flag with its meaning, and the exit statuses', async () => {
@@ -104,6 +105,11 @@ test('bad options exit with status 2 and the usage line', { timeout: 120_000 }, 
     ['fedleaf-leaf.js', ['--server', 'http://x', '--population', 'p', '--token', 't', '--dataset', 'mnist'], /unknown --dataset 'mnist'/],
     ['fedleaf-simulate.js', ['--server', 'http://x', '--population', 'p', '--token', 't', '--clients', '0'], /--clients must be an integer >= 1/],
     ['fedleaf-simulate.js', ['--bogus'], /Unknown option '--bogus'/],
+    // heterogeneous leaves: each bad value names its flag, before any leaf starts
+    ['fedleaf-simulate.js', [...leaf, '--slow-fraction', '2'], /--slow-fraction: expected a number in \[0, 1\], got 2/],
+    ['fedleaf-simulate.js', [...leaf, '--slow-factor', '0.5'], /--slow-factor: expected a number >= 1, got 0\.5/],
+    ['fedleaf-simulate.js', [...leaf, '--churn', 'often'], /--churn: expected a number in \[0, 1\], got NaN/],
+    ['fedleaf-simulate.js', [...leaf, '--seed', '1.5'], /--seed: expected an integer, got 1\.5/],
     // --server: an http: or https: URL, checked before anything loads
     ['fedleaf-leaf.js', ['--server', 'ftp://127.0.0.1:21', '--population', 'p', '--token', 't'],
       /--server must be an http: or https: URL, got 'ftp:\/\/127\.0\.0\.1:21'/],
