@@ -15,19 +15,21 @@
 #
 #   scripts/demo.sh [--clients 16] [--rounds 20] [--port 8080] [--iid] [--prefetch 1]
 #                   [--keep-serving] [--store sqlite|postgres] [--servers 3] [--plan FILE]
-#                   [--server-optimizer JSON]
+#                   [--server-optimizer JSON] [--mode synchronous|buffered] [--buffer-size K]
 # --plan runs another: records-based when its model inputs carry "features", text-based otherwise,
 # e.g. scripts/demo/spam_plan.json (the single-input bag-of-words model: hashed tokens →
 # embedding_bag + dense) or scripts/demo/spam_plan_f32.json (that job, every value F32).
 # --server-optimizer sets the population's "server_optimizer" (default FedAvg), e.g.
 # '{"type": "adam", "learning_rate": 0.01}' (FedAdam; src/server/README.md).
+# --mode buffered trains without a barrier (FedBuff): --rounds model versions, each published
+# after --buffer-size reports (default 3/4 of the leaves); one table row per version.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 clients=16 rounds=20 port=8080 iid=() prefetch=1 keep_serving=0 store=sqlite servers=""
-plan=scripts/demo/spam_wide_deep_plan.json server_optimizer=()
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+plan=scripts/demo/spam_wide_deep_plan.json server_optimizer=() mode=synchronous buffer_size=()
+usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 bad_flag() { echo "demo.sh: $1" >&2; usage >&2; exit 2; }
 # The value after a flag: missing or empty is an error (set -u would stop at "$2: unbound").
 value_of() { (($# >= 2)) && [[ -n "$2" ]] || bad_flag "$1 needs a value"; }
@@ -49,6 +51,8 @@ while (($#)); do
     --servers) value_of "$@"; servers="$2"; shift 2 ;;
     --plan) value_of "$@"; plan="$2"; shift 2 ;;
     --server-optimizer) value_of "$@"; server_optimizer=(--server-optimizer "$2"); shift 2 ;;
+    --mode) value_of "$@"; mode="$2"; shift 2 ;;
+    --buffer-size) value_of "$@"; buffer_size=(--buffer-size "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) bad_flag "unknown argument '$1'" ;;
   esac
@@ -60,6 +64,12 @@ check_integer --rounds "$rounds" 1 100000
 check_integer --port "$port" 1 65000
 check_integer --prefetch "$prefetch" 0 16
 [[ -f "$plan" ]] || bad_flag "--plan: no file '$plan'"
+[[ "$mode" == synchronous || "$mode" == buffered ]] ||
+  bad_flag "--mode is synchronous or buffered, got '$mode'"
+if ((${#buffer_size[@]})); then
+  [[ "$mode" == buffered ]] || bad_flag "--buffer-size needs --mode buffered"
+  check_integer --buffer-size "${buffer_size[1]}" 1 "$clients"
+fi
 case "$store" in
   sqlite) servers="${servers:-1}"
     [[ "$servers" == 1 ]] || { echo "demo.sh: SQLite serves one server; use --store postgres" >&2; exit 2; } ;;
@@ -148,7 +158,7 @@ echo "demo.sh: fedleaf-server on $server ($where)"
 
 node scripts/demo/run_demo.mjs --server "$server" --admin-token-file var/admin_token \
   --clients "$clients" --rounds "$rounds" --prefetch "$prefetch" "${iid[@]}" --plan "$plan" \
-  "${server_optimizer[@]}" \
+  "${server_optimizer[@]}" --mode "$mode" "${buffer_size[@]}" \
   --json build/demo/last_run.json --link-file var/demo_link &
 demo_pid=$!
 pids+=("$demo_pid")

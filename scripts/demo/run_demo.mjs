@@ -18,7 +18,9 @@
 // --server-optimizer is the population spec's "server_optimizer" (default FedAvg), e.g.
 // '{"type": "adam", "learning_rate": 0.01}' for FedAdam (src/server/README.md).
 // --mode buffered runs a buffered population (FedBuff, src/server/README.md): --rounds versions,
-// each published after --buffer-size reports (default half the leaves), every leaf's task out at
+// each published after --buffer-size reports (default ⌈3/4⌉ of the leaves: with half, each version
+// can be the first half of a non-IID population to report, and the models swing — docs/design.md,
+// "Heterogeneous leaves and scripts/bench.sh async"), every leaf's task out at
 // once (concurrency = --clients), max_staleness 10, staleness weight 1/(1+s)^0.5; each table
 // row is then one version.
 // Heterogeneous leaves (js_bindings/src/node/leaf_speeds.js): --slow-fraction 0.3 --slow-factor 5
@@ -82,7 +84,7 @@ const speedOptions = {
   seed: Number(args.seed),
 };
 leafSpeeds({ leaves: clients, ...speedOptions });  // a bad flag throws here, before the population exists
-const bufferSize = Number(args['buffer-size'] ?? Math.max(1, Math.ceil(clients / 2)));
+const bufferSize = Number(args['buffer-size'] ?? Math.max(1, Math.ceil((3 * clients) / 4)));
 
 async function modelBytes(population, round) {
   return (await client.downloadModel(client.modelUrl(population, round), { token: false })).bytes;

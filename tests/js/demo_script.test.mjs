@@ -43,6 +43,9 @@ test('scripts/demo.sh rejects bad flags with status 2, naming the flag', async (
     [['--rounds', '99999999999999999999'], /--rounds takes an integer/],
     [['--store', 'postgres', '--servers', '0'], /--servers takes an integer in \[1, 16\]/],
     [['--bogus'], /unknown argument '--bogus'/],
+    [['--mode', 'async'], /--mode is synchronous or buffered, got 'async'/],
+    [['--buffer-size', '4'], /--buffer-size needs --mode buffered/],
+    [['--mode', 'buffered', '--clients', '4', '--buffer-size', '5'], /--buffer-size takes an integer in \[1, 4\], got '5'/],
   ]) {
     await assert.rejects(promisify(execFile)('bash', [path.join(root, 'scripts/demo.sh'), ...args]),
       (e) => e.code === 2 && message.test(e.stderr), args.join(' '));
