@@ -48,7 +48,7 @@ TEST_CASE("robustness_json_of_a_closed_round_is_byte_identical_to_the_untyped_fo
 TEST_CASE("read_robustness_reads_back_every_form_a_row_holds_byte_for_byte", "[round_robustness]") {
   // A closed round now, an empty one, an open round's bounds and cap, a row of a server before
   // clip bounds, a row before adaptive clipping.
-  for (const std::string stored :
+  for (const std::string& stored :
        {std::string(kClosedRound), std::string(kEmptyRound),
         std::string(R"({"clip_bound":{"a":0.5},"example_cap":606})"), std::string("{}"),
         std::string(R"({"capped":1,"clipped":{"emb/weight":2},"withheld_nonfinite":0})"),

@@ -152,7 +152,9 @@ void TrainingSession::read_initial(const TrainedParameter& trained, std::size_t 
           window.resize(static_cast<std::size_t>(span) * row_size);
           read_rows(first, static_cast<std::size_t>(span), window.data());
           if (row_size == 1) {
-            for (std::size_t k = i; k < j; ++k) dst[k - i] = window[global[k] - first];
+            for (std::size_t k = i; k < j; ++k) {
+              dst[k - i] = window[static_cast<std::size_t>(global[k] - first)];
+            }
           } else {
             for (std::size_t k = i; k < j; ++k) {
               std::memcpy(dst + (k - i) * row_size, window.data() + (global[k] - first) * row_size,

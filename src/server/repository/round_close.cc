@@ -79,8 +79,8 @@ std::optional<OptimizerStateRecord> optimizer_state_record(const std::string& id
 RoundCloseWrite round_close_write(const std::string& id, RoundClose& close) {
   RoundCloseWrite write{
       close.closed, close.record, close.opened,
-      ModelRecord{id, close.opened.number, close.model_etag, std::move(close.model_bytes)}};
-  write.optimizer_state = optimizer_state_record(id, close);
+      ModelRecord{id, close.opened.number, close.model_etag, std::move(close.model_bytes)},
+      optimizer_state_record(id, close)};
   return write;
 }
 

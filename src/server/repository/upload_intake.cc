@@ -64,7 +64,7 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
     if (constant_time_equals(presented_hash, lease.token_hash)) lease_id = lease.id;
   }
   if (lease_id == 0) {
-    reject({population_id, "forbidden"});
+    reject({population_id, "forbidden", 0, {}});
     throw Forbidden("lease token does not match task " + std::to_string(task_id));
   }
   const double now = parts_.clock.now();
@@ -135,7 +135,7 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
   }
 
   const auto examples = static_cast<double>(summary.num_examples);
-  AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr};
+  AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr, std::nullopt};
   request.delta.examples = examples;
   request.delta.loss_sum = examples * summary.metrics.at("loss");
   if (auto it = summary.metrics.find("accuracy"); it != summary.metrics.end()) {
@@ -196,7 +196,7 @@ UploadOutcome UploadIntake::accept_evaluate(PopulationState& st, const TaskRecor
     throw;
   }
   const auto examples = static_cast<double>(summary.num_examples);
-  AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr};
+  AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr, std::nullopt};
   request.delta.examples = examples;
   for (const auto& [name, value] : summary.metrics) {
     request.delta.eval_sums[name] = examples * value;

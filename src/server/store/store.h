@@ -213,7 +213,7 @@ struct RefusedUpload {
   std::string population_id;
   std::string reason;
   std::int64_t lease_id = 0;
-  std::string result_sha256;
+  std::string result_sha256 = {};
 };
 
 // accept_result: the upload of a result under one lease.

@@ -86,11 +86,12 @@ TEST_CASE("staleness_weight_is_the_papers_polynomial_or_constant") {
   BufferedSpec spec;
   for (std::uint64_t s : {0, 1, 2, 3, 8, 99}) {
     INFO("staleness " << s);
+    const auto x = static_cast<double>(s);
     spec.weight = StalenessWeightType::kPolynomial;
     spec.exponent = 0.5;
-    CHECK(core::staleness_weight(spec, s) == Approx(1.0 / std::sqrt(1.0 + s)).epsilon(1e-15));
+    CHECK(core::staleness_weight(spec, s) == Approx(1.0 / std::sqrt(1.0 + x)).epsilon(1e-15));
     spec.exponent = 2.0;
-    CHECK(core::staleness_weight(spec, s) == Approx(1.0 / ((1.0 + s) * (1.0 + s))).epsilon(1e-15));
+    CHECK(core::staleness_weight(spec, s) == Approx(1.0 / ((1.0 + x) * (1.0 + x))).epsilon(1e-15));
     spec.weight = StalenessWeightType::kConstant;
     CHECK(core::staleness_weight(spec, s) == 1.0);
   }

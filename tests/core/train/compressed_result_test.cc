@@ -177,7 +177,7 @@ TEST_CASE("a_compressed_upload_with_a_broken_scale_or_id_is_refused_and_nothing_
                        MessageContains("tensor 'emb/weight': int8 scale 1 is nan"));
 
   std::vector<std::uint8_t> duplicate = good;
-  std::size_t second = index.arrays.at("emb/weight:indices").begin;
+  auto second = static_cast<std::size_t>(index.arrays.at("emb/weight:indices").begin);
   while (good[second] & 0x80) ++second;
   duplicate[second + 1] = 0;  // the second id's gap becomes 0
   CHECK_THROWS_MATCHES(round.add_result(duplicate.data(), duplicate.size()), fedleaf::InvalidInput,
