@@ -21,6 +21,7 @@
 // Both delays happen inside the executor's runTask (heterogeneousExecutor), so runLeaf is
 // unchanged: its stop signal aborts them, and its 'trained' event's ms is the whole task's time.
 
+import { sleep } from '../protocol/backoff.js';
 import { seededRandom } from './seeded_random.js';
 
 function checkFraction(name, value) {
@@ -93,24 +94,6 @@ export class LeafChurnedError extends Error {
     this.name = 'LeafChurnedError';
     this.awayMs = awayForMs;
   }
-}
-
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /**

@@ -18,6 +18,7 @@
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
+#include "tests/core/train/full_model_reference.h"
 #include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;
@@ -271,49 +272,8 @@ TEST_CASE("graph_training_on_compact_tables_equals_lazy_training_on_the_full_tab
                                   R"({"type": "adam", "learning_rate": 0.05})"}) {
       INFO(optimizer << (subject_is_body ? ", subject = body" : ""));
       const std::string plan_json = wide_deep_plan(optimizer, 3);
-      const auto model = initialize_model(plan_json, 2);
-      const Dataset data = wide_deep_data(6, 17, subject_is_body);
-      const SafetensorsFile result =
-          read_safetensors(execute(plan_json, model.data(), model.size(), data));
-
-      const Plan plan = parse_plan(plan_json);
-      const Parameters initial = fedleaf::test::initial_parameters(plan_json, 2);
-      Parameters params = initial;
-      Model full(plan.model, params, 4);
-      if (plan.train->optimizer.type == OptimizerType::kSgd) {
-        full.fuse_sparse_sgd(plan.train->optimizer.learning_rate);
-      }
-      Optimizer opt(plan.train->optimizer, full.gradients());
-      std::vector<std::vector<std::uint32_t>> global;
-      BatchGatherer gather(data, global_feed_sources(plan.model, data, global));
-      for (std::size_t epoch = 0; epoch < 3; ++epoch) {
-        const auto order = shuffled_order(data.size(), mix_seed(5, epoch));
-        for (std::size_t begin = 0; begin < order.size(); begin += 4) {
-          full.forward_backward(
-              gather.gather(order.data() + begin, std::min<std::size_t>(4, order.size() - begin)));
-          opt.apply(full.gradients());
-        }
-      }
-      for (const auto& [name, tensor] : result.tensors) {
-        INFO(name);
-        const float* before = initial.at(name).data<float>();
-        const float* after = params.at(name).data<float>();
-        if (const auto* rows = std::get_if<RowSparseTensor>(&tensor)) {
-          const std::size_t dim = rows->values().shape()[1];
-          for (std::size_t r = 0; r < rows->indices().size(); ++r) {
-            const auto g = static_cast<std::size_t>(rows->indices()(r));
-            for (std::size_t k = 0; k < dim; ++k) {
-              CHECK(rows->values().data<float>()[r * dim + k] ==
-                    after[g * dim + k] - before[g * dim + k]);
-            }
-          }
-        } else {
-          const DenseTensor& d = std::get<DenseTensor>(tensor);
-          for (std::size_t i = 0; i < d.size(); ++i) {
-            CHECK(d.data<float>()[i] == after[i] - before[i]);
-          }
-        }
-      }
+      fedleaf::test::check_result_equals_full_model_training(
+          plan_json, wide_deep_data(6, 17, subject_is_body), 2, 3, 5, 4);
     }
   }
 }
