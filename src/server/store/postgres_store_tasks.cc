@@ -197,10 +197,11 @@ std::optional<RoundRecord> PostgresStore::count_report(const std::string& popula
 
 std::optional<RoundRecord> PostgresStore::lock_and_count_train_report(const AcceptRequest& r,
                                                                       TaskRecord& task) {
-  // count_train_report's statement with the task's lock (taken first: the update joins the
-  // locked row) and classify_upload's kAccepted as its condition: a report of a task whose row
-  // another server changed since its unlocked read (state, lease, expiry) counts nothing here,
-  // and the general path tells what happened from the locked row.
+  // count_train_report's statement with the task's lock (taken first: the shard row's key is
+  // read from the locked row, by an init plan run before the update's scan) and
+  // classify_upload's kAccepted as its condition: a report of a task whose row another server
+  // changed since its unlocked read (state, lease, expiry) counts nothing here, and the general
+  // path tells what happened from the locked row.
   static const std::string sql =
       "WITH t AS MATERIALIZED (" +
       select_from(column_list(kTasksTable),
@@ -208,13 +209,13 @@ std::optional<RoundRecord> PostgresStore::lock_and_count_train_report(const Acce
                   "AND lease_expires_at > $3 FOR UPDATE") +
       "), mine AS (UPDATE round_shards s SET reports = s.reports + 1, examples = s.examples + "
       "$5, loss_sum = s.loss_sum + $6, accuracy_sum = s.accuracy_sum + $7, accuracy_examples = "
-      "s.accuracy_examples + $8, upload_bytes = s.upload_bytes + $9 FROM t, rounds o WHERE "
-      "s.population_id = t.population_id AND s.round = t.round AND s.shard = $4 AND "
-      "o.population_id = t.population_id AND o.number = t.round AND o.status = 'open' RETURNING "
-      "1) " +
+      "s.accuracy_examples + $8, upload_bytes = s.upload_bytes + $9 FROM rounds o WHERE "
+      "s.population_id = (SELECT population_id FROM t) AND s.round = (SELECT round FROM t) AND "
+      "s.shard = $4 AND o.population_id = s.population_id AND o.number = s.round AND o.status = "
+      "'open' RETURNING 1) " +
       rounds_with_shards(
-          "r.population_id = t.population_id AND r.number = t.round AND EXISTS (SELECT 1 FROM "
-          "mine)",
+          "r.population_id = (SELECT population_id FROM t) AND r.number = (SELECT round FROM t) "
+          "AND EXISTS (SELECT 1 FROM mine)",
           ", " + qualified_columns(kTasksTable, "t"), "t, ");
   Rows rows = run(sql.c_str(), Params()
                                    .integer(r.task_id)
