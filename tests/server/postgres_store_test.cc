@@ -333,5 +333,52 @@ TEST_CASE(
                                             first_id});
 }
 
+// Version 6 has round_shards' foreign key to rounds: migrated, it is gone, and reports counted
+// in one transaction (the second and third increment a shard row version their own transaction
+// wrote, where the key was checked) are the round's, each with its task completed once.
+TEST_CASE("postgres_a_version_6_database_is_migrated_without_the_shard_rows_foreign_key",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);  // task 1 leased until 10, tasks 2..5 never leased
+  first.reset();
+  Session admin(backend.url());
+  const char* shard_keys =
+      "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid = "
+      "'round_shards'::regclass";
+  CHECK(admin.run(shard_keys) == "0");  // none in a database version 7 created
+  admin.run("ALTER TABLE round_shards ADD FOREIGN KEY (population_id, round) REFERENCES rounds");
+  CHECK(admin.run(shard_keys) == "1");
+  admin.run("UPDATE schema_version SET version = 6");
+
+  auto migrated = backend.open();
+  CHECK(admin.run(shard_keys) == "0");
+  CHECK(admin.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
+  StoreTransaction tx(*migrated, Durability::kFull);
+  std::vector<AcceptOutcome> outcomes;
+  for (int i = 0; i < 3; ++i) {
+    const auto claimed =
+        migrated->claim_task({"p", 0, TaskKind::kTrain, 5, 11, 20, "hash-" + std::to_string(i)});
+    REQUIRE(claimed);
+    AcceptRequest report{
+        claimed->task_id, claimed->lease_id, "sha-" + std::to_string(i), 12, "bytes", {}, nullptr};
+    report.delta.examples = 2;
+    outcomes.push_back(migrated->accept_result(report));
+    // The same report again under the lock its own transaction holds: already done.
+    CHECK(migrated->accept_result(report).status == AcceptStatus::kRepeated);
+  }
+  tx.commit();
+  for (int i = 0; i < 3; ++i) {
+    CHECK(outcomes[i].status == AcceptStatus::kAccepted);
+    CHECK(outcomes[i].round.reports == i + 1);
+    CHECK(outcomes[i].task.state == TaskState::kDone);
+  }
+  CHECK(migrated->find_round("p", 0)->reports == 3);
+  CHECK(migrated->find_round("p", 0)->examples == 6);
+  CHECK(migrated->list_results("p", 0, 0).size() == 3);
+}
+
 }  // namespace
 }  // namespace fedleaf::server

@@ -368,22 +368,17 @@ TEST_CASE("a_quarantined_population_stays_quarantined_before_the_recheck_and_on_
 namespace fedleaf::server {
 namespace {
 
-// A SQLite file that calls itself shared and whose first claim_task finds nothing, as a
+// A SQLite file that calls itself shared and whose claim_task finds nothing while `busy`, as a
 // PostgreSQL claim does when another server holds the round row past the lock wait limit.
-class BusyFirstClaimStore : public SqliteStore {
+class BusyClaimStore : public SqliteStore {
  public:
-  explicit BusyFirstClaimStore(const std::string& path) : SqliteStore(path) {}
+  explicit BusyClaimStore(const std::string& path) : SqliteStore(path) {}
   bool shared() const override { return true; }
   std::optional<ClaimedTask> claim_task(const ClaimRequest& request) override {
-    if (busy_) {
-      busy_ = false;
-      return std::nullopt;
-    }
+    if (busy) return std::nullopt;
     return SqliteStore::claim_task(request);
   }
-
- private:
-  bool busy_ = true;
+  bool busy = true;
 };
 
 }  // namespace
@@ -392,7 +387,7 @@ TEST_CASE("a_claim_parked_while_its_task_could_not_be_taken_is_woken_by_the_next
           "[repository][shared]") {
   SqliteFileBackend file;
   FakeClock clock;
-  BusyFirstClaimStore store(file.path);
+  BusyClaimStore store(file.path);
   ServerMetrics metrics;
   TaskRepository repo(store, clock, metrics, {});
   const CreatedPopulation p = repo.create_population(test_spec("p", 1, 3, 3));
@@ -401,6 +396,7 @@ TEST_CASE("a_claim_parked_while_its_task_could_not_be_taken_is_woken_by_the_next
   REQUIRE(std::holds_alternative<RetryLater>(first));
   int woken = 0;
   repo.waiters().park(p.id, std::get<RetryLater>(first).wake_epoch, [&] { ++woken; });
+  store.busy = false;  // the other server's lock is gone
 
   repo.tick();  // nothing moved: only the tick can tell the parked claim a task is there
 
@@ -408,6 +404,37 @@ TEST_CASE("a_claim_parked_while_its_task_could_not_be_taken_is_woken_by_the_next
   ClaimOutcome again = repo.claim(p.id, p.client_token);
   repo.commit_batch();
   CHECK(std::holds_alternative<TaskAssignment>(again));
+}
+
+}  // namespace fedleaf::server
+
+namespace fedleaf::server {
+
+// An instance claims and accepts train reports in the round it has loaded without re-reading it
+// first: when another instance closed that round meanwhile, its report of the closed round is
+// refused (410, counted nowhere) and its claim leases a task of the next round.
+TEST_CASE("an_instance_whose_loaded_round_another_closed_refuses_its_reports_and_claims_the_next",
+          "[repository][shared]") {
+  SharedStore cluster(2);
+  if (cluster.servers.empty()) return;
+  Instance& a = *cluster.servers[0];
+  Instance& b = *cluster.servers[1];
+  PopulationSpec spec = test_spec("p", 3, 2, 2);
+  spec.settings.train_tasks_per_round = 3;
+  const CreatedPopulation p = a.repo->create_population(spec);
+  const TaskAssignment late = a.claim(p);  // a's loaded round 0: open, no report yet
+  b.upload(b.claim(p), result_for(0, 0));
+  b.upload(b.claim(p), result_for(0, 1));  // the second report closes round 0
+  REQUIRE(b.repo->status("p").record.current_round == 1);
+
+  CHECK_THROWS_AS(a.repo->upload(late.task_id, late.lease_token, result_for(0, 2)), Gone);
+  a.commit();
+  CHECK(a.claim(p).round == 1);
+  const PopulationStatus status = b.repo->status("p");
+  REQUIRE(status.history.size() == 2);
+  CHECK(status.history[0].record.reports == 2);
+  CHECK(status.history[1].record.reports == 0);
+  CHECK(status.rejections.at("round_closed") == 1);
 }
 
 }  // namespace fedleaf::server

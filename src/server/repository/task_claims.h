@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "server/repository/repository_parts.h"
@@ -29,6 +30,15 @@ class TaskClaims {
   void release_lease(std::int64_t task_id, const std::string& lease_token);
 
  private:
+  // Leases a task of `kind` from the round `st` holds (a step of the open batch); nullopt when
+  // the store has none to lease.
+  std::optional<TaskAssignment> lease(PopulationState& st, TaskKind kind, int limit, double now);
+  // A shared store's fast path: a task of the loaded round without re-reading the population
+  // first; nullopt when the loaded state does not allow it or nothing was leased.
+  std::optional<TaskAssignment> lease_from_loaded_round(const std::string& population_id,
+                                                        const std::string& token_hash,
+                                                        int min_round, double now);
+
   RepositoryParts& parts_;
   RoundLifecycle& rounds_;
 };

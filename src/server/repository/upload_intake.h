@@ -28,6 +28,10 @@ class UploadIntake {
                        const std::string& body);
 
  private:
+  // The state of the task's population an upload is answered from: the loaded one, as it is,
+  // for a train report of a shared store's open round that nothing would close yet; otherwise
+  // PopulationCache::state_of (re-read on a shared store).
+  PopulationState& state_for(const TaskRecord& task);
   // Counts a refused upload in the store and the metrics, unless it repeats the lease's last
   // counted refusal (Store::add_rejection).
   void reject(const RefusedUpload& upload);

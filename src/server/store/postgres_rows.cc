@@ -4,10 +4,10 @@
 
 namespace fedleaf::server {
 
-std::vector<Value> read_values(const PgRows& s, int i, const Table& table) {
+std::vector<Value> read_values(const PgRows& s, int i, const Table& table, int first) {
   std::vector<Value> out(table.columns.size());
   for (std::size_t c = 0; c < out.size(); ++c) {
-    const int col = static_cast<int>(c);
+    const int col = first + static_cast<int>(c);
     out[c].kind = table.columns[c].kind;
     switch (out[c].kind) {
       case ValueKind::kText:
@@ -50,7 +50,9 @@ RoundRecord read_round(const PgRows& s, int i) {
   return round_from(read_values(s, i, kRoundsTable));
 }
 
-TaskRecord read_task(const PgRows& s, int i) { return task_from(read_values(s, i, kTasksTable)); }
+TaskRecord read_task(const PgRows& s, int i, int first) {
+  return task_from(read_values(s, i, kTasksTable, first));
+}
 
 std::string select_from(const std::string& columns, const char* rest) {
   return std::string("SELECT ") + columns + " FROM " + rest;
@@ -100,9 +102,11 @@ const char* const kShardColumns =
 
 }  // namespace
 
-std::string rounds_with_shards(const char* where) {
-  return "SELECT " + qualified_columns(kRoundsTable, "r") + ", " + kShardColumns +
-         " FROM rounds r LEFT JOIN round_shards s ON s.population_id = r.population_id AND "
+std::string rounds_with_shards(const char* where, const std::string& more_columns,
+                               const char* more_from) {
+  return "SELECT " + qualified_columns(kRoundsTable, "r") + ", " + kShardColumns + more_columns +
+         " FROM " + more_from +
+         "rounds r LEFT JOIN round_shards s ON s.population_id = r.population_id AND "
          "s.round = r.number WHERE " +
          where + " ORDER BY r.number, s.shard";
 }

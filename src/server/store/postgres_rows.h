@@ -15,13 +15,13 @@
 
 namespace fedleaf::server {
 
-// Row i's values of the table's columns (from column 0), each read as its column's kind.
-std::vector<Value> read_values(const PgRows& s, int i, const Table& table);
+// Row i's values of the table's columns (from column `first`), each read as its column's kind.
+std::vector<Value> read_values(const PgRows& s, int i, const Table& table, int first = 0);
 // Adds values[skip..] to the parameters.
 PgParams& add_values(PgParams& p, const std::vector<Value>& values, std::size_t skip = 0);
 PopulationRecord read_population(const PgRows& s, int i);
 RoundRecord read_round(const PgRows& s, int i);
-TaskRecord read_task(const PgRows& s, int i);
+TaskRecord read_task(const PgRows& s, int i, int first = 0);
 std::string select_from(const std::string& columns, const char* rest);
 // A round shard's counters from column `first` on (reports .. eval_sums_json: this many).
 constexpr int kShardCounterColumns = 9;
@@ -29,8 +29,10 @@ RoundRecord read_shard(const PgRows& s, int i, int first);
 // Rows of `rounds r LEFT JOIN round_shards s` (the round's columns, then its shard's counters,
 // null without shards), ordered by round: each round with its shards added.
 std::vector<RoundRecord> read_rounds_with_shards(const PgRows& rows);
-// The rounds matching `where` (on r), each row with one of its shards (null without).
-std::string rounds_with_shards(const char* where);
+// The rounds matching `where` (on r), each row with one of its shards (null without), then
+// `more_columns` (", t.a, t.b") of the relations `more_from` ("task t, ") joined before r.
+std::string rounds_with_shards(const char* where, const std::string& more_columns = "",
+                               const char* more_from = "");
 // The table's columns, each prefixed with `alias` and a dot (for a join).
 std::string qualified_columns(const Table& table, const char* alias);
 // PostgresStore::find_progress's statement ($1 the population, $2 the round): the rows of

@@ -64,6 +64,10 @@ inline std::vector<std::string> postgres_schema() {
       // commits; a round's counters are its row plus its shards (close_round folds them in). A
       // closer locks every shard row first: that waits for the accepts in flight, and an accept
       // locks its shard row before it reads whether the round is open.
+      // Version 7: no foreign key to rounds (a shard row is created under its round row's lock,
+      // and deleted by the close that holds it; no round is deleted). The key's check ran on
+      // every increment but a batch's first (the row version its own transaction wrote), each a
+      // KEY SHARE lock on the round row: a multixact among the servers' batches.
       R"sql(CREATE TABLE IF NOT EXISTS round_shards (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
@@ -77,8 +81,7 @@ inline std::vector<std::string> postgres_schema() {
          eval_reports INTEGER NOT NULL,
          eval_examples DOUBLE PRECISION NOT NULL,
          eval_sums_json TEXT NOT NULL,
-         PRIMARY KEY (population_id, round, shard),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+         PRIMARY KEY (population_id, round, shard)))sql",
       R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
          population_id TEXT NOT NULL,
          round INTEGER NOT NULL,
@@ -105,7 +108,7 @@ inline std::vector<std::string> postgres_schema() {
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 5> kPostgresMigrations{
+inline constexpr std::array<const char*, 6> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -123,6 +126,8 @@ inline constexpr std::array<const char*, 5> kPostgresMigrations{
     "EXISTS tasks_population_id_round_fkey; ALTER TABLE leases DROP CONSTRAINT IF "
     "EXISTS leases_task_id_fkey; ALTER TABLE results DROP CONSTRAINT IF EXISTS "
     "results_task_id_fkey, DROP CONSTRAINT IF EXISTS results_population_id_round_fkey; END $$",
+    // 6 → 7: round_shards' foreign key to rounds goes.
+    "ALTER TABLE round_shards DROP CONSTRAINT IF EXISTS round_shards_population_id_round_fkey",
 };
 
 }  // namespace fedleaf::server

@@ -197,9 +197,10 @@ std::optional<RoundRecord> PostgresStore::lock_open_round(const std::string& pop
   // accepts other servers have in flight, and an accept locks its shard row before it reads
   // whether the round is open. Then the round row, under whose lock shard rows are created (and
   // which a second closer waits for), and the shard rows created meanwhile. FOR NO KEY UPDATE
-  // does not wait for the key-share locks that the remaining foreign keys to rounds take (a shard
-  // row's creation; results have none since schema 6). The round row is held only by short side
-  // transactions and by another closer (which holds no shard row this one waits for).
+  // does not wait for the key-share locks that the remaining foreign keys to rounds take (models,
+  // checkpoints, optimizer states; results have none since schema 6, shard rows since 7). The round
+  // row is held only by short side transactions and by another closer (which holds no shard row
+  // this one waits for).
   const char* shards_sql =
       "SELECT 1 FROM round_shards WHERE population_id = $1 AND round = $2 ORDER BY shard "
       "FOR UPDATE";

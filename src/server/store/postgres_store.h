@@ -49,7 +49,7 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
@@ -153,6 +153,11 @@ class PostgresStore : public Store {
                                           TaskKind kind, const RoundDelta& delta);
   std::optional<RoundRecord> count_train_report(const std::string& population_id, int number,
                                                 const RoundDelta& delta);
+  // The task locked and its train report counted as count_train_report does, in one statement,
+  // when the task is still leased under the request's lease (classify_upload's kAccepted); its
+  // row in `task`. nullopt otherwise, or when count_train_report would be.
+  std::optional<RoundRecord> lock_and_count_train_report(const AcceptRequest& request,
+                                                         TaskRecord& task);
   // The counters of the shard row `sql` selects (and locks) with `key`.
   std::optional<RoundRecord> shard_of(const char* sql, const Params& key);
 

@@ -195,25 +195,69 @@ std::optional<RoundRecord> PostgresStore::count_report(const std::string& popula
   return round;
 }
 
+std::optional<RoundRecord> PostgresStore::lock_and_count_train_report(const AcceptRequest& r,
+                                                                      TaskRecord& task) {
+  // count_train_report's statement with the task's lock (taken first: the shard row's key is
+  // read from the locked row, by an init plan run before the update's scan) and
+  // classify_upload's kAccepted as its condition: a report of a task whose row another server
+  // changed since its unlocked read (state, lease, expiry) counts nothing here, and the general
+  // path tells what happened from the locked row.
+  static const std::string sql =
+      "WITH t AS MATERIALIZED (" +
+      select_from(column_list(kTasksTable),
+                  "tasks WHERE id = $1 AND kind = 'train' AND state = 'leased' AND lease_id = $2 "
+                  "AND lease_expires_at > $3 FOR UPDATE") +
+      "), mine AS (UPDATE round_shards s SET reports = s.reports + 1, examples = s.examples + "
+      "$5, loss_sum = s.loss_sum + $6, accuracy_sum = s.accuracy_sum + $7, accuracy_examples = "
+      "s.accuracy_examples + $8, upload_bytes = s.upload_bytes + $9 FROM rounds o WHERE "
+      "s.population_id = (SELECT population_id FROM t) AND s.round = (SELECT round FROM t) AND "
+      "s.shard = $4 AND o.population_id = s.population_id AND o.number = s.round AND o.status = "
+      "'open' RETURNING 1) " +
+      rounds_with_shards(
+          "r.population_id = (SELECT population_id FROM t) AND r.number = (SELECT round FROM t) "
+          "AND EXISTS (SELECT 1 FROM mine)",
+          ", " + qualified_columns(kTasksTable, "t"), "t, ");
+  Rows rows = run(sql.c_str(), Params()
+                                   .integer(r.task_id)
+                                   .integer(r.lease_id)
+                                   .real(r.now)
+                                   .integer(shard_)
+                                   .real(r.delta.examples)
+                                   .real(r.delta.loss_sum)
+                                   .real(r.delta.accuracy_sum)
+                                   .real(r.delta.accuracy_examples)
+                                   .integer(r.delta.upload_bytes));
+  if (rows.size() == 0) return std::nullopt;
+  task = read_task(rows, 0, static_cast<int>(kRoundsTable.columns.size()) + kShardCounterColumns);
+  RoundRecord round = std::move(read_rounds_with_shards(rows).front());
+  apply_delta(round, TaskKind::kTrain, r.delta);
+  return round;
+}
+
 AcceptOutcome PostgresStore::accept_result(const AcceptRequest& r) {
-  static const std::string task_sql =
-      select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
   AcceptOutcome out;
-  {
+  // A train report of a task still leased under its lease, to this store's shard row of the
+  // task's open round (every report of a synchronous round here but the first): one statement.
+  std::optional<RoundRecord> round;
+  if (!r.fold_round) round = lock_and_count_train_report(r, out.task);
+  if (round) {
+    out.status = AcceptStatus::kAccepted;
+  } else {
+    static const std::string task_sql =
+        select_from(column_list(kTasksTable), "tasks WHERE id = $1 FOR UPDATE");
     Rows rows = run(task_sql.c_str(), Params().integer(r.task_id));
     if (rows.size() == 0) throw NotFound("task " + std::to_string(r.task_id) + " does not exist");
     out.task = read_task(rows, 0);
+    out.status = classify_upload(out.task, r);
+    if (out.status != AcceptStatus::kAccepted) return out;
   }
-  out.status = classify_upload(out.task, r);
-  if (out.status != AcceptStatus::kAccepted) return out;
   const std::string& population_id = out.task.population_id;
   const int number = r.fold_round.value_or(out.task.round);
   const bool train = out.task.kind == TaskKind::kTrain;
-  // A train report to this store's shard row of an open round (every report of a round here
-  // but the first) takes one statement; the rest (the row missing, the round closed, evaluate
-  // reports with their metric sums) the general path, which tells them apart.
-  std::optional<RoundRecord> round;
-  if (train) round = count_train_report(population_id, number, r.delta);
+  // A buffered train report to this store's shard row of its open version takes one statement
+  // more; the rest (the row missing, the round closed, evaluate reports with their metric sums)
+  // the general path, which tells them apart.
+  if (!round && train && r.fold_round) round = count_train_report(population_id, number, r.delta);
   if (!round) round = count_report(population_id, number, out.task.kind, r.delta);
   if (!round) {  // a train report to a closed round
     out.status = AcceptStatus::kRoundClosed;
