@@ -339,7 +339,8 @@ Bytes write_safetensors_as(const NamedTensors& tensors, const Metadata& metadata
   const SafetensorsLayout layout = layout_safetensors(specs, meta);
   Bytes out(static_cast<std::size_t>(layout.file_size), 0);
   auto* data = reinterpret_cast<std::uint8_t*>(&out[0]);
-  std::memcpy(data, layout.header.data(), layout.header.size());
+  // std::copy, not memcpy: Bytes may be a std::string, whose bytes are not a C string here.
+  std::copy(layout.header.begin(), layout.header.end(), data);
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     if (arrays[i].nbytes) std::memcpy(data + layout.offsets[i], arrays[i].bytes, arrays[i].nbytes);
   }
