@@ -17,7 +17,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ADMIN_TOKEN, REPO_ROOT, adminClient, tempDir, withServer } from '../server/server_harness.mjs';
 import { textPlan } from '../e2e/browser/executor_cases.mjs';
 import { COMMANDS } from '../../js_bindings/src/node/admin_cli.js';
-import { progressBar, statusScreen } from '../../js_bindings/src/node/admin_status.js';
+import { progressBar, statusScreen, watchStatus } from '../../js_bindings/src/node/admin_status.js';
+import { ProtocolError } from '../../js_bindings/src/protocol/protocol_error.js';
 import { formatTable } from '../../js_bindings/src/node/admin_list.js';
 import { createExecutor } from '../../js_bindings/src/index.js';
 
@@ -335,4 +336,33 @@ test('statusScreen, progressBar and formatTable', () => {
     'rejections: stale 2',
     'model: version 4, etag e',
   ]);
+});
+
+test('watchStatus redraws in place on a terminal, polls through 503s and network errors, stops at a 404', async () => {
+  const running = { id: 'w', state: 'running', round: 0, rounds: 1, reports: 0, clients_per_round: 1, min_reports: 1,
+    train_tasks_per_round: 1, eval_tasks_per_round: 0, model_etag: 'e', rejections: {},
+    history: [{ round: 0, status: 'open', reports: 0, started_at: 0, deadline: 1e12 }] };  // a line wider than 80
+  const finished = { ...running, state: 'finished', round: 1,
+    history: [{ round: 0, status: 'closed', reports: 1, examples: 9, mean_train_loss: 0.25, mean_train_accuracy: 1,
+      duration_s: 1, eval: { reports: 0 }, robust: {} }, { round: 1, status: 'closed', reports: 0 }] };
+  const unavailable = new ProtocolError({ status: 503, code: 'unavailable', message: 'store down', url: 'u' });
+  const answers = [running, unavailable, new TypeError('fetch failed'), running, finished];
+  const client = { status: async () => { const next = answers.shift(); if (next instanceof Error) throw next; return next; } };
+  let written = '';
+  const code = await watchStatus({ client, population: 'w', intervalS: 0.001, out: assert.fail,
+    tty: { write: (text) => { written += text; }, columns: 80 } });
+  assert.equal(code, 0);
+  // ESC [ n F (up n lines) ESC [ J (clear below): the redraw.
+  const redraw = new RegExp(`${String.fromCharCode(27)}\\[\\d+F${String.fromCharCode(27)}\\[J`);
+  const frames = written.split(redraw);
+  assert.equal(frames.length, 5, 'each poll redraws the screen in place');
+  assert.match(frames[1], /\(no status: HTTP 503: store down; polling again every 0\.001 s\)\n$/);
+  assert.match(frames[4], /^population w: finished, round 1 of 1 \(synchronous\)\n\[#{30}\] 1\/1 rounds\nround 0 closed/);
+  const widest = Math.max(...frames.flatMap((frame) => frame.split('\n')).map((line) => line.length));
+  assert.equal(widest, 79, 'lines cut to the terminal');
+
+  const lines = [];
+  const gone = { status: async () => { throw new ProtocolError({ status: 404, code: 'not_found', message: 'no w', url: 'u' }); } };
+  await assert.rejects(watchStatus({ client: gone, population: 'w', intervalS: 0.001, out: (l) => lines.push(l) }), /no w/);
+  assert.deepEqual(lines, []);
 });

@@ -131,7 +131,8 @@ export async function watchStatus({ client, population, intervalS, out, tty }) {
   let lastKey;
   const show = (lines) => {
     if (tty) {
-      const cut = lines.map((line) => (line.length > tty.columns ? line.slice(0, tty.columns - 1) : line));
+      // A line as wide as the terminal may wrap, and the redraw would then move up too few lines.
+      const cut = lines.map((line) => (line.length >= tty.columns ? line.slice(0, tty.columns - 1) : line));
       tty.write(`${drawn ? `\x1b[${drawn}F\x1b[J` : ''}${cut.join('\n')}\n`);
       drawn = cut.length;
     } else {
