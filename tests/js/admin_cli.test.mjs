@@ -239,7 +239,8 @@ test('bad tokens, plans, populations and flags: the server\'s message or the usa
     assert.match(unreachable.stderr, new RegExp(`cannot reach ${nowhere}: fetch failed \\(connect ECONNREFUSED`));
 
     const existing = file(dir, 'existing.token', '');
-    for (const [args, message] of [
+    // Independent runs, at once: each starts a node process.
+    await Promise.all([
       [['bogus'], /unknown command 'bogus' \(commands: create, ls, status, model\)/],
       [[], /missing COMMAND/],
       [['ls', ...url, '--bogus'], /Unknown option '--bogus'/],
@@ -256,12 +257,12 @@ test('bad tokens, plans, populations and flags: the server\'s message or the usa
       [['create', ...url, '--plan', path.join(dir, 'absent.json')], /cannot read the plan file .*absent\.json: ENOENT/],
       [['create', ...url, '--plan', file(dir, 'broken.json', '{"model": ')], /the plan file .*broken\.json is not JSON/],
       [['create', ...url, '--plan', planFile, '--seed', '1', '--token-out', existing], /--token-out .*: the file exists/],
-    ]) {
+    ].map(async ([args, message]) => {
       const bad = await admin(args, env);
       assert.equal(bad.code, 2, `${args.join(' ')}: ${bad.stderr}`);
       assert.match(bad.stderr, message);
       assert.match(bad.stderr, /\nusage: fedleaf-admin /);
-    }
+    }));
     assert.deepEqual((await adminClient(server.url).listPopulations()).populations, [], 'nothing was created');
   }));
 
