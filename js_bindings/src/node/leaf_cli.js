@@ -52,22 +52,31 @@ function wrap(text, width, indent) {
   return lines.join(`\n${' '.repeat(indent)}`);
 }
 
+// Rows of `label  text` in two columns, the text wrapped to the help's width (a label too wide
+// for its column gets a line of its own).
+function columnLines(rows) {
+  return rows.map(([label, text]) => {
+    const column = label.length + 4 > FLAG_COLUMN ? `  ${label}\n${' '.repeat(FLAG_COLUMN)}` : `  ${label.padEnd(FLAG_COLUMN - 2)}`;
+    return column + wrap(text, HELP_WIDTH - FLAG_COLUMN, FLAG_COLUMN);
+  });
+}
+
 /**
- * What --help prints: the usage line, the description, every flag (its value's name and what it
- * means) and the exit statuses. Throws when a flag has no `help` text.
+ * What --help prints: the usage line, the description, any sections (e.g. a CLI's commands, as
+ * rows of name and meaning), every flag (its value's name and what it means) and the exit
+ * statuses (default: the leaf CLIs'). Throws when a flag has no `help` text.
  * @param {{usage: string, description: string, flags: Object<string, {help: string, value?: string,
- *          short?: string}>}} command
+ *          short?: string}>, sections?: {title: string, rows: string[][]}[], exitStatuses?: string}} command
  * @returns {string}
  */
-export function helpText({ usage, description, flags }) {
-  const lines = Object.entries(flags).map(([name, flag]) => {
+export function helpText({ usage, description, flags, sections = [], exitStatuses = EXIT_STATUSES }) {
+  const rows = Object.entries(flags).map(([name, flag]) => {
     if (!flag.help) throw new Error(`flag --${name} has no help text`);
-    const label = `${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.value ? ` ${flag.value}` : ''}`;
-    const column = label.length + 4 > FLAG_COLUMN ? `  ${label}\n${' '.repeat(FLAG_COLUMN)}` : `  ${label.padEnd(FLAG_COLUMN - 2)}`;
-    return column + wrap(flag.help, HELP_WIDTH - FLAG_COLUMN, FLAG_COLUMN);
+    return [`${flag.short ? `-${flag.short}, ` : ''}--${name}${flag.value ? ` ${flag.value}` : ''}`, flag.help];
   });
-  return [usage, '', wrap(description, HELP_WIDTH, 0), '', 'flags:', ...lines, '', wrap(EXIT_STATUSES, HELP_WIDTH, 0)]
-    .join('\n');
+  const listed = sections.flatMap(({ title, rows: sectionRows }) => [`${title}:`, ...columnLines(sectionRows), '']);
+  return [usage, '', wrap(description, HELP_WIDTH, 0), '', ...listed, 'flags:', ...columnLines(rows), '',
+    wrap(exitStatuses, HELP_WIDTH, 0)].join('\n');
 }
 
 /**
