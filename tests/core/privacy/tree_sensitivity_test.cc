@@ -41,9 +41,10 @@ std::int64_t brute_force(std::int64_t rounds, std::int64_t max_k, std::int64_t s
     }
     if (!separated) continue;
     std::int64_t sum = 0;
-    for (const auto& [begin, end] : nodes) {
-      const auto c = std::count_if(chosen.begin(), chosen.end(),
-                                   [&](std::int64_t x) { return x >= begin && x < end; });
+    for (const auto& node : nodes) {
+      const auto c = std::count_if(chosen.begin(), chosen.end(), [&](std::int64_t x) {
+        return x >= node.first && x < node.second;
+      });
       sum += c * c;
     }
     best = std::max(best, sum);
