@@ -138,4 +138,7 @@ TEST_CASE("discrete_gaussian_rejects_bad_parameters") {
   CHECK_THROWS_MATCHES(DiscreteGaussian(std::uint64_t{1} << 40, 1), fedleaf::InvalidInput,
                        MessageContains("too large for exact sampling"));
   CHECK_NOTHROW(DiscreteGaussian(std::uint64_t{8192} * 8192, 1));  // GridGaussian's largest
+  const DiscreteGaussian kept(9, 4);
+  CHECK(kept.sigma_squared_num() == 9);
+  CHECK(kept.sigma_squared_den() == 4);
 }

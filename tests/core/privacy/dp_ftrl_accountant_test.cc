@@ -13,6 +13,8 @@ TEST_CASE("dp_ftrl_accountant_reproduces_the_gboard_spanish_model_within_1_perce
   // Noise multiplier 7.0, 2000 rounds, at most 6 participations with 313 rounds between two:
   // published rho = 0.81 zCDP and epsilon = 8.90 at delta = 1e-10.
   const DpFtrlAccountant accountant({2000, 6, 313});
+  CHECK(accountant.limits().min_separation == 313);
+  CHECK(accountant.squared_sensitivity() == 79);
   CHECK(accountant.rho(7.0) == Approx(0.81).epsilon(0.01));
   CHECK(accountant.epsilon(7.0, 1e-10) == Approx(8.90).epsilon(0.01));
   CHECK(accountant.noise_multiplier_for(8.90, 1e-10) == Approx(7.0).epsilon(0.01));

@@ -14,6 +14,22 @@ TEST_CASE("zcdp_conversion_reproduces_opendp_test_value") {
   CHECK(epsilon_from_zcdp(0.25 * 0.25 / 2, 1e-3) == Approx(0.6880024554878086).epsilon(1e-12));
 }
 
+TEST_CASE("zcdp_conversion_is_the_minimum_over_renyi_orders") {
+  // CKS 2020 Proposition 12 at every order alpha of a fine grid: the conversion is their minimum.
+  for (double rho : {0.001, 0.03125, 0.81, 20.0}) {
+    for (double delta : {1e-3, 1e-10}) {
+      double best = HUGE_VAL;
+      for (double alpha = 1.0005; alpha < 2000; alpha *= 1.0005) {
+        best = std::fmin(best, alpha * rho + (std::log(1 / delta) - std::log(alpha)) / (alpha - 1) +
+                                   std::log1p(-1 / alpha));
+      }
+      const double eps = epsilon_from_zcdp(rho, delta);
+      CHECK(eps <= best + 1e-12);
+      CHECK(eps >= best - 1e-6 * best);
+    }
+  }
+}
+
 TEST_CASE("zcdp_conversion_is_tighter_than_the_simple_bound") {
   for (double rho : {0.01, 0.1, 0.81, 5.0}) {
     for (double delta : {1e-3, 1e-6, 1e-10}) {
