@@ -812,3 +812,59 @@ export function exportTfjsLayersModel(
   modelBytes: Uint8Array | ArrayBuffer,
   options?: { weightsPath?: string; name?: string; sparseInputs?: string[] },
 ): ExportedTfjsModel;
+
+/**
+ * The settings of a DP-FTRL (tree aggregation) run for planPrivacy: exactly one of
+ * noiseMultiplier and targetEpsilon.
+ */
+export interface PrivacySettings {
+  /** Enrolled devices (the population), >= 1: decides feasibility only, never epsilon. */
+  devices: number;
+  /** Devices per round (the round's target size), >= 1: decides feasibility only. */
+  perRound: number;
+  /** Rounds of the run, >= 1. */
+  rounds: number;
+  /** Rounds one device may take part in, >= 1. */
+  maxParticipations: number;
+  /** Rounds strictly between two rounds of one device, >= 0 (0 allows consecutive rounds). */
+  minSeparation: number;
+  /** In (0, 1); commonly below 1 / devices. */
+  delta: number;
+  /** Noise standard deviation over the clip norm, > 0: planPrivacy answers the epsilon. */
+  noiseMultiplier?: number;
+  /** > 0: planPrivacy answers the least noiseMultiplier reaching it. */
+  targetEpsilon?: number;
+}
+
+/** What planPrivacy answers: the guarantee and whether the population can keep the limits. */
+export interface PrivacyPlan {
+  /** epsilon at delta after all rounds, per device. */
+  epsilon: number;
+  delta: number;
+  /** zCDP after all rounds. */
+  rho: number;
+  /** The given one, or the least that reaches targetEpsilon. */
+  noiseMultiplier: number;
+  /** Worst-case squared L2 sensitivity of the tree's nodes, in clip norms squared. */
+  squaredSensitivity: number;
+  /** min(maxParticipations, ceil(rounds / (minSeparation + 1))). */
+  participationsPossible: number;
+  /** rounds x perRound. */
+  deviceRoundsNeeded: number;
+  /** devices x participationsPossible. */
+  deviceRoundsAvailable: number;
+  /** perRound x min(rounds, minSeparation + 1): the devices any window of minSeparation + 1 rounds needs. */
+  devicesNeededPerWindow: number;
+  /** The least population meeting both needs. */
+  devicesNeeded: number;
+  /** devices >= devicesNeeded: some schedule keeps every limit. */
+  feasible: boolean;
+  /** deviceRoundsNeeded / devices. */
+  meanParticipations: number;
+}
+
+/**
+ * The privacy calculator: the (epsilon, delta) a DP-FTRL setting reaches, or the noise multiplier a
+ * target epsilon needs. Rejects (a FedleafError, code 'InvalidInput') naming the field of a bad setting.
+ */
+export function planPrivacy(settings: PrivacySettings, options?: ExecutorOptions): Promise<PrivacyPlan>;

@@ -13,7 +13,7 @@
 //
 // The folders: engine/ (the wasm module and the executor over it), protocol/ (the task
 // repository's protocol), leaf/ (runLeaf and what a leaf keeps), interop/ (TF.js Layers models),
-// datasets/ (SpamAssassin), node/ (the CLIs' Node-only parts).
+// datasets/ (SpamAssassin), privacy/ (the privacy calculator), node/ (the CLIs' Node-only parts).
 
 export { createExecutor } from './engine/executor.js';
 export { wasmSimdSupported } from './engine/wasm_features.js';
@@ -30,4 +30,5 @@ export { networkErrorMessage } from './protocol/network_error.js';
 export { VERSION, PROTOCOL_VERSION } from './protocol/version.js';
 export { importTfjsLayersModel } from './interop/tfjs_layers_import.js';
 export { exportTfjsLayersModel } from './interop/tfjs_layers_export.js';
+export { planPrivacy } from './privacy/plan_privacy.js';
 

@@ -3,12 +3,12 @@
 // Checked only, never run.
 import {
   createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, LeafStoppedError,
-  networkErrorMessage, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
+  networkErrorMessage, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
   RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
-  PopulationStatus, RecordInputColumns, RoundAggregator, RunLeafSummary, ServerOptimizerSpec, Task, TfjsModelJson,
+  PopulationStatus, PrivacyPlan, PrivacySettings, RecordInputColumns, RoundAggregator, RunLeafSummary, ServerOptimizerSpec, Task, TfjsModelJson,
   TfjsWeightSpec,
   TrainResult,
 } from 'fedleaf';
@@ -264,4 +264,15 @@ export async function readmePlanLiteral(): Promise<number> {
   // @ts-expect-error without `satisfies Plan` the optimizer's type widens to string
   executor.validatePlan(widened);
   return executor.initializeModel(literal, 1).length;
+}
+
+export async function privacyCalculator(): Promise<string> {
+  // js_bindings/README.md, "Privacy": both ways, the epsilon of a setting and the noise for a target.
+  const settings: PrivacySettings = { devices: 3_000_000, perRound: 6500, rounds: 2000, maxParticipations: 6,
+    minSeparation: 313, delta: 1e-10, noiseMultiplier: 7 };
+  const plan: PrivacyPlan = await planPrivacy(settings);
+  const needed: PrivacyPlan = await planPrivacy({ ...settings, noiseMultiplier: undefined, targetEpsilon: 4 },
+    { simd: 'auto' });
+  const feasible: boolean = plan.feasible && needed.devicesNeeded <= settings.devices;
+  return `${plan.epsilon.toFixed(2)} ${plan.rho} ${needed.noiseMultiplier} ${feasible}`;
 }

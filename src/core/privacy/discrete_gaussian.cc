@@ -1,0 +1,107 @@
+#include "core/privacy/discrete_gaussian.h"
+
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace fedleaf::core {
+namespace {
+
+__extension__ using U128 = unsigned __int128;
+
+// Uniform in [0, n), n >= 1, by rejection of the words past the last whole multiple of n.
+std::uint64_t uniform_below(RandomBits& bits, std::uint64_t n) {
+  const std::uint64_t rejected = (0 - n) % n;  // 2^64 mod n
+  for (;;) {
+    const std::uint64_t x = bits.next();
+    if (x >= rejected) return x % n;
+  }
+}
+
+// Bernoulli(num / den), 0 <= num <= den, den >= 1.
+bool bernoulli(RandomBits& bits, std::uint64_t num, std::uint64_t den) {
+  return uniform_below(bits, den) < num;
+}
+
+// Bernoulli(exp(-num / den)) for num <= den (CKS Algorithm 1, gamma in [0, 1]): the parity of the
+// first k with Bernoulli(gamma / k) = 0, which is odd with probability exp(-gamma).
+// Bernoulli(gamma / k) is drawn as Bernoulli(gamma) and Bernoulli(1 / k), independent.
+bool bernoulli_exp_fraction(RandomBits& bits, std::uint64_t num, std::uint64_t den) {
+  std::uint64_t k = 1;
+  while (bernoulli(bits, num, den) && bernoulli(bits, 1, k)) ++k;
+  return k % 2 == 1;
+}
+
+// Bernoulli(exp(-gamma)) for gamma = whole + num / den (CKS Algorithm 1, gamma > 1): whole
+// independent Bernoulli(exp(-1)), then the fraction. `whole` may be astronomically large; the
+// loop then ends at its first failure, after 1.6 draws on average.
+bool bernoulli_exp(RandomBits& bits, U128 whole, std::uint64_t num, std::uint64_t den) {
+  for (U128 i = 0; i < whole; ++i) {
+    if (!bernoulli_exp_fraction(bits, 1, 1)) return false;
+  }
+  return bernoulli_exp_fraction(bits, num, den);
+}
+
+// Discrete Laplace with integer scale t >= 1: P[Y = y] proportional to exp(-|y| / t)
+// (CKS Algorithm 2 with s = 1).
+std::int64_t discrete_laplace(RandomBits& bits, std::uint64_t t) {
+  for (;;) {
+    const std::uint64_t u = uniform_below(bits, t);
+    if (!bernoulli_exp_fraction(bits, u, t)) continue;
+    std::uint64_t v = 0;
+    while (bernoulli_exp_fraction(bits, 1, 1)) ++v;
+    const std::uint64_t magnitude = u + t * v;
+    const bool negative = bernoulli(bits, 1, 2);
+    if (negative && magnitude == 0) continue;
+    return negative ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
+  }
+}
+
+std::uint64_t isqrt(std::uint64_t n) {
+  std::uint64_t low = 0;
+  std::uint64_t high = std::uint64_t{1} << 32;  // sqrt(2^64)
+  while (high - low > 1) {                      // invariant: low^2 <= n < high^2
+    const std::uint64_t mid = low + (high - low) / 2;
+    (U128{mid} * mid <= n ? low : high) = mid;
+  }
+  return low;
+}
+
+}  // namespace
+
+DiscreteGaussian::DiscreteGaussian(std::uint64_t sigma_squared_num, std::uint64_t sigma_squared_den)
+    : num_(sigma_squared_num), den_(sigma_squared_den) {
+  if (num_ < 1 || den_ < 1) {
+    throw InvalidInput("sigma_squared: numerator and denominator must be >= 1, got " +
+                       std::to_string(num_) + "/" + std::to_string(den_));
+  }
+  t_ = isqrt(num_ / den_) + 1;  // floor(sqrt(p/q)) = floor(sqrt(floor(p/q)))
+  const U128 accept_den = U128{2} * num_ * den_ * t_ * t_;
+  if (U128{num_} * den_ >= (U128{1} << 62) || accept_den >= (U128{1} << 63)) {
+    throw InvalidInput("sigma_squared: " + std::to_string(num_) + "/" + std::to_string(den_) +
+                       " is too large for exact sampling (2 num den (floor(sigma)+1)^2 must be "
+                       "below 2^63)");
+  }
+  accept_den_ = static_cast<std::uint64_t>(accept_den);
+}
+
+std::int64_t DiscreteGaussian::sample(RandomBits& bits) const {
+  for (;;) {
+    const std::int64_t y = discrete_laplace(bits, t_);
+    // Accept with probability exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))
+    //   = exp(-(|y| q t - p)^2 / (2 p q t^2)).
+    const U128 magnitude = y < 0 ? U128(-(y + 1)) + 1 : U128(y);
+    const U128 scaled = magnitude * den_ * t_;
+    const U128 diff = scaled >= num_ ? scaled - num_ : num_ - scaled;
+    // gamma = diff^2 / accept_den_: its whole part saturates where diff^2 would not fit (the
+    // acceptance probability there is below exp(-2^64)).
+    const U128 rest = diff % accept_den_;
+    const U128 whole =
+        diff >> 64 != 0 ? std::numeric_limits<U128>::max() : diff * diff / accept_den_;
+    const auto frac = static_cast<std::uint64_t>(rest * rest % accept_den_);
+    if (bernoulli_exp(bits, whole, frac, accept_den_)) return y;
+  }
+}
+
+}  // namespace fedleaf::core
