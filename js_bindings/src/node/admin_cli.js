@@ -15,6 +15,7 @@ import { resolveConnection } from './admin_config.js';
 import { CREATE_FLAGS, createCommand } from './admin_create.js';
 import { LIST_FLAGS, listCommand } from './admin_list.js';
 import { MODEL_FLAGS, modelCommand } from './admin_model.js';
+import { PLAN_PRIVACY_FLAGS, planPrivacyCommand } from './admin_plan_privacy.js';
 import { STATUS_FLAGS, statusCommand } from './admin_status.js';
 import { AdminUsageError } from './admin_usage_error.js';
 import { helpText } from './leaf_cli.js';
@@ -81,6 +82,19 @@ export const COMMANDS = {
     needs: 'server',
     flags: MODEL_FLAGS,
     run: modelCommand,
+  },
+  'plan-privacy': {
+    summary: 'the epsilon a DP-FTRL setting reaches, or the noise multiplier a target epsilon needs',
+    usage: 'plan-privacy --devices N --per-round N --rounds N --max-participations N --min-separation N ' +
+      '--delta D (--noise-multiplier Z | --target-epsilon E) [--json]',
+    description: 'The privacy calculator (planPrivacy: the accountant of src/core/privacy, DP-FTRL with tree ' +
+      'aggregation under participation limits): the (epsilon, delta) per device a setting reaches, or the least ' +
+      'noise multiplier reaching a target epsilon, and whether that many devices can keep the limits. Needs no ' +
+      'server.',
+    positionals: [],
+    needs: 'none',
+    flags: PLAN_PRIVACY_FLAGS,
+    run: planPrivacyCommand,
   },
 };
 
