@@ -1,5 +1,6 @@
 // PostgresStore-only cases: what a start does to the servers already serving from the database
-// (postgres_schema_setup.h). The operations are the shared suite's (store_test.cc).
+// (postgres_schema_setup.h). The operations are the shared suite's (store_*_test.cc,
+// store_suite.h).
 #include "server/store/postgres_store.h"
 
 #include <libpq-fe.h>
