@@ -115,6 +115,8 @@ export type RecordFeatures =
 
 /** A task's plan: the model, how to train it, and how each tensor's update travels and folds. */
 export interface Plan {
+  /** The plan format it is written in (default: the leaf's own); a newer one is refused. */
+  format_version?: number;
   kind?: 'train' | 'evaluate';
   model: {
     inputs: Record<string, ModelInput>;

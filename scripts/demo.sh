@@ -124,26 +124,9 @@ else
     pids+=($!)
     backends+="  server s$i 127.0.0.1:$((port + i)) check inter 500"$'\n'
   done
-  cat > var/haproxy.cfg <<CFG
-global
-  maxconn 4000
-defaults
-  mode http
-  timeout connect 1s
-  timeout client 60s
-  timeout server 60s
-  retries 3
-  option redispatch
-  retry-on conn-failure empty-response
-frontend leaves
-  bind 127.0.0.1:$port
-  default_backend servers
-backend servers
-  balance roundrobin
-  option httpchk GET /healthz
-$backends
-CFG
-  haproxy -f var/haproxy.cfg -db >var/haproxy.log 2>&1 &
+  # The shipped configuration with this demo's servers.
+  { cat deploy/haproxy.cfg; printf '%s' "$backends"; } > var/haproxy.cfg
+  FEDLEAF_LB_BIND="127.0.0.1:$port" haproxy -f var/haproxy.cfg -db >var/haproxy.log 2>&1 &
   pids+=($!)
   where="$servers servers on PostgreSQL behind haproxy, logs var/server*.log var/haproxy.log"
 fi

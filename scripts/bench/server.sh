@@ -107,14 +107,12 @@ run() {
   lb_pid=""
   if [ "$n" -gt 1 ]; then
     port="$(free_port)"
+    # The shipped configuration with this run's servers.
     {
-      printf 'global\n  maxconn 4000\ndefaults\n  mode http\n  timeout connect 1s\n'
-      printf '  timeout client 60s\n  timeout server 60s\n  retries 3\n  option redispatch\n'
-      printf 'frontend leaves\n  bind 127.0.0.1:%s\n  default_backend servers\n' "$port"
-      printf 'backend servers\n  balance roundrobin\n'
+      cat "$root/deploy/haproxy.cfg"
       for i in "${!ports[@]}"; do printf '  server s%s 127.0.0.1:%s\n' "$i" "${ports[$i]}"; done
     } > "$work/haproxy.cfg"
-    haproxy -f "$work/haproxy.cfg" -db > "$work/haproxy.log" 2>&1 &
+    FEDLEAF_LB_BIND="127.0.0.1:$port" haproxy -f "$work/haproxy.cfg" -db > "$work/haproxy.log" 2>&1 &
     lb_pid=$!
     for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null && break; sleep 0.05; done
     curl -sf "http://127.0.0.1:$port/healthz" > /dev/null ||

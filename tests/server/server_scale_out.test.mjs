@@ -10,11 +10,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import {
   startServer, call, createPopulation, trainResult, randomTrainSpec, referenceNextModel, maxAbsDifference, tempDir,
+  PROTOCOL, REPO_ROOT,
 } from './server_harness.mjs';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -44,20 +46,13 @@ function createDatabase(name) {
   return url.toString();
 }
 
+// The shipped configuration (deploy/haproxy.cfg) with one server line per backend port.
 async function startHaproxy(dir, port, backends) {
   const cfg = path.join(dir, 'haproxy.cfg');
-  writeFileSync(cfg, [
-    'global', '  maxconn 2000',
-    'defaults', '  mode http', '  timeout connect 1s', '  timeout client 60s',
-    '  timeout server 60s', '  retries 3', '  option redispatch',
-    // Uploads are idempotent (the same bytes again get the first answer), claims at worst leak
-    // a lease: retrying a request whose server died before answering is safe.
-    '  retry-on conn-failure empty-response',
-    'frontend leaves', `  bind 127.0.0.1:${port}`, '  default_backend servers',
-    'backend servers', '  balance roundrobin', '  option httpchk GET /healthz',
-    ...backends.map((p, i) => `  server s${i} 127.0.0.1:${p} check inter 200 fall 1 rise 1`),
-  ].join('\n') + '\n');
-  const proc = spawn(HAPROXY, ['-f', cfg, '-db'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  writeFileSync(cfg, readFileSync(path.join(REPO_ROOT, 'deploy/haproxy.cfg'), 'utf8') +
+    backends.map((p, i) => `  server s${i} 127.0.0.1:${p} check inter 200 fall 1 rise 1\n`).join(''));
+  const env = { ...process.env, FEDLEAF_LB_BIND: `127.0.0.1:${port}` };
+  const proc = spawn(HAPROXY, ['-f', cfg, '-db'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (d) => { stderr += d; });
   const exited = new Promise((resolve) => proc.on('exit', resolve));
@@ -175,6 +170,56 @@ test('three servers behind haproxy count every accepted upload once through a ki
       const viaLb = await call(`${lb.url}/v1/populations/scale/rounds/2/model`);
       assert.equal(direct.headers.get('etag'), viaLb.headers.get('etag'));
     }
+  });
+
+// Behind haproxy, a leaf that closes its connection while its claim waits (long poll) must reach
+// the server, which then drops the parked claim (docs/design.md, "Client disconnect"): without
+// `option abortonclose` (deploy/haproxy.cfg) haproxy keeps the server's side open until the wait
+// ends, and a task handed to the claim meanwhile is lost for a whole lease.
+test('behind haproxy, a waiting claim whose leaf disconnects is dropped by the server',
+  { skip: HAPROXY ? false : 'haproxy is not installed' }, async (t) => {
+    const dir = tempDir('fedleaf-abort-');
+    const server = await startServer({ dir });
+    const lb = await startHaproxy(dir, await freePort(), [new URL(server.url).port]);
+    t.after(async () => {
+      lb.proc.kill('SIGTERM');
+      await lb.exited;
+      await server.stop();
+    });
+    const population = await createPopulation(lb.url, { id: 'abort', rounds: 1, clients_per_round: 1, lease_s: 600 });
+    const claimUrl = `${lb.url}/v1/populations/abort/tasks:claim`;
+    for (;;) {  // every task leased: the next claim waits
+      const claim = await call(claimUrl, { method: 'POST', token: population.client_token });
+      if (claim.status === 204) break;
+      assert.equal(claim.status, 200, `claim: ${claim.status} ${claim.bytes}`);
+    }
+    const waitingClaims = async () => {
+      const metrics = (await call(`${server.url}/metrics`)).bytes.toString();
+      return Number(/^fedleaf_waiting_claims (\d+)$/m.exec(metrics)[1]);
+    };
+
+    const request = http.request(claimUrl, {
+      method: 'POST',
+      headers: { 'Fedleaf-Version': PROTOCOL, Authorization: `Bearer ${population.client_token}` },
+    });
+    request.on('error', () => {});  // the destroy below
+    request.end(JSON.stringify({ wait_s: 30 }));
+    let parked = 0;
+    for (let i = 0; i < 600 && parked === 0; i++) {
+      await sleep(20);
+      parked = await waitingClaims();
+    }
+    assert.equal(parked, 1, 'the claim through haproxy never parked');
+    request.destroy();
+    // A bound well inside the claim's 30 s wait, not a timing: the server drops the claim as soon
+    // as the close reaches it.
+    let left = parked;
+    for (let i = 0; i < 200 && left > 0; i++) {
+      await sleep(50);
+      left = await waitingClaims();
+    }
+    assert.equal(left, 0, 'the server still holds the claim 10 s after its leaf closed the connection: ' +
+                          'haproxy did not pass the close on');
   });
 
 // Two servers on one database, no balancer: each round's two reports are uploaded to the two

@@ -1,5 +1,5 @@
 // SqliteStore-only cases: reopening a file, schema versions and migrations. The operations are
-// the shared suite's (store_test.cc).
+// the shared suite's (store_*_test.cc, store_suite.h).
 #include "server/store/sqlite_store.h"
 
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-// The Store backends the one store suite (store_test.cc) runs on: SQLite in memory, SQLite in a
+// The Store backends the one store suite (store_*_test.cc) runs on: SQLite in memory, SQLite in a
 // file and PostgreSQL (when FEDLEAF_TEST_PG_URL names a server; scripts/test.sh starts one).
 //
 //   FEDLEAF_STORE_CASE(store_..., FEDLEAF_STORE_BACKENDS) {

@@ -11,6 +11,7 @@
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/train/layer_registry.h"
+#include "core/train/plan_format.h"
 
 namespace fedleaf::core {
 namespace {
@@ -391,9 +392,10 @@ std::uint64_t parameter_bytes(const ModelSpec& model) {
 Plan parse_plan(const std::string& plan_json, PlanUse use) {
   const json plan = parse_json(plan_json);
   Plan out;
-  check_known_fields(
-      plan, "plan",
-      {"kind", "model", "train", "updates", "features", "eval", "max_examples_per_report"});
+  check_plan_format(plan);  // first: a newer plan's fields are refused by its version, not by name
+  check_known_fields(plan, "plan",
+                     {"format_version", "kind", "model", "train", "updates", "features", "eval",
+                      "max_examples_per_report"});
   const std::string kind = get_string(plan, "plan", "kind", "train");
   if (kind == "train")
     out.kind = PlanKind::kTrain;

@@ -8,7 +8,9 @@
 // "learning_rte" would otherwise train with the default on every leaf); so is a key given twice.
 // The top level also takes "max_examples_per_report" (read by core/aggregation/update_plan.h).
 //
-// {"kind": "train" | "evaluate",                         default "train"
+// {"format_version": N >= 1,                            optional, default (and at most) this
+//                                                        build's kPlanFormatVersion (plan_format.h)
+//  "kind": "train" | "evaluate",                         default "train"
 //  "model": {                                            a graph of layers (Keras functional style)
 //    "inputs": {"<name>": "sparse_ids"                   one or more named inputs: CSR ids
 //                       | {"type": "sparse_ids", "features": {...}}       (+weights)

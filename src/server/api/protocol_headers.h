@@ -3,7 +3,7 @@
 //
 //   response.set_header(kFedleafRetryAfterMs, "250");
 //   request.header(kFedleafVersion);   // Request::header matches any case
-//   protocol_version() == "0.1";       // MAJOR.MINOR, stamped from CMake's project(VERSION)
+//   protocol_version() == "0.2";       // MAJOR.MINOR, stamped from CMake's project(VERSION)
 #pragma once
 
 #include <string>

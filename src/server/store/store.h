@@ -1,6 +1,6 @@
 // Store: the persistent state of the task repository, behind an interface of *operations* —
 // each one atomic on its own, so that several server instances can share one store (SQLite for
-// one server, PostgreSQL for many; both pass tests/server/store_test.cc).
+// one server, PostgreSQL for many; both pass the suite tests/server/store_*_test.cc).
 //
 //   SqliteStore store(":memory:");
 //   {
