@@ -145,7 +145,7 @@ async function importError(model, ...patterns) {
   });
 }
 
-test('an LSTM, a Conv1D and a model with two outputs are Errors naming them and listing what is supported', async () => {
+test('an LSTM, a Conv1D and a model with two outputs are Errors naming them (each output too) and listing what is supported', async () => {
   const ids = tf.input({ shape: [6], dtype: 'int32', name: 'ids' });
   const numbers = tf.input({ shape: [3], name: 'numbers' });
   const embedded = tf.layers.embedding({ name: 'emb', inputDim: 20, outputDim: 4 }).apply(ids);
@@ -163,9 +163,10 @@ test('an LSTM, a Conv1D and a model with two outputs are Errors naming them and 
   const tokens = tf.input({ shape: [null], dtype: 'int32', name: 'tokens' });
   const bag = tf.layers.globalAveragePooling1d({ name: 'bag' }).apply(
     tf.layers.embedding({ name: 'table', inputDim: 20, outputDim: 4 }).apply(tokens));
-  const spam = tf.layers.dense({ name: 'spam', units: 1, activation: 'sigmoid' }).apply(bag);
+  const spam = tf.layers.dense({ name: 'is_spam', units: 1, activation: 'sigmoid' }).apply(bag);
   const topic = tf.layers.dense({ name: 'topic', units: 3, activation: 'softmax' }).apply(bag);
-  await importError(tf.model({ inputs: tokens, outputs: [spam, topic] }), /a model with 2 outputs is not supported \(one output\)/, SUPPORTED);
+  await importError(tf.model({ inputs: tokens, outputs: [spam, topic] }),
+    /a model with 2 outputs \(Dense 'is_spam', Dense 'topic'\) is not supported \(one output\)/, SUPPORTED);
 });
 
 test('topologies the plan cannot express are Errors naming the layer and the rule', async () => {
