@@ -125,7 +125,13 @@ export interface Plan {
   };
   train?: {
     optimizer: { type: 'sgd' | 'momentum' | 'adam'; learning_rate: number; momentum?: number;
-                 beta1?: number; beta2?: number; epsilon?: number };
+                 beta1?: number; beta2?: number; epsilon?: number;
+                 /**
+                  * Adam's ε (src/core/train/optimizer.h): 'keras' (default) lr·sqrt(1-β2^t)/(1-β1^t)·m/(sqrt(v)+ε),
+                  * ε inside the bias correction as in Keras (Python); 'tfjs' lr·m̂/(sqrt(v̂)+ε), outside it as in
+                  * TF.js (what importTfjsLayersModel sets for a model TF.js saved).
+                  */
+                 epsilon_form?: 'keras' | 'tfjs' };
     epochs?: number;
     batch_size?: number;
     shuffle?: boolean;

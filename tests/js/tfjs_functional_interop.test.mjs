@@ -70,7 +70,8 @@ test('wide & deep: several ids inputs, a dense input, Concatenate, Dense relu, D
     loss: 'sigmoid_cross_entropy',
   });
   const { plan } = imported;
-  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 });
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.9, beta2: 0.999, epsilon: 1e-7,
+    epsilon_form: 'tfjs' });
   assert.deepEqual(Object.keys(plan.updates).sort(), ['deep_logit/bias', 'deep_logit/weight', 'h1/bias', 'h1/weight',
     'sender_emb/weight', 'tokens/weight', 'wide/weight']);
   for (const table of ['tokens/weight', 'sender_emb/weight', 'wide/weight']) {

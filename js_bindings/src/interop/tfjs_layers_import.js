@@ -59,7 +59,9 @@
 // The plan's train section is options.train, else the training config's optimizer (Adam, SGD
 // with or without momentum; TF.js's model.save writes the training config only with
 // includeOptimizer: true, and its optimizer state is skipped), else Keras's default Adam
-// (learning rate 0.001), with a warning. Updates: each embedding table row_sparse /
+// (learning rate 0.001), with a warning. Adam steps as the library that wrote the model does:
+// epsilon_form 'tfjs' (ε outside the bias correction) for TF.js's model.save, 'keras' (inside)
+// for Keras in Python (core/train/optimizer.h has both rules). Updates: each embedding table row_sparse /
 // mean_over_contributors, every other parameter dense / weighted_mean (options.updates replaces
 // them). options.features becomes a one-text-input plan's features section with num_buckets =
 // the vocabulary; options.inputFeatures {<input>: features} goes to inputs.<input>.features.
@@ -86,12 +88,23 @@ function topologyOf(modelJson) {
   return { model, trainingConfig };
 }
 
-function optimizerFrom(trainingConfig, warn) {
+// Which library wrote the model, and so whose Adam it trains with: TF.js's model.save writes
+// keras_version "tfjs-layers <version>" (so does exportTfjsLayersModel), Keras in Python its own
+// version.
+function writtenByTfjs(modelJson) {
+  const topology = modelJson.modelTopology;
+  return String(topology.keras_version ?? '').startsWith('tfjs-layers') ||
+    String(modelJson.generatedBy ?? '').startsWith('TensorFlow.js');
+}
+
+function optimizerFrom(trainingConfig, tfjs, warn) {
   const config = trainingConfig?.optimizer_config;
+  // TF.js's Adam puts ε outside the bias correction, Keras's inside (core/train/optimizer.h).
+  const epsilonForm = tfjs ? 'tfjs' : 'keras';
   if (!config) {
     warn('the model has no optimizer (saved without it: model.save(handler, {includeOptimizer: true}) keeps ' +
       "it); the plan trains with Keras's default Adam, learning rate 0.001 (options.train sets another)");
-    return { type: 'adam', learning_rate: 0.001 };
+    return { type: 'adam', learning_rate: 0.001, epsilon_form: epsilonForm };
   }
   const c = config.config ?? {};
   const learningRate = c.learning_rate ?? c.learningRate ?? c.lr;
@@ -99,7 +112,7 @@ function optimizerFrom(trainingConfig, warn) {
   switch (canonical(config.class_name)) {
     case 'adam':
       return { type: 'adam', learning_rate: learningRate, beta1: c.beta_1 ?? c.beta1 ?? 0.9,
-        beta2: c.beta_2 ?? c.beta2 ?? 0.999, epsilon: c.epsilon ?? 1e-7 };
+        beta2: c.beta_2 ?? c.beta2 ?? 0.999, epsilon: c.epsilon ?? 1e-7, epsilon_form: epsilonForm };
     case 'sgd': {
       const momentum = c.momentum ?? 0;
       if (c.nesterov) fail('optimizer SGD: nesterov is not supported (give options.train)');
@@ -214,7 +227,7 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
 
   const plan = {
     model: planModel,
-    train: options.train ?? { optimizer: optimizerFrom(trainingConfig, warn), epochs: 1, batch_size: 32 },
+    train: options.train ?? { optimizer: optimizerFrom(trainingConfig, writtenByTfjs(modelJson), warn), epochs: 1, batch_size: 32 },
     updates: options.updates ?? builder.updates,
   };
   if (options.features) {

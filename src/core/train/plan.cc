@@ -11,6 +11,7 @@
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/train/layer_registry.h"
+#include "core/train/optimizer.h"
 
 namespace fedleaf::core {
 namespace {
@@ -280,28 +281,15 @@ TrainSpec parse_train(const json& train) {
   TrainSpec spec;
   check_known_fields(train, path,
                      {"optimizer", "epochs", "batch_size", "shuffle", "shuffle_seed", "clip_norm"});
-  const json& opt = require_object(train, path, "optimizer");
-  const std::string opath = path + ".optimizer";
-  check_known_fields(opt, opath,
-                     {"type", "learning_rate", "momentum", "beta1", "beta2", "epsilon"});
-  spec.optimizer.type = get_choice<OptimizerType>(opt, opath, "type", nullptr, "optimizer",
-                                                  {{"sgd", OptimizerType::kSgd},
-                                                   {"momentum", OptimizerType::kMomentum},
-                                                   {"adam", OptimizerType::kAdam}});
-  const auto positive = [](double d) { return d > 0; };
-  const auto unit = [](double d) { return d >= 0 && d < 1; };
-  spec.optimizer.learning_rate =
-      get_float(opt, opath, "learning_rate", std::nullopt, "> 0", positive);
-  spec.optimizer.momentum = get_float(opt, opath, "momentum", 0.9f, "in [0, 1)", unit);
-  spec.optimizer.beta1 = get_float(opt, opath, "beta1", 0.9f, "in [0, 1)", unit);
-  spec.optimizer.beta2 = get_float(opt, opath, "beta2", 0.999f, "in [0, 1)", unit);
-  spec.optimizer.epsilon = get_float(opt, opath, "epsilon", 1e-7f, "> 0", positive);
+  spec.optimizer =
+      parse_optimizer_spec(require_object(train, path, "optimizer"), path + ".optimizer");
   spec.epochs = get_size(train, path, "epochs", 1, 1, 1000000);
   spec.batch_size = get_size(train, path, "batch_size", 32, 1, 1u << 20);
   spec.shuffle = get_bool(train, path, "shuffle", true);
   spec.shuffle_seed = get_integer(train, path, "shuffle_seed", 0, 0, ~std::uint64_t{0});
   if (find_field(train, "clip_norm") != nullptr) {
-    spec.clip_norm = get_float(train, path, "clip_norm", std::nullopt, "> 0", positive);
+    spec.clip_norm =
+        get_float(train, path, "clip_norm", std::nullopt, "> 0", [](double d) { return d > 0; });
   }
   return spec;
 }

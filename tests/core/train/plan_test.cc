@@ -83,6 +83,7 @@ TEST_CASE("dense_inputs_activations_and_train_settings_parse", "[plan]") {
   CHECK(p.model.input_dim == 784);
   CHECK(p.train->optimizer.type == OptimizerType::kAdam);
   CHECK(p.train->optimizer.beta1 == 0.8f);
+  CHECK(p.train->optimizer.epsilon_form == AdamEpsilonForm::kKeras);
   CHECK(p.train->epochs == 3);
   CHECK_FALSE(p.train->shuffle);
   CHECK(p.train->shuffle_seed == 5);
@@ -161,7 +162,7 @@ TEST_CASE("plans_with_an_unknown_field_are_rejected_naming_it_and_the_known_ones
   };
   check_rejects(with(R"("learning_rate": 0.1)", R"("learning_rte": 0.1)"),
                 "plan.train.optimizer: unknown field 'learning_rte' (the fields are type, "
-                "learning_rate, momentum, beta1, beta2, epsilon)");
+                "learning_rate, momentum, beta1, beta2, epsilon, epsilon_form)");
   check_rejects(with(R"("optimizer")", R"("epoch": 3, "optimizer")"),
                 "plan.train: unknown field 'epoch'");
   check_rejects(with(R"("vocab": 10)", R"("vocab": 10, "vocab_size": 20)"),
@@ -205,6 +206,12 @@ TEST_CASE("plan_numbers_keep_their_range_as_32_bit_floats", "[plan]") {
   check_rejects(
       with_optimizer(R"({"type": "sgd", "learning_rate": 1e-300})"),
       "plan.train.optimizer.learning_rate: expected a number > 0, also as a 32-bit float");
+  check_rejects(with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "epsilon_form": "TFJS"})"),
+                "plan.train.optimizer.epsilon_form: unknown epsilon form 'TFJS' (expected keras or "
+                "tfjs)");
+  CHECK(parse_plan(
+            with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "epsilon_form": "tfjs"})"))
+            .train->optimizer.epsilon_form == AdamEpsilonForm::kTfjs);
   check_rejects(with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "beta1": 0.99999999999})"),
                 "plan.train.optimizer.beta1: expected a number in [0, 1), also as a 32-bit float");
   const std::string scaled =
