@@ -79,8 +79,12 @@ test('wide & deep: several ids inputs, a dense input, Concatenate, Dense relu, D
   }
   assert.deepEqual(imported.tokenOffsets, { body: 0, sender: 0, cross: 0 });
   assert.equal(exported.modelTopology.class_name, 'Model');
-  assert.deepEqual(exported.modelTopology.config.output_layers, [['logit_sigmoid', 0, 0]]);
+  // The output's Activation and the loss come back as they were (tfjs_round_trip.test.mjs).
+  assert.deepEqual(exported.modelTopology.config.output_layers, [['prob', 0, 0]]);
   assert.equal(exported.trainingConfig.loss, 'binary_crossentropy');
+  delete plan.tfjs;
+  const bare = exportTfjsLayersModel(executor, plan, imported.model);
+  assert.deepEqual(bare.modelTopology.config.output_layers, [['logit_sigmoid', 0, 0]], 'without the tfjs section: fedleaf\'s names');
 });
 
 test('two inputs sharing one Embedding: the second lookup names the first one\'s table', async () => {
@@ -114,13 +118,18 @@ test('ids → Embedding + Flatten → Dense regression with mean_squared_error i
   };
   const { imported, exported } = await roundTrip('regression', expected);
   assert.deepEqual(imported.plan.train.optimizer, { type: 'sgd', learning_rate: 0.05 });
-  assert.equal(exported.modelTopology.class_name, 'Sequential', 'a chain plan exports as before');
-  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'Flatten', 'Dense', 'Dense']);
+  // A functional model exports as one (its InputLayer 'item' kept), though its plan is a chain.
+  assert.equal(exported.modelTopology.class_name, 'Model');
+  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['InputLayer', 'Embedding', 'Flatten', 'Dense', 'Dense']);
+  assert.deepEqual(exported.modelTopology.config.input_layers, [['item', 0, 0]]);
   assert.equal(exported.trainingConfig.loss, 'mean_squared_error');
-  // The same model built with tf.sequential imports to the same plan.
+  // The same model built with tf.sequential imports to the same plan, and exports as a Sequential one.
   const { model: sequential } = models.regression({ sequential: true });
   const again = importTfjsLayersModel(executor, await saved(tf, sequential), undefined, { onWarning: assert.fail });
   assert.deepEqual(again.plan.model, expected);
+  const sequentialExport = exportTfjsLayersModel(executor, again.plan, again.model);
+  assert.equal(sequentialExport.modelTopology.class_name, 'Sequential', 'a chain plan exports as before');
+  assert.deepEqual(sequentialExport.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'Flatten', 'Dense', 'Dense']);
 });
 
 test('the Keras 3 shape of a functional model.json imports as the TF.js one', async () => {

@@ -221,10 +221,11 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
   // ModelArtifacts for tf.io.fromMemory(exported), and the model.json + shard for files.
   const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, imported, model, { weightsPath: 'w.bin' });
   const form: 'keras' | 'tfjs' | undefined = imported.train?.optimizer.epsilon_form;
+  const rowZero: number[] | undefined = imported.tfjs?.mask_zero?.emb;
   const weightSpecs: TfjsWeightSpec[] = exported.weightSpecs;
   const { modelJson: out, weightData }: { modelJson: TfjsModelJson; weightData: ArrayBuffer } = exported;
   return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength} ${weightSpecs.length} ` +
-    `${form ?? 'keras'} ${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
+    `${form ?? 'keras'} ${rowZero?.length ?? 0} ${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
 }
 
 export async function functionalKeras(modelJson: object, shards: ArrayBuffer[]): Promise<string> {

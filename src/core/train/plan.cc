@@ -381,7 +381,7 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   Plan out;
   check_known_fields(
       plan, "plan",
-      {"kind", "model", "train", "updates", "features", "eval", "max_examples_per_report"});
+      {"kind", "model", "train", "updates", "features", "eval", "max_examples_per_report", "tfjs"});
   const std::string kind = get_string(plan, "plan", "kind", "train");
   if (kind == "train")
     out.kind = PlanKind::kTrain;
@@ -407,6 +407,10 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
     if (!features->is_object()) fail("plan.features", "expected an object");
     out.features = parse_features(*features);
     check_text_buckets_fit_vocab(*out.features, out.model);
+  }
+  // Read by the TF.js export alone (js_bindings/src/interop/), never by training.
+  if (const json* tfjs = find_field(plan, "tfjs"); tfjs != nullptr && !tfjs->is_object()) {
+    fail("plan.tfjs", "expected an object");
   }
   if (const json* eval = find_field(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");

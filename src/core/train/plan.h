@@ -90,6 +90,11 @@
 //               "min_token_length": N, "max_token_length": N, "seed": N}   optional, see
 //                                                        text_features.h for meaning and defaults
 //  "eval": {"batch_size": N}                             optional, default 256 (kind "evaluate")
+//  "tfjs": {...}                                         optional: what importTfjsLayersModel
+//                                                        keeps of the Keras model a plan came
+//                                                        from so exportTfjsLayersModel gives it
+//                                                        back (js_bindings/src/interop/
+//                                                        tfjs_plan_origin.js); not read here
 // }
 //
 // Every error is InvalidInput naming the JSON path and the rule, e.g.

@@ -181,6 +181,21 @@ TEST_CASE("plans_with_an_unknown_field_are_rejected_naming_it_and_the_known_ones
                 "plan.eval: unknown field 'batch'");
 }
 
+// The "tfjs" section is the TF.js export's (js_bindings/src/interop/tfjs_plan_origin.js): any
+// object passes, and training reads nothing of it; anything else is refused naming it.
+TEST_CASE("a_plans_tfjs_section_is_an_object_the_core_does_not_read", "[plan]") {
+  const std::string model = R"({"inputs": {"t": "sparse_ids"}, "layers": [
+      {"type": "embedding_bag", "name": "emb", "vocab": 10, "dim": 2},
+      {"type": "dense", "name": "out", "units": 2}], "loss": "softmax_cross_entropy"})";
+  const std::string plan = plan_with_model(model);
+  const std::string with_section =
+      R"({"tfjs": {"name": "topics", "mask_zero": {"emb": [0.5, -0.25]}, "loss": "x"}, )" +
+      plan.substr(1);
+  const Plan parsed = parse_plan(with_section);
+  CHECK(parsed.model.layers.size() == parse_plan(plan).model.layers.size());
+  check_rejects(R"({"tfjs": [1], )" + plan.substr(1), "plan.tfjs: expected an object");
+}
+
 // Regression: a key given twice kept its last value, so a leaf whose JSON reader keeps the first
 // (or refuses) read another plan than the server validated.
 TEST_CASE("plans_with_a_key_given_twice_are_rejected_naming_it", "[plan]") {
