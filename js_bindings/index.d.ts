@@ -127,7 +127,13 @@ export interface Plan {
   };
   train?: {
     optimizer: { type: 'sgd' | 'momentum' | 'adam'; learning_rate: number; momentum?: number;
-                 beta1?: number; beta2?: number; epsilon?: number };
+                 beta1?: number; beta2?: number; epsilon?: number;
+                 /**
+                  * Adam's ε (src/core/train/optimizer.h): 'keras' (default) lr·sqrt(1-β2^t)/(1-β1^t)·m/(sqrt(v)+ε),
+                  * ε inside the bias correction as in Keras (Python); 'tfjs' lr·m̂/(sqrt(v̂)+ε), outside it as in
+                  * TF.js (what importTfjsLayersModel sets for a model TF.js saved).
+                  */
+                 epsilon_form?: 'keras' | 'tfjs' };
     epochs?: number;
     batch_size?: number;
     shuffle?: boolean;
@@ -138,6 +144,28 @@ export interface Plan {
   max_examples_per_report?: number | 'off';
   features?: TextFeatures;
   eval?: { batch_size?: number };
+  /** What importTfjsLayersModel keeps of the Keras model for exportTfjsLayersModel; the core does not read it. */
+  tfjs?: TfjsPlanOrigin;
+}
+
+/**
+ * A plan's "tfjs" section (js_bindings/src/interop/tfjs_plan_origin.js): what its model does not
+ * say of the Keras model it was imported from, so the export gives that model back.
+ */
+export interface TfjsPlanOrigin {
+  name?: string;
+  /** Exported as a functional model even when the plan is a chain. */
+  functional?: boolean;
+  /** The training config's loss as written. */
+  loss?: string;
+  /** By plan input: its InputLayer's name and dtype where they differ from the export's own. */
+  inputs?: Record<string, { name?: string; dtype?: 'float32' | 'int32' }>;
+  /** By embedding_bag owning a table: its pooling layer's name. */
+  poolings?: Record<string, string>;
+  /** By embedding_bag: row 0 of an Embedding(vocab + 1, mask_zero), exported in front of the table. */
+  mask_zero?: Record<string, number[]>;
+  /** The Activation layer the output's sigmoid or softmax was. */
+  output_activation?: string;
 }
 
 /** How raw text becomes hashed ids (src/core/train/text_features.h has meaning and defaults). */
@@ -806,7 +834,10 @@ export interface ExportedTfjsModel extends TfjsLayersModelDescription {
 
 /**
  * A fedleaf plan + model → a TF.js Layers model: `tf.loadLayersModel(tf.io.fromMemory(exported))`
- * loads it; `exported.modelJson` and `exported.weightData` are the files for a URL or disk.
+ * loads it; `exported.modelJson` and `exported.weightData` are the files for a URL or disk. A plan
+ * importTfjsLayersModel made (its `tfjs` section) exports as the model it came from: the same
+ * inputs (Keras tokens, dtypes), loss and layer names, a mask_zero Embedding with its row 0.
+ * options.name: the model's name (default the imported model's, else 'fedleaf').
  */
 export function exportTfjsLayersModel(
   executor: Pick<Executor, 'decodeSafetensors' | 'version'>,

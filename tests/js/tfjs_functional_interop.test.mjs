@@ -70,7 +70,8 @@ test('wide & deep: several ids inputs, a dense input, Concatenate, Dense relu, D
     loss: 'sigmoid_cross_entropy',
   });
   const { plan } = imported;
-  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 });
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.9, beta2: 0.999, epsilon: 1e-7,
+    epsilon_form: 'tfjs' });
   assert.deepEqual(Object.keys(plan.updates).sort(), ['deep_logit/bias', 'deep_logit/weight', 'h1/bias', 'h1/weight',
     'sender_emb/weight', 'tokens/weight', 'wide/weight']);
   for (const table of ['tokens/weight', 'sender_emb/weight', 'wide/weight']) {
@@ -78,8 +79,12 @@ test('wide & deep: several ids inputs, a dense input, Concatenate, Dense relu, D
   }
   assert.deepEqual(imported.tokenOffsets, { body: 0, sender: 0, cross: 0 });
   assert.equal(exported.modelTopology.class_name, 'Model');
-  assert.deepEqual(exported.modelTopology.config.output_layers, [['logit_sigmoid', 0, 0]]);
+  // The output's Activation and the loss come back as they were (tfjs_round_trip.test.mjs).
+  assert.deepEqual(exported.modelTopology.config.output_layers, [['prob', 0, 0]]);
   assert.equal(exported.trainingConfig.loss, 'binary_crossentropy');
+  delete plan.tfjs;
+  const bare = exportTfjsLayersModel(executor, plan, imported.model);
+  assert.deepEqual(bare.modelTopology.config.output_layers, [['logit_sigmoid', 0, 0]], 'without the tfjs section: fedleaf\'s names');
 });
 
 test('two inputs sharing one Embedding: the second lookup names the first one\'s table', async () => {
@@ -113,13 +118,18 @@ test('ids → Embedding + Flatten → Dense regression with mean_squared_error i
   };
   const { imported, exported } = await roundTrip('regression', expected);
   assert.deepEqual(imported.plan.train.optimizer, { type: 'sgd', learning_rate: 0.05 });
-  assert.equal(exported.modelTopology.class_name, 'Sequential', 'a chain plan exports as before');
-  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'Flatten', 'Dense', 'Dense']);
+  // A functional model exports as one (its InputLayer 'item' kept), though its plan is a chain.
+  assert.equal(exported.modelTopology.class_name, 'Model');
+  assert.deepEqual(exported.modelTopology.config.layers.map((l) => l.class_name), ['InputLayer', 'Embedding', 'Flatten', 'Dense', 'Dense']);
+  assert.deepEqual(exported.modelTopology.config.input_layers, [['item', 0, 0]]);
   assert.equal(exported.trainingConfig.loss, 'mean_squared_error');
-  // The same model built with tf.sequential imports to the same plan.
+  // The same model built with tf.sequential imports to the same plan, and exports as a Sequential one.
   const { model: sequential } = models.regression({ sequential: true });
   const again = importTfjsLayersModel(executor, await saved(tf, sequential), undefined, { onWarning: assert.fail });
   assert.deepEqual(again.plan.model, expected);
+  const sequentialExport = exportTfjsLayersModel(executor, again.plan, again.model);
+  assert.equal(sequentialExport.modelTopology.class_name, 'Sequential', 'a chain plan exports as before');
+  assert.deepEqual(sequentialExport.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'Flatten', 'Dense', 'Dense']);
 });
 
 test('the Keras 3 shape of a functional model.json imports as the TF.js one', async () => {
@@ -145,7 +155,7 @@ async function importError(model, ...patterns) {
   });
 }
 
-test('an LSTM, a Conv1D and a model with two outputs are Errors naming them and listing what is supported', async () => {
+test('an LSTM, a Conv1D and a model with two outputs are Errors naming them (each output too) and listing what is supported', async () => {
   const ids = tf.input({ shape: [6], dtype: 'int32', name: 'ids' });
   const numbers = tf.input({ shape: [3], name: 'numbers' });
   const embedded = tf.layers.embedding({ name: 'emb', inputDim: 20, outputDim: 4 }).apply(ids);
@@ -163,9 +173,10 @@ test('an LSTM, a Conv1D and a model with two outputs are Errors naming them and 
   const tokens = tf.input({ shape: [null], dtype: 'int32', name: 'tokens' });
   const bag = tf.layers.globalAveragePooling1d({ name: 'bag' }).apply(
     tf.layers.embedding({ name: 'table', inputDim: 20, outputDim: 4 }).apply(tokens));
-  const spam = tf.layers.dense({ name: 'spam', units: 1, activation: 'sigmoid' }).apply(bag);
+  const spam = tf.layers.dense({ name: 'is_spam', units: 1, activation: 'sigmoid' }).apply(bag);
   const topic = tf.layers.dense({ name: 'topic', units: 3, activation: 'softmax' }).apply(bag);
-  await importError(tf.model({ inputs: tokens, outputs: [spam, topic] }), /a model with 2 outputs is not supported \(one output\)/, SUPPORTED);
+  await importError(tf.model({ inputs: tokens, outputs: [spam, topic] }),
+    /a model with 2 outputs \(Dense 'is_spam', Dense 'topic'\) is not supported \(one output\)/, SUPPORTED);
 });
 
 test('topologies the plan cannot express are Errors naming the layer and the rule', async () => {

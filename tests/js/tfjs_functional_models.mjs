@@ -109,6 +109,31 @@ export function functionalModels(tf) {
   };
 }
 
+/**
+ * Float32 ids (tf.input's default dtype) through Embedding(V + 1, mask_zero) +
+ * GlobalAveragePooling1D → Dense 3 → a softmax Activation, categorical_crossentropy: token 0 is
+ * padding, so fedleaf's ids are the tokens − 1 (the examples hold no padding).
+ */
+export function maskZeroModel(tf) {
+  const words = tf.input({ shape: [null], name: 'words' });
+  const table = tf.layers.embedding({ name: 'word_emb', inputDim: 26, outputDim: 4, maskZero: true,
+    embeddingsInitializer: tf.initializers.randomUniform({ minval: -0.5, maxval: 0.5, seed: 14 }) });
+  const pooled = tf.layers.globalAveragePooling1d({ name: 'words_mean' }).apply(table.apply(words));
+  const logits = tf.layers.dense({ name: 'logits', units: 3, kernelInitializer: tf.initializers.glorotUniform({ seed: 15 }),
+    biasInitializer: tf.initializers.constant({ value: 0.1 }) }).apply(pooled);
+  const probs = tf.layers.activation({ name: 'probs', activation: 'softmax' }).apply(logits);
+  const model = tf.model({ name: 'topics', inputs: words, outputs: probs });
+  model.compile({ optimizer: tf.train.adam(0.05), loss: 'categoricalCrossentropy' });
+  const random = seededRandom(16);
+  const tokens = idsInput(random, 25, 4).fedleaf;
+  const examples = {
+    inputs: { words: { ids: tokens.ids, offsets: tokens.offsets } },
+    tfjs: { words: { values: tokens.ids.map((id) => id + 1), shape: [EXAMPLES, 4], dtype: 'float32' } },
+    labels: Array.from({ length: EXAMPLES }, (_, i) => i % 3),
+  };
+  return { model, examples };
+}
+
 /** model.predict on the examples' TF.js tensors, by input name: [example][unit]. */
 export function predictTfjs(tf, model, examples) {
   const names = model.inputNames;

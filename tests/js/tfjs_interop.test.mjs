@@ -103,7 +103,8 @@ test('a TF.js model imports, trains federated for a round, exports, and predicts
       { type: 'dense', name: 'out', units: 1 }],
     loss: 'sigmoid_cross_entropy',
   });
-  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.05, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 });
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.05, beta1: 0.9, beta2: 0.999, epsilon: 1e-7,
+    epsilon_form: 'tfjs' });
   assert.deepEqual(plan.features, { ...FEATURES, num_buckets: VOCAB });
   const evalEmails = records.filter((r) => r.split === 'eval');
   assert.ok(maxDifference(tfjsPredictions(original, plan, evalEmails), fedleafPredictions(plan, model, evalEmails)) < 1e-5,
@@ -163,7 +164,8 @@ test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i 
   const { plan, model, tokenOffset } = importTfjsLayersModel(executor, await saved(original, { includeOptimizer: false }),
     undefined, { features: FEATURES, onWarning: (message) => warnings.push(message) });
   assert.equal(tokenOffset, 1);
-  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.001 }, 'without a training config: Keras\'s default');
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.001, epsilon_form: 'tfjs' },
+    'without a training config: Keras\'s default, in TF.js\'s form');
   assert.deepEqual(warnings, ['TF.js model import: the model has no optimizer (saved without it: model.save(handler, ' +
     "{includeOptimizer: true}) keeps it); the plan trains with Keras's default Adam, learning rate 0.001 " +
     '(options.train sets another)']);
@@ -386,7 +388,8 @@ test('a model.json as tensorflowjs_converter writes it from Keras imports from t
   const { plan, model } = importTfjsLayersModel(executor, modelJson, shards, { features: FEATURES });
 
   assert.equal(plan.model.loss, 'sigmoid_cross_entropy');
-  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.8, beta2: 0.99, epsilon: 1e-6 });
+  assert.deepEqual(plan.train.optimizer, { type: 'adam', learning_rate: 0.01, beta1: 0.8, beta2: 0.99, epsilon: 1e-6,
+    epsilon_form: 'keras' }, 'a Keras model steps in the form of Keras in Python');
   const emails = records.filter((r) => r.split === 'eval').slice(0, 20);
   assert.ok(maxDifference(tfjsPredictions(original, plan, emails), fedleafPredictions(plan, model, emails)) < 1e-5);
   assert.throws(() => importTfjsLayersModel(executor, modelJson, shards.slice(0, 1)),

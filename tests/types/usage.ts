@@ -22,7 +22,7 @@ const plan: Plan = {
     ],
     loss: 'softmax_cross_entropy',
   },
-  train: { optimizer: { type: 'adam', learning_rate: 0.05 }, epochs: 1, batch_size: 4 },
+  train: { optimizer: { type: 'adam', learning_rate: 0.05, epsilon_form: 'tfjs' }, epochs: 1, batch_size: 4 },
   updates: {
     'emb/weight': { encoding: 'row_sparse', aggregator: 'mean_over_contributors', select_padding: { multiple: 64 },
                     compression: { values: 'int8', ids: 'delta_varint' }, download_values: 'f16' },
@@ -220,10 +220,12 @@ export async function kerasRoundTrip(modelJson: object, shards: ArrayBuffer[]): 
   data.delete();
   // ModelArtifacts for tf.io.fromMemory(exported), and the model.json + shard for files.
   const exported: ExportedTfjsModel = exportTfjsLayersModel(executor, imported, model, { weightsPath: 'w.bin' });
+  const form: 'keras' | 'tfjs' | undefined = imported.train?.optimizer.epsilon_form;
+  const rowZero: number[] | undefined = imported.tfjs?.mask_zero?.emb;
   const weightSpecs: TfjsWeightSpec[] = exported.weightSpecs;
   const { modelJson: out, weightData }: { modelJson: TfjsModelJson; weightData: ArrayBuffer } = exported;
   return `${tokenOffset} ${bytes.length} ${JSON.stringify(out).length} ${weightData.byteLength} ${weightSpecs.length} ` +
-    `${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
+    `${form ?? 'keras'} ${rowZero?.length ?? 0} ${exported.format} ${exported.trainingConfig?.loss ?? 'uncompiled'} ${out.weightsManifest[0].paths[0]}`;
 }
 
 export async function functionalKeras(modelJson: object, shards: ArrayBuffer[]): Promise<string> {

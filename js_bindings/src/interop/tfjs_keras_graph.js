@@ -103,7 +103,10 @@ function functionalGraph(config, { fail, unsupported }) {
   });
   const inputs = check(config.input_layers, 'input_layers');
   const outputs = check(config.output_layers, 'output_layers');
-  if (outputs.length !== 1) unsupported(`a model with ${outputs.length} outputs is not supported (one output)`);
+  if (outputs.length !== 1) {
+    const named = outputs.map((key) => layerLabel(nodes.get(key).layer)).join(', ');
+    unsupported(`a model with ${outputs.length} outputs (${named}) is not supported (one output)`);
+  }
   for (const key of inputs) {
     if (nodes.get(key).layer.class_name !== 'InputLayer') fail(`input_layers: '${JSON.parse(key)[0]}' is not an InputLayer`);
   }

@@ -33,6 +33,15 @@
 // output Dense's activation (or a final Activation layer), and the training config holds the
 // matching loss (binary_crossentropy, sparse_categorical_crossentropy, mean_squared_error) and the
 // plan's optimizer. A sqrtn combiner, which TF.js cannot express, is an Error naming the layer.
+//
+// A plan importTfjsLayersModel made carries a "tfjs" section (tfjs_plan_origin.js) with what its
+// model does not say of the Keras one, and the export gives that model back: a functional model
+// stays functional, inputs keep their Keras names and dtypes, poolings and the output's
+// Activation their names, the loss its name (categorical_crossentropy stays categorical), and an
+// Embedding(V + 1, mask_zero) comes back as one, its row 0 in front of the plan's V rows — so it
+// takes the original tokens (fedleaf id + tokenOffset). The README lists what still differs.
+
+import { readTfjsOrigin } from './tfjs_plan_origin.js';
 
 function fail(message) {
   throw new Error(`TF.js model export: ${message}`);
@@ -107,8 +116,9 @@ class KerasLayers {
   }
 }
 
-function embeddingConfig(layer) {
-  return { input_dim: layer.vocab, output_dim: layer.dim, mask_zero: false,
+// maskZero: Embedding(vocab + 1, mask_zero), token 0 the padding (tfjs_plan_origin.js).
+function embeddingConfig(layer, maskZero) {
+  return { input_dim: layer.vocab + (maskZero ? 1 : 0), output_dim: layer.dim, mask_zero: maskZero,
     embeddings_initializer: { class_name: 'RandomUniform', config: { minval: -0.05, maxval: 0.05, seed: null } },
     embeddings_regularizer: null, activity_regularizer: null, embeddings_constraint: null,
     input_length: layer.combiner === 'sum' ? 1 : null };
@@ -153,7 +163,7 @@ function sparseInputsOf(spec, inputs, reads, layerName, named) {
 }
 
 // The plan's model as Keras layers applied to one another: {keras, refs (plan name → output), output}.
-function kerasLayersOf(spec, tensors, sparseNames = []) {
+function kerasLayersOf(spec, tensors, origin, sparseNames = []) {
   const inputs = Object.entries(spec.inputs ?? {}).map(([name, value]) => ({ name,
     type: typeof value === 'string' ? value : value.type, dim: value.dim }));
   const inputNames = inputs.map((i) => i.name);
@@ -169,8 +179,10 @@ function kerasLayersOf(spec, tensors, sparseNames = []) {
       (l.combiner ?? byName.get(l.table)?.combiner) === 'sum');
     const ids = input.type === 'sparse_ids' && !sparse.has(input.name);
     const shape = sparse.has(input.name) ? [null, sparse.get(input.name)] : ids ? [null, oneId ? 1 : null] : [null, input.dim];
-    const layer = keras.add('InputLayer', input.name, { batch_input_shape: shape,
-      dtype: ids ? 'int32' : 'float32', sparse: sparse.has(input.name) }, {});
+    const kept = origin.inputs[input.name] ?? {};
+    const kerasName = kept.name && kept.name !== input.name ? keras.unique(kept.name) : input.name;
+    const layer = keras.add('InputLayer', kerasName, { batch_input_shape: shape,
+      dtype: kept.dtype ?? (ids ? 'int32' : 'float32'), sparse: sparse.has(input.name) }, {});
     refs.set(input.name, { layer: layer.name, node: 0 });
   }
   const embeddings = new Map();  // plan layer owning a table → its Embedding
@@ -204,12 +216,14 @@ function kerasLayersOf(spec, tensors, sparseNames = []) {
         if (!embedding) {
           if (layer.table) fail(`embedding_bag '${name}': table '${layer.table}' is no earlier embedding_bag's`);
           const table = denseTensor(tensors, `${name}/weight`);
-          embedding = keras.add('Embedding', name, embeddingConfig({ ...layer, combiner }));
-          keras.weights.push({ name: `${name}/embeddings`, shape: table.shape, data: table.data });
+          const row0 = origin.maskZero[name];
+          embedding = keras.add('Embedding', name, embeddingConfig({ ...layer, combiner }, row0 !== undefined));
+          const rows = row0 ? Float32Array.from([...row0, ...table.data]) : table.data;
+          keras.weights.push({ name: `${name}/embeddings`, shape: [rows.length / layer.dim, layer.dim], data: rows });
           embeddings.set(name, embedding);
         }
         const pooled = combiner === 'mean' ? ['GlobalAveragePooling1D', 'mean'] : ['Flatten', 'flatten'];
-        const poolName = layer.table ? name : keras.unique(`${name}_${pooled[1]}`);
+        const poolName = layer.table ? name : keras.unique(origin.poolings[name] ?? `${name}_${pooled[1]}`);
         const pooling = keras.add(pooled[0], poolName, { data_format: 'channels_last' });
         out = keras.apply(pooling, [keras.apply(embedding, from)]);
         break;
@@ -246,7 +260,7 @@ function kerasLayersOf(spec, tensors, sparseNames = []) {
   });
   const outputName = spec.output ?? layerName(spec.layers.at(-1), spec.layers.length - 1);
   if (!refs.has(outputName) || !byName.has(outputName)) fail(`output '${outputName}' is no layer of the plan`);
-  return { keras, output: refs.get(outputName), outputName, inputNames, sparse };
+  return { keras, output: refs.get(outputName), outputName, inputLayers: inputNames.map((n) => refs.get(n).layer), sparse };
 }
 
 function isChainPlan(spec) {
@@ -261,7 +275,8 @@ function isChainPlan(spec) {
  * @param {object|string} plan  a fedleaf plan (its model section is exported)
  * @param {Uint8Array|ArrayBuffer} modelBytes  safetensors with every parameter the plan declares
  * @param {{weightsPath?: string, name?: string, sparseInputs?: string[]}} [options]  the shard's
- *   file name in modelJson ('weights.bin'), the model's name ('fedleaf'), and the sparse_ids inputs
+ *   file name in modelJson ('weights.bin'), the model's name (default the imported model's, else
+ *   'fedleaf'), and the sparse_ids inputs
  *   to write as Keras sparse inputs read by Dense layers (besides those an embedding_bag with
  *   use_bias reads)
  * @returns {{format: string, generatedBy: string, convertedBy: null, modelTopology: object,
@@ -270,7 +285,7 @@ function isChainPlan(spec) {
  *   of weightSpecs and weightData
  */
 export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) {
-  const { weightsPath = 'weights.bin', name = 'fedleaf', sparseInputs = [] } = options;
+  const { weightsPath = 'weights.bin', sparseInputs = [] } = options;
   if (!Array.isArray(sparseInputs)) fail('options.sparseInputs: expected an array of input names');
   const parsed = typeof plan === 'string' ? JSON.parse(plan) : plan;
   const spec = parsed?.model;
@@ -278,18 +293,20 @@ export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) 
   const loss = LOSSES[spec.loss];
   if (!loss) fail(`loss ${spec.loss} has no TF.js equivalent (${Object.keys(LOSSES).join(', ')})`);
   const { tensors } = executor.decodeSafetensors(modelBytes);
-  const { keras, output, outputName, inputNames, sparse } = kerasLayersOf(spec, tensors, sparseInputs);
+  const origin = readTfjsOrigin(parsed, new Map(spec.layers.map((l) => [l.name, l])));
+  const modelName = options.name ?? origin.name ?? 'fedleaf';
+  const { keras, output, outputName, inputLayers, sparse } = kerasLayersOf(spec, tensors, origin, sparseInputs);
   // A Sequential model has no InputLayer of its own to carry sparse: true.
-  const chain = isChainPlan(spec) && sparse.size === 0;
+  const chain = isChainPlan(spec) && sparse.size === 0 && !origin.functional;
 
   let finalOutput = output;
   if (loss.activation) {
     const last = keras.byName.get(output.layer);
-    if (last.class_name === 'Dense' && last.config.activation === 'linear') {
+    if (last.class_name === 'Dense' && last.config.activation === 'linear' && !origin.output_activation) {
       last.config.activation = loss.activation;
     } else {
-      const activation = keras.add('Activation', keras.unique(`${chain ? name : outputName}_${loss.activation}`),
-        { activation: loss.activation });
+      const activationName = origin.output_activation ?? `${chain ? modelName : outputName}_${loss.activation}`;
+      const activation = keras.add('Activation', keras.unique(activationName), { activation: loss.activation });
       finalOutput = keras.apply(activation, [output]);
     }
   }
@@ -298,10 +315,11 @@ export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) 
     // Sequential: the layers without their inbound nodes, the input's shape on the first one.
     const [input, ...layers] = keras.layers.map(({ name: _, inbound_nodes: __, ...layer }) => layer);
     layers[0].config.batch_input_shape = input.config.batch_input_shape;
-    modelTopology = { class_name: 'Sequential', config: { name, layers }, keras_version: 'tfjs-layers', backend: 'tensor_flow.js' };
+    modelTopology = { class_name: 'Sequential', config: { name: modelName, layers }, keras_version: 'tfjs-layers',
+      backend: 'tensor_flow.js' };
   } else {
-    modelTopology = { class_name: 'Model', config: { name, layers: keras.layers,
-      input_layers: inputNames.map((n) => [n, 0, 0]), output_layers: [[finalOutput.layer, finalOutput.node, 0]] },
+    modelTopology = { class_name: 'Model', config: { name: modelName, layers: keras.layers,
+      input_layers: inputLayers.map((n) => [n, 0, 0]), output_layers: [[finalOutput.layer, finalOutput.node, 0]] },
     keras_version: 'tfjs-layers', backend: 'tensor_flow.js' };
   }
 
@@ -320,7 +338,7 @@ export function exportTfjsLayersModel(executor, plan, modelBytes, options = {}) 
     generatedBy: `fedleaf ${executor.version}`,
     convertedBy: null,
     modelTopology,
-    ...(optimizer ? { trainingConfig: { loss: loss.keras, metrics: null, sample_weight_mode: null, loss_weights: null,
+    ...(optimizer ? { trainingConfig: { loss: origin.loss ?? loss.keras, metrics: null, sample_weight_mode: null, loss_weights: null,
       optimizer_config: optimizer } } : {}),
     weightSpecs: keras.weights.map((w) => ({ name: w.name, shape: w.shape, dtype: 'float32' })),
   };

@@ -52,14 +52,21 @@
 // Semantics of the embedding: fedleaf's mean over an example's ids equals GlobalAveragePooling1D
 // over those ids as one unpadded sequence (TF.js's GlobalAveragePooling1D ignores masks, so
 // padded batches average the padding too). With mask_zero, token 0 is padding: fedleaf id i is
-// Keras token i + 1 (tokenOffsets[input] 1) and row 0 of the table is dropped — what Keras
-// (Python), whose pooling honours the mask, computes for padded batches. mask_zero with Flatten is
-// an Error (Flatten ignores the mask: token 0 would need the dropped row).
+// Keras token i + 1 (tokenOffsets[input] 1) and the plan's table is rows 1..V — what Keras
+// (Python), whose pooling honours the mask, computes for padded batches; row 0 is kept in the
+// plan's "tfjs" section for the export. mask_zero with Flatten is an Error (Flatten ignores the
+// mask: token 0 would need row 0).
+//
+// The plan's "tfjs" section (tfjs_plan_origin.js) keeps what its model does not say of the Keras
+// one — names, dtypes, the loss as written, row 0 of a mask_zero table — so that
+// exportTfjsLayersModel gives the model back; the plan's inputs follow the model's input order.
 //
 // The plan's train section is options.train, else the training config's optimizer (Adam, SGD
 // with or without momentum; TF.js's model.save writes the training config only with
 // includeOptimizer: true, and its optimizer state is skipped), else Keras's default Adam
-// (learning rate 0.001), with a warning. Updates: each embedding table row_sparse /
+// (learning rate 0.001), with a warning. Adam steps as the library that wrote the model does:
+// epsilon_form 'tfjs' (ε outside the bias correction) for TF.js's model.save, 'keras' (inside)
+// for Keras in Python (core/train/optimizer.h has both rules). Updates: each embedding table row_sparse /
 // mean_over_contributors, every other parameter dense / weighted_mean (options.updates replaces
 // them). options.features becomes a one-text-input plan's features section with num_buckets =
 // the vocabulary; options.inputFeatures {<input>: features} goes to inputs.<input>.features.
@@ -69,6 +76,7 @@
 import { fail, layerLabel, unsupported } from './tfjs_import_errors.js';
 import { kerasGraph } from './tfjs_keras_graph.js';
 import { PlanBuilder } from './tfjs_plan_builder.js';
+import { tfjsOrigin } from './tfjs_plan_origin.js';
 import { concatenated, readWeights } from './tfjs_weights.js';
 
 // Normalized names: 'binary_crossentropy', 'binaryCrossentropy', 'BinaryCrossentropy' → 'binarycrossentropy'.
@@ -86,12 +94,23 @@ function topologyOf(modelJson) {
   return { model, trainingConfig };
 }
 
-function optimizerFrom(trainingConfig, warn) {
+// Which library wrote the model, and so whose Adam it trains with: TF.js's model.save writes
+// keras_version "tfjs-layers <version>" (so does exportTfjsLayersModel), Keras in Python its own
+// version.
+function writtenByTfjs(modelJson) {
+  const topology = modelJson.modelTopology;
+  return String(topology.keras_version ?? '').startsWith('tfjs-layers') ||
+    String(modelJson.generatedBy ?? '').startsWith('TensorFlow.js');
+}
+
+function optimizerFrom(trainingConfig, tfjs, warn) {
   const config = trainingConfig?.optimizer_config;
+  // TF.js's Adam puts ε outside the bias correction, Keras's inside (core/train/optimizer.h).
+  const epsilonForm = tfjs ? 'tfjs' : 'keras';
   if (!config) {
     warn('the model has no optimizer (saved without it: model.save(handler, {includeOptimizer: true}) keeps ' +
       "it); the plan trains with Keras's default Adam, learning rate 0.001 (options.train sets another)");
-    return { type: 'adam', learning_rate: 0.001 };
+    return { type: 'adam', learning_rate: 0.001, epsilon_form: epsilonForm };
   }
   const c = config.config ?? {};
   const learningRate = c.learning_rate ?? c.learningRate ?? c.lr;
@@ -99,7 +118,7 @@ function optimizerFrom(trainingConfig, warn) {
   switch (canonical(config.class_name)) {
     case 'adam':
       return { type: 'adam', learning_rate: learningRate, beta1: c.beta_1 ?? c.beta1 ?? 0.9,
-        beta2: c.beta_2 ?? c.beta2 ?? 0.999, epsilon: c.epsilon ?? 1e-7 };
+        beta2: c.beta_2 ?? c.beta2 ?? 0.999, epsilon: c.epsilon ?? 1e-7, epsilon_form: epsilonForm };
     case 'sgd': {
       const momentum = c.momentum ?? 0;
       if (c.nesterov) fail('optimizer SGD: nesterov is not supported (give options.train)');
@@ -132,11 +151,16 @@ function lossFrom(activation, trainingConfig, outputLayer) {
     fail(`loss '${shown}' is not supported (binary_crossentropy, sparse_categorical_crossentropy, ` +
       'categorical_crossentropy, mean_squared_error)');
   }
-  if (squared && activation !== 'softmax') return { loss: 'mean_squared_error', fold: false };
-  if (activation === 'sigmoid' && !fromLogits && (lossName === null || binary)) return { loss: 'sigmoid_cross_entropy', fold: true };
-  if (activation === 'softmax' && !fromLogits && (lossName === null || categorical)) return { loss: 'softmax_cross_entropy', fold: true };
-  if (activation === 'linear' && fromLogits && binary) return { loss: 'sigmoid_cross_entropy', fold: false };
-  if (activation === 'linear' && fromLogits && categorical) return { loss: 'softmax_cross_entropy', fold: false };
+  // The loss as the export writes it back: a string as given (Keras's alias mse by the name TF.js
+  // knows), a Keras loss object by its name.
+  const written = typeof configured === 'string' ? (configured === 'mse' ? 'mean_squared_error' : configured)
+    : configured?.class_name ? configured.class_name.replace(/(?<=[a-z])(?=[A-Z])/g, '_').toLowerCase() : undefined;
+  const mapped = (loss, fold) => ({ loss, fold, written });
+  if (squared && activation !== 'softmax') return mapped('mean_squared_error', false);
+  if (activation === 'sigmoid' && !fromLogits && (lossName === null || binary)) return mapped('sigmoid_cross_entropy', true);
+  if (activation === 'softmax' && !fromLogits && (lossName === null || categorical)) return mapped('softmax_cross_entropy', true);
+  if (activation === 'linear' && fromLogits && binary) return mapped('sigmoid_cross_entropy', false);
+  if (activation === 'linear' && fromLogits && categorical) return mapped('softmax_cross_entropy', false);
   return fail(`${layerLabel(outputLayer)}: activation ${activation} with loss ${lossName ?? '(none)'} ` +
     'has no fedleaf equivalent (sigmoid + binary_crossentropy, softmax + categorical_crossentropy, ' +
     'linear with from_logits, or mean_squared_error)');
@@ -185,7 +209,7 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
   const outcome = () => (decided ??= lossFrom(outputActivation(outputNode), trainingConfig, outputNode.layer));
   const builder = new PlanBuilder(graph, weights, outcome, warn);
   builder.build();
-  const { loss } = outcome();
+  const { loss, written } = outcome();
   const output = builder.tensorOf.get(graph.output);
   const width = builder.widthOf.get(output);
   if (loss === 'sigmoid_cross_entropy' && width !== 1) {
@@ -197,6 +221,9 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
   if (!builder.layers.some((l) => l.name === output)) unsupported(`the output is model input '${output}', not a layer`);
 
   const { inputs, layers } = builder;
+  // The plan's inputs in the model's order, which TF.js's predict takes an array of tensors in.
+  const position = new Map(graph.inputs.map((key, k) => [graph.nodes.get(key).layer, k]));
+  inputs.sort((a, b) => position.get(a.layer) - position.get(b.layer));
   const chain = isChain(inputs, layers, output);
   const inputSpec = (i) => (i.kind === 'dense' ? { type: 'dense', dim: i.dim } : (chain ? 'sparse_ids' : { type: 'sparse_ids' }));
   let planModel;
@@ -212,10 +239,24 @@ export function importTfjsLayersModel(executor, modelJson, weightData = modelJso
     planModel = { inputs: Object.fromEntries(inputs.map((i) => [i.name, inputSpec(i)])), layers, output, loss };
   }
 
+  // What the plan's model does not say of the Keras one, for the export (tfjs_plan_origin.js):
+  // an input's Keras name where the plan renamed it, its dtype where it is not the export's own.
+  const inputOrigins = {};
+  for (const input of inputs.filter((i) => !i.layer.synthetic)) {
+    const { name, dtype } = input.layer.config;
+    const usual = input.kind === 'sparse_ids' && !input.sparse ? 'int32' : 'float32';
+    const keptDtype = (dtype === 'float32' || dtype === 'int32') && dtype !== usual;
+    const kept = { ...(name !== input.name ? { name } : {}), ...(keptDtype ? { dtype } : {}) };
+    if (Object.keys(kept).length > 0) inputOrigins[input.name] = kept;
+  }
+  const origin = tfjsOrigin({ name: Array.isArray(model.config) ? null : model.config?.name, functional: !graph.sequential,
+    loss: written, inputs: inputOrigins, poolings: builder.poolings, maskZero: builder.maskZero,
+    outputActivation: builder.outputActivation });
   const plan = {
     model: planModel,
-    train: options.train ?? { optimizer: optimizerFrom(trainingConfig, warn), epochs: 1, batch_size: 32 },
+    train: options.train ?? { optimizer: optimizerFrom(trainingConfig, writtenByTfjs(modelJson), warn), epochs: 1, batch_size: 32 },
     updates: options.updates ?? builder.updates,
+    ...(Object.keys(origin).length > 0 ? { tfjs: origin } : {}),
   };
   if (options.features) {
     const ids = chain && inputs[0].kind === 'sparse_ids';

@@ -49,6 +49,11 @@ export class PlanBuilder {
     this.tables = new Map();    // Embedding name → the plan layer owning its table
     this.offsets = new Map();   // ids input name → token offset
     this.fused = new Set();     // node keys mapped with their Embedding (its dropouts, its pooling)
+    // What the plan's model does not say of the Keras one (tfjs_plan_origin.js): the owner
+    // bag → its pooling's name, a mask_zero table's owner → row 0, the output's Activation.
+    this.poolings = {};
+    this.maskZero = {};
+    this.outputActivation = null;
     this.tensors = {};
     this.updates = {};
   }
@@ -220,6 +225,8 @@ export class PlanBuilder {
       planned = { type: 'embedding_bag', name: this.claim(c.name), input: inputName, vocab, dim, combiner };
       this.tables.set(c.name, { name: planned.name, offset, vocab, dim });
       this.tensors[`${planned.name}/weight`] = { dtype: 'F32', shape: [vocab, dim], data: table.data.slice(offset * dim) };
+      if (offset) this.maskZero[planned.name] = Array.from(table.data.slice(0, dim));
+      if (planned.name !== p.name) this.poolings[planned.name] = p.name;
       this.updates[`${planned.name}/weight`] = { encoding: 'row_sparse', aggregator: 'mean_over_contributors' };
     }
     const dim = this.tables.get(c.name).dim;
@@ -293,6 +300,7 @@ export class PlanBuilder {
     const { activation } = node.layer.config;
     const input = this.one(node);
     if (activation === 'linear' || (isOutput && this.outcome().fold)) {
+      if (activation !== 'linear') this.outputActivation = node.layer.config.name;
       this.tensorOf.set(node.key, input);
       return;
     }

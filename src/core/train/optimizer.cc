@@ -4,9 +4,34 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/json/json_known_fields.h"
+#include "core/json/plan_json.h"
 #include "core/train/dense_kernels.h"
 
 namespace fedleaf::core {
+
+OptimizerSpec parse_optimizer_spec(const nlohmann::json& object, const std::string& path) {
+  using namespace plan_json;
+  check_known_fields(
+      object, path,
+      {"type", "learning_rate", "momentum", "beta1", "beta2", "epsilon", "epsilon_form"});
+  OptimizerSpec spec;
+  spec.type = get_choice<OptimizerType>(object, path, "type", nullptr, "optimizer",
+                                        {{"sgd", OptimizerType::kSgd},
+                                         {"momentum", OptimizerType::kMomentum},
+                                         {"adam", OptimizerType::kAdam}});
+  const auto positive = [](double d) { return d > 0; };
+  const auto unit = [](double d) { return d >= 0 && d < 1; };
+  spec.learning_rate = get_float(object, path, "learning_rate", std::nullopt, "> 0", positive);
+  spec.momentum = get_float(object, path, "momentum", 0.9f, "in [0, 1)", unit);
+  spec.beta1 = get_float(object, path, "beta1", 0.9f, "in [0, 1)", unit);
+  spec.beta2 = get_float(object, path, "beta2", 0.999f, "in [0, 1)", unit);
+  spec.epsilon = get_float(object, path, "epsilon", 1e-7f, "> 0", positive);
+  spec.epsilon_form = get_choice<AdamEpsilonForm>(
+      object, path, "epsilon_form", "keras", "epsilon form",
+      {{"keras", AdamEpsilonForm::kKeras}, {"tfjs", AdamEpsilonForm::kTfjs}});
+  return spec;
+}
 
 Optimizer::Optimizer(const OptimizerSpec& spec, const std::vector<ParameterGradient>& layout,
                      float clip_norm)
@@ -48,10 +73,17 @@ void Optimizer::apply(const std::vector<ParameterGradient>& gradients) {
     if (norm > clip_norm_) scale = static_cast<float>(clip_norm_ / norm);
   }
   float adam_step = 0.0f;
+  float adam_epsilon = spec_.epsilon;
   if (spec_.type == OptimizerType::kAdam) {
     const double t = static_cast<double>(steps_);
-    adam_step = static_cast<float>(spec_.learning_rate * std::sqrt(1.0 - std::pow(spec_.beta2, t)) /
-                                   (1.0 - std::pow(spec_.beta1, t)));
+    const double root_c2 = std::sqrt(1.0 - std::pow(spec_.beta2, t));
+    adam_step =
+        static_cast<float>(spec_.learning_rate * root_c2 / (1.0 - std::pow(spec_.beta1, t)));
+    // lr · m̂ / (sqrt(v̂) + ε) is lr · root_c2 / c1 · m / (sqrt(v) + ε · root_c2): the kernel's
+    // step with ε scaled, so both forms share one kernel.
+    if (spec_.epsilon_form == AdamEpsilonForm::kTfjs) {
+      adam_epsilon = static_cast<float>(spec_.epsilon * root_c2);
+    }
   }
   for (std::size_t i = 0; i < gradients.size(); ++i) {
     const ParameterGradient& g = gradients[i];
@@ -73,7 +105,7 @@ void Optimizer::apply(const std::vector<ParameterGradient>& gradients) {
         kernels::adam_update_rows(
             rows, count, row_size, g.values.data(), state_[i].data(), state_[i].data() + row_size,
             2 * row_size, g.parameter,
-            kernels::AdamStep{spec_.beta1, spec_.beta2, spec_.epsilon, adam_step, scale});
+            kernels::AdamStep{spec_.beta1, spec_.beta2, adam_epsilon, adam_step, scale});
         break;
     }
   }

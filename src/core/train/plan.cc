@@ -11,6 +11,7 @@
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/train/layer_registry.h"
+#include "core/train/optimizer.h"
 #include "core/train/plan_format.h"
 
 namespace fedleaf::core {
@@ -281,28 +282,15 @@ TrainSpec parse_train(const json& train) {
   TrainSpec spec;
   check_known_fields(train, path,
                      {"optimizer", "epochs", "batch_size", "shuffle", "shuffle_seed", "clip_norm"});
-  const json& opt = require_object(train, path, "optimizer");
-  const std::string opath = path + ".optimizer";
-  check_known_fields(opt, opath,
-                     {"type", "learning_rate", "momentum", "beta1", "beta2", "epsilon"});
-  spec.optimizer.type = get_choice<OptimizerType>(opt, opath, "type", nullptr, "optimizer",
-                                                  {{"sgd", OptimizerType::kSgd},
-                                                   {"momentum", OptimizerType::kMomentum},
-                                                   {"adam", OptimizerType::kAdam}});
-  const auto positive = [](double d) { return d > 0; };
-  const auto unit = [](double d) { return d >= 0 && d < 1; };
-  spec.optimizer.learning_rate =
-      get_float(opt, opath, "learning_rate", std::nullopt, "> 0", positive);
-  spec.optimizer.momentum = get_float(opt, opath, "momentum", 0.9f, "in [0, 1)", unit);
-  spec.optimizer.beta1 = get_float(opt, opath, "beta1", 0.9f, "in [0, 1)", unit);
-  spec.optimizer.beta2 = get_float(opt, opath, "beta2", 0.999f, "in [0, 1)", unit);
-  spec.optimizer.epsilon = get_float(opt, opath, "epsilon", 1e-7f, "> 0", positive);
+  spec.optimizer =
+      parse_optimizer_spec(require_object(train, path, "optimizer"), path + ".optimizer");
   spec.epochs = get_size(train, path, "epochs", 1, 1, 1000000);
   spec.batch_size = get_size(train, path, "batch_size", 32, 1, 1u << 20);
   spec.shuffle = get_bool(train, path, "shuffle", true);
   spec.shuffle_seed = get_integer(train, path, "shuffle_seed", 0, 0, ~std::uint64_t{0});
   if (find_field(train, "clip_norm") != nullptr) {
-    spec.clip_norm = get_float(train, path, "clip_norm", std::nullopt, "> 0", positive);
+    spec.clip_norm =
+        get_float(train, path, "clip_norm", std::nullopt, "> 0", [](double d) { return d > 0; });
   }
   return spec;
 }
@@ -395,7 +383,7 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   check_plan_format(plan);  // first: a newer plan's fields are refused by its version, not by name
   check_known_fields(plan, "plan",
                      {"format_version", "kind", "model", "train", "updates", "features", "eval",
-                      "max_examples_per_report"});
+                      "max_examples_per_report", "tfjs"});
   const std::string kind = get_string(plan, "plan", "kind", "train");
   if (kind == "train")
     out.kind = PlanKind::kTrain;
@@ -421,6 +409,10 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
     if (!features->is_object()) fail("plan.features", "expected an object");
     out.features = parse_features(*features);
     check_text_buckets_fit_vocab(*out.features, out.model);
+  }
+  // Read by the TF.js export alone (js_bindings/src/interop/), never by training.
+  if (const json* tfjs = find_field(plan, "tfjs"); tfjs != nullptr && !tfjs->is_object()) {
+    fail("plan.tfjs", "expected an object");
   }
   if (const json* eval = find_field(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");

@@ -63,7 +63,11 @@
 //                                                        inference: PlanUse::kInference)
 //    "optimizer": {"type": "sgd" | "momentum" | "adam", "learning_rate": F > 0,
 //                  "momentum": F in [0, 1) (momentum; default 0.9),
-//                  "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7 (adam)},
+//                  "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-7 (adam),
+//                  "epsilon_form": "keras" (default) | "tfjs" (adam: where ε sits, parsed
+//                  with the rest of the object by optimizer.h, which gives both rules:
+//                  keras lr·sqrt(1-β2^t)/(1-β1^t)·m/(sqrt(v)+ε), Keras (Python)'s;
+//                  tfjs lr·m̂/(sqrt(v̂)+ε), TF.js's)},
 //    "epochs": N >= 1 (default 1), "batch_size": N >= 1 (default 32),
 //    "shuffle": true (default), "shuffle_seed": N (default 0),
 //    "clip_norm": F > 0 (optional: global L2 norm clipping of each batch's gradient)},
@@ -88,6 +92,11 @@
 //               "min_token_length": N, "max_token_length": N, "seed": N}   optional, see
 //                                                        text_features.h for meaning and defaults
 //  "eval": {"batch_size": N}                             optional, default 256 (kind "evaluate")
+//  "tfjs": {...}                                         optional: what importTfjsLayersModel
+//                                                        keeps of the Keras model a plan came
+//                                                        from so exportTfjsLayersModel gives it
+//                                                        back (js_bindings/src/interop/
+//                                                        tfjs_plan_origin.js); not read here
 // }
 //
 // Every error is InvalidInput naming the JSON path and the rule, e.g.
@@ -128,6 +137,9 @@ struct NodeRef {
   std::size_t index = 0;
 };
 enum class OptimizerType { kSgd, kMomentum, kAdam };
+// Where Adam's ε sits (optimizer.h has both rules): inside the bias correction (Keras in Python,
+// TensorFlow) or outside it (TF.js).
+enum class AdamEpsilonForm { kKeras, kTfjs };
 enum class PlanKind { kTrain, kEvaluate };
 
 struct LayerSpec {
@@ -208,6 +220,7 @@ struct OptimizerSpec {
   float beta1 = 0.9f;
   float beta2 = 0.999f;
   float epsilon = 1e-7f;
+  AdamEpsilonForm epsilon_form = AdamEpsilonForm::kKeras;
 };
 
 struct TrainSpec {

@@ -76,6 +76,46 @@ TEST_CASE("sgd_momentum_and_adam_follow_their_update_rules", "[optimizer]") {
   }
 }
 
+// The two places of Adam's ε, each against its rule written out in f64: keras puts ε inside the
+// bias correction (ε̂), tfjs outside (TF.js's AdamOptimizer: m̂ / (sqrt(v̂) + ε)). Gradients of
+// 1e-6 make sqrt(v̂) the size of ε, where the forms part: the check that each is its own rule.
+TEST_CASE("adam_steps_in_its_epsilon_form", "[optimizer]") {
+  const std::vector<std::vector<float>> gradients{{1e-6f, -2e-6f}, {3e-6f, 5e-7f}, {-1e-6f, 4e-6f}};
+  std::vector<double> by_form[2];
+  for (AdamEpsilonForm form : {AdamEpsilonForm::kKeras, AdamEpsilonForm::kTfjs}) {
+    INFO(static_cast<int>(form));
+    std::vector<float> p{1.0f, 2.0f};
+    std::vector<ParameterGradient> grads{dense_gradient(p, 1, 2)};
+    OptimizerSpec s = spec_of(OptimizerType::kAdam, 0.01f);
+    s.beta1 = 0.8f;
+    s.beta2 = 0.95f;
+    s.epsilon = 1e-6f;
+    s.epsilon_form = form;
+    Optimizer opt(s, grads);
+    const double b1 = s.beta1, b2 = s.beta2, eps = s.epsilon, lr = s.learning_rate;
+    double ref[2] = {1.0, 2.0}, m[2] = {0, 0}, v[2] = {0, 0};
+    for (int t = 1; t <= 3; ++t) {
+      const std::vector<float>& g = gradients[t - 1];
+      grads[0].values = g;
+      opt.apply(grads);
+      const double c1 = 1 - std::pow(b1, t), c2 = 1 - std::pow(b2, t);
+      for (int k = 0; k < 2; ++k) {
+        m[k] = b1 * m[k] + (1 - b1) * g[k];
+        v[k] = b2 * v[k] + (1 - b2) * g[k] * g[k];
+        ref[k] -= form == AdamEpsilonForm::kKeras
+                      ? lr * std::sqrt(c2) / c1 * m[k] / (std::sqrt(v[k]) + eps)
+                      : lr * (m[k] / c1) / (std::sqrt(v[k] / c2) + eps);
+      }
+      for (int k = 0; k < 2; ++k) {
+        CHECK(p[k] == Approx(ref[k]).epsilon(1e-6));
+      }
+    }
+    by_form[static_cast<int>(form)] = {p[0], p[1]};
+  }
+  // The forms differ by more than the tolerance: each check above tells them apart.
+  CHECK(std::abs(by_form[0][0] - by_form[1][0]) > 1e-4);
+}
+
 TEST_CASE("row_sparse_sgd_equals_dense_sgd_with_zero_rows", "[optimizer]") {
   std::vector<float> sparse_param{1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<float> dense_param = sparse_param;

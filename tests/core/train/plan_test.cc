@@ -83,6 +83,7 @@ TEST_CASE("dense_inputs_activations_and_train_settings_parse", "[plan]") {
   CHECK(p.model.input_dim == 784);
   CHECK(p.train->optimizer.type == OptimizerType::kAdam);
   CHECK(p.train->optimizer.beta1 == 0.8f);
+  CHECK(p.train->optimizer.epsilon_form == AdamEpsilonForm::kKeras);
   CHECK(p.train->epochs == 3);
   CHECK_FALSE(p.train->shuffle);
   CHECK(p.train->shuffle_seed == 5);
@@ -161,7 +162,7 @@ TEST_CASE("plans_with_an_unknown_field_are_rejected_naming_it_and_the_known_ones
   };
   check_rejects(with(R"("learning_rate": 0.1)", R"("learning_rte": 0.1)"),
                 "plan.train.optimizer: unknown field 'learning_rte' (the fields are type, "
-                "learning_rate, momentum, beta1, beta2, epsilon)");
+                "learning_rate, momentum, beta1, beta2, epsilon, epsilon_form)");
   check_rejects(with(R"("optimizer")", R"("epoch": 3, "optimizer")"),
                 "plan.train: unknown field 'epoch'");
   check_rejects(with(R"("vocab": 10)", R"("vocab": 10, "vocab_size": 20)"),
@@ -178,6 +179,21 @@ TEST_CASE("plans_with_an_unknown_field_are_rejected_naming_it_and_the_known_ones
                 "plan.features: unknown field 'buckets'");
   check_rejects(with(R"({"model")", R"({"eval": {"batch": 8}, "model")"),
                 "plan.eval: unknown field 'batch'");
+}
+
+// The "tfjs" section is the TF.js export's (js_bindings/src/interop/tfjs_plan_origin.js): any
+// object passes, and training reads nothing of it; anything else is refused naming it.
+TEST_CASE("a_plans_tfjs_section_is_an_object_the_core_does_not_read", "[plan]") {
+  const std::string model = R"({"inputs": {"t": "sparse_ids"}, "layers": [
+      {"type": "embedding_bag", "name": "emb", "vocab": 10, "dim": 2},
+      {"type": "dense", "name": "out", "units": 2}], "loss": "softmax_cross_entropy"})";
+  const std::string plan = plan_with_model(model);
+  const std::string with_section =
+      R"({"tfjs": {"name": "topics", "mask_zero": {"emb": [0.5, -0.25]}, "loss": "x"}, )" +
+      plan.substr(1);
+  const Plan parsed = parse_plan(with_section);
+  CHECK(parsed.model.layers.size() == parse_plan(plan).model.layers.size());
+  check_rejects(R"({"tfjs": [1], )" + plan.substr(1), "plan.tfjs: expected an object");
 }
 
 // Regression: a key given twice kept its last value, so a leaf whose JSON reader keeps the first
@@ -205,6 +221,12 @@ TEST_CASE("plan_numbers_keep_their_range_as_32_bit_floats", "[plan]") {
   check_rejects(
       with_optimizer(R"({"type": "sgd", "learning_rate": 1e-300})"),
       "plan.train.optimizer.learning_rate: expected a number > 0, also as a 32-bit float");
+  check_rejects(with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "epsilon_form": "TFJS"})"),
+                "plan.train.optimizer.epsilon_form: unknown epsilon form 'TFJS' (expected keras or "
+                "tfjs)");
+  CHECK(parse_plan(
+            with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "epsilon_form": "tfjs"})"))
+            .train->optimizer.epsilon_form == AdamEpsilonForm::kTfjs);
   check_rejects(with_optimizer(R"({"type": "adam", "learning_rate": 0.1, "beta1": 0.99999999999})"),
                 "plan.train.optimizer.beta1: expected a number in [0, 1), also as a 32-bit float");
   const std::string scaled =
