@@ -11,6 +11,8 @@ set(FEDLEAF_AGGREGATION_SOURCES
   radix_sort_by_key.cc
   representation_plan.cc
   round_aggregator.cc
+  round_aggregator_checkpoint.cc
+  round_next_model.cc
   select_rules.cc
   server_optimizer.cc
   sparse_sum_accumulator.cc
