@@ -11,7 +11,7 @@
 #include "core/json/plan_json.h"
 #include "core/tensor/linear_index.h"
 #include "core/text/text_format.h"
-#include "core/wire/safetensors.h"
+#include "core/wire/server_optimizer_state.h"
 
 namespace fedleaf::core {
 namespace {
@@ -368,34 +368,18 @@ ServerOptimizerStep ServerOptimizer::step(const NamedTensors& model,
 }
 
 std::vector<std::uint8_t> ServerOptimizer::save_state(const NamedTensors& state) const {
-  return write_safetensors(state, {{"format", kStateFormat}, {"type", type_name(spec_.type)}});
+  return write_server_optimizer_state(type_name(spec_.type), state);
 }
 
 NamedTensors ServerOptimizer::load_state(const std::uint8_t* data, std::size_t size,
                                          const UpdatePlan& plan, const NamedTensors& model) const {
   const std::string where = "server optimizer state";
   if (size == 0) return {};
-  SafetensorsReadOptions options;
-  options.require_finite = true;
-  SafetensorsFile file;
-  try {
-    file = read_safetensors(data, size, options);
-  } catch (const InvalidInput& e) {
-    throw InvalidInput(where + ": " + e.what());
-  }
-  const auto format = file.metadata.find("format");
-  if (format == file.metadata.end() || format->second != kStateFormat) {
-    throw InvalidInput(where + ": metadata \"format\" must be " + in_quotes(kStateFormat));
-  }
-  const auto type = file.metadata.find("type");
-  if (type == file.metadata.end() || type->second != type_name(spec_.type)) {
-    throw InvalidInput(where + ": metadata \"type\" must be " + in_quotes(type_name(spec_.type)) +
-                       ", the population's optimizer");
-  }
+  NamedTensors arrays = read_server_optimizer_state(data, size, type_name(spec_.type));
   if (!stateful()) {
-    if (!file.tensors.empty()) {
+    if (!arrays.empty()) {
       throw InvalidInput(where + ": sgd without momentum keeps none, but it holds " +
-                         std::to_string(file.tensors.size()) + " arrays");
+                         std::to_string(arrays.size()) + " arrays");
     }
     return {};
   }
@@ -404,8 +388,8 @@ NamedTensors ServerOptimizer::load_state(const std::uint8_t* data, std::size_t s
     if (operator_rules(t.op.op).finalizes_to_counts(t.encoding)) continue;
     moved.push_back(moved_tensor(t.name, t.encoding, model, where));
   }
-  if (file.tensors.empty()) return {};
-  NamedTensors state = checked_state(spec_, moved, file.tensors, where);
+  if (arrays.empty()) return {};
+  NamedTensors state = checked_state(spec_, moved, arrays, where);
   for (const Moved& m : moved) {
     if (spec_.type != ServerOptimizerType::kAdam) continue;
     const auto& steps = std::get<DenseTensor>(state.at(m.name + "@steps"));

@@ -43,7 +43,7 @@
 // new moment) would not be finite in its dtype keeps its old value and state, as next_model()
 // keeps it; ServerOptimizerStep::withheld_nonfinite counts them.
 //
-// State (save_state / load_state: safetensors, metadata "format" kStateFormat and "type"): per
+// State (save_state / load_state; the bytes are core/wire/server_optimizer_state.h): per
 // tensor the optimizer moves, `<name>@momentum` (sgd with β > 0), or `<name>@m`, `<name>@v`
 // (the parameter's dtype and shape) and `<name>@steps` (I64, one per key: [1] for a dense
 // encoding, [rows] for row_sparse, [elements] for coo) for adam. An empty state is the initial
@@ -102,8 +102,6 @@ struct ServerOptimizerStep {
 
 class ServerOptimizer {
  public:
-  static constexpr const char* kStateFormat = "fedleaf.server_optimizer.v1";
-
   explicit ServerOptimizer(ServerOptimizerSpec spec);
   const ServerOptimizerSpec& spec() const { return spec_; }
   // Whether the optimizer keeps state from round to round (sgd with β > 0, adam).
@@ -117,10 +115,10 @@ class ServerOptimizer {
                            const std::vector<TensorAggregate>& aggregates,
                            const NamedTensors& state) const;
 
-  // The state as safetensors bytes, and its inverse. load_state validates everything (the bytes
-  // come from a store): the format, the type, and that the arrays are exactly those step() keeps
-  // for the plan's tensors of `model` (names, dtypes, shapes; steps ≥ 0; moments finite, v ≥ 0);
-  // InvalidInput naming the array and the rule. Empty bytes are the initial state.
+  // The state as bytes (core/wire/server_optimizer_state.h), and its inverse. load_state validates
+  // everything (the bytes come from a store): the format, the type, and that the arrays are exactly
+  // those step() keeps for the plan's tensors of `model` (names, dtypes, shapes; steps ≥ 0; moments
+  // finite, v ≥ 0); InvalidInput naming the array and the rule. Empty bytes are the initial state.
   std::vector<std::uint8_t> save_state(const NamedTensors& state) const;
   NamedTensors load_state(const std::uint8_t* data, std::size_t size, const UpdatePlan& plan,
                           const NamedTensors& model) const;

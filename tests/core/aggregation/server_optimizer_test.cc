@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/wire/safetensors.h"
+#include "core/wire/server_optimizer_state.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"
 
@@ -418,7 +419,7 @@ TEST_CASE("server_optimizer_state_load_refuses_what_does_not_fit") {
     CHECK_THROWS_MATCHES(opt.load_state(bytes.data(), bytes.size(), kTablePlan, table_model()),
                          InvalidInput, test::MessageContains(fragment));
   };
-  const core::Metadata meta{{"format", ServerOptimizer::kStateFormat}, {"type", "adam"}};
+  const core::Metadata meta{{"format", core::kServerOptimizerStateFormat}, {"type", "adam"}};
   refused(adam, state, {{"format", "other"}, {"type", "adam"}}, "metadata \"format\"");
   refused(ServerOptimizer(parse(R"({"type": "sgd", "momentum": 0.5})")), state, meta,
           "metadata \"type\" must be 'sgd'");
@@ -438,7 +439,7 @@ TEST_CASE("server_optimizer_state_load_refuses_what_does_not_fit") {
   std::get<DenseTensor>(negative_v.at("emb@v")).data<float>()[0] = -1.0f;
   refused(adam, negative_v, meta, "negative second moment");
   refused(ServerOptimizer(parse(R"({"type": "sgd", "learning_rate": 2})")), state,
-          {{"format", ServerOptimizer::kStateFormat}, {"type", "sgd"}}, "keeps none");
+          {{"format", core::kServerOptimizerStateFormat}, {"type", "sgd"}}, "keeps none");
 }
 
 TEST_CASE("server_optimizer_step_refuses_an_aggregate_the_model_does_not_have") {
