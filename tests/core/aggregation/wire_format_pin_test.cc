@@ -15,7 +15,7 @@
 
 #include "core/aggregation/buffered_spec.h"
 #include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/server_optimizer.h"
+#include "core/aggregation/server_optimizer/server_optimizer.h"
 #include "core/aggregation/update_plan.h"
 #include "core/wire/safetensors.h"
 
