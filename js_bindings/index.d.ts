@@ -546,7 +546,8 @@ export type ServerOptimizerSpec =
       beta2?: number;
       epsilon?: number;
       bias_correction?: boolean;
-    };
+    }
+  | { type: 'adagrad'; learning_rate?: number; beta1?: number; epsilon?: number };
 
 export interface CreatedPopulation {
   id: string;

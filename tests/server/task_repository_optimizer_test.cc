@@ -5,7 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "core/aggregation/server_optimizer.h"
+#include "core/aggregation/server_optimizer/server_optimizer.h"
 #include "server/api/wire_json.h"
 #include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"

@@ -11,8 +11,14 @@ set(FEDLEAF_AGGREGATION_SOURCES
   radix_sort_by_key.cc
   representation_plan.cc
   round_aggregator.cc
+  round_aggregator_checkpoint.cc
+  round_next_model.cc
   select_rules.cc
-  server_optimizer.cc
+  server_optimizer/adagrad.cc
+  server_optimizer/adam.cc
+  server_optimizer/optimizer_table.cc
+  server_optimizer/server_optimizer.cc
+  server_optimizer/sgd.cc
   sparse_sum_accumulator.cc
   sparse_sum_operator.cc
   update_encoding.cc

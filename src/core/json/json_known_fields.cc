@@ -9,12 +9,15 @@ namespace fedleaf::core {
 
 void check_known_fields(const nlohmann::json& object, const std::string& path,
                         std::initializer_list<const char*> known) {
+  check_known_fields(object, path, std::vector<std::string>(known.begin(), known.end()));
+}
+
+void check_known_fields(const nlohmann::json& object, const std::string& path,
+                        const std::vector<std::string>& known) {
   for (const auto& item : object.items()) {
-    if (std::any_of(known.begin(), known.end(), [&](const char* k) { return item.key() == k; })) {
-      continue;
-    }
+    if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
     std::string listed;
-    for (const char* k : known) listed += (listed.empty() ? "" : ", ") + std::string(k);
+    for (const std::string& k : known) listed += (listed.empty() ? "" : ", ") + k;
     throw InvalidInput(path + ": unknown field " + in_quotes(item.key()) + " (the fields are " +
                        listed + ")");
   }

@@ -9,6 +9,7 @@
 
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,5 +17,8 @@ namespace fedleaf::core {
 
 void check_known_fields(const nlohmann::json& object, const std::string& path,
                         std::initializer_list<const char*> known);
+// The same for fields known only at run time (a server optimizer kind's settings).
+void check_known_fields(const nlohmann::json& object, const std::string& path,
+                        const std::vector<std::string>& known);
 
 }  // namespace fedleaf::core

@@ -1,9 +1,11 @@
 set(FEDLEAF_WIRE_SOURCES
   result_format.cc
+  round_checkpoint.cc
   safetensors.cc
   safetensors_index.cc
   safetensors_layout.cc
   select_answer.cc
   select_request.cc
+  server_optimizer_state.cc
   update_compression.cc
 )

@@ -1,6 +1,6 @@
 #include "server/api/wire_json.h"
 
-#include "core/aggregation/server_optimizer.h"
+#include "core/aggregation/server_optimizer/server_optimizer.h"
 #include "core/version.h"
 
 namespace fedleaf::server {

@@ -18,7 +18,7 @@
 //                       >= 1 (default 1)
 //   eval_tasks_per_round  evaluate tasks on each round's model, 0..1000000 (default 0)
 //   server_optimizer    how a round's aggregate Δ becomes the next model
-//                       (core/aggregation/server_optimizer.h; default FedAvg, x + Δ):
+//                       (core/aggregation/server_optimizer/server_optimizer.h; default FedAvg, x + Δ):
 //                       {"type": "sgd", "learning_rate": η in (0, 1e6] (1), "momentum": β in
 //                        [0, 1) (0)}, or
 //                       {"type": "adam", "learning_rate": η (0.01), "beta1": [0, 1) (0.9),

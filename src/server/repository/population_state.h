@@ -17,7 +17,7 @@
 
 #include "core/aggregation/buffered_spec.h"
 #include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/server_optimizer.h"
+#include "core/aggregation/server_optimizer/server_optimizer.h"
 #include "core/aggregation/update_plan.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"

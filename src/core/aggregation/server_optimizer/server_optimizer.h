@@ -13,20 +13,13 @@
 //   std::vector<std::uint8_t> saved = opt.save_state(s.state);       // with the model
 //   NamedTensors again = opt.load_state(saved.data(), saved.size(), plan, s.model);
 //
+// Each kind is one file beside this one, listed in optimizer_table.cc (server_optimizer_kind.h
+// says what a kind states; CONTRIBUTING.md, "Adding a server optimizer"). Everything below holds
+// for every kind.
 // Rules, per element, in f64 from the stored values, each result rounded once to the
-// parameter's dtype (moments are kept in the parameter's dtype too):
-//   sgd  (FedAvg, FedAvgM):  m ← β·m + Δ;  x ← x + η·m        (β = 0 keeps no m: x ← x + η·Δ)
-//   adam (FedAdam):          t ← t + 1
-//                            m ← β1·m + (1 − β1)·Δ;  v ← β2·v + (1 − β2)·Δ²
-//                            m̂ = m / (1 − β1^t),  v̂ = v / (1 − β2^t)   (bias_correction; else
-//                                                                         m̂ = m, v̂ = v)
-//                            x ← x + η·m̂ / (√v̂ + ε)
-// Adam over Δ is Adam over g = −Δ with m negated (v is the same): x − η·m̂_g/(√v̂ + ε). With
-// bias_correction false and ε = τ this is the paper's Algorithm 2 exactly; the default corrects
-// the bias (Kingma & Ba), so the first step of a key moves it by about η·sign(Δ), not
-// (1 − β1)/√(1 − β2) times that.
-// sgd with η = 1 and β = 0 is FedAvg, the default: x + Δ rounded once, which is bit for bit what
-// RoundAggregator::next_model() publishes (the server keeps calling next_model() for it).
+// parameter's dtype (moments are kept in the parameter's dtype too). sgd with η = 1 and β = 0 is
+// FedAvg, the default: x + Δ rounded once, which is bit for bit what RoundAggregator::next_model()
+// publishes (the server keeps calling next_model() for it).
 //
 // Laziness (row-sparse and coo tables): only the keys the aggregate holds move — for row_sparse
 // the rows a report sent (and min_contributors kept), for coo the elements; a dense-encoded
@@ -43,11 +36,11 @@
 // new moment) would not be finite in its dtype keeps its old value and state, as next_model()
 // keeps it; ServerOptimizerStep::withheld_nonfinite counts them.
 //
-// State (save_state / load_state: safetensors, metadata "format" kStateFormat and "type"): per
-// tensor the optimizer moves, `<name>@momentum` (sgd with β > 0), or `<name>@m`, `<name>@v`
-// (the parameter's dtype and shape) and `<name>@steps` (I64, one per key: [1] for a dense
-// encoding, [rows] for row_sparse, [elements] for coo) for adam. An empty state is the initial
-// one (zeros, t = 0); a non-empty one holds every array.
+// State (save_state / load_state; the bytes are core/wire/server_optimizer_state.h): per tensor
+// the optimizer moves, the kind's arrays `<name>@<suffix>` (momentum; m, v and steps; ...), in
+// the parameter's dtype and shape, or I64 with one step count per key ([1] for a dense encoding,
+// [rows] for row_sparse, [elements] for coo). An empty state is the initial one (zeros, t = 0);
+// a non-empty one holds every array.
 #pragma once
 
 #include <cstddef>
@@ -58,38 +51,34 @@
 #include <nlohmann/json.hpp>
 
 #include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/server_optimizer/server_optimizer_kind.h"
 #include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
 
-enum class ServerOptimizerType { kSgd, kAdam };
-
+// A kind and its settings, every one filled in (in the order of kind->settings()). The default is
+// FedAvg (sgd, η = 1, β = 0).
 struct ServerOptimizerSpec {
-  ServerOptimizerType type = ServerOptimizerType::kSgd;
-  double learning_rate = 1.0;  // η
-  double momentum = 0.0;       // sgd: β
-  double beta1 = 0.9;          // adam
-  double beta2 = 0.99;
-  double epsilon = 1e-3;  // τ in the paper, which found ≥ 1e-3 better than Adam's 1e-8
-  bool bias_correction = true;
+  ServerOptimizerSpec();
+  ServerOptimizerSpec(const ServerOptimizerKind& kind, OptimizerSettings settings);
+  const ServerOptimizerKind* kind;
+  OptimizerSettings settings;
+  std::string_view type() const { return kind->name(); }
+  // The value of the kind's setting `name`; std::out_of_range for a setting the kind lacks.
+  double setting(std::string_view name) const;
   bool operator==(const ServerOptimizerSpec& other) const;
   bool operator!=(const ServerOptimizerSpec& other) const { return !(*this == other); }
 };
 
-// Defaults of a type: sgd η = 1, β = 0 (FedAvg); adam η = 0.01, β1 = 0.9, β2 = 0.99, ε = 1e-3
-// (the paper's defaults), bias correction on.
-ServerOptimizerSpec default_server_optimizer(ServerOptimizerType type);
-
 // Whether the spec is FedAvg (sgd, η = 1, β = 0): the aggregate is added as it is.
 bool is_fedavg(const ServerOptimizerSpec& spec);
 
-// Parses {"type": "sgd", "learning_rate": η, "momentum": β} or {"type": "adam",
-// "learning_rate": η, "beta1", "beta2", "epsilon", "bias_correction"}; absent fields take the
-// type's defaults. InvalidInput "<path>.<field>: <rule>" for a missing or unknown type, an
-// unknown field, η not in (0, 1e6], β, β1 or β2 not in [0, 1), ε not in (0, 1e6] (each also as a
-// number of the f64 the rules use), bias_correction not a boolean.
+// Parses {"type": <kind>, <setting>: <value>, ...}; absent settings take the kind's defaults.
+// InvalidInput "<path>.<field>: <rule>" for a missing or unknown type, a field the kind does not
+// have, a number outside its rule's range ((0, 1e6] for rates, [0, 1) for decays; each also as
+// the f64 the rules use), a flag that is not a boolean.
 ServerOptimizerSpec parse_server_optimizer(const nlohmann::json& object, const std::string& path);
-// The spec as compact JSON with every field of its type (what a store keeps; parse_* reads it
+// The spec as compact JSON with every setting of its kind (what a store keeps; parse_* reads it
 // back to the same spec), and its inverse for stored text: "" is FedAvg.
 std::string server_optimizer_json(const ServerOptimizerSpec& spec);
 ServerOptimizerSpec server_optimizer_from_text(const std::string& text, const std::string& path);
@@ -102,11 +91,9 @@ struct ServerOptimizerStep {
 
 class ServerOptimizer {
  public:
-  static constexpr const char* kStateFormat = "fedleaf.server_optimizer.v1";
-
   explicit ServerOptimizer(ServerOptimizerSpec spec);
   const ServerOptimizerSpec& spec() const { return spec_; }
-  // Whether the optimizer keeps state from round to round (sgd with β > 0, adam).
+  // Whether the optimizer keeps state from round to round (sgd with β > 0, adam, ...).
   bool stateful() const;
 
   // The next model from `model` (the round's model) and the round's aggregates, starting from
@@ -117,16 +104,18 @@ class ServerOptimizer {
                            const std::vector<TensorAggregate>& aggregates,
                            const NamedTensors& state) const;
 
-  // The state as safetensors bytes, and its inverse. load_state validates everything (the bytes
-  // come from a store): the format, the type, and that the arrays are exactly those step() keeps
-  // for the plan's tensors of `model` (names, dtypes, shapes; steps ≥ 0; moments finite, v ≥ 0);
-  // InvalidInput naming the array and the rule. Empty bytes are the initial state.
+  // The state as bytes (core/wire/server_optimizer_state.h), and its inverse. load_state
+  // validates everything (the bytes come from a store): the format, the type, and that the
+  // arrays are exactly those step() keeps for the plan's tensors of `model` (names, dtypes,
+  // shapes; steps ≥ 0; moments finite, second moments ≥ 0); InvalidInput naming the array and the
+  // rule. Empty bytes are the initial state.
   std::vector<std::uint8_t> save_state(const NamedTensors& state) const;
   NamedTensors load_state(const std::uint8_t* data, std::size_t size, const UpdatePlan& plan,
                           const NamedTensors& model) const;
 
  private:
   ServerOptimizerSpec spec_;
+  std::vector<StateArray> arrays_;  // kept per moved tensor
 };
 
 }  // namespace fedleaf::core
