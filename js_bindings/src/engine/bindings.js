@@ -10,7 +10,7 @@
 
 export const BINDINGS = {
   functions: ['version', 'encodeSafetensors', 'decodeSafetensors', 'coalesce', 'predict', 'execute',
-    'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords'],
+    'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords', 'planSchema'],
   classes: {
     Dataset: {
       statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr', 'fromInputs', 'fromInputsWithTargets'],

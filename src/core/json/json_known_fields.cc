@@ -7,12 +7,13 @@
 
 namespace fedleaf::core {
 
-void check_known_fields(const nlohmann::json& object, const std::string& path,
-                        std::initializer_list<const char*> known) {
+bool is_known_field(const std::string& key, FieldList known) {
+  return std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; });
+}
+
+void check_known_fields(const nlohmann::json& object, const std::string& path, FieldList known) {
   for (const auto& item : object.items()) {
-    if (std::any_of(known.begin(), known.end(), [&](const char* k) { return item.key() == k; })) {
-      continue;
-    }
+    if (is_known_field(item.key(), known)) continue;
     std::string listed;
     for (const char* k : known) listed += (listed.empty() ? "" : ", ") + std::string(k);
     throw InvalidInput(path + ": unknown field " + in_quotes(item.key()) + " (the fields are " +

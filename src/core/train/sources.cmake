@@ -22,6 +22,7 @@ set(FEDLEAF_TRAIN_SOURCES
   murmur3.cc
   optimizer.cc
   plan.cc
+  plan_schema.cc
   predict.cc
   svmlight.cc
   table_rows.cc
