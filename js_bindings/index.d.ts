@@ -171,6 +171,15 @@ export interface TextFeatures {
 /** A plan as an object or as JSON text. */
 export type PlanInput = Plan | string;
 
+/**
+ * A plan kept as JSON (a .json file's text, or what JSON.parse or a JSON import gave) checked by
+ * the C++ parser every leaf and the server run, as a task would run it: returns it as a Plan (the
+ * object, or the one parsed from the text), or throws an Error with code 'InvalidInput' naming the
+ * field and the rule, e.g. "plan.train.optimizer.learning_rate: expected a number > 0". Anything
+ * but an object or a string throws a TypeError.
+ */
+export function parsePlan(executor: Pick<Executor, 'validatePlan'>, json: unknown): Plan;
+
 // ---- datasets
 
 /** A dataset living in wasm memory. Call delete() when done with it. */
