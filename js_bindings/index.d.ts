@@ -61,8 +61,8 @@ export interface FedleafError extends Error {
   code: 'InvalidInput' | 'NotFound' | 'Conflict' | 'Error' | 'InternalError';
 }
 
-// ---- the plan (schema: src/core/train/plan.h; per-tensor updates: core/aggregation/update_plan.h;
-// the C++ parsers agree with these types field by field: tests/js/plan_types.test.mjs)
+// ---- the plan (every field, its default and range: PLAN.md in this package; the C++ parsers
+// agree with these types field by field: tests/js/plan_types.test.mjs)
 
 export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'count' | 'clipped_weighted_mean';
 
