@@ -61,7 +61,8 @@ export interface FedleafError extends Error {
   code: 'InvalidInput' | 'NotFound' | 'Conflict' | 'Error' | 'InternalError';
 }
 
-// ---- the plan (schema: src/core/train/plan.h; per-tensor updates: core/aggregation/update_plan.h)
+// ---- the plan (every field, its default and range: PLAN.md in this package; the C++ parsers
+// agree with these types field by field: tests/js/plan_types.test.mjs)
 
 export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'count' | 'clipped_weighted_mean';
 
@@ -82,7 +83,8 @@ export type Layer =
   | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string; input?: string }
   /** Inverted dropout while training (seeded, identical native and wasm); the identity otherwise. */
   | { type: 'dropout'; name?: string; rate: number; seed?: number; input?: string }
-  | { type: 'concatenate' | 'add'; name?: string; inputs: string[] };
+  /** `input` is refused (concatenate and add read `inputs`, at least two names). */
+  | { type: 'concatenate' | 'add'; name?: string; inputs: string[]; input?: never };
 
 /** A model input: ids (CSR, optional weights) or dense float rows of width `dim`; `features` says how records fill it. */
 export type ModelInput =
@@ -99,8 +101,21 @@ export interface UpdateSpec {
   download?: 'full' | 'select';
   max_select_rows?: number;
   select_padding?: { multiple: number } | { count: number };
-  /** How the leaf writes this tensor's upload (default f32 values, i64 ids; `delta_varint` needs `row_sparse`). */
-  compression?: { values?: 'f32' | 'f16' | 'int8'; ids?: 'i64' | 'delta_varint' };
+  /**
+   * row_sparse tensors with an rms clip: a report's rows whose rms exceeds this multiple (in
+   * [1, 1e6]) of the round's rms bound are scaled down to it; default 10 for them, 'off' otherwise.
+   */
+  row_clip?: 'off' | number;
+  /**
+   * mean_over_contributors only: a row changes only when at least this many reports (an integer in
+   * [1, 2^31]; 1 is off) sent it in the round; default 2; other aggregators take only 'off'.
+   */
+  min_contributors?: 'off' | number;
+  /**
+   * How the leaf writes this tensor's upload (default f32 values, i64 ids; `u32` needs a sparse
+   * encoding, `delta_varint` needs `row_sparse`).
+   */
+  compression?: { values?: 'f32' | 'f16' | 'int8'; ids?: 'i64' | 'u32' | 'delta_varint' };
   /** The dtype of this tensor's values in a model:select answer (default f32). */
   download_values?: 'f32' | 'f16';
 }
@@ -141,7 +156,8 @@ export interface Plan {
     clip_norm?: number;
   };
   updates?: Record<string, UpdateSpec>;
-  max_examples_per_report?: number | 'off';
+  /** A fixed cap, 'off', or adaptive: the first round's cap, then a multiple of the median claim (default {initial: 10000, median_multiple: 2}). */
+  max_examples_per_report?: number | 'off' | { initial: number; median_multiple: number };
   features?: TextFeatures;
   eval?: { batch_size?: number };
   /** What importTfjsLayersModel keeps of the Keras model for exportTfjsLayersModel; the core does not read it. */
@@ -184,6 +200,15 @@ export interface TextFeatures {
 
 /** A plan as an object or as JSON text. */
 export type PlanInput = Plan | string;
+
+/**
+ * A plan kept as JSON (a .json file's text, or what JSON.parse or a JSON import gave) checked by
+ * the C++ parser every leaf and the server run, as a task would run it: returns it as a Plan (the
+ * object, or the one parsed from the text), or throws an Error with code 'InvalidInput' naming the
+ * field and the rule, e.g. "plan.train.optimizer.learning_rate: expected a number > 0". Anything
+ * but an object or a string throws a TypeError.
+ */
+export function parsePlan(executor: Pick<Executor, 'validatePlan'>, json: unknown): Plan;
 
 // ---- datasets
 

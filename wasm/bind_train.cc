@@ -16,6 +16,7 @@
 #include "core/train/dataset.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
+#include "core/train/plan_schema.h"
 #include "core/train/svmlight.h"
 #include "core/train/text_features.h"
 #include "core/train/training_session.h"
@@ -158,6 +159,8 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
   emscripten::function("execute", &execute);
   emscripten::function("initializeModel", &initialize_model);
   emscripten::function("validatePlan", &validate_plan);
+  // The plan's fields and choices as the parsers check them (tests/js/plan_types.test.mjs).
+  emscripten::function("planSchema", &core::plan_schema_json);
 }
 
 }  // namespace fedleaf::wasm

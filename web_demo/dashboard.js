@@ -59,6 +59,13 @@ function clipBounds(robust) {
   return span;
 }
 
+// Each cell of `tr` labelled with its column's visible header: a narrow screen shows the table's
+// rows as blocks of "label value" lines (style.css, table.stack), which fit a phone's width.
+function labelCells(tr, table) {
+  const heads = [...table.tHead.rows[0].cells].filter((th) => !th.hidden).map((th) => th.textContent);
+  [...tr.cells].forEach((td, k) => { td.dataset.label = heads[k] ?? ''; });
+}
+
 // "0.50 / 1": a closed version's mean and largest staleness; the title has the counts
 // ("staleness 0: 3 reports"); "–" while the version is open (recorded when it closes).
 function stalenessCell(staleness) {
@@ -168,8 +175,9 @@ function renderDetail(status) {
       cell(r.mean_train_accuracy == null ? '–' : formatPercent(r.mean_train_accuracy), { num: true }),
       cell(r.eval?.accuracy == null ? '–' : formatPercent(r.eval.accuracy), { num: true }),
       cell(robustCounts(r.robust), { num: true }),
-      cell(clipBounds(r.robust), { num: true }),
+      cell(clipBounds(r.robust), { num: true, className: 'clip-bound' }),
       cell(r.duration_s == null ? 'open' : formatDuration(r.duration_s), { num: true }));
+    labelCells(tr, $('rounds'));
     rounds.append(tr);
   }
 

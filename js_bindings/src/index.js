@@ -20,6 +20,7 @@ export { wasmSimdSupported } from './engine/wasm_features.js';
 export { runLeaf } from './leaf/run_leaf.js';
 export { LeafStoppedError } from './leaf/leaf_stopped_error.js';
 export { Dataset } from './engine/training.js';
+export { parsePlan } from './engine/parse_plan.js';
 export { TextLeafData } from './leaf/text_leaf_data.js';
 export { RecordLeafData, planTakesRecords } from './leaf/record_leaf_data.js';
 export { formatBytes } from './leaf/format_bytes.js';

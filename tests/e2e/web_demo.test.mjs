@@ -199,6 +199,26 @@ test('three tabs train a population for two rounds in headless Chromium', { time
   assert.ok(robustCells.some((t) => /^[\d,]+ \([\d,]+\) \/ [\d,]+ \/ [\d,]+$/.test(t)), `robust counts: ${robustCells}`);
   await dashboard.waitForFunction(chartHasPoints, { id: 'reports-chart', n: ROUNDS });
   await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard.png'), fullPage: true });
+  // The rounds table fits its card, scrolled by nothing: at 1280 px its clip bounds wrap, at a
+  // phone's 390 px each round is a block of labelled lines (regression: the table was wider than
+  // its card, 1540 px in a 312 px box at 390, its right part hidden behind a scroll).
+  for (const width of [1280, 390]) {
+    await dashboard.setViewportSize({ width, height: 900 });
+    const fit = await dashboard.evaluate(() => {
+      const table = document.getElementById('rounds');
+      const card = table.closest('.card').getBoundingClientRect();
+      const box = table.getBoundingClientRect();
+      return { width: innerWidth, card: [card.left, card.right], table: [box.left, box.right],
+        scroll: [table.parentElement.scrollWidth, table.parentElement.clientWidth],
+        page: document.documentElement.scrollWidth };
+    });
+    const message = `at ${width} px: ${JSON.stringify(fit)}`;
+    assert.ok(fit.table[0] >= fit.card[0] && fit.table[1] <= fit.card[1], `the table is inside its card ${message}`);
+    assert.ok(fit.scroll[0] <= fit.scroll[1], `the table does not scroll ${message}`);
+    assert.ok(fit.page <= fit.width, `the page is not wider than the window ${message}`);
+  }
+  await dashboard.setViewportSize({ width: 390, height: 900 });
+  await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard_390.png'), fullPage: true });
 
   // The executor cases, in the browser: with SIMD, then with SIMD hidden (the baseline fallback).
   for (const simd of [true, false]) {

@@ -34,9 +34,9 @@ before(async () => {
 
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the tarball holds the module, both wasm builds, the types, the bins, the README and the LICENSE, and no dependencies', () => {
+test('the tarball holds the module, both wasm builds, the types, the bins, the README, the plan reference and the LICENSE, and no dependencies', () => {
   const files = tarball.files.map((f) => f.path).sort();
-  for (const file of ['README.md', 'LICENSE', 'package.json', 'index.d.ts', 'src/index.js', 'src/wasm_builds.js',
+  for (const file of ['README.md', 'PLAN.md', 'LICENSE', 'package.json', 'index.d.ts', 'src/index.js', 'src/wasm_builds.js',
     'src/protocol/protocol_client.js', 'src/protocol/version.js', 'bin/fedleaf-leaf.js', 'bin/fedleaf-simulate.js', 'bin/fedleaf-admin.js',
     'dist/fedleaf_core.js',
     'dist/fedleaf_core.wasm', 'dist/fedleaf_core_simd.js', 'dist/fedleaf_core_simd.wasm']) {

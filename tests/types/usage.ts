@@ -3,7 +3,7 @@
 // Checked only, never run.
 import {
   createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, LeafStoppedError,
-  networkErrorMessage, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
+  networkErrorMessage, parsePlan, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
   RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
@@ -265,7 +265,11 @@ export async function readmePlanLiteral(): Promise<number> {
   const executor = await createExecutor();
   // @ts-expect-error without `satisfies Plan` the optimizer's type widens to string
   executor.validatePlan(widened);
-  return executor.initializeModel(literal, 1).length;
+  // A plan kept in a .json file: parsePlan checks it with the C++ parser and types it as a Plan.
+  const fromFile: unknown = JSON.parse('{"model": {}}');
+  const checked: Plan = parsePlan(executor, fromFile);
+  executor.validatePlan(parsePlan(executor, JSON.stringify(widened)));
+  return executor.initializeModel(checked, 1).length;
 }
 
 export async function privacyCalculator(): Promise<string> {

@@ -10,7 +10,7 @@
 
 export const BINDINGS = {
   functions: ['version', 'encodeSafetensors', 'decodeSafetensors', 'coalesce', 'predict', 'execute',
-    'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords', 'planPrivacy'],
+    'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords', 'planPrivacy', 'planSchema'],
   classes: {
     Dataset: {
       statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr', 'fromInputs', 'fromInputsWithTargets'],

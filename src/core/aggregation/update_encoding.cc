@@ -18,9 +18,9 @@ std::string_view update_encoding_name(UpdateEncoding encoding) {
 }
 
 UpdateEncoding parse_update_encoding(std::string_view name, const std::string& context) {
-  if (name == "dense") return UpdateEncoding::kDense;
-  if (name == "coo") return UpdateEncoding::kCoo;
-  if (name == "row_sparse") return UpdateEncoding::kRowSparse;
+  for (const UpdateEncoding encoding : kUpdateEncodings) {
+    if (name == update_encoding_name(encoding)) return encoding;
+  }
   throw InvalidInput(context + ": unknown encoding " + in_quotes(name) +
                      " (expected 'dense', 'coo' or 'row_sparse')");
 }

@@ -13,6 +13,8 @@
 namespace fedleaf::core {
 
 enum class UpdateEncoding { kDense, kCoo, kRowSparse };
+inline constexpr UpdateEncoding kUpdateEncodings[] = {UpdateEncoding::kDense, UpdateEncoding::kCoo,
+                                                      UpdateEncoding::kRowSparse};
 
 std::string_view update_encoding_name(UpdateEncoding encoding);
 // Throws InvalidInput naming `context` for any other name.

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/text/text_format.h"
 
@@ -48,9 +50,11 @@ DownloadMode parse_download(const json& spec, const std::string& path, UpdateEnc
   }
   const std::string where = path + ".download";
   if (!v->is_string()) fail(where, "must be \"full\" or \"select\"");
-  const std::string mode = v->get<std::string>();
-  if (mode == "full") return DownloadMode::kFull;
-  if (mode != "select") fail(where, "must be \"full\" or \"select\"");
+  const std::string name = v->get<std::string>();
+  const auto mode = std::find_if(kDownloadModes.begin(), kDownloadModes.end(),
+                                 [&](const auto& m) { return name == m.first; });
+  if (mode == kDownloadModes.end()) fail(where, "must be \"full\" or \"select\"");
+  if (mode->second == DownloadMode::kFull) return DownloadMode::kFull;
   if (encoding != UpdateEncoding::kRowSparse) {
     fail(where, "\"select\" needs encoding \"row_sparse\" (a leaf selects whole rows), not " +
                     in_quotes(update_encoding_name(encoding)));
@@ -60,7 +64,9 @@ DownloadMode parse_download(const json& spec, const std::string& path, UpdateEnc
 
 SelectPadding parse_select_padding(const json& v, const std::string& where) {
   constexpr const char* kShape = "expected {\"multiple\": N} or {\"count\": N}";
-  if (!v.is_object() || v.size() != 1) fail(where, kShape);
+  if (!v.is_object() || v.size() != 1 || !is_known_field(v.begin().key(), kSelectPaddingFields)) {
+    fail(where, kShape);
+  }
   SelectPadding padding;
   if (const json* multiple = find_field(v, "multiple")) {
     padding.rule = SelectPadding::Rule::kMultiple;
@@ -85,7 +91,7 @@ TensorCompression parse_compression(const json& spec, const std::string& path,
   constexpr const char* kShape = "expected {\"values\": ..., \"ids\": ...}";
   if (!v->is_object()) fail(where, kShape);
   for (auto it = v->begin(); it != v->end(); ++it) {
-    if (it.key() != "values" && it.key() != "ids") {
+    if (!is_known_field(it.key(), kCompressionFields)) {
       fail(where, std::string(kShape) + "; unknown field " + in_quotes(it.key()));
     }
   }
@@ -118,7 +124,8 @@ ValuesCompression parse_download_values(const json& spec, const std::string& pat
   if (v == nullptr) return ValuesCompression::kF32;
   const auto parsed =
       v->is_string() ? parse_values_compression(v->get<std::string>()) : std::nullopt;
-  if (!parsed || *parsed == ValuesCompression::kInt8) {
+  if (!parsed || std::find(std::begin(kDownloadValues), std::end(kDownloadValues), *parsed) ==
+                     std::end(kDownloadValues)) {
     fail(path + ".download_values", "must be \"f32\" or \"f16\"");
   }
   return *parsed;
@@ -168,7 +175,7 @@ ParsedClip parse_clip(const json& spec, const std::string& path, SparseSumOperat
   if (norm == rms) fail(where, kShape);
   for (auto it = v->begin(); it != v->end(); ++it) {
     const std::string& key = it.key();
-    if (key != "norm" && key != "rms" && key != "quantile" && key != "learning_rate") {
+    if (!is_known_field(key, kClipFields)) {
       fail(where, std::string(kShape) + "; unknown field " + in_quotes(key));
     }
   }
@@ -269,7 +276,7 @@ void parse_max_examples(const json& plan, UpdatePlan& out) {
     return;
   }
   for (auto it = v->begin(); it != v->end(); ++it) {
-    if (it.key() != "initial" && it.key() != "median_multiple") {
+    if (!is_known_field(it.key(), kExampleCapFields)) {
       fail(where, std::string(kShape) + "; unknown field " + in_quotes(it.key()));
     }
   }
@@ -293,6 +300,7 @@ TensorUpdatePlan parse_tensor(const std::string& name, const json& spec) {
   out.path = update_plan_path(name);
   const std::string& path = out.path;
   if (!spec.is_object()) fail(path, "expected an object");
+  check_known_fields(spec, path, kTensorUpdateFields);
   out.encoding = parse_update_encoding(get_string(spec, path, "encoding"), path + ".encoding");
   const std::string aggregator = get_string(spec, path, "aggregator");
   const std::optional<double> clip_norm = optional_positive_number(spec, path, "clip_norm");

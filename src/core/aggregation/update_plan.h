@@ -16,11 +16,12 @@
 //                                     default "select" for row_sparse, "full" otherwise
 //   "max_select_rows": N in [1, 2^53] only with "select"; absent = no cap
 //   "select_padding": {"multiple": N} | {"count": N}, N in [1, 2^31]    only with "select"
-//   "compression": {"values": "f32" | "f16" | "int8", "ids": "i64" | "delta_varint"}
+//   "compression": {"values": "f32" | "f16" | "int8", "ids": "i64" | "u32" | "delta_varint"}
 //                                     how the leaf writes its upload of the tensor
 //                                     (core/wire/update_compression.h); default f32 and i64 (the
-//                                     I64 ids every sparse tuple has); "delta_varint" needs
-//                                     encoding "row_sparse". The server reads any of them.
+//                                     I64 ids every sparse tuple has); "u32" needs a sparse
+//                                     encoding, "delta_varint" encoding "row_sparse". The server
+//                                     reads any of them.
 //   "download_values": "f32" | "f16"  the dtype of the tensor's values in a model:select answer;
 //                                     default "f32"
 //
@@ -85,14 +86,18 @@
 // row ids to the request, up to the next multiple of N ("multiple") or up to at least N rows
 // ("count"), so the request's size says less about the leaf's data.
 //
+// A field not listed is an error naming it and the entry's fields (kTensorUpdateFields).
+//
 // Every error is InvalidInput naming the JSON path and the rule, e.g.
 // "plan.updates['emb/weight'].download: must be \"full\" or \"select\"".
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -106,6 +111,24 @@
 namespace fedleaf::core {
 
 enum class DownloadMode { kFull, kSelect };
+
+// The fields of the updates' objects and the names of their choices not listed with their own
+// types (encodings: update_encoding.h; aggregators: operators/operator_table.h; compressions:
+// core/wire/update_compression.h): what parse_update_plan checks, and what the plan's schema
+// (core/train/plan_schema.h) lists.
+inline constexpr std::array kTensorUpdateFields{
+    "encoding",       "aggregator",       "clip_norm",      "clip",
+    "row_clip",       "min_contributors", "download",       "max_select_rows",
+    "select_padding", "compression",      "download_values"};
+inline constexpr std::array kCompressionFields{"values", "ids"};
+inline constexpr std::array kClipFields{"norm", "rms", "quantile", "learning_rate"};
+inline constexpr std::array kSelectPaddingFields{"multiple", "count"};
+inline constexpr std::array kExampleCapFields{"initial", "median_multiple"};
+inline constexpr std::array kDownloadModes{std::pair{"full", DownloadMode::kFull},
+                                           std::pair{"select", DownloadMode::kSelect}};
+// What a model:select answer's values may be (int8 is an upload's only).
+inline constexpr ValuesCompression kDownloadValues[] = {ValuesCompression::kF32,
+                                                        ValuesCompression::kF16};
 
 // Random ids a leaf adds to its model:select request.
 struct SelectPadding {

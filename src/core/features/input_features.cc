@@ -44,7 +44,7 @@ void parse_hashing(const json& f, const std::string& path, InputFeatures& out) {
 
 NumericFeature parse_numeric_entry(const json& e, const std::string& path) {
   if (!e.is_object()) fail(path, "expected an object {\"field\": ..., \"transform\": ...}");
-  check_known_fields(e, path, {"field", "transform", "clip", "default"});
+  check_known_fields(e, path, kNumericEntryFields);
   NumericFeature n;
   const json* field = find_field(e, "field");
   if (field == nullptr) fail(path + ".field", "missing");
@@ -52,16 +52,14 @@ NumericFeature parse_numeric_entry(const json& e, const std::string& path) {
   if (const json* t = find_field(e, "transform")) {
     const std::string tpath = path + ".transform";
     if (t->is_string()) {
-      n.transform = get_choice(e, path, "transform", "none", "transform",
-                               {std::pair{"none", NumericTransform::kNone},
-                                std::pair{"log1p", NumericTransform::kLog1p}});
+      n.transform = get_choice(e, path, "transform", "none", "transform", kNumericTransforms);
     } else if (t->is_object()) {
-      check_known_fields(*t, tpath, {"standardize"});
+      check_known_fields(*t, tpath, kNumericTransformFields);
       const json* s = find_field(*t, "standardize");
       if (s == nullptr) fail(tpath + ".standardize", "missing");
       const std::string spath = tpath + ".standardize";
       if (!s->is_object()) fail(spath, "expected an object {\"mean\": M, \"std\": S}");
-      check_known_fields(*s, spath, {"mean", "std"});
+      check_known_fields(*s, spath, kStandardizeFields);
       const json* mean = find_field(*s, "mean");
       const json* std = find_field(*s, "std");
       if (mean == nullptr) fail(spath + ".mean", "missing");
@@ -100,19 +98,17 @@ InputFeatures parse_one(const std::string& name, const json& input, const json& 
     fail(path, "expected exactly one of \"text\", \"column\", \"cross\" or \"numeric\"");
   }
   if (const json* text = find_field(f, "text")) {
-    check_known_fields(f, path,
-                       {"text", "hash", "num_buckets", "ngrams", "signed", "lowercase", "binary",
-                        "skip_headers", "min_token_length", "max_token_length", "seed"});
+    check_known_fields(f, path, kTextInputFields);
     out.kind = FeatureKind::kText;
     out.fields.push_back(field_name(*text, path + ".text"));
     out.text = parse_text_feature_options(f, path, /*check_fields=*/false);
   } else if (const json* column = find_field(f, "column")) {
-    check_known_fields(f, path, {"column", "hash_buckets", "seed"});
+    check_known_fields(f, path, kColumnInputFields);
     out.kind = FeatureKind::kColumn;
     out.fields.push_back(field_name(*column, path + ".column"));
     parse_hashing(f, path, out);
   } else if (const json* cross = find_field(f, "cross")) {
-    check_known_fields(f, path, {"cross", "hash_buckets", "seed"});
+    check_known_fields(f, path, kCrossInputFields);
     out.kind = FeatureKind::kCross;
     if (!cross->is_array() || cross->size() < 2 || cross->size() > kMaxCrossFields) {
       fail(path + ".cross",
@@ -128,7 +124,7 @@ InputFeatures parse_one(const std::string& name, const json& input, const json& 
     }
     parse_hashing(f, path, out);
   } else {
-    check_known_fields(f, path, {"numeric"});
+    check_known_fields(f, path, kNumericInputFields);
     out.kind = FeatureKind::kNumeric;
     const json& entries = f.at("numeric");
     if (!entries.is_array() || entries.empty()) {

@@ -34,8 +34,10 @@
 // its only input, as before (plan.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -47,6 +49,21 @@ namespace fedleaf::core {
 
 enum class FeatureKind { kText, kColumn, kCross, kNumeric };
 enum class NumericTransform { kNone, kLog1p, kStandardize };
+
+// The fields of an input's "features", one list per kind (the kind is the one of "text",
+// "column", "cross", "numeric" given), of a numeric entry and its transform, and the named
+// transforms: what parse_input_features checks, and what the plan's schema lists.
+inline constexpr std::array kTextInputFields{
+    "text",   "hash",         "num_buckets",      "ngrams",           "signed", "lowercase",
+    "binary", "skip_headers", "min_token_length", "max_token_length", "seed"};
+inline constexpr std::array kColumnInputFields{"column", "hash_buckets", "seed"};
+inline constexpr std::array kCrossInputFields{"cross", "hash_buckets", "seed"};
+inline constexpr std::array kNumericInputFields{"numeric"};
+inline constexpr std::array kNumericEntryFields{"field", "transform", "clip", "default"};
+inline constexpr std::array kNumericTransformFields{"standardize"};
+inline constexpr std::array kStandardizeFields{"mean", "std"};
+inline constexpr std::array kNumericTransforms{std::pair{"none", NumericTransform::kNone},
+                                               std::pair{"log1p", NumericTransform::kLog1p}};
 
 struct NumericFeature {
   std::string field;

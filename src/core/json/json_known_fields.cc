@@ -7,20 +7,34 @@
 
 namespace fedleaf::core {
 
-void check_known_fields(const nlohmann::json& object, const std::string& path,
-                        std::initializer_list<const char*> known) {
-  check_known_fields(object, path, std::vector<std::string>(known.begin(), known.end()));
+namespace {
+
+template <class Names>
+void check_fields(const nlohmann::json& object, const std::string& path, const Names& known) {
+  for (const auto& item : object.items()) {
+    if (std::any_of(known.begin(), known.end(), [&](const auto& k) { return item.key() == k; })) {
+      continue;
+    }
+    std::string listed;
+    for (const std::string k : known) listed += (listed.empty() ? "" : ", ") + k;
+    throw InvalidInput(path + ": unknown field " + in_quotes(item.key()) + " (the fields are " +
+                       listed + ")");
+  }
+}
+
+}  // namespace
+
+bool is_known_field(const std::string& key, FieldList known) {
+  return std::any_of(known.begin(), known.end(), [&](const char* k) { return key == k; });
+}
+
+void check_known_fields(const nlohmann::json& object, const std::string& path, FieldList known) {
+  check_fields(object, path, known);
 }
 
 void check_known_fields(const nlohmann::json& object, const std::string& path,
                         const std::vector<std::string>& known) {
-  for (const auto& item : object.items()) {
-    if (std::find(known.begin(), known.end(), item.key()) != known.end()) continue;
-    std::string listed;
-    for (const std::string& k : known) listed += (listed.empty() ? "" : ", ") + k;
-    throw InvalidInput(path + ": unknown field " + in_quotes(item.key()) + " (the fields are " +
-                       listed + ")");
-  }
+  check_fields(object, path, known);
 }
 
 }  // namespace fedleaf::core

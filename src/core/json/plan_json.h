@@ -9,6 +9,7 @@
 //   std::string hash = get_string(f, path, "hash", "murmur3_32");    // with a default
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -52,20 +53,32 @@ inline std::string get_string(const json& object, const std::string& path, const
 // The plan's text as JSON; "plan: not valid JSON (...)" when it is not, "plan: JSON nested
 // deeper than ..." past kMaxJsonNesting, "plan: the key 'epochs' (in 'train') appears twice".
 // The value named by string field `key` (`fallback` when absent). An unknown name fails naming
-// what the field is (`what`) and every accepted name.
+// what the field is (`what`) and every accepted name. `choices` is a braced list of
+// {"name", value} pairs, or a constant std::array of them (then the plan's schema export,
+// core/train/plan_schema.h, lists the same names).
 template <class Value>
 Value get_choice(const json& object, const std::string& path, const char* key, const char* fallback,
-                 const char* what, std::initializer_list<std::pair<const char*, Value>> choices) {
+                 const char* what, const std::pair<const char*, Value>* first, std::size_t count) {
   const std::string name = get_string(object, path, key, fallback);
   std::string expected;
-  std::size_t k = 0;
-  for (const auto& [text, value] : choices) {
-    if (name == text) return value;
-    expected += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + std::string(text);
-    ++k;
+  for (std::size_t k = 0; k < count; ++k) {
+    if (name == first[k].first) return first[k].second;
+    expected += (k == 0 ? "" : k + 1 == count ? " or " : ", ") + std::string(first[k].first);
   }
   fail(path + "." + key,
        "unknown " + std::string(what) + " '" + name + "' (expected " + expected + ")");
+}
+
+template <class Value>
+Value get_choice(const json& object, const std::string& path, const char* key, const char* fallback,
+                 const char* what, std::initializer_list<std::pair<const char*, Value>> choices) {
+  return get_choice(object, path, key, fallback, what, choices.begin(), choices.size());
+}
+
+template <class Value, std::size_t N>
+Value get_choice(const json& object, const std::string& path, const char* key, const char* fallback,
+                 const char* what, const std::array<std::pair<const char*, Value>, N>& choices) {
+  return get_choice(object, path, key, fallback, what, choices.data(), N);
 }
 
 inline std::uint64_t get_integer(const json& object, const std::string& path, const char* key,

@@ -8,20 +8,17 @@
 namespace fedleaf::core {
 
 bool activation_type(const std::string& name, LayerType& out) {
-  if (name == "relu")
-    out = LayerType::kRelu;
-  else if (name == "sigmoid")
-    out = LayerType::kSigmoid;
-  else if (name == "tanh")
-    out = LayerType::kTanh;
-  else
-    return false;
-  return true;
+  for (const auto& [text, type] : kActivations) {
+    if (name != text) continue;
+    out = type;
+    return true;
+  }
+  return false;
 }
 
 void parse_activation_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
                            std::vector<LayerSpec>& layers) {
-  check_known_fields(l, spec.path, {"type", "name", "input"});
+  check_known_fields(l, spec.path, kActivationFields);
   const LayerSource& source = input.sources.front();
   if (source.kind != InputKind::kDense) {
     plan_json::fail(spec.path + ".type", "a sparse_ids input needs an embedding_bag first layer");

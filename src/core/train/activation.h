@@ -5,8 +5,10 @@
 //   activation_backward(LayerType::kTanh, y, gy, gx, n);   // gx = gy · (1 - y²)
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/train/layer_kind.h"
@@ -15,6 +17,13 @@
 namespace fedleaf::core {
 
 // The activation name "relu", "sigmoid" or "tanh" as `out`; false for any other name.
+// The activations (layer types of their own, and a dense layer's "activation") and the fields of
+// an activation layer.
+inline constexpr std::array kActivations{std::pair{"relu", LayerType::kRelu},
+                                         std::pair{"sigmoid", LayerType::kSigmoid},
+                                         std::pair{"tanh", LayerType::kTanh}};
+inline constexpr std::array kActivationFields{"type", "name", "input"};
+
 bool activation_type(const std::string& name, LayerType& out);
 
 // The "relu", "sigmoid" and "tanh" entries of the layer table (layer_kind.h): no fields but

@@ -9,7 +9,7 @@ namespace fedleaf::core {
 
 void parse_add_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
                     std::vector<LayerSpec>& layers) {
-  check_known_fields(l, spec.path, {"type", "name", "input", "inputs"});
+  check_known_fields(l, spec.path, kAddFields);
   if (input.sources.size() < 2) {
     plan_json::fail(spec.path + ".inputs", "add needs \"inputs\": at least two names");
   }

@@ -9,7 +9,7 @@ namespace fedleaf::core {
 
 void parse_concatenate_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
                             std::vector<LayerSpec>& layers) {
-  check_known_fields(l, spec.path, {"type", "name", "input", "inputs"});
+  check_known_fields(l, spec.path, kConcatenateFields);
   if (input.sources.size() < 2) {
     plan_json::fail(spec.path + ".inputs", "concatenate needs \"inputs\": at least two names");
   }

@@ -6,6 +6,7 @@
 // No parameters; a functional model's join of its embedding outputs and dense features.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -15,6 +16,10 @@ namespace fedleaf::core {
 
 // The "concatenate" entry of the layer table (layer_kind.h): "inputs" (at least two names, each
 // float rows: a dense input or a layer's output), "name" optional; output width = the sum.
+// The fields of a concatenate layer ("input" is known so that a plan giving it is told that
+// concatenate needs "inputs").
+inline constexpr std::array kConcatenateFields{"type", "name", "input", "inputs"};
+
 void parse_concatenate_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                             std::vector<LayerSpec>& layers);
 

@@ -12,17 +12,15 @@ void parse_dense_spec(const nlohmann::json& l, const LayerInput& input, LayerSpe
                       std::vector<LayerSpec>& layers) {
   using namespace plan_json;
   const std::string path = spec.path;
-  check_known_fields(l, path,
-                     {"type", "name", "input", "units", "use_bias", "initializer", "activation"});
+  check_known_fields(l, path, kDenseFields);
   const LayerSource& source = input.sources.front();
   if (source.kind != InputKind::kDense) {
     fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
   }
   spec.units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
   spec.use_bias = get_bool(l, path, "use_bias", true);
-  spec.initializer = get_choice<Initializer>(
-      l, path, "initializer", "glorot_uniform", "initializer",
-      {{"glorot_uniform", Initializer::kGlorotUniform}, {"zeros", Initializer::kZeros}});
+  spec.initializer =
+      get_choice(l, path, "initializer", "glorot_uniform", "initializer", kDenseInitializers);
   spec.input_width = source.width;
   spec.output_width = spec.units;
   const json* act = find_field(l, "activation");

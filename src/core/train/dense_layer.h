@@ -8,7 +8,9 @@
 // The loops are the kernels of dense_kernels.h.
 #pragma once
 
+#include <array>
 #include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "core/train/layer_kind.h"
@@ -21,6 +23,13 @@ namespace fedleaf::core {
 // activation layer, whose output the layer's name stands for); reads float rows, never a
 // sparse_ids input. Declares "<name>/weight" [in, units] and,
 // with use_bias, "<name>/bias" [units].
+// The fields of a dense layer and its initializers (its activations: activation.h).
+inline constexpr std::array kDenseFields{"type",     "name",        "input",     "units",
+                                         "use_bias", "initializer", "activation"};
+inline constexpr std::array kDenseInitializers{
+    std::pair{"glorot_uniform", Initializer::kGlorotUniform},
+    std::pair{"zeros", Initializer::kZeros}};
+
 void parse_dense_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                       std::vector<LayerSpec>& layers);
 void dense_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);

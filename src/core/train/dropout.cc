@@ -28,7 +28,7 @@ std::uint32_t threshold(float rate) {
 void parse_dropout_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
                         std::vector<LayerSpec>& layers) {
   using namespace plan_json;
-  check_known_fields(l, spec.path, {"type", "name", "input", "rate", "seed"});
+  check_known_fields(l, spec.path, kDropoutFields);
   const LayerSource& source = input.sources.front();
   if (source.kind != InputKind::kDense) {
     fail(spec.path + ".type", "a sparse_ids input needs an embedding_bag first layer");

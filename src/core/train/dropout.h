@@ -10,6 +10,7 @@
 // a step's mask needs no state carried from earlier steps.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -20,6 +21,8 @@ namespace fedleaf::core {
 
 // The "dropout" entry of the layer table (layer_kind.h): "rate" (required, in [0, 1)), "seed"
 // (integer, default 0), "name" optional; reads float rows; output width = input width.
+inline constexpr std::array kDropoutFields{"type", "name", "input", "rate", "seed"};
+
 void parse_dropout_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                         std::vector<LayerSpec>& layers);
 

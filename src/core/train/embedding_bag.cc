@@ -37,17 +37,13 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
                               std::vector<LayerSpec>& layers) {
   using namespace plan_json;
   const std::string& path = spec.path;
-  check_known_fields(l, path,
-                     {"type", "name", "input", "vocab", "dim", "combiner", "initializer",
-                      "init_scale", "table", "use_bias"});
+  check_known_fields(l, path, kEmbeddingBagFields);
   const LayerSource& source = input.sources.front();
   if (source.kind != InputKind::kSparseIds) {
     fail(path + ".input", "embedding_bag reads a sparse_ids input, '" + source.name + "' is " +
                               (source.is_input ? "a dense input" : "a layer's output"));
   }
-  spec.combiner = get_choice<Combiner>(
-      l, path, "combiner", "mean", "combiner",
-      {{"sum", Combiner::kSum}, {"mean", Combiner::kMean}, {"sqrtn", Combiner::kSqrtn}});
+  spec.combiner = get_choice(l, path, "combiner", "mean", "combiner", kCombiners);
   // Off by default, so that every plan written before the field keeps its parameters.
   spec.use_bias = get_bool(l, path, "use_bias", false);
   if (const json* table = find_field(l, "table")) {
@@ -84,9 +80,8 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
   } else {
     spec.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
     spec.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
-    spec.initializer = get_choice<Initializer>(
-        l, path, "initializer", "uniform", "initializer",
-        {{"uniform", Initializer::kUniform}, {"zeros", Initializer::kZeros}});
+    spec.initializer =
+        get_choice(l, path, "initializer", "uniform", "initializer", kEmbeddingInitializers);
     spec.init_scale =
         get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
     spec.table_layer = layers.size();

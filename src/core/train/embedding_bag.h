@@ -13,9 +13,11 @@
 // outlive the layer; the optimizer (or backward_sgd) may change their values between batches.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/train/batch.h"
@@ -33,6 +35,16 @@ namespace fedleaf::core {
 // use_bias). Reads a sparse_ids input. Declares "<name>/weight" [vocab, dim] with a row-sparse
 // gradient (a table owner only), then "<name>/bias" [dim] (zeros, a dense gradient) with
 // use_bias.
+// The fields of an embedding_bag layer (its own table, or "table": another's) and its choices.
+inline constexpr std::array kEmbeddingBagFields{"type",        "name",      "input", "vocab",
+                                                "dim",         "combiner",  "table", "use_bias",
+                                                "initializer", "init_scale"};
+inline constexpr std::array kCombiners{std::pair{"sum", Combiner::kSum},
+                                       std::pair{"mean", Combiner::kMean},
+                                       std::pair{"sqrtn", Combiner::kSqrtn}};
+inline constexpr std::array kEmbeddingInitializers{std::pair{"uniform", Initializer::kUniform},
+                                                   std::pair{"zeros", Initializer::kZeros}};
+
 void parse_embedding_bag_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                               std::vector<LayerSpec>& layers);
 void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);

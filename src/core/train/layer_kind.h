@@ -16,6 +16,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/json/json_known_fields.h"
 #include "core/tensor/dense_tensor.h"
 #include "core/train/plan.h"
 
@@ -60,6 +61,7 @@ struct LayerKind {
   LayerType layer_type;
   bool has_parameters;  // then "name" is required (it prefixes the parameter names)
   bool several_inputs;  // reads "inputs" (a list); every other kind reads one "input"
+  FieldList fields;     // the fields `parse` accepts (the plan's schema lists them)
   // Reads the layer's own fields from `object` (the plan checked "type", "input"/"inputs" and
   // "name" and set spec.type, spec.name, spec.path and spec.sources): known fields, defaults,
   // what it may read, and its input and output widths. `layers` holds the earlier layers. Appends

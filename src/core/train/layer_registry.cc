@@ -15,15 +15,21 @@ namespace {
 
 // One line per layer type, in the order the unknown-type message lists them.
 constexpr LayerKind kLayerKinds[] = {
-    {"embedding_bag", LayerType::kEmbeddingBag, true, false, parse_embedding_bag_spec,
-     embedding_bag_parameters, make_embedding_bag},
-    {"dense", LayerType::kDense, true, false, parse_dense_spec, dense_parameters, make_dense},
-    {"relu", LayerType::kRelu, false, false, parse_activation_spec, nullptr, nullptr},
-    {"sigmoid", LayerType::kSigmoid, false, false, parse_activation_spec, nullptr, nullptr},
-    {"tanh", LayerType::kTanh, false, false, parse_activation_spec, nullptr, nullptr},
-    {"concatenate", LayerType::kConcatenate, false, true, parse_concatenate_spec, nullptr, nullptr},
-    {"add", LayerType::kAdd, false, true, parse_add_spec, nullptr, nullptr},
-    {"dropout", LayerType::kDropout, false, false, parse_dropout_spec, nullptr, nullptr},
+    {"embedding_bag", LayerType::kEmbeddingBag, true, false, kEmbeddingBagFields,
+     parse_embedding_bag_spec, embedding_bag_parameters, make_embedding_bag},
+    {"dense", LayerType::kDense, true, false, kDenseFields, parse_dense_spec, dense_parameters,
+     make_dense},
+    {"relu", LayerType::kRelu, false, false, kActivationFields, parse_activation_spec, nullptr,
+     nullptr},
+    {"sigmoid", LayerType::kSigmoid, false, false, kActivationFields, parse_activation_spec,
+     nullptr, nullptr},
+    {"tanh", LayerType::kTanh, false, false, kActivationFields, parse_activation_spec, nullptr,
+     nullptr},
+    {"concatenate", LayerType::kConcatenate, false, true, kConcatenateFields,
+     parse_concatenate_spec, nullptr, nullptr},
+    {"add", LayerType::kAdd, false, true, kAddFields, parse_add_spec, nullptr, nullptr},
+    {"dropout", LayerType::kDropout, false, false, kDropoutFields, parse_dropout_spec, nullptr,
+     nullptr},
 };
 
 }  // namespace
@@ -43,6 +49,12 @@ const LayerKind& layer_kind_named(const std::string& type, const std::string& pa
     expected += (k == 0 ? "" : k + 1 == n ? " or " : ", ") + std::string(kLayerKinds[k].type);
   }
   throw InvalidInput(path + ": unknown layer type '" + type + "' (expected " + expected + ")");
+}
+
+std::vector<const LayerKind*> layer_kinds() {
+  std::vector<const LayerKind*> out;
+  for (const LayerKind& kind : kLayerKinds) out.push_back(&kind);
+  return out;
 }
 
 const LayerKind& layer_kind(LayerType type) {

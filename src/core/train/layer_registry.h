@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/train/layer_kind.h"
 
@@ -17,6 +18,9 @@ const LayerKind* find_layer_kind(const std::string& type);
 
 // find_layer_kind, or InvalidInput "<path>: unknown layer type '<type>' (expected <every type>)".
 const LayerKind& layer_kind_named(const std::string& type, const std::string& path);
+
+// Every kind, in table order.
+std::vector<const LayerKind*> layer_kinds();
 
 // The kind of a parsed layer.
 const LayerKind& layer_kind(LayerType type);

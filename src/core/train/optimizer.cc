@@ -12,14 +12,9 @@ namespace fedleaf::core {
 
 OptimizerSpec parse_optimizer_spec(const nlohmann::json& object, const std::string& path) {
   using namespace plan_json;
-  check_known_fields(
-      object, path,
-      {"type", "learning_rate", "momentum", "beta1", "beta2", "epsilon", "epsilon_form"});
+  check_known_fields(object, path, kOptimizerFields);
   OptimizerSpec spec;
-  spec.type = get_choice<OptimizerType>(object, path, "type", nullptr, "optimizer",
-                                        {{"sgd", OptimizerType::kSgd},
-                                         {"momentum", OptimizerType::kMomentum},
-                                         {"adam", OptimizerType::kAdam}});
+  spec.type = get_choice(object, path, "type", nullptr, "optimizer", kOptimizerTypes);
   const auto positive = [](double d) { return d > 0; };
   const auto unit = [](double d) { return d >= 0 && d < 1; };
   spec.learning_rate = get_float(object, path, "learning_rate", std::nullopt, "> 0", positive);
@@ -27,9 +22,8 @@ OptimizerSpec parse_optimizer_spec(const nlohmann::json& object, const std::stri
   spec.beta1 = get_float(object, path, "beta1", 0.9f, "in [0, 1)", unit);
   spec.beta2 = get_float(object, path, "beta2", 0.999f, "in [0, 1)", unit);
   spec.epsilon = get_float(object, path, "epsilon", 1e-7f, "> 0", positive);
-  spec.epsilon_form = get_choice<AdamEpsilonForm>(
-      object, path, "epsilon_form", "keras", "epsilon form",
-      {{"keras", AdamEpsilonForm::kKeras}, {"tfjs", AdamEpsilonForm::kTfjs}});
+  spec.epsilon_form =
+      get_choice(object, path, "epsilon_form", "keras", "epsilon form", kAdamEpsilonForms);
   return spec;
 }
 

@@ -44,7 +44,7 @@ void parse_inputs(const json& model, ModelSpec& spec) {
     if (it->is_string()) {
       type = it->get<std::string>();
     } else if (it->is_object()) {
-      check_known_fields(*it, path, {"type", "dim", "features"});
+      check_known_fields(*it, path, kInputFields);
       type = get_string(*it, path, "type");
       if (const json* features = find_field(*it, "features")) {
         if (!features->is_object()) fail(path + ".features", "expected an object");
@@ -53,15 +53,16 @@ void parse_inputs(const json& model, ModelSpec& spec) {
     } else {
       fail(path, "expected \"sparse_ids\" or an object {\"type\": ..., \"dim\": ...}");
     }
-    if (type == "sparse_ids") {
-      input.kind = InputKind::kSparseIds;
-    } else if (type == "dense") {
-      input.kind = InputKind::kDense;
+    const auto kind = std::find_if(kInputKinds.begin(), kInputKinds.end(),
+                                   [&](const auto& k) { return type == k.first; });
+    if (kind == kInputKinds.end()) {
+      fail(path, "unknown input type '" + type + "' (expected sparse_ids or dense)");
+    }
+    input.kind = kind->second;
+    if (input.kind == InputKind::kDense) {
       if (!it->is_object())
         fail(path + ".dim", "missing (a dense input is {\"type\": \"dense\", \"dim\": N})");
       input.dim = get_size(*it, path, "dim", std::nullopt, 1);
-    } else {
-      fail(path, "unknown input type '" + type + "' (expected sparse_ids or dense)");
     }
     spec.inputs.push_back(std::move(input));
   }
@@ -249,30 +250,19 @@ void check_graph(ModelSpec& spec) {
 
 ModelSpec parse_model(const json& plan) {
   const json& model = require_object(plan, "plan", "model");
-  check_known_fields(model, "plan.model", {"inputs", "layers", "output", "loss"});
+  check_known_fields(model, "plan.model", kModelFields);
   ModelSpec spec;
   parse_inputs(model, spec);
   parse_layers(model, spec);
   check_graph(spec);
-  const std::string loss = get_string(model, "plan.model", "loss");
-  if (loss == "softmax_cross_entropy") {
-    spec.loss = LossType::kSoftmaxCrossEntropy;
-    if (spec.output_width < 2) {
-      fail("plan.model.loss", "softmax_cross_entropy needs an output width >= 2, the model's is " +
-                                  std::to_string(spec.output_width));
-    }
-  } else if (loss == "sigmoid_cross_entropy") {
-    spec.loss = LossType::kSigmoidCrossEntropy;
-    if (spec.output_width != 1) {
-      fail("plan.model.loss", "sigmoid_cross_entropy needs an output width of 1, the model's is " +
-                                  std::to_string(spec.output_width));
-    }
-  } else if (loss == "mean_squared_error") {
-    spec.loss = LossType::kMeanSquaredError;
-  } else {
-    fail("plan.model.loss", "unknown loss '" + loss +
-                                "' (expected softmax_cross_entropy, sigmoid_cross_entropy or "
-                                "mean_squared_error)");
+  spec.loss = get_choice(model, "plan.model", "loss", nullptr, "loss", kLosses);
+  if (spec.loss == LossType::kSoftmaxCrossEntropy && spec.output_width < 2) {
+    fail("plan.model.loss", "softmax_cross_entropy needs an output width >= 2, the model's is " +
+                                std::to_string(spec.output_width));
+  }
+  if (spec.loss == LossType::kSigmoidCrossEntropy && spec.output_width != 1) {
+    fail("plan.model.loss", "sigmoid_cross_entropy needs an output width of 1, the model's is " +
+                                std::to_string(spec.output_width));
   }
   return spec;
 }
@@ -280,8 +270,7 @@ ModelSpec parse_model(const json& plan) {
 TrainSpec parse_train(const json& train) {
   const std::string path = "plan.train";
   TrainSpec spec;
-  check_known_fields(train, path,
-                     {"optimizer", "epochs", "batch_size", "shuffle", "shuffle_seed", "clip_norm"});
+  check_known_fields(train, path, kTrainFields);
   spec.optimizer =
       parse_optimizer_spec(require_object(train, path, "optimizer"), path + ".optimizer");
   spec.epochs = get_size(train, path, "epochs", 1, 1, 1000000);
@@ -381,16 +370,8 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   const json plan = parse_json(plan_json);
   Plan out;
   check_plan_format(plan);  // first: a newer plan's fields are refused by its version, not by name
-  check_known_fields(plan, "plan",
-                     {"format_version", "kind", "model", "train", "updates", "features", "eval",
-                      "max_examples_per_report", "tfjs"});
-  const std::string kind = get_string(plan, "plan", "kind", "train");
-  if (kind == "train")
-    out.kind = PlanKind::kTrain;
-  else if (kind == "evaluate")
-    out.kind = PlanKind::kEvaluate;
-  else
-    fail("plan.kind", "unknown kind '" + kind + "' (expected train or evaluate)");
+  check_known_fields(plan, "plan", kPlanFields);
+  out.kind = get_choice(plan, "plan", "kind", "train", "kind", kPlanKinds);
   out.model = parse_model(plan);
   out.input_features = parse_records_features(plan, out.model);
   const bool trains = use == PlanUse::kTask && out.kind == PlanKind::kTrain;
@@ -416,7 +397,7 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   }
   if (const json* eval = find_field(plan, "eval")) {
     if (!eval->is_object()) fail("plan.eval", "expected an object");
-    check_known_fields(*eval, "plan.eval", {"batch_size"});
+    check_known_fields(*eval, "plan.eval", kEvalFields);
     out.eval_batch_size = get_size(*eval, "plan.eval", "batch_size", 256, 1, 1u << 20);
   }
   return out;

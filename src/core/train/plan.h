@@ -4,8 +4,11 @@
 //   Plan plan = parse_plan(R"({"model": {...}, "train": {...}, "updates": {...}})");
 //   plan.model.layers[0].type == LayerType::kEmbeddingBag;
 //
-// Schema. A field not listed is an error naming it and the fields of its object (a typo such as
-// "learning_rte" would otherwise train with the default on every leaf); so is a key given twice.
+// Schema (js_bindings/PLAN.md is the reference npm users read: change both together; the fields
+// and choices are constants the parsers check, plan_schema.h lists them and
+// tests/js/plan_types.test.mjs compares them with js_bindings/index.d.ts). A field not listed is
+// an error naming it and the fields of its object (a typo such as "learning_rte" would otherwise
+// train with the default on every leaf); so is a key given twice.
 // The top level also takes "max_examples_per_report" (read by core/aggregation/update_plan.h).
 //
 // {"format_version": N >= 1,                            optional, default (and at most) this
@@ -79,8 +82,9 @@
 //                                       select for row_sparse, full otherwise),
 //                           "max_select_rows": N >= 1 (select; absent = no cap),
 //                           "select_padding": {"multiple": N} | {"count": N} (select),
+//                           "clip": ..., "row_clip": ..., "min_contributors": ... (robust rules),
 //                           "compression": {"values": "f32" | "f16" | "int8",
-//                                           "ids": "i64" | "delta_varint"} (the upload),
+//                                           "ids": "i64" | "u32" | "delta_varint"} (the upload),
 //                           "download_values": "f32" | "f16" (model:select answers)}},
 //                                                        required (non-empty) for kind "train"
 //                                                        (not for inference);
@@ -103,10 +107,12 @@
 // "plan.model.layers[1].units: missing".
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
@@ -141,6 +147,33 @@ enum class OptimizerType { kSgd, kMomentum, kAdam };
 // TensorFlow) or outside it (TF.js).
 enum class AdamEpsilonForm { kKeras, kTfjs };
 enum class PlanKind { kTrain, kEvaluate };
+
+// The fields of the plan's own objects and the names of its choices (the layers' are in their
+// files, the updates' in core/aggregation/update_plan.h, the features' in text_features.h and
+// core/features/input_features.h): what parse_plan checks, and what plan_schema lists.
+inline constexpr std::array kPlanFields{
+    "format_version",          "kind", "model", "train", "updates", "features", "eval",
+    "max_examples_per_report", "tfjs"};
+inline constexpr std::array kPlanKinds{std::pair{"train", PlanKind::kTrain},
+                                       std::pair{"evaluate", PlanKind::kEvaluate}};
+inline constexpr std::array kModelFields{"inputs", "layers", "output", "loss"};
+inline constexpr std::array kInputFields{"type", "dim", "features"};
+inline constexpr std::array kInputKinds{std::pair{"sparse_ids", InputKind::kSparseIds},
+                                        std::pair{"dense", InputKind::kDense}};
+inline constexpr std::array kLosses{
+    std::pair{"softmax_cross_entropy", LossType::kSoftmaxCrossEntropy},
+    std::pair{"sigmoid_cross_entropy", LossType::kSigmoidCrossEntropy},
+    std::pair{"mean_squared_error", LossType::kMeanSquaredError}};
+inline constexpr std::array kTrainFields{"optimizer", "epochs",       "batch_size",
+                                         "shuffle",   "shuffle_seed", "clip_norm"};
+inline constexpr std::array kOptimizerFields{"type",  "learning_rate", "momentum",    "beta1",
+                                             "beta2", "epsilon",       "epsilon_form"};
+inline constexpr std::array kOptimizerTypes{std::pair{"sgd", OptimizerType::kSgd},
+                                            std::pair{"momentum", OptimizerType::kMomentum},
+                                            std::pair{"adam", OptimizerType::kAdam}};
+inline constexpr std::array kAdamEpsilonForms{std::pair{"keras", AdamEpsilonForm::kKeras},
+                                              std::pair{"tfjs", AdamEpsilonForm::kTfjs}};
+inline constexpr std::array kEvalFields{"batch_size"};
 
 struct LayerSpec {
   LayerType type = LayerType::kDense;

@@ -23,6 +23,7 @@ set(FEDLEAF_TRAIN_SOURCES
   optimizer.cc
   plan.cc
   plan_format.cc
+  plan_schema.cc
   predict.cc
   svmlight.cc
   table_rows.cc

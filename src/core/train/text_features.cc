@@ -115,13 +115,11 @@ TextFeatureOptions parse_text_feature_options(const nlohmann::json& f, const std
                                               bool check_fields) {
   using namespace plan_json;
   if (check_fields) {
-    check_known_fields(f, path,
-                       {"hash", "num_buckets", "ngrams", "signed", "lowercase", "binary",
-                        "skip_headers", "min_token_length", "max_token_length", "seed"});
+    check_known_fields(f, path, kTextFeatureFields);
   }
   TextFeatureOptions o;
   const std::string hash = get_string(f, path, "hash", "murmur3_32");
-  if (hash != "murmur3_32")
+  if (!is_known_field(hash, kTextHashes))
     fail(path + ".hash", "unknown hash '" + hash + "' (expected murmur3_32)");
   o.num_buckets = static_cast<std::uint32_t>(
       get_integer(f, path, "num_buckets", o.num_buckets, 1, 0x7fffffffull));

@@ -25,6 +25,7 @@
 // The dataset's num_features is num_buckets.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -36,6 +37,13 @@
 #include "core/train/dataset.h"
 
 namespace fedleaf::core {
+
+// The fields of a plan's "features" (and, with "text", of a text input's) and the hashes it
+// names: what parse_text_feature_options checks, and what the plan's schema lists.
+inline constexpr std::array kTextFeatureFields{
+    "hash",   "num_buckets",  "ngrams",           "signed",           "lowercase",
+    "binary", "skip_headers", "min_token_length", "max_token_length", "seed"};
+inline constexpr std::array kTextHashes{"murmur3_32"};
 
 struct TextFeatureOptions {
   std::uint32_t num_buckets = 1u << 18;

@@ -225,15 +225,14 @@ std::string_view ids_compression_name(IdsCompression ids) {
 }
 
 std::optional<ValuesCompression> parse_values_compression(std::string_view name) {
-  for (const auto v :
-       {ValuesCompression::kF32, ValuesCompression::kF16, ValuesCompression::kInt8}) {
+  for (const auto v : kValuesCompressions) {
     if (values_compression_name(v) == name) return v;
   }
   return std::nullopt;
 }
 
 std::optional<IdsCompression> parse_ids_compression(std::string_view name) {
-  for (const auto v : {IdsCompression::kI64, IdsCompression::kU32, IdsCompression::kDeltaVarint}) {
+  for (const auto v : kIdsCompressions) {
     if (ids_compression_name(v) == name) return v;
   }
   return std::nullopt;

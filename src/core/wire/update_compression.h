@@ -50,6 +50,11 @@ namespace fedleaf::core {
 enum class ValuesCompression { kF32, kF16, kInt8 };
 // kI64: the ids as the I64 array every sparse tuple has; kU32: the same ids as a U32 array.
 enum class IdsCompression { kI64, kU32, kDeltaVarint };
+// Every compression, in the order a plan's schema lists them.
+inline constexpr ValuesCompression kValuesCompressions[] = {
+    ValuesCompression::kF32, ValuesCompression::kF16, ValuesCompression::kInt8};
+inline constexpr IdsCompression kIdsCompressions[] = {IdsCompression::kI64, IdsCompression::kU32,
+                                                      IdsCompression::kDeltaVarint};
 
 struct TensorCompression {
   ValuesCompression values = ValuesCompression::kF32;

@@ -407,6 +407,16 @@ TEST_CASE("update_plan_reads_compression_and_download_values_with_f32_i64_defaul
   CHECK(plan.find("out/bias")->download_values == ValuesCompression::kF32);
 }
 
+// Regression: an entry's unknown field was skipped, so a typo ("min_contributor", "downlaod")
+// aggregated and downloaded with the default on every leaf, silently.
+TEST_CASE("update_plan_refuses_an_unknown_field_of_an_entry_naming_it_and_the_fields") {
+  check_rejects(R"({"encoding": "row_sparse", "aggregator": "mean_over_contributors",
+                    "min_contributor": 3})",
+                "plan.updates['emb/weight']: unknown field 'min_contributor' (the fields are "
+                "encoding, aggregator, clip_norm, clip, row_clip, min_contributors, download, "
+                "max_select_rows, select_padding, compression, download_values)");
+}
+
 TEST_CASE("update_plan_refuses_unknown_compressions_naming_the_tensor_and_the_values") {
   const std::string row = R"({"encoding": "row_sparse", "aggregator": "sum", )";
   check_rejects(row + R"("compression": {"values": "int4"}})",
