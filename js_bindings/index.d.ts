@@ -571,10 +571,13 @@ export interface PopulationStatus {
   round: number;
   rounds: number;
   reports: number;
+  /** Buffered: buffer_size (reports that publish a version), as is min_reports. */
   clients_per_round: number;
   min_reports: number;
+  /** Buffered: times only the final model's evaluation round; a training version closes at buffer_size reports. */
   round_deadline_s: number;
   lease_s: number;
+  /** Buffered: concurrency. */
   train_tasks_per_round: number;
   eval_tasks_per_round: number;
   /** The population's server optimizer, every field written out (FedAvg: sgd, 1, 0). */

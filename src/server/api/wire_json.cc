@@ -144,6 +144,7 @@ std::string receipt_json(const UploadReceipt& receipt) {
                {"round", receipt.round},     {"kind", to_string(receipt.kind)},
                {"status", "accepted"},       {"result_sha256", receipt.result_sha256}};
   if (receipt.reports) body["reports"] = *receipt.reports;
+  if (receipt.folded_into_round) body["folded_into_round"] = *receipt.folded_into_round;
   return body.dump();
 }
 

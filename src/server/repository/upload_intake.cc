@@ -174,7 +174,8 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
   request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
   if (st.buffered) request.fold_round = st.round.number;
   request.receipt_body = [&](int reports) {
-    return encode_receipt({task.id, id, task.round, TaskKind::kTrain, reports, sha});
+    return encode_receipt(
+        {task.id, id, task.round, TaskKind::kTrain, reports, sha, st.round.number});
   };
   // A step of the open batch: committed and synced by GroupCommit before the answer is sent. On
   // failure the in-memory aggregator, which already holds this result, is reloaded.
