@@ -504,6 +504,8 @@ export interface PopulationSpec {
   max_staleness?: number;
   /** Buffered: a report's weight factor; default polynomial, 1/(1+s)^0.5. */
   staleness_weight?: { weight: 'polynomial'; exponent?: number } | { weight: 'constant' };
+  /** Tasks one client (its client token) may hold at once, of every kind; past it a claim is 429. Default: no bound. */
+  max_tasks_per_client?: number;
 }
 
 /** A population's server optimizer (Reddi et al. 2021); absent fields take the defaults. */
@@ -590,6 +592,8 @@ export interface PopulationStatus {
     max_staleness: number;
     staleness_weight: { weight: 'polynomial'; exponent: number } | { weight: 'constant' };
   };
+  /** The population's max_tasks_per_client, when it has one. */
+  max_tasks_per_client?: number;
   /** A buffered population's train tasks out now (leased, lease valid): what concurrency bounds. */
   tasks_out?: number;
   model_etag: string;
