@@ -504,6 +504,11 @@ export interface PopulationSpec {
   max_staleness?: number;
   /** Buffered: a report's weight factor; default polynomial, 1/(1+s)^0.5. */
   staleness_weight?: { weight: 'polynomial'; exponent?: number } | { weight: 'constant' };
+  /**
+   * Buffered: "normalized" (default) steps by the weighted mean of the buffer; "unnormalized" by
+   * Σ nᵢ·w(sᵢ)·Δᵢ / Σ nᵢ (FedBuff's Σ w(sᵢ)·Δᵢ / K), so staleness shrinks the step.
+   */
+  staleness_normalization?: 'normalized' | 'unnormalized';
   /** Tasks one client (its client token) may hold at once, of every kind; past it a claim is 429. Default: no bound. */
   max_tasks_per_client?: number;
 }
@@ -591,6 +596,8 @@ export interface PopulationStatus {
     concurrency: number;
     max_staleness: number;
     staleness_weight: { weight: 'polynomial'; exponent: number } | { weight: 'constant' };
+    /** Present only when "unnormalized" (absent: the default, "normalized"). */
+    staleness_normalization?: 'unnormalized';
   };
   /** The population's max_tasks_per_client, when it has one. */
   max_tasks_per_client?: number;

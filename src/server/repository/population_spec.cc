@@ -68,7 +68,8 @@ bool buffered_mode(const json& body) {
     buffered = mode == "buffered";
   }
   if (!buffered) {
-    for (const char* field : {"buffer_size", "concurrency", "max_staleness", "staleness_weight"}) {
+    for (const char* field : {"buffer_size", "concurrency", "max_staleness", "staleness_weight",
+                              "staleness_normalization"}) {
       if (body.contains(field)) {
         throw InvalidInput(std::string("population.") + field +
                            ": only with \"mode\": \"buffered\"");
@@ -106,7 +107,7 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
       {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
        "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round", "server_optimizer",
        "mode", "buffer_size", "concurrency", "max_staleness", "staleness_weight",
-       "max_tasks_per_client"});
+       "staleness_normalization", "max_tasks_per_client"});
   const bool buffered = buffered_mode(body);
   PopulationSpec spec;
   if (body.contains("id")) {
