@@ -559,6 +559,13 @@ export interface PopulationSpec {
   max_staleness?: number;
   /** Buffered: a report's weight factor; default polynomial, 1/(1+s)^0.5. */
   staleness_weight?: { weight: 'polynomial'; exponent?: number } | { weight: 'constant' };
+  /**
+   * Buffered: "normalized" (default) steps by the weighted mean of the buffer; "unnormalized" by
+   * Σ nᵢ·w(sᵢ)·Δᵢ / Σ nᵢ (FedBuff's Σ w(sᵢ)·Δᵢ / K), so staleness shrinks the step.
+   */
+  staleness_normalization?: 'normalized' | 'unnormalized';
+  /** Tasks one client (its client token) may hold at once, of every kind; past it a claim is 429. Default: no bound. */
+  max_tasks_per_client?: number;
 }
 
 /** A population's server optimizer (Reddi et al. 2021); absent fields take the defaults. */
@@ -627,10 +634,13 @@ export interface PopulationStatus {
   round: number;
   rounds: number;
   reports: number;
+  /** Buffered: buffer_size (reports that publish a version), as is min_reports. */
   clients_per_round: number;
   min_reports: number;
+  /** Buffered: times only the final model's evaluation round; a training version closes at buffer_size reports. */
   round_deadline_s: number;
   lease_s: number;
+  /** Buffered: concurrency. */
   train_tasks_per_round: number;
   eval_tasks_per_round: number;
   /** The population's server optimizer, every field written out (FedAvg: sgd, 1, 0). */
@@ -642,7 +652,11 @@ export interface PopulationStatus {
     concurrency: number;
     max_staleness: number;
     staleness_weight: { weight: 'polynomial'; exponent: number } | { weight: 'constant' };
+    /** Present only when "unnormalized" (absent: the default, "normalized"). */
+    staleness_normalization?: 'unnormalized';
   };
+  /** The population's max_tasks_per_client, when it has one. */
+  max_tasks_per_client?: number;
   /** A buffered population's train tasks out now (leased, lease valid): what concurrency bounds. */
   tasks_out?: number;
   model_etag: string;

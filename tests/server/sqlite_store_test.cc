@@ -224,6 +224,8 @@ TEST_CASE("sqlite_file_store_find_model_of_a_missing_model_file_throws_naming_th
 TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
+                    "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
@@ -244,6 +246,8 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
 TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_once", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
+                    "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
@@ -274,6 +278,8 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
 TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fedavg", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
+                    "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
@@ -305,6 +311,8 @@ TEST_CASE("sqlite_store_migrates_a_version_5_database_and_its_populations_run_sy
           "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
+                    "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "UPDATE schema_version SET version = 5");
 
@@ -389,6 +397,8 @@ TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") 
 TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
+                    "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE rounds DROP COLUMN robust_json; "
                     "UPDATE models SET bytes = CAST('model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "

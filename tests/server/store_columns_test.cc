@@ -30,6 +30,7 @@ PopulationRecord population() {
   p.created_at = 1700000000.125;
   p.settings.server_optimizer_json = "{\"type\":\"adam\"}";
   p.settings.buffered_json = "{\"buffer_size\":4}";
+  p.settings.max_tasks_per_client = 17;
   return p;
 }
 
@@ -72,6 +73,7 @@ void check_population(const PopulationRecord& a, const PopulationRecord& b) {
   CHECK(a.created_at == b.created_at);
   CHECK(a.settings.server_optimizer_json == b.settings.server_optimizer_json);
   CHECK(a.settings.buffered_json == b.settings.buffered_json);
+  CHECK(a.settings.max_tasks_per_client == b.settings.max_tasks_per_client);
 }
 
 void check_round(const RoundRecord& a, const RoundRecord& b) {
@@ -152,7 +154,8 @@ TEST_CASE("each_column_binds_its_own_field_and_reads_it_back", "[store_tables]")
                {"current_round", "int:0"},
                {"created_at", "real:" + std::to_string(1700000000.125)},
                {"server_optimizer", "text:{\"type\":\"adam\"}"},
-               {"buffered", "text:{\"buffer_size\":4}"}});
+               {"buffered", "text:{\"buffer_size\":4}"},
+               {"max_tasks_per_client", "int:17"}});
   check_population(population_from(values_of(p)), p);
 
   const RoundRecord r = round(4);

@@ -24,7 +24,8 @@ constexpr const char* kSqlitePopulations = R"sql(CREATE TABLE IF NOT EXISTS popu
          current_round INTEGER NOT NULL,
          created_at REAL NOT NULL,
          server_optimizer TEXT NOT NULL DEFAULT '',
-         buffered TEXT NOT NULL DEFAULT ''))sql";
+         buffered TEXT NOT NULL DEFAULT '',
+         max_tasks_per_client INTEGER NOT NULL DEFAULT 0))sql";
 constexpr const char* kSqliteRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,
@@ -73,7 +74,8 @@ constexpr const char* kPostgresPopulations = R"sql(CREATE TABLE IF NOT EXISTS po
          current_round INTEGER NOT NULL,
          created_at DOUBLE PRECISION NOT NULL,
          server_optimizer TEXT NOT NULL DEFAULT '',
-         buffered TEXT NOT NULL DEFAULT ''))sql";
+         buffered TEXT NOT NULL DEFAULT '',
+         max_tasks_per_client INTEGER NOT NULL DEFAULT 0))sql";
 constexpr const char* kPostgresRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,

@@ -189,7 +189,7 @@ TEST_CASE("a_buffered_population_folds_reports_with_their_staleness_weight_every
   CHECK(status["history"][1]["staleness"] ==
         nlohmann::json{{"mean", 0.5}, {"max", 1}, {"counts", {{"0", 1}, {"1", 1}}}});
   CHECK_FALSE(status["history"][2].contains("staleness"));
-  CHECK(status["tasks_out"] == 1);  // d: refused, its lease still valid
+  CHECK(status["tasks_out"] == 0);  // d's lease ended with its refusal
 }
 
 TEST_CASE("a_synchronous_populations_status_has_no_mode", "[repository][buffered]") {

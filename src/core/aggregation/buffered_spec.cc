@@ -44,6 +44,7 @@ void parse_weight(const json& object, const std::string& path, BufferedSpec& spe
 bool BufferedSpec::operator==(const BufferedSpec& other) const {
   return buffer_size == other.buffer_size && concurrency == other.concurrency &&
          max_staleness == other.max_staleness && weight == other.weight &&
+         normalization == other.normalization &&
          (weight == StalenessWeightType::kConstant || exponent == other.exponent);
 }
 
@@ -59,6 +60,10 @@ BufferedSpec parse_buffered_spec(const json& body, const std::string& path) {
   if (const json* w = plan_json::find_field(body, "staleness_weight")) {
     parse_weight(*w, path + ".staleness_weight", spec);
   }
+  spec.normalization = plan_json::get_choice<StalenessNormalization>(
+      body, path, "staleness_normalization", "normalized", "staleness normalization",
+      {{"normalized", StalenessNormalization::kNormalized},
+       {"unnormalized", StalenessNormalization::kUnnormalized}});
   return spec;
 }
 
@@ -66,10 +71,14 @@ std::string buffered_spec_json(const BufferedSpec& spec) {
   json weight = {
       {"weight", spec.weight == StalenessWeightType::kConstant ? "constant" : "polynomial"}};
   if (spec.weight == StalenessWeightType::kPolynomial) weight["exponent"] = spec.exponent;
-  const json out = {{"buffer_size", spec.buffer_size},
-                    {"concurrency", spec.concurrency},
-                    {"max_staleness", spec.max_staleness},
-                    {"staleness_weight", weight}};
+  json out = {{"buffer_size", spec.buffer_size},
+              {"concurrency", spec.concurrency},
+              {"max_staleness", spec.max_staleness},
+              {"staleness_weight", weight}};
+  // Only when not the default: what every population stored before the field reads as.
+  if (spec.normalization == StalenessNormalization::kUnnormalized) {
+    out["staleness_normalization"] = "unnormalized";
+  }
   return out.dump();
 }
 
@@ -79,7 +88,8 @@ std::optional<BufferedSpec> buffered_spec_from_text(const std::string& text,
   const json object = json::parse(text, nullptr, false);
   if (object.is_discarded()) plan_json::fail(path, "not valid JSON");
   check_known_fields(object, path,
-                     {"buffer_size", "concurrency", "max_staleness", "staleness_weight"});
+                     {"buffer_size", "concurrency", "max_staleness", "staleness_weight",
+                      "staleness_normalization"});
   return parse_buffered_spec(object, path);
 }
 

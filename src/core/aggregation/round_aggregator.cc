@@ -76,9 +76,9 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size,
   options.require_finite = true;
   const SafetensorsFile file = read_safetensors(data, size, options);
   const std::string where = "train result";
-  const std::uint64_t cap = state_->max_examples_per_report;
-  const bool capped = cap != 0 && claimed > cap;
-  const double weight = static_cast<double>(capped ? cap : claimed) * weight_scale;
+  const std::uint64_t folded = folded_examples(claimed);
+  const bool capped = folded != claimed;
+  const double weight = static_cast<double>(folded) * weight_scale;
   for (const auto& [name, tensor] : file.tensors) {
     const bool planned = std::any_of(
         state_->accumulators.begin(), state_->accumulators.end(),
@@ -104,6 +104,11 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size,
   state_->total_weight += weight;
   if (capped) ++state_->num_capped;
   state_->claims.push_back(claimed);
+}
+
+std::uint64_t RoundAggregator::folded_examples(std::uint64_t claimed) const {
+  const std::uint64_t cap = state_->max_examples_per_report;
+  return cap != 0 && claimed > cap ? cap : claimed;
 }
 
 void RoundAggregator::merge(const RoundAggregator& other) {

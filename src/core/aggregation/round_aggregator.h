@@ -105,6 +105,10 @@ class RoundAggregator {
   // withheld_nonfinite stays 0 here. O(touched keys).
   RoundStats stats() const;
   double total_weight() const;  // sum of num_examples, each capped at max_examples_per_report
+  // The example count a report claiming `claimed` examples is weighed with in this round: claimed,
+  // capped at the round's max_examples_per_report (before any weight scale). What a server shows
+  // of a report (examples, mean train loss) is computed from it, never from the claim.
+  std::uint64_t folded_examples(std::uint64_t claimed) const;
   // Global model + aggregated delta for every tensor in "updates"; other tensors carried over.
   // With no reports the deltas are zero. Does not change the aggregator. Always finite: an
   // element whose new value would overflow its dtype (finite but huge updates can make the f64

@@ -116,6 +116,9 @@ json status_json(const PopulationStatus& status) {
               {"history", history}};
   // A buffered population says so, with every field of its mode written out (round r is its
   // model version r); a synchronous one's status is as before the mode existed.
+  if (p.settings.max_tasks_per_client > 0) {
+    out["max_tasks_per_client"] = p.settings.max_tasks_per_client;
+  }
   if (!p.settings.buffered_json.empty()) {
     out["mode"] = "buffered";
     out["buffered"] = json::parse(p.settings.buffered_json);
@@ -144,6 +147,7 @@ std::string receipt_json(const UploadReceipt& receipt) {
                {"round", receipt.round},     {"kind", to_string(receipt.kind)},
                {"status", "accepted"},       {"result_sha256", receipt.result_sha256}};
   if (receipt.reports) body["reports"] = *receipt.reports;
+  if (receipt.folded_into_round) body["folded_into_round"] = *receipt.folded_into_round;
   return body.dump();
 }
 

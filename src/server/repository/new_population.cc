@@ -36,14 +36,18 @@ std::string population_plan(const PopulationSpec& spec) {
 }
 
 // A row of a mean_over_contributors tensor changes only when min_contributors reports of one
-// round sent it, and no round has more than clients_per_round reports.
-void check_min_contributors(const core::UpdatePlan& plan, int clients_per_round) {
+// round sent it, and no round has more than clients_per_round reports (a buffered version:
+// buffer_size, the field the spec gave; clients_per_round is then refused).
+void check_min_contributors(const core::UpdatePlan& plan, const PopulationSettings& settings) {
+  const bool buffered = !settings.buffered_json.empty();
+  const char* field = buffered ? "buffer_size" : "clients_per_round";
+  const char* unit = buffered ? "version" : "round";
   for (const core::TensorUpdatePlan& tensor : plan.tensors) {
-    if (tensor.op.min_contributors > static_cast<std::uint64_t>(clients_per_round)) {
+    if (tensor.op.min_contributors > static_cast<std::uint64_t>(settings.clients_per_round)) {
       throw InvalidInput("population: " + tensor.path + ".min_contributors " +
-                         std::to_string(tensor.op.min_contributors) + " is more than " +
-                         "clients_per_round " + std::to_string(clients_per_round) +
-                         ": no round could change a row of it");
+                         std::to_string(tensor.op.min_contributors) + " is more than " + field +
+                         " " + std::to_string(settings.clients_per_round) + ": no " + unit +
+                         " could change a row of it");
     }
   }
 }
@@ -90,7 +94,7 @@ NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan pla
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
   auto update_plan = std::make_shared<const core::UpdatePlan>(std::move(plan.parsed.updates));
-  check_min_contributors(*update_plan, spec.settings.clients_per_round);
+  check_min_contributors(*update_plan, spec.settings);
   core::RoundAggregator aggregator(*update_plan, tensors,
                                    static_cast<std::size_t>(spec.settings.clients_per_round));
 

@@ -55,8 +55,8 @@ PopulationInputs prepare_population(const PopulationSpec& spec, const ModelIniti
 
 // Checks the model (InvalidInput for bytes that are not safetensors or hold non-finite values)
 // and that the plan's updates fit the model; `plan` is parse_population_plan(spec). The id is
-// spec.id or a generated "pop-…". An explicit min_contributors above clients_per_round is
-// InvalidInput naming both.
+// spec.id or a generated "pop-…". An explicit min_contributors above clients_per_round (a
+// buffered population's buffer_size) is InvalidInput naming both.
 NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan plan,
                                   std::string model_bytes, double now);
 

@@ -68,7 +68,8 @@ bool buffered_mode(const json& body) {
     buffered = mode == "buffered";
   }
   if (!buffered) {
-    for (const char* field : {"buffer_size", "concurrency", "max_staleness", "staleness_weight"}) {
+    for (const char* field : {"buffer_size", "concurrency", "max_staleness", "staleness_weight",
+                              "staleness_normalization"}) {
       if (body.contains(field)) {
         throw InvalidInput(std::string("population.") + field +
                            ": only with \"mode\": \"buffered\"");
@@ -105,7 +106,8 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
       body, "population",
       {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
        "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round", "server_optimizer",
-       "mode", "buffer_size", "concurrency", "max_staleness", "staleness_weight"});
+       "mode", "buffer_size", "concurrency", "max_staleness", "staleness_weight",
+       "staleness_normalization", "max_tasks_per_client"});
   const bool buffered = buffered_mode(body);
   PopulationSpec spec;
   if (body.contains("id")) {
@@ -170,6 +172,10 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
     spec.settings.train_tasks_per_round = static_cast<int>(tasks);
   }
   spec.settings.eval_tasks_per_round = integer_field(body, "eval_tasks_per_round", 0, 0, 1'000'000);
+  // Absent: no bound (0). Both modes: a client holding every train task stalls a synchronous
+  // round until its leases expire as it holds a buffered population's concurrency.
+  spec.settings.max_tasks_per_client =
+      integer_field(body, "max_tasks_per_client", 0, 1, 10'000'000);
   // Stored as the canonical JSON of what was parsed (every field of its type, defaults written
   // out), so a later default change never changes a running population; absent is FedAvg ("").
   if (body.contains("server_optimizer")) {

@@ -17,6 +17,9 @@
 //   over_selection      train tasks per round = ceil(clients_per_round * over_selection),
 //                       >= 1 (default 1)
 //   eval_tasks_per_round  evaluate tasks on each round's model, 0..1000000 (default 0)
+//   max_tasks_per_client  tasks (of every kind and round) one client may hold at once, 1..10^7
+//                       (default: no bound); its key is the client token presented, so with the
+//                       one token a population's leaves share it bounds them together
 //   server_optimizer    how a round's aggregate Δ becomes the next model
 //                       (core/aggregation/server_optimizer/server_optimizer.h; default FedAvg, x + Δ):
 //                       {"type": "sgd", "learning_rate": η in (0, 1e6] (1), "momentum": β in

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <utility>
+#include <vector>
 
 #include "core/aggregation/next_round_plan.h"
 #include "core/wire/safetensors.h"
+#include "server/repository/buffered_step.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 
@@ -18,13 +20,21 @@ RoundClose close_training_round(PopulationState& state, double now,
   };
   RoundClose out;
   auto start = PhaseClock::now();
-  if (core::is_fedavg(state.optimizer)) {
+  const bool unnormalized = state.buffered && state.buffered->normalization ==
+                                                  core::StalenessNormalization::kUnnormalized;
+  if (core::is_fedavg(state.optimizer) && !unnormalized) {
     out.next = state.aggregator->take_next_model(&out.withheld_nonfinite);
   } else {
     const core::ServerOptimizer optimizer(state.optimizer);
     static const core::NamedTensors kInitial;
+    std::vector<core::TensorAggregate> aggregates = state.aggregator->aggregates();
+    if (unnormalized) {
+      // state.round holds every report of the version (lock_open_round), its examples capped.
+      scale_aggregates(aggregates, *state.update_plan,
+                       staleness_scale(state.aggregator->total_weight(), state.round.examples));
+    }
     core::ServerOptimizerStep step =
-        optimizer.step(state.aggregator->model(), state.aggregator->aggregates(),
+        optimizer.step(state.aggregator->model(), aggregates,
                        state.optimizer_state ? *state.optimizer_state : kInitial);
     out.next = std::move(step.model);
     out.withheld_nonfinite = step.withheld_nonfinite;

@@ -1,5 +1,6 @@
 #include "server/repository/task_claims.h"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct Pool {
 }  // namespace
 
 std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind kind, int limit,
-                                                double now) {
+                                                const std::string& client_key, double now) {
   const std::string& population_id = st.record.id;
   TaskAssignment task;
   task.population = population_id;
@@ -36,7 +37,8 @@ std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind ki
   std::optional<ClaimedTask> claimed;
   parts_.population_step(population_id, "claim", [&] {
     claimed = parts_.store.claim_task({population_id, task.round, kind, limit, now,
-                                       task.lease_expires_at, hash_token(task.lease_token)});
+                                       task.lease_expires_at, hash_token(task.lease_token),
+                                       client_key, st.record.settings.max_tasks_per_client});
   });
   if (!claimed) return std::nullopt;
   if (!parts_.store.shared()) {  // the task counters claim_task advanced (a shared store's are
@@ -77,9 +79,26 @@ std::optional<TaskAssignment> TaskClaims::lease_from_loaded_round(const std::str
     if (pool.created >= pool.limit) return std::nullopt;
   }
   for (const Pool& pool : pools) {
-    if (std::optional<TaskAssignment> task = lease(*st, pool.kind, pool.limit, now)) return task;
+    if (std::optional<TaskAssignment> task = lease(*st, pool.kind, pool.limit, token_hash, now)) {
+      return task;
+    }
   }
   return std::nullopt;
+}
+
+void TaskClaims::check_client_bound(const PopulationState& st, const std::string& client_key,
+                                    double now) {
+  const int bound = st.record.settings.max_tasks_per_client;
+  if (bound == 0) return;
+  const ClientTasks held = parts_.store.count_client_tasks(st.record.id, client_key, now);
+  if (held.held < bound) return;
+  // A report or a given-back lease frees a task sooner; an expiry frees one at the latest.
+  const double retry_s = held.next_expiry ? *held.next_expiry - now : st.record.settings.lease_s;
+  throw TooManyRequests("population '" + st.record.id + "': this client holds " +
+                            std::to_string(held.held) + " tasks, its max_tasks_per_client (" +
+                            std::to_string(bound) +
+                            "): report or give one back before claiming another",
+                        std::max(1.0, retry_s));
 }
 
 ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::string& client_token,
@@ -133,8 +152,14 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
       }
       if (!*any_leasable) continue;
     }
-    if (std::optional<TaskAssignment> task = lease(st, pool.kind, pool.limit, now)) return *task;
+    if (std::optional<TaskAssignment> task =
+            lease(st, pool.kind, pool.limit, presented_hash, now)) {
+      return *task;
+    }
   }
+  // Nothing leased: a client at its bound (the store's claim counted it, across servers) is told
+  // so; any other gets the usual hint.
+  check_client_bound(st, presented_hash, now);
 
   parts_.metrics.count_claim("retry");
   RetryLater retry =

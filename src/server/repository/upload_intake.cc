@@ -28,6 +28,15 @@ void observe_step(ServerMetrics& metrics, const char* phase, Steady::time_point&
   start = now;
 }
 
+// The examples an evaluate report is weighed with in its round's means: its claim capped as a
+// train report of the open round is (the plan's cap once training is over), so that no single
+// claim sets a round's evaluation either.
+std::uint64_t evaluation_examples(const PopulationState& st, std::uint64_t claimed) {
+  if (st.aggregator) return st.aggregator->folded_examples(claimed);
+  const std::uint64_t cap = st.update_plan->max_examples_per_report;
+  return cap != 0 && claimed > cap ? cap : claimed;
+}
+
 }  // namespace
 
 UploadIntake::UploadIntake(RepositoryParts& parts, RoundLifecycle& rounds)
@@ -153,7 +162,8 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
     throw;
   }
 
-  const auto examples = static_cast<double>(summary.num_examples);
+  // What the fold weighed the report with (its claim capped), so no claim sets the round's numbers.
+  const auto examples = static_cast<double>(st.aggregator->folded_examples(summary.num_examples));
   AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr, std::nullopt};
   request.delta.examples = examples;
   request.delta.loss_sum = examples * summary.metrics.at("loss");
@@ -164,7 +174,8 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
   request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
   if (st.buffered) request.fold_round = st.round.number;
   request.receipt_body = [&](int reports) {
-    return encode_receipt({task.id, id, task.round, TaskKind::kTrain, reports, sha});
+    return encode_receipt(
+        {task.id, id, task.round, TaskKind::kTrain, reports, sha, st.round.number});
   };
   // A step of the open batch: committed and synced by GroupCommit before the answer is sent. On
   // failure the in-memory aggregator, which already holds this result, is reloaded.
@@ -214,7 +225,7 @@ UploadOutcome UploadIntake::accept_evaluate(PopulationState& st, const TaskRecor
     reject({id, "invalid_result", lease_id, sha});
     throw;
   }
-  const auto examples = static_cast<double>(summary.num_examples);
+  const auto examples = static_cast<double>(evaluation_examples(st, summary.num_examples));
   AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr, std::nullopt};
   request.delta.examples = examples;
   for (const auto& [name, value] : summary.metrics) {

@@ -23,6 +23,12 @@ std::optional<UploadOutcome> UploadIntake::accept_buffered_train(
   const auto s = static_cast<std::uint64_t>(staleness);
   if (s > st.buffered->max_staleness) {
     reject({st.record.id, "stale", lease_id, sha});
+    // The task will never fold: its slot (of concurrency, and of its client's bound) is free now,
+    // not when its lease would have expired. The same upload again is then 410 (lease expired),
+    // counted once.
+    parts_.population_step(st.record.id, "release stale lease",
+                           [&] { parts_.store.release_lease(task.id, lease_id, now); });
+    parts_.waiters.notify(st.record.id);
     throw Conflict("task " + std::to_string(task.id) + ": staleness " + std::to_string(s) +
                    " exceeds max_staleness " + std::to_string(st.buffered->max_staleness) +
                    " (trained on version " + std::to_string(task.round) +

@@ -7,7 +7,10 @@ namespace fedleaf::server {
 using nlohmann::json;
 
 std::string encode_receipt(const UploadReceipt& receipt) {
-  return receipt.reports ? json{{"reports", *receipt.reports}}.dump() : "{}";
+  json stored = json::object();
+  if (receipt.reports) stored["reports"] = *receipt.reports;
+  if (receipt.folded_into_round) stored["folded_into_round"] = *receipt.folded_into_round;
+  return stored.dump();
 }
 
 UploadReceipt decode_receipt(const TaskRecord& task) {
@@ -16,6 +19,9 @@ UploadReceipt decode_receipt(const TaskRecord& task) {
   const json stored = json::parse(task.result_body, nullptr, false);
   if (stored.is_object() && stored.contains("reports")) {
     receipt.reports = stored["reports"].get<std::int64_t>();
+  }
+  if (stored.is_object() && stored.contains("folded_into_round")) {
+    receipt.folded_into_round = stored["folded_into_round"].get<int>();
   }
   return receipt;
 }

@@ -25,6 +25,10 @@ struct PopulationSettings {
   // max_staleness, staleness_weight), "" for synchronous rounds (the default, and every
   // population stored before the field existed).
   std::string buffered_json;
+  // The most tasks one client (its client key: the client token now, a device identity once
+  // leaves have one) may hold at once in this population, of every kind and round: a claim past
+  // it is 429. 0: no bound (the default, and every population stored before the field existed).
+  int max_tasks_per_client = 0;
 };
 
 }  // namespace fedleaf::server

@@ -44,7 +44,8 @@ inline std::vector<std::string> postgres_schema() {
          task_id BIGINT NOT NULL,
          token_hash TEXT NOT NULL,
          expires_at DOUBLE PRECISION NOT NULL,
-         refused_sha256 TEXT NOT NULL DEFAULT ''))sql",
+         refused_sha256 TEXT NOT NULL DEFAULT '',
+         client_key TEXT NOT NULL DEFAULT ''))sql",
       R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
       // One result per task and one per seq: a second acceptance is a unique violation even if
       // the locks were bypassed.
@@ -108,7 +109,7 @@ inline std::vector<std::string> postgres_schema() {
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 6> kPostgresMigrations{
+inline constexpr std::array<const char*, 7> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -128,6 +129,21 @@ inline constexpr std::array<const char*, 6> kPostgresMigrations{
     "results_task_id_fkey, DROP CONSTRAINT IF EXISTS results_population_id_round_fkey; END $$",
     // 6 → 7: round_shards' foreign key to rounds goes.
     "ALTER TABLE round_shards DROP CONSTRAINT IF EXISTS round_shards_population_id_round_fkey",
+    // 7 → 8: each population's max_tasks_per_client (0: no bound, what every earlier population
+    // ran) and the client key a lease was claimed under ('': none). Constant defaults rewrite no
+    // row; ACCESS EXCLUSIVE on both tables, briefly. One statement.
+    "DO $$ BEGIN ALTER TABLE populations ADD COLUMN IF NOT EXISTS max_tasks_per_client INTEGER "
+    "NOT NULL DEFAULT 0; ALTER TABLE leases ADD COLUMN IF NOT EXISTS client_key TEXT NOT NULL "
+    "DEFAULT ''; END $$",
+};
+
+// Indexes on columns a migration adds: created after the migrations (the schema above runs
+// before them, on a database that may not have the column yet).
+inline constexpr std::array<const char*, 1> kPostgresIndexesAfterMigrations{
+    // Version 8: the leases a client key holds (count_client_tasks), only those claimed under a
+    // bound — a population without one writes no entry.
+    "CREATE INDEX IF NOT EXISTS leases_by_client ON leases (client_key, expires_at) "
+    "WHERE client_key <> ''",
 };
 
 }  // namespace fedleaf::server

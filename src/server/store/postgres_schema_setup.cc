@@ -63,6 +63,7 @@ void create_or_migrate(pg_conn* conn, const PostgresSchemaSetup& setup) {
       } else {
         pg_exec(conn, ("INSERT INTO schema_version (version) VALUES (" + version + ")").c_str());
       }
+      for (const char* sql : kPostgresIndexesAfterMigrations) pg_exec(conn, sql);
     }
     pg_exec(conn, "COMMIT");
   } catch (...) {

@@ -49,7 +49,7 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
@@ -100,6 +100,8 @@ class PostgresStore : public Store {
   std::int64_t count_active_leases(double now) override;
   std::int64_t count_out_tasks(const std::string& population_id, TaskKind kind,
                                double now) override;
+  ClientTasks count_client_tasks(const std::string& population_id, const std::string& client_key,
+                                 double now) override;
   std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                          std::int64_t after_seq) override;
   std::map<int, std::int64_t> count_results_by_task_round(const std::string& population_id,

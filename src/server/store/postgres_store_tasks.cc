@@ -38,8 +38,8 @@ std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
       "t.round = $2 AND t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND "
       "EXISTS (SELECT 1 FROM rounds r WHERE r.population_id = $1 AND r.number = $2 AND r.status "
       "= 'open') ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
-      "lease AS (INSERT INTO leases (task_id, token_hash, expires_at) SELECT id, $5, $6 FROM "
-      "picked RETURNING id, task_id) "
+      "lease AS (INSERT INTO leases (task_id, token_hash, expires_at, client_key) SELECT id, $5, "
+      "$6, $7 FROM picked RETURNING id, task_id) "
       "UPDATE tasks SET lease_id = lease.id, lease_expires_at = $6 FROM lease WHERE tasks.id = "
       "lease.task_id RETURNING tasks.id, lease.id",
       Params()
@@ -48,7 +48,8 @@ std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
           .text(to_string(r.kind))
           .real(r.now)
           .text(r.lease_token_hash)
-          .real(r.lease_expires_at));
+          .real(r.lease_expires_at)
+          .text(r.max_client_tasks > 0 ? r.client_key : std::string()));
   if (rows.size() == 0) return std::nullopt;
   return ClaimedTask{rows.int64(0, 0), rows.int64(0, 1)};
 }
@@ -92,6 +93,16 @@ bool PostgresStore::create_task_chunk(const ClaimRequest& r) {
 }
 
 std::optional<ClaimedTask> PostgresStore::claim_task(const ClaimRequest& r) {
+  if (r.max_client_tasks > 0) {
+    // Claims of one key wait for each other's transactions (the lock is held until this one
+    // ends), across servers, and the count is a statement of its own, so its snapshot is taken
+    // after the lock: it sees every lease a claim of the key committed before.
+    run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
+        Params().text("fedleaf client " + r.population_id + " " + r.client_key));
+    if (count_client_tasks(r.population_id, r.client_key, r.now).held >= r.max_client_tasks) {
+      return std::nullopt;
+    }
+  }
   std::optional<ClaimedTask> claimed = lease_task(r);
   // A chunk of tasks at once, committed at once on the side connection (never leased, they are
   // any server's to lease; a claim that rolls back leaves them): one wait for the round row per
@@ -361,6 +372,19 @@ std::int64_t PostgresStore::count_out_tasks(const std::string& population_id, Ta
           "AND lease_expires_at > $3",
           Params().text(population_id).text(std::string(to_string(kind))).real(now));
   return rows.int64(0, 0);
+}
+
+ClientTasks PostgresStore::count_client_tasks(const std::string& population_id,
+                                              const std::string& client_key, double now) {
+  // `client_key <> ''` as leases_by_client's WHERE says it, so the partial index serves.
+  Rows rows = run(
+      "SELECT count(*), min(l.expires_at) FROM leases l JOIN tasks t ON t.id = l.task_id WHERE "
+      "l.client_key = $1 AND l.client_key <> '' AND l.expires_at > $2 AND t.lease_id = l.id AND "
+      "t.state = 'leased' AND t.population_id = $3",
+      Params().text(client_key).real(now).text(population_id));
+  ClientTasks out{rows.int64(0, 0), std::nullopt};
+  if (out.held > 0) out.next_expiry = rows.real(0, 1);
+  return out;
 }
 
 std::int64_t PostgresStore::count_active_leases(double now) {

@@ -34,7 +34,8 @@ inline std::vector<std::string> sqlite_schema() {
          task_id INTEGER NOT NULL REFERENCES tasks(id),
          token_hash TEXT NOT NULL,
          expires_at REAL NOT NULL,
-         refused_sha256 TEXT NOT NULL DEFAULT ''))sql",
+         refused_sha256 TEXT NOT NULL DEFAULT '',
+         client_key TEXT NOT NULL DEFAULT ''))sql",
       R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
       R"sql(CREATE TABLE IF NOT EXISTS results (
          population_id TEXT NOT NULL,
@@ -89,6 +90,21 @@ inline constexpr const char* kSqliteMigrations[] = {
     // 5 → 6: each population's buffered mode ('' is synchronous rounds, what every earlier
     // population ran).
     "ALTER TABLE populations ADD COLUMN buffered TEXT NOT NULL DEFAULT ''",
+    // 6 → 7: each population's max_tasks_per_client (0: no bound, what every earlier population
+    // ran) and the client key a lease was claimed under ('': none); leases_by_client is created
+    // after the migrations (kSqliteIndexesAfterMigrations). Two statements, one sqlite3_exec.
+    // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
+    "ALTER TABLE populations ADD COLUMN max_tasks_per_client INTEGER NOT NULL DEFAULT 0; "
+    "ALTER TABLE leases ADD COLUMN client_key TEXT NOT NULL DEFAULT ''",
+};
+
+// Indexes on columns a migration adds: created after the migrations (the schema above runs
+// before them, on a database that may not have the column yet).
+inline constexpr const char* kSqliteIndexesAfterMigrations[] = {
+    // Version 7: the leases a client key holds (count_client_tasks), only those claimed under a
+    // bound — a population without one writes no entry.
+    "CREATE INDEX IF NOT EXISTS leases_by_client ON leases (client_key, expires_at) "
+    "WHERE client_key <> ''",
 };
 
 }  // namespace fedleaf::server

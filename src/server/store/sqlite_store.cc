@@ -185,6 +185,7 @@ void SqliteStore::create_schema() {
     } else {
       statement("INSERT INTO schema_version (version) VALUES (?)").bind(1, kSchemaVersion).run();
     }
+    for (const char* sql : kSqliteIndexesAfterMigrations) exec(sql);
     exec("COMMIT");
   } catch (...) {
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -46,7 +46,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 6;
+  static constexpr int kSchemaVersion = 7;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -103,6 +103,8 @@ class SqliteStore : public Store {
   std::int64_t count_active_leases(double now) override;
   std::int64_t count_out_tasks(const std::string& population_id, TaskKind kind,
                                double now) override;
+  ClientTasks count_client_tasks(const std::string& population_id, const std::string& client_key,
+                                 double now) override;
   std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                          std::int64_t after_seq) override;
   std::map<int, std::int64_t> count_results_by_task_round(const std::string& population_id,

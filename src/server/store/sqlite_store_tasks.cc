@@ -16,6 +16,11 @@ namespace fedleaf::server {
 
 std::optional<ClaimedTask> SqliteStore::claim_task(const ClaimRequest& r) {
   const char* kind = to_string(r.kind);
+  // One writer: the count and the lease below are one step for every connection.
+  if (r.max_client_tasks > 0 &&
+      count_client_tasks(r.population_id, r.client_key, r.now).held >= r.max_client_tasks) {
+    return std::nullopt;
+  }
   std::int64_t task_id = 0;
   {
     auto s = statement(
@@ -45,10 +50,13 @@ std::optional<ClaimedTask> SqliteStore::claim_task(const ClaimRequest& r) {
   } else if (!lock_open_round(r.population_id, r.round)) {
     return std::nullopt;
   }
-  statement("INSERT INTO leases (task_id, token_hash, expires_at) VALUES (?, ?, ?)")
+  // The key only under a bound (what it is for): a lease without one writes no leases_by_client
+  // entry.
+  statement("INSERT INTO leases (task_id, token_hash, expires_at, client_key) VALUES (?, ?, ?, ?)")
       .bind(1, task_id)
       .bind(2, r.lease_token_hash)
       .bind(3, r.lease_expires_at)
+      .bind(4, r.max_client_tasks > 0 ? r.client_key : std::string())
       .run();
   const std::int64_t lease_id = sqlite3_last_insert_rowid(db_);
   statement("UPDATE tasks SET lease_id = ?, lease_expires_at = ? WHERE id = ?")
@@ -156,6 +164,20 @@ std::int64_t SqliteStore::count_out_tasks(const std::string& population_id, Task
   s.bind(1, population_id).bind(2, std::string(to_string(kind))).bind(3, now);
   s.step();
   return s.int64(0);
+}
+
+ClientTasks SqliteStore::count_client_tasks(const std::string& population_id,
+                                            const std::string& client_key, double now) {
+  // `client_key <> ''` as leases_by_client's WHERE says it, so the partial index serves.
+  auto s = statement(
+      "SELECT count(*), min(l.expires_at) FROM leases l JOIN tasks t ON t.id = l.task_id WHERE "
+      "l.client_key = ? AND l.client_key <> '' AND l.expires_at > ? AND t.lease_id = l.id AND "
+      "t.state = 'leased' AND t.population_id = ?");
+  s.bind(1, client_key).bind(2, now).bind(3, population_id);
+  s.step();
+  ClientTasks out{s.int64(0), std::nullopt};
+  if (out.held > 0) out.next_expiry = s.real(1);
+  return out;
 }
 
 std::int64_t SqliteStore::count_active_leases(double now) {

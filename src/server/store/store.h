@@ -42,26 +42,12 @@
 #include <vector>
 
 #include "server/store/population_settings.h"
+#include "server/store/store_kinds.h"
+#include "server/store/task_claim.h"
 
 namespace fedleaf::server {
 
 enum class Durability { kNormal, kFull };
-
-enum class TaskKind { kTrain, kEvaluate };
-enum class TaskState { kLeased, kDone };
-enum class RoundStatus { kOpen, kClosed };
-enum class RunState { kRunning, kFinished };  // of a population
-
-// The names the wire and the stored rows use ("train", "leased", "open", "running", ...); the
-// parsers throw fedleaf::Error for any other text (a stored row no server wrote).
-const char* to_string(TaskKind kind);
-const char* to_string(TaskState state);
-const char* to_string(RoundStatus status);
-const char* to_string(RunState state);
-TaskKind parse_task_kind(const std::string& text);
-TaskState parse_task_state(const std::string& text);
-RoundStatus parse_round_status(const std::string& text);
-RunState parse_run_state(const std::string& text);
 
 struct PopulationRecord {
   std::string id;
@@ -178,22 +164,6 @@ struct OptimizerStateRecord {
   int round = 0;
   std::string etag;  // hex SHA-256 of bytes
   std::string bytes;
-};
-
-// claim_task: lease one task of an open round.
-struct ClaimRequest {
-  std::string population_id;
-  int round = 0;
-  TaskKind kind = TaskKind::kTrain;
-  int limit = 0;  // tasks of this kind the round may create (train_tasks / eval_tasks)
-  double now = 0;
-  double lease_expires_at = 0;
-  std::string lease_token_hash;
-};
-
-struct ClaimedTask {
-  std::int64_t task_id = 0;
-  std::int64_t lease_id = 0;
 };
 
 // What an accepted report adds to its round's counters (train: reports + 1 and the rest;
@@ -395,6 +365,11 @@ class Store {
   // round: what a buffered population's concurrency bounds.
   virtual std::int64_t count_out_tasks(const std::string& population_id, TaskKind kind,
                                        double now) = 0;
+  // The population's tasks whose current lease was claimed under `client_key` and is valid at
+  // `now` (of every round and kind): what ClaimRequest::max_client_tasks bounds. A key claims
+  // nothing under "" (leases stored before keys were).
+  virtual ClientTasks count_client_tasks(const std::string& population_id,
+                                         const std::string& client_key, double now) = 0;
   // Results of the round with seq > after_seq, in seq order.
   virtual std::vector<ResultRecord> list_results(const std::string& population_id, int round,
                                                  std::int64_t after_seq) = 0;

@@ -118,7 +118,9 @@ const Table kPopulationsTable{
      field<&P::state>(text("state", "NOT NULL CHECK (state IN ('running', 'finished'))")),
      field<&P::current_round>(integer("current_round")), field<&P::created_at>(real("created_at")),
      setting<&S::server_optimizer_json>(text("server_optimizer", "NOT NULL DEFAULT ''")),
-     setting<&S::buffered_json>(text("buffered", "NOT NULL DEFAULT ''"))},
+     setting<&S::buffered_json>(text("buffered", "NOT NULL DEFAULT ''")),
+     setting<&S::max_tasks_per_client>(
+         ddl("max_tasks_per_client", "INTEGER", "INTEGER", "NOT NULL DEFAULT 0"))},
     {}};
 
 const Table kRoundsTable{
