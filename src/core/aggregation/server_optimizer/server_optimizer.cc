@@ -79,8 +79,9 @@ NamedTensors checked_state(const ServerOptimizerSpec& spec, const std::vector<St
   std::vector<Expected> expected;
   for (const Moved& m : moved) {
     for (const StateArray& a : arrays) {
-      expected.push_back(a.steps ? Expected{array_name(m, a), DType::I64, {m.keys}}
-                                 : Expected{array_name(m, a), m.dtype, m.shape});
+      expected.push_back(
+          a.steps ? Expected{array_name(m, a), DType::I64, {static_cast<std::size_t>(m.keys)}}
+                  : Expected{array_name(m, a), m.dtype, m.shape});
     }
   }
   if (state.empty()) {
