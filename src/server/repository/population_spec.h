@@ -21,7 +21,8 @@
 //                       (default: no bound); its key is the client token presented, so with the
 //                       one token a population's leaves share it bounds them together
 //   server_optimizer    how a round's aggregate Δ becomes the next model
-//                       (core/aggregation/server_optimizer/server_optimizer.h; default FedAvg, x + Δ):
+//                       (core/aggregation/server_optimizer/server_optimizer.h; default FedAvg, x +
+//                       Δ):
 //                       {"type": "sgd", "learning_rate": η in (0, 1e6] (1), "momentum": β in
 //                        [0, 1) (0)}, or
 //                       {"type": "adam", "learning_rate": η (0.01), "beta1": [0, 1) (0.9),
