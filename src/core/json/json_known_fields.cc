@@ -16,7 +16,7 @@ void check_fields(const nlohmann::json& object, const std::string& path, const N
       continue;
     }
     std::string listed;
-    for (const std::string k : known) listed += (listed.empty() ? "" : ", ") + k;
+    for (const auto& k : known) listed += (listed.empty() ? "" : ", ") + std::string(k);
     throw InvalidInput(path + ": unknown field " + in_quotes(item.key()) + " (the fields are " +
                        listed + ")");
   }
