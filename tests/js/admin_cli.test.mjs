@@ -241,7 +241,7 @@ test('bad tokens, plans, populations and flags: the server\'s message or the usa
     const existing = file(dir, 'existing.token', '');
     // Independent runs, at once: each starts a node process.
     await Promise.all([
-      [['bogus'], /unknown command 'bogus' \(commands: create, ls, status, model\)/],
+      [['bogus'], new RegExp(`unknown command 'bogus' \\(commands: ${Object.keys(COMMANDS).join(', ')}\\)`)],
       [[], /missing COMMAND/],
       [['ls', ...url, '--bogus'], /Unknown option '--bogus'/],
       [['status', ...url], /missing POPULATION/],
