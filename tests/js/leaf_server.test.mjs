@@ -4,7 +4,9 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { createExecutor, runLeaf, LeafStoppedError, ProtocolClient, TextLeafData } from '../../js_bindings/src/index.js';
+import {
+  createExecutor, runLeaf, LeafStoppedError, ProtocolClient, TextLeafData, PROTOCOL_VERSION,
+} from '../../js_bindings/src/index.js';
 import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../../js_bindings/src/node/simulate.js';
 import { startServer, withServer, adminClient, tempDir } from '../server/server_harness.mjs';
@@ -152,7 +154,8 @@ test('a leaf of another major version is stopped by a 426 naming both versions',
   const executor = { runTask: () => assert.fail('must not train') };
   await assert.rejects(
     runLeaf({ server: server.url, population: pop.id, token: pop.client_token, executor, dataset: {}, client: future }),
-    (e) => e instanceof LeafStoppedError && e.status === 426 && /7\.3/.test(e.message) && /0\.1/.test(e.message));
+    (e) => e instanceof LeafStoppedError && e.status === 426 && /7\.3/.test(e.message) &&
+      e.message.includes(`fedleaf ${PROTOCOL_VERSION}`));
 }));
 
 test('4 leaves x 3 rounds finish and the eval loss of the global model decreases', () => withServer(async (server) => {

@@ -163,7 +163,7 @@ test('a 426 stops the leaf with the server message', async () => {
   const server = fakeServer({ version: '9.0' });
   await assert.rejects(
     runLeaf({ server: SERVER, population: 'p', token: 'c', dataset: {}, executor: fakeExecutor(), fetch: server.fetch }),
-    (e) => e instanceof LeafStoppedError && e.status === 426 && /leaf 0\.1, server 9\.0/.test(e.message));
+    (e) => e instanceof LeafStoppedError && e.status === 426 && e.message.includes(`leaf ${PROTOCOL_VERSION}, server 9.0`));
 });
 
 test('a 401 on claim stops the leaf instead of retrying forever', async () => {
