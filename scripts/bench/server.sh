@@ -63,6 +63,22 @@ if [ "$store" = postgres ]; then
   pg_dir="$(mktemp -d /tmp/fedleaf-bench-pg.XXXXXX)"  # not under $work: postgres must reach it
   pg_url="$(bash "$root/scripts/pg_cluster.sh" start "$pg_dir" "${FEDLEAF_BENCH_PG_PORT:-55433}")"
 fi
+# api_field FIELD CURL_ARGS...: one field of a JSON answer; any failure stops the bench naming
+# the request, its status and body (not a JSON traceback on an empty string).
+api_field() {
+  local field="$1" body status url="" a
+  shift
+  for a in "$@"; do case "$a" in http*) url="$a" ;; esac; done
+  body="$(mktemp)"
+  status="$(curl -s -o "$body" -w '%{http_code}' "$@" || true)"
+  if [ "$status" != 200 ] && [ "$status" != 201 ]; then
+    echo "bench server: $url answered status ${status:-none}: $(head -c 500 "$body")" >&2
+    rm -f "$body"
+    exit 1
+  fi
+  python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$body" "$field"
+  rm -f "$body"
+}
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 admin="bench-admin-token-0123456789"
 echo "$admin" > "$work/admin.token"
@@ -100,7 +116,10 @@ run() {
     "$server" --db "$db_arg" --port 0 --admin-token-file "$work/admin.token" \
       --log-level warn --threads 2 > "$work/server$i.out" 2> "$work/server$i.err" &
     pids+=($!)
-    for _ in $(seq 100); do grep -q listening "$work/server$i.out" 2>/dev/null && break; sleep 0.05; done
+    # Up to 60 s: on a loaded CI machine a server creating its PostgreSQL schema took over 5 s.
+    for _ in $(seq 1200); do grep -q listening "$work/server$i.out" 2>/dev/null && break; sleep 0.05; done
+    grep -q listening "$work/server$i.out" 2>/dev/null ||
+      { echo "bench server: fedleaf-server $i did not start listening in 60 s:" >&2; cat "$work/server$i.err" >&2; exit 1; }
     ports+=("$(grep -oE '[0-9]+$' "$work/server$i.out")")
   done
   local port="${ports[0]}"
@@ -120,11 +139,10 @@ run() {
   fi
   local token result rss_kb cpu_ticks=0 rounds pg_ticks_before=0 pg_ticks=0
   if [ "$db" = postgres ]; then pg_ticks_before="$(postgres_ticks)"; fi
-  token="$(curl -sf -X POST "http://127.0.0.1:$port/v1/populations" \
+  token="$(api_field client_token -X POST "http://127.0.0.1:$port/v1/populations" \
     -H "Authorization: Bearer $admin" -H "Fedleaf-Version: $version" \
     -d "{\"id\": \"bench\", \"seed\": 1, \"rounds\": 1000000, \"clients_per_round\": 2000,
-         \"lease_s\": 600, \"round_deadline_s\": 3600, \"plan\": $plan}" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["client_token"])')"
+         \"lease_s\": 600, \"round_deadline_s\": 3600, \"plan\": $plan}")"
   result="$("$load" --port "$port" --population bench --token "$token" --version "$version" \
     --concurrency "$c" --duration-s "$seconds" --max-cycles "$max_cycles" --vocab 20000 --dim 8 \
     --think-ms "$think_ms" --wait-s "${FEDLEAF_BENCH_WAIT_S:-20}")"
@@ -138,8 +156,7 @@ run() {
     cpu_ticks=$((cpu_ticks + $(awk '{print $14 + $15}' "/proc/$p/stat")))
   done
   if [ "$db" = postgres ]; then pg_ticks=$(($(postgres_ticks) - pg_ticks_before)); fi
-  rounds="$(curl -sf "http://127.0.0.1:$port/v1/populations/bench" |
-    python3 -c 'import json, sys; print(json.load(sys.stdin)["round"])')"
+  rounds="$(api_field round "http://127.0.0.1:$port/v1/populations/bench")"
   if [ -n "$lb_pid" ]; then kill -TERM "$lb_pid"; wait "$lb_pid" || true; fi
   for p in "${pids[@]}"; do kill -TERM "$p"; wait "$p"; done
   pids=()
