@@ -34,13 +34,14 @@ nlohmann::json upload(TaskRepository& repo, const TaskAssignment& t, int expecte
   const UploadOutcome out =
       repo.upload(t.task_id, t.lease_token, test::train_result({1}, 0.1f, 0.1f, 3));
   CHECK(out.status == expected_status);
+  repo.commit_batch();  // as the server does before it answers (PostgreSQL batches the close)
   return nlohmann::json::parse(receipt_json(out.receipt));
 }
 
 }  // namespace
 
 FEDLEAF_STORE_CASE(a_stale_reports_receipt_names_its_tasks_round_and_the_version_it_folded_into,
-                   SqliteMemoryBackend, SqliteFileBackend) {
+                   FEDLEAF_STORE_BACKENDS) {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
@@ -58,8 +59,7 @@ FEDLEAF_STORE_CASE(a_stale_reports_receipt_names_its_tasks_round_and_the_version
   CHECK(upload(repo, stale, 200) == receipt);  // a repeat: the same receipt
 }
 
-FEDLEAF_STORE_CASE(a_synchronous_receipt_folds_into_its_tasks_round, SqliteMemoryBackend,
-                   SqliteFileBackend) {
+FEDLEAF_STORE_CASE(a_synchronous_receipt_folds_into_its_tasks_round, FEDLEAF_STORE_BACKENDS) {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});

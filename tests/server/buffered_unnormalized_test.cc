@@ -57,6 +57,7 @@ TaskAssignment claim(TaskRepository& repo, const CreatedPopulation& p) {
 void report(TaskRepository& repo, const TaskAssignment& t, float delta, int examples) {
   REQUIRE(repo.upload(t.task_id, t.lease_token, test::train_result({1}, delta, delta, examples))
               .status == 201);
+  repo.commit_batch();  // as the server does before it answers (PostgreSQL batches the close)
 }
 
 struct Report {
@@ -90,7 +91,7 @@ void check_step(TaskRepository& repo, int v, double step) {
 }  // namespace
 
 FEDLEAF_STORE_CASE(an_unnormalized_buffer_steps_by_the_staleness_weighted_sum_over_k,
-                   SqliteMemoryBackend, SqliteFileBackend) {
+                   FEDLEAF_STORE_BACKENDS) {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo(store, clock, metrics, TaskRepositoryOptions{});
