@@ -13,12 +13,12 @@
 #include <cstring>
 #include <memory>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
+#include "core/data/svmlight.h"
+#include "core/features/text_features.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
 #include "core/train/plan_schema.h"
-#include "core/train/svmlight.h"
-#include "core/train/text_features.h"
 #include "core/train/training_session.h"
 #include "core/wire/safetensors_index.h"
 #include "dataset_handle.h"

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "core/data/dataset.h"
+#include "core/data/svmlight.h"
 #include "core/error.h"
-#include "core/train/dataset.h"
+#include "core/features/text_features.h"
 #include "core/train/plan.h"
-#include "core/train/svmlight.h"
 #include "core/train/table_rows.h"
-#include "core/train/text_features.h"
 #include "js_interop.h"
 
 namespace fedleaf::wasm {

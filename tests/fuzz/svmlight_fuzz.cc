@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "core/data/svmlight.h"
 #include "core/error.h"
-#include "core/train/svmlight.h"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/train/text_features.h"
+#include "core/features/text_features.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 4) return 0;

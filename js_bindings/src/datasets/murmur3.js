@@ -1,4 +1,4 @@
-// MurmurHash3_x86_32 over bytes: the hash of fedleaf's feature hashing (src/core/train/murmur3.h)
+// MurmurHash3_x86_32 over bytes: the hash of fedleaf's feature hashing (src/core/features/murmur3.h)
 // and of its deterministic data splits. Same results as the C++ implementation, in any JS engine.
 //
 //   murmur3_32(new TextEncoder().encode('spam-2/00017'), 0)  // → unsigned 32-bit integer

@@ -97,7 +97,7 @@ export function datasetApi(module) {
   return {
     /**
      * Hashed bag-of-words from raw texts, featurized as the plan's "features" section says
-     * (src/core/train/text_features.h documents the tokenizer and the hash exactly).
+     * (src/core/features/text_features.h documents the tokenizer and the hash exactly).
      */
     datasetFromTexts(texts, labels, plan = {}) {
       stringArray('texts', texts);

@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/features/murmur3.h"
 #include "core/features/records_json.h"
 #include "core/text/text_format.h"
-#include "core/train/murmur3.h"
 
 namespace fedleaf::core {
 namespace {

@@ -30,8 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/data/input_columns.h"
 #include "core/features/input_features.h"
-#include "core/train/input_columns.h"
 
 namespace fedleaf::core {
 

@@ -42,8 +42,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/train/input_columns.h"
-#include "core/train/text_features.h"
+#include "core/data/input_columns.h"
+#include "core/features/text_features.h"
 
 namespace fedleaf::core {
 

@@ -2,8 +2,8 @@
 
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
+#include "core/kernels/dense_kernels.h"
 #include "core/train/activation.h"
-#include "core/train/dense_kernels.h"
 #include "core/train/model_layer.h"
 
 namespace fedleaf::core {

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
-#include "core/train/dense_kernels.h"
+#include "core/kernels/dense_kernels.h"
 #include "core/train/model_layer.h"
 
 namespace fedleaf::core {

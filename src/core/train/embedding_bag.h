@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/train/batch.h"
-#include "core/train/batch_rows.h"
+#include "core/data/batch.h"
+#include "core/data/batch_rows.h"
 #include "core/train/layer_kind.h"
 #include "core/train/parameter_gradient.h"
 #include "core/train/plan.h"

@@ -3,13 +3,13 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/data/seeded_random.h"
 #include "core/error.h"
+#include "core/features/murmur3.h"
 #include "core/train/forward_over_dataset.h"
 #include "core/train/metrics.h"
 #include "core/train/model.h"
-#include "core/train/murmur3.h"
 #include "core/train/plan.h"
-#include "core/train/seeded_random.h"
 #include "core/train/training_session.h"
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors.h"

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "core/data/batch.h"
 #include "core/error.h"
-#include "core/train/batch.h"
 #include "core/train/model_parameters.h"
 #include "core/wire/safetensors.h"
 

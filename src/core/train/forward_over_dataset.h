@@ -18,8 +18,8 @@
 #include <functional>
 #include <vector>
 
-#include "core/train/batch.h"
-#include "core/train/dataset.h"
+#include "core/data/batch.h"
+#include "core/data/dataset.h"
 #include "core/train/loss.h"
 #include "core/train/model.h"
 #include "core/train/plan.h"

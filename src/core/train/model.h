@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "core/data/batch.h"
 #include "core/tensor/dense_tensor.h"
-#include "core/train/batch.h"
 #include "core/train/dense_layer.h"
 #include "core/train/embedding_bag.h"
 #include "core/train/loss.h"

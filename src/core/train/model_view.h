@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
+#include "core/data/compact_rows.h"
 #include "core/error.h"
 #include "core/tensor/dense_tensor.h"
 #include "core/tensor/dtype.h"
-#include "core/train/compact_rows.h"
 #include "core/train/plan.h"
 #include "core/wire/safetensors_index.h"
 

@@ -116,9 +116,9 @@
 #include <vector>
 
 #include "core/aggregation/update_plan.h"
+#include "core/data/input_columns.h"
 #include "core/features/input_features.h"
-#include "core/train/input_columns.h"
-#include "core/train/text_features.h"
+#include "core/features/text_features.h"
 
 namespace fedleaf::core {
 

@@ -7,13 +7,13 @@
 #include "core/aggregation/operators/operator_table.h"
 #include "core/aggregation/update_plan.h"
 #include "core/features/input_features.h"
+#include "core/features/text_features.h"
 #include "core/json/json_known_fields.h"
 #include "core/train/activation.h"
 #include "core/train/dense_layer.h"
 #include "core/train/embedding_bag.h"
 #include "core/train/layer_registry.h"
 #include "core/train/plan.h"
-#include "core/train/text_features.h"
 #include "core/wire/update_compression.h"
 
 namespace fedleaf::core {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
 
 namespace fedleaf::core {
 

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
+#include "core/data/compact_rows.h"
 #include "core/error.h"
-#include "core/train/compact_rows.h"
 #include "core/train/model.h"
 
 namespace fedleaf::core {

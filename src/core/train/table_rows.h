@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {

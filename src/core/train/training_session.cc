@@ -4,10 +4,10 @@
 #include <cstring>
 #include <map>
 
+#include "core/data/compact_rows.h"
+#include "core/data/seeded_random.h"
 #include "core/error.h"
-#include "core/train/compact_rows.h"
 #include "core/train/model_view.h"
-#include "core/train/seeded_random.h"
 #include "core/train/table_rows.h"
 #include "core/train/trained_parameter.h"
 

@@ -24,9 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "core/train/batch.h"
-#include "core/train/compact_rows.h"
-#include "core/train/dataset.h"
+#include "core/data/batch.h"
+#include "core/data/compact_rows.h"
+#include "core/data/dataset.h"
 #include "core/train/model.h"
 #include "core/train/model_view.h"
 #include "core/train/optimizer.h"

@@ -36,11 +36,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/data/input_columns.h"
+#include "core/data/seeded_random.h"
+#include "core/features/text_features.h"
 #include "core/train/executor.h"
-#include "core/train/input_columns.h"
 #include "core/train/plan.h"
-#include "core/train/seeded_random.h"
-#include "core/train/text_features.h"
 #include "core/train/training_session.h"
 #include "core/wire/safetensors.h"
 #include "tests/fixtures/spamassassin_fixture.h"

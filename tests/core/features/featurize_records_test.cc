@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/features/featurize_records.h"
-#include "core/train/murmur3.h"
-#include "core/train/text_features.h"
+#include "core/features/murmur3.h"
+#include "core/features/text_features.h"
 #include "tests/core/error_matchers.h"
 
 using namespace fedleaf::core;

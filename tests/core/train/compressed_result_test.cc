@@ -11,9 +11,9 @@
 
 #include "core/aggregation/round_aggregator.h"
 #include "core/aggregation/update_plan.h"
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
+#include "core/data/seeded_random.h"
 #include "core/train/executor.h"
-#include "core/train/seeded_random.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/train/batch.h"
+#include "core/data/batch.h"
 #include "core/train/embedding_bag.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"

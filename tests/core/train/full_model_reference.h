@@ -11,7 +11,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/train/batch.h"
+#include "core/data/batch.h"
 #include "core/train/executor.h"
 #include "core/train/forward_over_dataset.h"
 #include "core/train/model.h"

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/train/batch.h"
+#include "core/data/batch.h"
 #include "core/train/model.h"
 #include "tests/core/train/train_test_util.h"
 

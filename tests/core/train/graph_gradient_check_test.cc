@@ -6,8 +6,8 @@
 #include <cmath>
 #include <functional>
 
+#include "core/data/batch.h"
 #include "core/train/add_layer.h"
-#include "core/train/batch.h"
 #include "core/train/concatenate.h"
 #include "core/train/dropout.h"
 #include "core/train/forward_over_dataset.h"

@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "core/train/batch.h"
+#include "core/data/batch.h"
 #include "core/train/dropout.h"
 #include "core/train/forward_over_dataset.h"
 #include "core/train/model.h"

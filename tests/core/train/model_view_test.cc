@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
+#include "core/data/dataset.h"
 #include "core/tensor/half_float.h"
 #include "core/tensor/row_sparse_tensor.h"
-#include "core/train/dataset.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 

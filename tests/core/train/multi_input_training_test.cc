@@ -7,10 +7,10 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/train/batch.h"
+#include "core/data/batch.h"
+#include "core/features/murmur3.h"
 #include "core/train/executor.h"
 #include "core/train/forward_over_dataset.h"
-#include "core/train/murmur3.h"
 #include "core/train/optimizer.h"
 #include "core/train/predict.h"
 #include "core/train/table_rows.h"

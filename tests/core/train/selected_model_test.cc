@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/data/seeded_random.h"
 #include "core/train/executor.h"
-#include "core/train/seeded_random.h"
 #include "core/train/training_session.h"
 #include "core/wire/safetensors.h"
 #include "core/wire/safetensors_index.h"

@@ -7,9 +7,9 @@
 #include <cstdio>
 #include <iostream>
 
+#include "core/features/text_features.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
-#include "core/train/text_features.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/to_dense.h"
 #include "tests/fixtures/spamassassin_fixture.h"

@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
+#include "core/data/seeded_random.h"
 #include "core/train/executor.h"
 #include "core/train/model.h"
 #include "core/train/plan.h"
-#include "core/train/seeded_random.h"
 #include "core/wire/safetensors.h"
 
 namespace fedleaf::test {

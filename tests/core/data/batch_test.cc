@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/train/batch.h"
-#include "core/train/dataset.h"
+#include "core/data/batch.h"
+#include "core/data/dataset.h"
 
 using namespace fedleaf::core;
 

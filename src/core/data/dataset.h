@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/train/compact_rows.h"
-#include "core/train/input_columns.h"
+#include "core/data/compact_rows.h"
+#include "core/data/input_columns.h"
 
 namespace fedleaf::core {
 

@@ -1,10 +1,10 @@
-#include "core/train/dense_kernels.h"
+#include "core/kernels/dense_kernels.h"
 
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
-#include "core/train/prefetch.h"
+#include "core/kernels/prefetch.h"
 
 #if defined(__SSE2__) && !defined(__wasm_simd128__)
 #include <emmintrin.h>

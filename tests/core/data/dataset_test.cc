@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "core/train/batch.h"
-#include "core/train/dataset.h"
-#include "core/train/seeded_random.h"
+#include "core/data/batch.h"
+#include "core/data/dataset.h"
+#include "core/data/seeded_random.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"
 

@@ -1,4 +1,4 @@
-#include "core/train/compact_rows.h"
+#include "core/data/compact_rows.h"
 
 #include <algorithm>
 #include <string>

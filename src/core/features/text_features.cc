@@ -1,12 +1,12 @@
-#include "core/train/text_features.h"
+#include "core/features/text_features.h"
 
 #include <algorithm>
 #include <utility>
 
 #include "core/error.h"
+#include "core/features/murmur3.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
-#include "core/train/murmur3.h"
 
 namespace fedleaf::core {
 namespace {

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <vector>
 
-#include "core/train/dense_kernels.h"
-#include "core/train/seeded_random.h"
+#include "core/data/seeded_random.h"
+#include "core/kernels/dense_kernels.h"
 
 using namespace fedleaf::core;
 

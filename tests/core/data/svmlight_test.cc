@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/train/svmlight.h"
+#include "core/data/svmlight.h"
 #include "tests/core/error_matchers.h"
 
 using namespace fedleaf::core;

@@ -2,7 +2,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/train/murmur3.h"
+#include "core/features/murmur3.h"
 
 using namespace fedleaf::core;
 

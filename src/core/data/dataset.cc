@@ -1,12 +1,12 @@
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
+#include "core/data/seeded_random.h"
 #include "core/error.h"
-#include "core/train/seeded_random.h"
 
 namespace fedleaf::core {
 namespace {

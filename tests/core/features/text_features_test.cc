@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/train/murmur3.h"
+#include "core/features/murmur3.h"
+#include "core/features/text_features.h"
 #include "core/train/plan.h"
-#include "core/train/text_features.h"
 #include "tests/core/error_matchers.h"
 
 using namespace fedleaf::core;

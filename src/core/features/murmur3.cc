@@ -1,4 +1,4 @@
-#include "core/train/murmur3.h"
+#include "core/features/murmur3.h"
 
 namespace fedleaf::core {
 namespace {

@@ -2,7 +2,7 @@
 // (same contracts, same order of float operations, no intrinsics).
 #include <cmath>
 
-#include "core/train/dense_kernels.h"
+#include "core/kernels/dense_kernels.h"
 
 namespace fedleaf::core::kernels {
 

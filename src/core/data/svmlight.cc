@@ -1,4 +1,4 @@
-#include "core/train/svmlight.h"
+#include "core/data/svmlight.h"
 
 #include <charconv>
 #include <cmath>

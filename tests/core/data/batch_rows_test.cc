@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/train/batch_rows.h"
-#include "core/train/seeded_random.h"
+#include "core/data/batch_rows.h"
+#include "core/data/seeded_random.h"
 #include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;

@@ -1,4 +1,4 @@
-#include "core/train/batch_rows.h"
+#include "core/data/batch_rows.h"
 
 namespace fedleaf::core {
 

@@ -1,8 +1,8 @@
-#include "core/train/batch.h"
+#include "core/data/batch.h"
 
 #include <algorithm>
 
-#include "core/train/prefetch.h"
+#include "core/kernels/prefetch.h"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>

@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
 
 namespace fedleaf::core {
 

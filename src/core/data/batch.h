@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
 
 namespace fedleaf::core {
 

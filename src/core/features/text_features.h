@@ -34,7 +34,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/train/dataset.h"
+#include "core/data/dataset.h"
 
 namespace fedleaf::core {
 

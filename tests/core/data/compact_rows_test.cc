@@ -2,8 +2,8 @@
 
 #include <utility>
 
-#include "core/train/compact_rows.h"
-#include "core/train/seeded_random.h"
+#include "core/data/compact_rows.h"
+#include "core/data/seeded_random.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"
 
