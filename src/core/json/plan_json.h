@@ -37,6 +37,20 @@ inline const json* find_field(const json& object, const char* key) {
   return it == object.end() ? nullptr : &*it;
 }
 
+// Field `key` of `object` (at `path`), which must be present: "<path>.<key>: missing".
+inline const json& require(const json& object, const std::string& path, const char* key) {
+  const json* v = find_field(object, key);
+  if (v == nullptr) fail(path + "." + key, "missing");
+  return *v;
+}
+
+// Field `key` of `object`, which must be present and an object.
+inline const json& require_object(const json& object, const std::string& path, const char* key) {
+  const json& v = require(object, path, key);
+  if (!v.is_object()) fail(path + "." + key, "expected an object");
+  return v;
+}
+
 // String field `key` of `object` (at `path`); `fallback` when absent, or missing is an error
 // when there is none.
 inline std::string get_string(const json& object, const std::string& path, const char* key,

@@ -7,7 +7,7 @@
 
 #include "core/data/batch.h"
 #include "core/error.h"
-#include "core/train/model_parameters.h"
+#include "core/model/model_parameters.h"
 #include "core/wire/safetensors.h"
 
 namespace fedleaf::core {

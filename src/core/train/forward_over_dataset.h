@@ -20,8 +20,8 @@
 
 #include "core/data/batch.h"
 #include "core/data/dataset.h"
-#include "core/train/loss.h"
-#include "core/train/model.h"
+#include "core/model/loss.h"
+#include "core/model/model.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {

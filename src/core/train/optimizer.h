@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/train/parameter_gradient.h"
+#include "core/model/parameter_gradient.h"
 #include "core/train/plan.h"
 
 namespace fedleaf::core {

@@ -22,9 +22,11 @@
 //            (input_features.h) into Plan::input_features, and kept as JSON text in
 //            InputSpec::features_json; a sparse input's num_buckets / hash_buckets must be <= the
 //            vocab of every table it feeds)
-//    "layers": [                                         listed in a topological order; each
-//                                                        type's fields are parsed by its entry of
-//                                                        the layer table (layer_registry.h)
+//    "layers": [                                         listed in a topological order; the model
+//                                                        section is parsed by core/model/
+//                                                        model_spec.h, each type's fields by its
+//                                                        entry of the layer table
+//                                                        (layer_registry.h)
 //      every layer: "input": <name> (one) or "inputs": [<name>, ...] (concatenate, add): an
 //        input name or an EARLIER layer's name (inputs and layers share one namespace; a later
 //        layer or the layer itself is a cycle). Neither given: the previous layer's output; for
@@ -119,51 +121,25 @@
 #include "core/data/input_columns.h"
 #include "core/features/input_features.h"
 #include "core/features/text_features.h"
+#include "core/model/model_spec.h"
 
 namespace fedleaf::core {
 
-enum class LayerType {
-  kEmbeddingBag,
-  kDense,
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kConcatenate,
-  kAdd,
-  kDropout
-};
-enum class Combiner { kSum, kMean, kSqrtn };
-enum class Initializer { kUniform, kGlorotUniform, kZeros };
-enum class LossType { kSoftmaxCrossEntropy, kSigmoidCrossEntropy, kMeanSquaredError };
-
-// What a layer reads: a model input (ModelSpec::inputs[index]) or an earlier layer
-// (ModelSpec::layers[index]).
-struct NodeRef {
-  bool is_input = false;
-  std::size_t index = 0;
-};
 enum class OptimizerType { kSgd, kMomentum, kAdam };
 // Where Adam's ε sits (optimizer.h has both rules): inside the bias correction (Keras in Python,
 // TensorFlow) or outside it (TF.js).
 enum class AdamEpsilonForm { kKeras, kTfjs };
 enum class PlanKind { kTrain, kEvaluate };
 
-// The fields of the plan's own objects and the names of its choices (the layers' are in their
-// files, the updates' in core/aggregation/update_plan.h, the features' in text_features.h and
+// The fields of the plan's own objects and the names of its choices (the model section's are in
+// core/model/model_spec.h, the layers' in their files, the updates' in
+// core/aggregation/update_plan.h, the features' in text_features.h and
 // core/features/input_features.h): what parse_plan checks, and what plan_schema lists.
 inline constexpr std::array kPlanFields{
     "format_version",          "kind", "model", "train", "updates", "features", "eval",
     "max_examples_per_report", "tfjs"};
 inline constexpr std::array kPlanKinds{std::pair{"train", PlanKind::kTrain},
                                        std::pair{"evaluate", PlanKind::kEvaluate}};
-inline constexpr std::array kModelFields{"inputs", "layers", "output", "loss"};
-inline constexpr std::array kInputFields{"type", "dim", "features"};
-inline constexpr std::array kInputKinds{std::pair{"sparse_ids", InputKind::kSparseIds},
-                                        std::pair{"dense", InputKind::kDense}};
-inline constexpr std::array kLosses{
-    std::pair{"softmax_cross_entropy", LossType::kSoftmaxCrossEntropy},
-    std::pair{"sigmoid_cross_entropy", LossType::kSigmoidCrossEntropy},
-    std::pair{"mean_squared_error", LossType::kMeanSquaredError}};
 inline constexpr std::array kTrainFields{"optimizer", "epochs",       "batch_size",
                                          "shuffle",   "shuffle_seed", "clip_norm"};
 inline constexpr std::array kOptimizerFields{"type",  "learning_rate", "momentum",    "beta1",
@@ -174,77 +150,6 @@ inline constexpr std::array kOptimizerTypes{std::pair{"sgd", OptimizerType::kSgd
 inline constexpr std::array kAdamEpsilonForms{std::pair{"keras", AdamEpsilonForm::kKeras},
                                               std::pair{"tfjs", AdamEpsilonForm::kTfjs}};
 inline constexpr std::array kEvalFields{"batch_size"};
-
-struct LayerSpec {
-  LayerType type = LayerType::kDense;
-  std::string name;       // empty for unnamed activation layers
-  std::string path;       // "plan.model.layers[i]", for error messages
-  std::size_t vocab = 0;  // embedding_bag
-  std::size_t dim = 0;    // embedding_bag
-  Combiner combiner = Combiner::kMean;
-  std::size_t units = 0;  // dense
-  bool use_bias = true;   // dense (default true); embedding_bag (parsed, default false)
-  Initializer initializer = Initializer::kGlorotUniform;
-  float init_scale = 0.05f;
-  std::size_t input_width = 0;   // derived: width of the layer's input (concatenate: the sum)
-  std::size_t output_width = 0;  // derived
-  std::vector<NodeRef> sources;  // what the layer reads, in order (several: concatenate, add)
-  // embedding_bag: the layer owning its table (its own index unless "table" names another), and
-  // the feed (ModelSpec::feeds) its ids come from.
-  std::size_t table_layer = 0;
-  std::string table;  // embedding_bag: the owner's name when it shares a table, else ""
-  std::size_t feed = 0;
-  float rate = 0.0f;       // dropout
-  std::uint64_t seed = 0;  // dropout
-};
-
-struct InputSpec {
-  std::string name;
-  std::string path;  // "plan.model.inputs.<name>"
-  InputKind kind = InputKind::kSparseIds;
-  std::size_t dim = 0;  // dense
-  // The input's "features" object as JSON text, "" when absent: how records become this input
-  // (parsed and checked by core/features/, not here).
-  std::string features_json;
-  std::size_t feed = 0;  // dense: the feed of its rows
-};
-
-// One stream of rows a model reads from each batch: a dense input's rows, or a sparse input's
-// ids as rows of one embedding table (an input looked up in two different tables is two feeds,
-// since each table numbers its compact rows over the ids of every input feeding it).
-struct FeedSpec {
-  std::size_t input = 0;  // ModelSpec::inputs index
-  bool sparse = false;
-  std::size_t table_layer = 0;  // sparse: the layer owning the table
-};
-
-struct ModelSpec {
-  std::vector<InputSpec> inputs;  // by name (the JSON object's key order)
-  // The first input (a one-input plan's only one): its name, kind and dense dim.
-  std::string input_name;
-  InputKind input_kind = InputKind::kSparseIds;
-  std::size_t input_dim = 0;
-  // Dense layers with an "activation" are expanded into a dense layer and an activation layer.
-  // Topologically ordered; the last is the output.
-  std::vector<LayerSpec> layers;
-  std::vector<FeedSpec> feeds;  // in the order layers first read them
-  LossType loss = LossType::kSoftmaxCrossEntropy;
-  std::size_t output_width = 0;
-};
-
-// The parameter name of the table embedding_bag layer `layer` looks up: "<owner>/weight".
-std::string table_parameter(const ModelSpec& model, const LayerSpec& layer);
-
-// One trainable tensor the model declares.
-struct ParameterSpec {
-  std::string name;  // "<layer>/weight" or "<layer>/bias"
-  std::vector<std::size_t> shape;
-  bool row_sparse_gradient = false;  // embedding tables
-  Initializer initializer = Initializer::kZeros;
-  float init_scale = 0.0f;  // uniform initializer bound
-  std::size_t fan_in = 0, fan_out = 0;
-  std::string declared_by;  // "plan.model.layers[i]"
-};
 
 struct OptimizerSpec {
   OptimizerType type = OptimizerType::kSgd;
@@ -283,13 +188,6 @@ struct Plan {
 enum class PlanUse { kTask, kInference };
 
 Plan parse_plan(const std::string& plan_json, PlanUse use = PlanUse::kTask);
-
-// The parameters `model` declares, in layer order (weight before bias).
-std::vector<ParameterSpec> parameter_specs(const ModelSpec& model);
-
-// The bytes of every parameter `model` declares, as F32 (a model's safetensors data section),
-// saturating at UINT64_MAX: what allocating the model would take, known before allocating it.
-std::uint64_t parameter_bytes(const ModelSpec& model);
 
 // The plan's "features" section (defaults of TextFeatureOptions when absent): how the leaf, the
 // server and the eval featurize raw text for this plan.

@@ -1,18 +1,7 @@
 set(FEDLEAF_TRAIN_SOURCES
-  activation.cc
-  add_layer.cc
-  concatenate.cc
-  dense_layer.cc
-  dropout.cc
-  embedding_bag.cc
   executor.cc
   forward_over_dataset.cc
-  layer_registry.cc
-  loss.cc
   metrics.cc
-  model.cc
-  model_view.cc
-  model_parameters.cc
   optimizer.cc
   plan.cc
   plan_format.cc

@@ -4,7 +4,7 @@
 
 #include "core/data/compact_rows.h"
 #include "core/error.h"
-#include "core/train/model.h"
+#include "core/model/model.h"
 
 namespace fedleaf::core {
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "core/train/model_view.h"
+#include "core/model/model_view.h"
 #include "core/train/training_session.h"
 
 namespace fedleaf::core {

@@ -7,7 +7,7 @@
 #include "core/data/compact_rows.h"
 #include "core/data/seeded_random.h"
 #include "core/error.h"
-#include "core/train/model_view.h"
+#include "core/model/model_view.h"
 #include "core/train/table_rows.h"
 #include "core/train/trained_parameter.h"
 

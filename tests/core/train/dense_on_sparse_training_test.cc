@@ -8,9 +8,9 @@
 
 #include "core/data/batch.h"
 #include "core/features/murmur3.h"
+#include "core/model/model.h"
 #include "core/train/executor.h"
 #include "core/train/forward_over_dataset.h"
-#include "core/train/model.h"
 #include "core/train/optimizer.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/train/full_model_reference.h"

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/data/batch.h"
+#include "core/model/model.h"
 #include "core/train/executor.h"
 #include "core/train/forward_over_dataset.h"
-#include "core/train/model.h"
 #include "core/train/optimizer.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/train/train_test_util.h"

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "core/data/batch.h"
-#include "core/train/dropout.h"
+#include "core/model/dropout.h"
+#include "core/model/model.h"
 #include "core/train/forward_over_dataset.h"
-#include "core/train/model.h"
 #include "tests/core/train/train_test_util.h"
 
 using namespace fedleaf::core;

@@ -8,8 +8,8 @@
 
 #include "core/data/dataset.h"
 #include "core/data/seeded_random.h"
+#include "core/model/model.h"
 #include "core/train/executor.h"
-#include "core/train/model.h"
 #include "core/train/plan.h"
 #include "core/wire/safetensors.h"
 

@@ -1,0 +1,30 @@
+// The add layer: the elementwise sum of its inputs (equal widths), e.g. a wide & deep model's
+// wide logit plus its deep logit.
+//
+//   add_forward({a, b}, batch * width, out);     // out = a + b, summed in the listed order
+//   // backward: each input's gradient is gy itself
+//
+// No parameters.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "core/model/layer_kind.h"
+
+namespace fedleaf::core {
+
+// The "add" entry of the layer table (layer_kind.h): "inputs" (at least two names of float rows
+// of equal width), "name" optional; output width = that width.
+// The fields of an add layer ("input" is known so that a plan giving it is told that add needs
+// "inputs").
+inline constexpr std::array kAddFields{"type", "name", "input", "inputs"};
+
+void parse_add_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
+                    std::vector<LayerSpec>& layers);
+
+// out[i] = ((xs[0][i] + xs[1][i]) + xs[2][i]) ... for i < n.
+void add_forward(const std::vector<const float*>& xs, std::size_t n, float* out);
+
+}  // namespace fedleaf::core

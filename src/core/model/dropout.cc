@@ -1,0 +1,69 @@
+#include "core/model/dropout.h"
+
+#include "core/json/json_known_fields.h"
+#include "core/json/plan_json.h"
+
+namespace fedleaf::core {
+namespace {
+
+// SplitMix64's output function: a bijective mix of all 64 bits.
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::uint64_t row_key(std::uint64_t seed, std::uint64_t step, std::uint64_t example) {
+  return mix(mix(mix(seed) ^ step) ^ example);
+}
+
+// Hash values (24 bits) below it drop the unit.
+std::uint32_t threshold(float rate) {
+  return static_cast<std::uint32_t>(static_cast<double>(rate) * 16777216.0);
+}
+
+}  // namespace
+
+void parse_dropout_spec(const nlohmann::json& l, const LayerInput& input, LayerSpec spec,
+                        std::vector<LayerSpec>& layers) {
+  using namespace plan_json;
+  check_known_fields(l, spec.path, kDropoutFields);
+  const LayerSource& source = input.sources.front();
+  if (source.kind != InputKind::kDense) {
+    fail(spec.path + ".type", "a sparse_ids input needs an embedding_bag first layer");
+  }
+  spec.rate = get_float(l, spec.path, "rate", std::nullopt, "in [0, 1)",
+                        [](double d) { return d >= 0 && d < 1; });
+  spec.seed = get_integer(l, spec.path, "seed", 0, 0, ~std::uint64_t{0});
+  spec.input_width = source.width;
+  spec.output_width = source.width;
+  layers.push_back(std::move(spec));
+}
+
+bool dropout_keeps(std::uint64_t seed, std::uint64_t step, std::uint64_t example,
+                   std::uint64_t unit, float rate) {
+  return (mix(row_key(seed, step, example) ^ unit) >> 40) >= threshold(rate);
+}
+
+void dropout_mask(std::uint64_t seed, std::uint64_t step, std::size_t batch, std::size_t width,
+                  float rate, float* mask) {
+  const std::uint32_t below = threshold(rate);
+  const float scale = 1.0f / (1.0f - rate);
+  for (std::size_t b = 0; b < batch; ++b) {
+    const std::uint64_t key = row_key(seed, step, b);
+    for (std::size_t u = 0; u < width; ++u) {
+      mask[b * width + u] = (mix(key ^ u) >> 40) >= below ? scale : 0.0f;
+    }
+  }
+}
+
+void dropout_forward(const float* x, const float* mask, std::size_t n, float* y) {
+  for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * mask[i];
+}
+
+void dropout_backward(const float* gy, const float* mask, std::size_t n, float* gx) {
+  for (std::size_t i = 0; i < n; ++i) gx[i] = gy[i] * mask[i];
+}
+
+}  // namespace fedleaf::core

@@ -1,0 +1,79 @@
+// What one layer type contributes to a model, as an entry of the explicit layer table
+// (layer_registry.cc): its spec parsing, its parameters and how the model builds it. The layer's
+// own file (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc,
+// dropout.cc) holds these functions next to its forward and backward passes, so a new layer type
+// is one file and one table line.
+//
+//   const LayerKind* kind = find_layer_kind("dense");
+//   kind->parse(object, LayerInput{i, {{"h1", false, InputKind::kDense, 16}}}, spec, layers);
+//   kind->parameters(layers.back(), params);
+//   kind->make(layers.back(), binder, model_layer);
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/json/json_known_fields.h"
+#include "core/model/model_spec.h"
+#include "core/tensor/dense_tensor.h"
+
+namespace fedleaf::core {
+
+struct ModelLayer;
+
+// One thing a layer reads, as the plan resolved its name.
+struct LayerSource {
+  std::string name;
+  bool is_input = false;               // a model input (else an earlier layer's output)
+  InputKind kind = InputKind::kDense;  // kSparseIds: a sparse_ids input; kDense: float rows
+  std::size_t width = 0;               // float rows' width (0 for sparse ids)
+};
+
+// Where a layer sits: its index in the plan's layer list and what it reads ("input": one source;
+// "inputs": several, for the kinds that take them).
+struct LayerInput {
+  std::size_t index = 0;
+  std::vector<LayerSource> sources;
+};
+
+// Hands a layer being built its declared tensors, in the order its `parameters` declares them,
+// and registers a gradient for each; virtual because only model.cc knows the parameters and the
+// gradients, and called once per parameter at construction, never while training.
+class ParameterBinder {
+ public:
+  struct Bound {
+    DenseTensor* tensor;
+    int gradient;  // index into Model::gradients()
+  };
+  virtual ~ParameterBinder() = default;
+  // Throws InvalidInput naming the tensor and its layer when it is missing or misshapen.
+  virtual Bound next() = 0;
+  // A tensor an earlier next() handed out, by parameter name (a shared embedding table's second
+  // lookup); throws InvalidInput when none was.
+  virtual Bound bound(const std::string& parameter_name) = 0;
+};
+
+struct LayerKind {
+  const char* type;  // the plan's "type"
+  LayerType layer_type;
+  bool has_parameters;  // then "name" is required (it prefixes the parameter names)
+  bool several_inputs;  // reads "inputs" (a list); every other kind reads one "input"
+  FieldList fields;     // the fields `parse` accepts (the plan's schema lists them)
+  // Reads the layer's own fields from `object` (the plan checked "type", "input"/"inputs" and
+  // "name" and set spec.type, spec.name, spec.path and spec.sources): known fields, defaults,
+  // what it may read, and its input and output widths. `layers` holds the earlier layers. Appends
+  // the layer, then any layer it expands into (a dense layer's "activation"). Throws InvalidInput
+  // "<path>.<field>: <rule>".
+  void (*parse)(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
+                std::vector<LayerSpec>& layers);
+  // Appends the parameters `spec` declares (weight before bias); null: none.
+  void (*parameters)(const LayerSpec& spec, std::vector<ParameterSpec>& out);
+  // Sets up `layer`'s forward/backward object over the tensors `binder` hands out; null: the
+  // layer needs none (activations run on LayerType alone).
+  void (*make)(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
+};
+
+}  // namespace fedleaf::core

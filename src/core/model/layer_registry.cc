@@ -1,0 +1,68 @@
+#include "core/model/layer_registry.h"
+
+#include <iterator>
+
+#include "core/error.h"
+#include "core/model/activation.h"
+#include "core/model/add_layer.h"
+#include "core/model/concatenate.h"
+#include "core/model/dense_layer.h"
+#include "core/model/dropout.h"
+#include "core/model/embedding_bag.h"
+
+namespace fedleaf::core {
+namespace {
+
+// One line per layer type, in the order the unknown-type message lists them.
+constexpr LayerKind kLayerKinds[] = {
+    {"embedding_bag", LayerType::kEmbeddingBag, true, false, kEmbeddingBagFields,
+     parse_embedding_bag_spec, embedding_bag_parameters, make_embedding_bag},
+    {"dense", LayerType::kDense, true, false, kDenseFields, parse_dense_spec, dense_parameters,
+     make_dense},
+    {"relu", LayerType::kRelu, false, false, kActivationFields, parse_activation_spec, nullptr,
+     nullptr},
+    {"sigmoid", LayerType::kSigmoid, false, false, kActivationFields, parse_activation_spec,
+     nullptr, nullptr},
+    {"tanh", LayerType::kTanh, false, false, kActivationFields, parse_activation_spec, nullptr,
+     nullptr},
+    {"concatenate", LayerType::kConcatenate, false, true, kConcatenateFields,
+     parse_concatenate_spec, nullptr, nullptr},
+    {"add", LayerType::kAdd, false, true, kAddFields, parse_add_spec, nullptr, nullptr},
+    {"dropout", LayerType::kDropout, false, false, kDropoutFields, parse_dropout_spec, nullptr,
+     nullptr},
+};
+
+}  // namespace
+
+const LayerKind* find_layer_kind(const std::string& type) {
+  for (const LayerKind& kind : kLayerKinds) {
+    if (type == kind.type) return &kind;
+  }
+  return nullptr;
+}
+
+const LayerKind& layer_kind_named(const std::string& type, const std::string& path) {
+  if (const LayerKind* kind = find_layer_kind(type)) return *kind;
+  const std::size_t n = std::size(kLayerKinds);
+  std::string expected;
+  for (std::size_t k = 0; k < n; ++k) {
+    expected += (k == 0 ? "" : k + 1 == n ? " or " : ", ") + std::string(kLayerKinds[k].type);
+  }
+  throw InvalidInput(path + ": unknown layer type '" + type + "' (expected " + expected + ")");
+}
+
+std::vector<const LayerKind*> layer_kinds() {
+  std::vector<const LayerKind*> out;
+  for (const LayerKind& kind : kLayerKinds) out.push_back(&kind);
+  return out;
+}
+
+const LayerKind& layer_kind(LayerType type) {
+  for (const LayerKind& kind : kLayerKinds) {
+    if (kind.layer_type == type) return kind;
+  }
+  throw InvalidInput("layer type " + std::to_string(static_cast<int>(type)) +
+                     " is in no layer table entry");
+}
+
+}  // namespace fedleaf::core

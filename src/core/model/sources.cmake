@@ -1,0 +1,14 @@
+set(FEDLEAF_MODEL_SOURCES
+  activation.cc
+  add_layer.cc
+  concatenate.cc
+  dense_layer.cc
+  dropout.cc
+  embedding_bag.cc
+  layer_registry.cc
+  loss.cc
+  model.cc
+  model_parameters.cc
+  model_spec.cc
+  model_view.cc
+)
