@@ -1,9 +1,12 @@
 #include "core/model/activation.h"
 
 #include <cmath>
+#include <memory>
 
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
+#include "core/model/layer_pass.h"
+#include "core/model/model_layer.h"
 
 namespace fedleaf::core {
 
@@ -67,6 +70,35 @@ void activation_backward(LayerType type, const float* y, const float* gy, float*
     default:
       return;
   }
+}
+
+namespace {
+
+class ActivationOp : public LayerOp {
+ public:
+  explicit ActivationOp(LayerType type) : type_(type) {}
+  void forward(LayerPass& pass, ModelLayer& layer) override {
+    activation_forward(type_, pass.rows(layer.sources.front()), layer.output.data(),
+                       pass.size() * layer.width);
+  }
+  void backward(LayerPass& pass, ModelLayer& layer) override {
+    const NodeRef& source = layer.sources.front();
+    float* gx = pass.gradient_target(source);
+    if (gx == nullptr) return;  // on a model input: nothing to send back
+    activation_backward(type_, layer.output.data(), layer.grad_output.data(), gx,
+                        pass.size() * layer.width);
+    pass.gradient_sent(source, pass.size() * pass.width(source));
+  }
+
+ private:
+  LayerType type_;
+};
+
+}  // namespace
+
+void make_activation(const LayerSpec& spec, ParameterBinder& /*binder*/,
+                     std::size_t /*max_batch_size*/, ModelLayer& layer) {
+  layer.op = std::make_unique<ActivationOp>(spec.type);
 }
 
 }  // namespace fedleaf::core

@@ -31,6 +31,8 @@ bool activation_type(const std::string& name, LayerType& out);
 // input width.
 void parse_activation_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                            std::vector<LayerSpec>& layers);
+void make_activation(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+                     ModelLayer& layer);
 
 // `type` is kRelu, kSigmoid or kTanh; x and y may be the same buffer.
 void activation_forward(LayerType type, const float* x, float* y, std::size_t n);

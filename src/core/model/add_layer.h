@@ -23,6 +23,8 @@ inline constexpr std::array kAddFields{"type", "name", "input", "inputs"};
 
 void parse_add_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                     std::vector<LayerSpec>& layers);
+void make_add(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+              ModelLayer& layer);
 
 // out[i] = ((xs[0][i] + xs[1][i]) + xs[2][i]) ... for i < n.
 void add_forward(const std::vector<const float*>& xs, std::size_t n, float* out);

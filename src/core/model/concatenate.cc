@@ -1,9 +1,12 @@
 #include "core/model/concatenate.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
+#include "core/model/layer_pass.h"
+#include "core/model/model_layer.h"
 
 namespace fedleaf::core {
 
@@ -47,6 +50,43 @@ void concatenate_backward(const float* gy, std::size_t out_width, std::size_t of
     const float* row = gy + b * out_width + offset;
     std::copy(row, row + width, gx + b * width);
   }
+}
+
+namespace {
+
+class ConcatenateOp : public LayerOp {
+ public:
+  void forward(LayerPass& pass, ModelLayer& layer) override {
+    sources_.clear();
+    widths_.clear();
+    for (const NodeRef& s : layer.sources) {
+      sources_.push_back(pass.rows(s));
+      widths_.push_back(pass.width(s));
+    }
+    concatenate_forward(sources_, widths_, pass.size(), layer.output.data());
+  }
+  void backward(LayerPass& pass, ModelLayer& layer) override {
+    std::size_t offset = 0;
+    for (const NodeRef& s : layer.sources) {
+      const std::size_t width = pass.width(s);
+      if (float* gx = pass.gradient_target(s)) {
+        concatenate_backward(layer.grad_output.data(), layer.width, offset, width, pass.size(), gx);
+        pass.gradient_sent(s, pass.size() * width);
+      }
+      offset += width;
+    }
+  }
+
+ private:
+  std::vector<const float*> sources_;
+  std::vector<std::size_t> widths_;
+};
+
+}  // namespace
+
+void make_concatenate(const LayerSpec& /*spec*/, ParameterBinder& /*binder*/,
+                      std::size_t /*max_batch_size*/, ModelLayer& layer) {
+  layer.op = std::make_unique<ConcatenateOp>();
 }
 
 }  // namespace fedleaf::core

@@ -22,6 +22,8 @@ inline constexpr std::array kConcatenateFields{"type", "name", "input", "inputs"
 
 void parse_concatenate_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                             std::vector<LayerSpec>& layers);
+void make_concatenate(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+                      ModelLayer& layer);
 
 // out[b] = [xs[0][b], xs[1][b], ...]; xs[k] is [batch, widths[k]].
 void concatenate_forward(const std::vector<const float*>& xs,

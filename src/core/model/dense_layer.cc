@@ -1,9 +1,12 @@
 #include "core/model/dense_layer.h"
 
+#include <memory>
+
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/kernels/dense_kernels.h"
 #include "core/model/activation.h"
+#include "core/model/layer_pass.h"
 #include "core/model/model_layer.h"
 
 namespace fedleaf::core {
@@ -61,7 +64,31 @@ void dense_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out) {
   }
 }
 
-void make_dense(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer) {
+namespace {
+
+class DenseOp : public LayerOp {
+ public:
+  explicit DenseOp(DenseLayer dense) : dense_(dense) {}
+  void forward(LayerPass& pass, ModelLayer& layer) override {
+    dense_.forward(pass.rows(layer.sources.front()), pass.size(), layer.output.data());
+  }
+  void backward(LayerPass& pass, ModelLayer& layer) override {
+    const NodeRef& source = layer.sources.front();
+    float* gx = pass.gradient_target(source);
+    ParameterGradient* gb = layer.bias_gradient < 0 ? nullptr : &pass.gradient(layer.bias_gradient);
+    dense_.backward(pass.rows(source), layer.grad_output.data(), pass.size(),
+                    pass.gradient(layer.weight_gradient), gb, gx);
+    if (gx != nullptr) pass.gradient_sent(source, pass.size() * pass.width(source));
+  }
+
+ private:
+  DenseLayer dense_;
+};
+
+}  // namespace
+
+void make_dense(const LayerSpec& spec, ParameterBinder& binder, std::size_t /*max_batch_size*/,
+                ModelLayer& layer) {
   const ParameterBinder::Bound w = binder.next();
   layer.weight_gradient = w.gradient;
   const float* bias = nullptr;
@@ -70,7 +97,8 @@ void make_dense(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& laye
     layer.bias_gradient = b.gradient;
     bias = b.tensor->data<float>();
   }
-  layer.dense.emplace(w.tensor->data<float>(), bias, spec.input_width, spec.units);
+  layer.op = std::make_unique<DenseOp>(
+      DenseLayer(w.tensor->data<float>(), bias, spec.input_width, spec.units));
 }
 
 void DenseLayer::forward(const float* x, std::size_t batch_size, float* y) const {

@@ -33,7 +33,8 @@ inline constexpr std::array kDenseInitializers{
 void parse_dense_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                       std::vector<LayerSpec>& layers);
 void dense_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);
-void make_dense(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
+void make_dense(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+                ModelLayer& layer);
 
 class DenseLayer {
  public:

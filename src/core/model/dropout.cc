@@ -1,7 +1,12 @@
 #include "core/model/dropout.h"
 
+#include <algorithm>
+#include <memory>
+
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
+#include "core/model/layer_pass.h"
+#include "core/model/model_layer.h"
 
 namespace fedleaf::core {
 namespace {
@@ -64,6 +69,44 @@ void dropout_forward(const float* x, const float* mask, std::size_t n, float* y)
 
 void dropout_backward(const float* gy, const float* mask, std::size_t n, float* gx) {
   for (std::size_t i = 0; i < n; ++i) gx[i] = gy[i] * mask[i];
+}
+
+namespace {
+
+class DropoutOp : public LayerOp {
+ public:
+  DropoutOp(float rate, std::uint64_t seed, std::size_t mask_size)
+      : rate_(rate), seed_(seed), mask_(mask_size, 0.0f) {}
+  // Training: the mask of (seed, step, example, unit); inference: the identity.
+  void forward(LayerPass& pass, ModelLayer& layer) override {
+    const float* x = pass.rows(layer.sources.front());
+    const std::size_t count = pass.size() * layer.width;
+    if (pass.training()) {
+      dropout_mask(seed_, pass.step(), pass.size(), layer.width, rate_, mask_.data());
+      dropout_forward(x, mask_.data(), count, layer.output.data());
+    } else {
+      std::copy(x, x + count, layer.output.data());
+    }
+  }
+  void backward(LayerPass& pass, ModelLayer& layer) override {
+    const NodeRef& source = layer.sources.front();
+    float* gx = pass.gradient_target(source);
+    if (gx == nullptr) return;  // on a model input: nothing to send back
+    dropout_backward(layer.grad_output.data(), mask_.data(), pass.size() * layer.width, gx);
+    pass.gradient_sent(source, pass.size() * pass.width(source));
+  }
+
+ private:
+  float rate_;
+  std::uint64_t seed_;
+  std::vector<float> mask_;  // [max_batch, width], the last training step's
+};
+
+}  // namespace
+
+void make_dropout(const LayerSpec& spec, ParameterBinder& /*binder*/, std::size_t max_batch_size,
+                  ModelLayer& layer) {
+  layer.op = std::make_unique<DropoutOp>(spec.rate, spec.seed, max_batch_size * spec.output_width);
 }
 
 }  // namespace fedleaf::core

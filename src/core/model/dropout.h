@@ -25,6 +25,8 @@ inline constexpr std::array kDropoutFields{"type", "name", "input", "rate", "see
 
 void parse_dropout_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                         std::vector<LayerSpec>& layers);
+void make_dropout(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+                  ModelLayer& layer);
 
 // Whether unit `unit` of example `example` is kept at training step `step`: a 24-bit hash of
 // the four numbers compared with rate · 2^24 (keeps with probability 1 - rate up to 2^-24).

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <optional>
+#include <utility>
 
 #include "core/error.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
 #include "core/kernels/dense_kernels.h"
+#include "core/model/layer_pass.h"
 #include "core/model/model_layer.h"
 
 namespace fedleaf::core {
@@ -111,7 +115,50 @@ void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>&
   }
 }
 
-void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer) {
+namespace {
+
+class EmbeddingBagOp : public LayerOp {
+ public:
+  explicit EmbeddingBagOp(EmbeddingBag bag) : bag_(std::move(bag)) {}
+  void forward(LayerPass& pass, ModelLayer& layer) override {
+    bag_.forward(pass.feed(layer.feed), layer.output.data());
+  }
+  void backward(LayerPass& pass, ModelLayer& layer) override {
+    const Batch& ids = pass.feed(layer.feed);
+    const float* gy = layer.grad_output.data();
+    // The bias is a dense parameter: its gradient even under fused SGD (the optimizer steps it).
+    if (layer.bias_gradient >= 0) {
+      bag_.backward_bias(pass.size(), gy, pass.gradient(layer.bias_gradient).values.data());
+    }
+    const int g = layer.weight_gradient;
+    if (const std::optional<float> rate = pass.fused_sgd_learning_rate()) {
+      bag_.backward_sgd(ids, gy, *rate);
+    } else if (pass.first_write(g)) {
+      bag_.backward(ids, gy, pass.gradient(g));
+    } else {
+      // A second lookup of a shared table: its rows summed into the table's one gradient.
+      if (lookup_gradient_.row_size == 0) {
+        const ParameterGradient& table = pass.gradient(g);
+        lookup_gradient_.name = table.name;
+        lookup_gradient_.parameter = table.parameter;
+        lookup_gradient_.rows = table.rows;
+        lookup_gradient_.row_size = table.row_size;
+        lookup_gradient_.row_sparse = true;
+      }
+      bag_.backward(ids, gy, lookup_gradient_);
+      pass.merge_row_sparse(g, lookup_gradient_);
+    }
+  }
+
+ private:
+  EmbeddingBag bag_;
+  ParameterGradient lookup_gradient_;  // a shared table's second lookup: its own rows
+};
+
+}  // namespace
+
+void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder,
+                        std::size_t /*max_batch_size*/, ModelLayer& layer) {
   const ParameterBinder::Bound table =
       spec.table.empty() ? binder.next() : binder.bound(spec.table + "/weight");
   const float* bias = nullptr;
@@ -120,8 +167,9 @@ void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLay
     layer.bias_gradient = b.gradient;
     bias = b.tensor->data<float>();
   }
-  layer.embedding.emplace(spec.name, table.tensor->data<float>(), table.tensor->shape()[0],
-                          spec.dim, spec.combiner, bias);
+  layer.op = std::make_unique<EmbeddingBagOp>(EmbeddingBag(spec.name, table.tensor->data<float>(),
+                                                           table.tensor->shape()[0], spec.dim,
+                                                           spec.combiner, bias));
   layer.weight_gradient = table.gradient;
 }
 

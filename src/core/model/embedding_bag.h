@@ -48,7 +48,8 @@ inline constexpr std::array kEmbeddingInitializers{std::pair{"uniform", Initiali
 void parse_embedding_bag_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                               std::vector<LayerSpec>& layers);
 void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);
-void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
+void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+                        ModelLayer& layer);
 
 class EmbeddingBag {
  public:

@@ -1,13 +1,14 @@
 // What one layer type contributes to a model, as an entry of the explicit layer table
-// (layer_registry.cc): its spec parsing, its parameters and how the model builds it. The layer's
-// own file (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc,
-// dropout.cc) holds these functions next to its forward and backward passes, so a new layer type
-// is one file and one table line.
+// (layer_registry.cc): its spec parsing, its parameters and its op (layer_op.h: its forward and
+// backward passes, which the graph walk calls without naming the type). The layer's own file
+// (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc, dropout.cc)
+// holds these next to each other; CONTRIBUTING.md's "Adding a layer" lists what else a new type
+// touches.
 //
 //   const LayerKind* kind = find_layer_kind("dense");
 //   kind->parse(object, LayerInput{i, {{"h1", false, InputKind::kDense, 16}}}, spec, layers);
 //   kind->parameters(layers.back(), params);
-//   kind->make(layers.back(), binder, model_layer);
+//   kind->make(layers.back(), binder, max_batch_size, model_layer);   // model_layer.op set
 #pragma once
 
 #include <cstddef>
@@ -71,9 +72,10 @@ struct LayerKind {
                 std::vector<LayerSpec>& layers);
   // Appends the parameters `spec` declares (weight before bias); null: none.
   void (*parameters)(const LayerSpec& spec, std::vector<ParameterSpec>& out);
-  // Sets up `layer`'s forward/backward object over the tensors `binder` hands out; null: the
-  // layer needs none (activations run on LayerType alone).
-  void (*make)(const LayerSpec& spec, ParameterBinder& binder, ModelLayer& layer);
+  // Sets `layer.op`, the layer's forward and backward (layer_op.h), over the tensors `binder`
+  // hands out (and layer's gradient indices); its buffers for up to `max_batch_size` examples.
+  void (*make)(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
+               ModelLayer& layer);
 };
 
 }  // namespace fedleaf::core

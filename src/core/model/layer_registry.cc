@@ -20,16 +20,16 @@ constexpr LayerKind kLayerKinds[] = {
     {"dense", LayerType::kDense, true, false, kDenseFields, parse_dense_spec, dense_parameters,
      make_dense},
     {"relu", LayerType::kRelu, false, false, kActivationFields, parse_activation_spec, nullptr,
-     nullptr},
+     make_activation},
     {"sigmoid", LayerType::kSigmoid, false, false, kActivationFields, parse_activation_spec,
-     nullptr, nullptr},
+     nullptr, make_activation},
     {"tanh", LayerType::kTanh, false, false, kActivationFields, parse_activation_spec, nullptr,
-     nullptr},
+     make_activation},
     {"concatenate", LayerType::kConcatenate, false, true, kConcatenateFields,
-     parse_concatenate_spec, nullptr, nullptr},
-    {"add", LayerType::kAdd, false, true, kAddFields, parse_add_spec, nullptr, nullptr},
+     parse_concatenate_spec, nullptr, make_concatenate},
+    {"add", LayerType::kAdd, false, true, kAddFields, parse_add_spec, nullptr, make_add},
     {"dropout", LayerType::kDropout, false, false, kDropoutFields, parse_dropout_spec, nullptr,
-     nullptr},
+     make_dropout},
 };
 
 }  // namespace

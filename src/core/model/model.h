@@ -8,8 +8,9 @@
 //   optimizer.apply(model.gradients());               // mean-over-batch gradients
 //
 // All workspace is allocated in the constructor for max_batch_size examples; a batch allocates
-// only when its ids outnumber every earlier batch's. One virtual-free dispatch per layer per
-// batch, never per example. Layers run in the plan's (topological) order; backward runs them in
+// only when its ids outnumber every earlier batch's. This is the graph walk: it calls each
+// layer's op (layer_op.h, made by its LayerKind) once per layer per batch, never per example, and
+// names no layer type. Layers run in the plan's (topological) order; backward runs them in
 // reverse, and the gradient of a layer read by several layers is the sum of what each sends
 // back (in reverse layer order); the lookups of a shared table sum into its one row-sparse
 // gradient.
@@ -24,8 +25,8 @@
 #include <vector>
 
 #include "core/data/batch.h"
-#include "core/model/dense_layer.h"
-#include "core/model/embedding_bag.h"
+#include "core/model/dataset_fit.h"
+#include "core/model/layer_pass.h"
 #include "core/model/loss.h"
 #include "core/model/model_layer.h"
 #include "core/model/model_spec.h"
@@ -76,20 +77,9 @@ class Model {
 
  private:
   void check_batch(const Batch& batch) const;
-  const Batch& feed(const Batch& batch, std::size_t f) const {
-    return batch.num_feeds == 0 ? batch : batch.feeds[f];
-  }
-  // The rows a layer reads from `source`: an input's dense rows or a layer's output.
-  const float* rows_of(const Batch& batch, const NodeRef& source) const;
   // Runs every layer; returns the logits.
   const float* run_layers(const Batch& batch, bool training);
   LossSums loss(const Batch& batch, const float* logits, float grad_scale, float* grad) const;
-  void backward_layer(std::size_t i, const Batch& batch);
-  // Where a layer's backward writes the gradient it sends to `source`: the source's grad_output
-  // when nothing was sent to it yet this batch, else scratch_, which gradient_sent() then adds
-  // in (count values); nullptr for a model input (no gradient).
-  float* gradient_target(const NodeRef& source);
-  void gradient_sent(const NodeRef& source, std::size_t count);
 
   ModelSpec spec_;
   std::size_t max_batch_size_;
@@ -97,23 +87,7 @@ class Model {
   std::vector<ParameterGradient> gradients_;
   std::optional<float> fused_sgd_learning_rate_;
   std::uint64_t step_ = 0;
-  std::vector<bool> sent_;            // per layer: a gradient was sent to it this batch
-  std::vector<bool> table_written_;   // per gradient: a lookup wrote it this batch
-  std::vector<float> scratch_;        // [max_batch, widest layer]
-  std::vector<float> merged_values_;  // shared tables: the merge's buffers
-  std::vector<std::uint32_t> merged_rows_;
-  std::vector<const float*> sources_;  // concatenate / add: their inputs' rows
-  std::vector<std::size_t> widths_;
+  PassBuffers buffers_;
 };
-
-// Which dataset input feeds each of the model's inputs: a one-input dataset whose input name is ""
-// feeds a one-input model; otherwise by name. Throws InvalidInput naming a model input the
-// dataset lacks, or a dataset input the model does not read.
-std::vector<std::size_t> dataset_inputs_for(const ModelSpec& spec, const Dataset& dataset);
-
-// Checks a whole dataset against a model before any work is done: each input's kind and width,
-// every id below the vocab of each table its input feeds, every label (target) valid for the
-// loss, at least one example. Throws InvalidInput naming the example and the plan field.
-void check_dataset_fits(const ModelSpec& spec, const Dataset& dataset);
 
 }  // namespace fedleaf::core

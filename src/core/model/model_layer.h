@@ -1,31 +1,25 @@
-// One layer of a built Model: the forward/backward object its LayerKind made, its gradients'
-// indices and its buffers. Model dispatches on which object is set, once per layer per batch.
+// One layer of a built Model: the op its LayerKind made (layer_op.h), its gradients' indices and
+// its output buffers. The graph walk calls layer.op once per layer per batch.
 #pragma once
 
 #include <cstddef>
-#include <optional>
+#include <memory>
 #include <vector>
 
-#include "core/model/dense_layer.h"
-#include "core/model/embedding_bag.h"
+#include "core/model/layer_op.h"
 #include "core/model/model_spec.h"
 
 namespace fedleaf::core {
 
 struct ModelLayer {
-  LayerType type = LayerType::kDense;
   std::size_t width = 0;
   std::vector<NodeRef> sources;  // LayerSpec::sources
-  std::size_t feed = 0;          // embedding_bag: the batch feed of its ids
-  std::optional<EmbeddingBag> embedding;
-  std::optional<DenseLayer> dense;
+  std::size_t feed = 0;          // a layer reading ids: the batch feed of its ids
+  std::unique_ptr<LayerOp> op;
   int weight_gradient = -1;
   int bias_gradient = -1;
   std::vector<float> output;       // [max_batch, width]
   std::vector<float> grad_output;  // [max_batch, width]
-  std::vector<float> mask;         // dropout: [max_batch, width], the last training step's
-  // A second lookup of a shared table: its own gradient, summed into the table's.
-  ParameterGradient lookup_gradient;
 };
 
 }  // namespace fedleaf::core

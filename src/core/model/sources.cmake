@@ -2,9 +2,11 @@ set(FEDLEAF_MODEL_SOURCES
   activation.cc
   add_layer.cc
   concatenate.cc
+  dataset_fit.cc
   dense_layer.cc
   dropout.cc
   embedding_bag.cc
+  layer_pass.cc
   layer_registry.cc
   loss.cc
   model.cc

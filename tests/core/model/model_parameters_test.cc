@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/model/model_parameters.h"
+#include "core/train/plan.h"
 #include "tests/core/error_matchers.h"
 
 using namespace fedleaf::core;
