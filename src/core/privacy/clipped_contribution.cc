@@ -81,8 +81,8 @@ Gathered gather(const Tensor& tensor, const std::string& context, const TensorLa
                          " must be the model's shape " + shape_to_string(layout.shape));
     }
     out.values = float_values(*dense, context);
-    out.rows.resize(split.rows);
-    for (std::uint64_t r = 0; r < split.rows; ++r) out.rows[r] = r;
+    out.rows.resize(static_cast<std::size_t>(split.rows));  // <= the element count: fits size_t
+    for (std::size_t r = 0; r < out.rows.size(); ++r) out.rows[r] = r;
     return out;
   }
   if (const auto* rows = std::get_if<RowSparseTensor>(&tensor)) {

@@ -35,7 +35,8 @@ std::map<std::string, std::vector<std::int64_t>> densify(const ClippedContributi
     std::vector<std::int64_t>& dense = out[names[rows.tensor]];
     for (std::size_t r = 0; r < rows.rows.size(); ++r) {
       for (std::size_t j = 0; j < rows.row_size; ++j) {
-        dense[rows.rows[r] * rows.row_size + j] = rows.units[r * rows.row_size + j];
+        dense[static_cast<std::size_t>(rows.rows[r]) * rows.row_size + j] =
+            rows.units[r * rows.row_size + j];
       }
     }
   }

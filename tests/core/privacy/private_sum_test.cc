@@ -74,9 +74,10 @@ TEST_CASE("private_sum_releases_the_clipped_sum_over_the_fixed_denominator_plus_
     const auto split = fedleaf::core::row_split(name, layout);
     const std::vector<double> values = released(out, name);
     REQUIRE(values.size() == reference[name].size());
-    for (std::uint64_t row = 0; row < split.rows; ++row) {
-      std::vector<std::int64_t> units(reference[name].begin() + row * split.row_size,
-                                      reference[name].begin() + (row + 1) * split.row_size);
+    for (std::size_t row = 0; row < split.rows; ++row) {
+      const auto first =
+          reference[name].begin() + static_cast<std::ptrdiff_t>(row * split.row_size);
+      std::vector<std::int64_t> units(first, first + static_cast<std::ptrdiff_t>(split.row_size));
       noise.add_to_row(ordinal, row, units.data(), units.size());
       for (std::size_t j = 0; j < split.row_size; ++j) {
         double expected = static_cast<double>(units[j]) * grid / 40.0;
