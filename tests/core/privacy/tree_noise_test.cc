@@ -52,6 +52,18 @@ TEST_CASE("tree_noise_is_the_same_for_the_same_secret_node_tensor_and_row_after_
   CHECK(std::equal(shorter.begin(), shorter.end(), first.begin()));
 }
 
+TEST_CASE("tree_noise_derivation_is_frozen") {
+  // A running population's released nodes must keep their noise: any change to the derivation,
+  // to ChaCha20Bits or to the sampler that moves these values would release a second, different
+  // noise for nodes already released. The same values natively and on wasm.
+  TreeNoiseSecret secret;
+  for (std::size_t i = 0; i < secret.size(); ++i) secret[i] = static_cast<std::uint8_t>(i);
+  const GridGaussian gaussian(1.0);
+  REQUIRE(gaussian.scale() == 4096);
+  CHECK(row_noise(TreeNoise::for_node(secret, gaussian, {2, 3}), 1, 5, 6) ==
+        std::vector<std::int64_t>{2766, -5074, -2499, 3859, -1566, -934});
+}
+
 TEST_CASE("tree_noise_of_a_prefix_is_the_sum_of_its_nodes_and_a_round_the_difference") {
   const GridGaussian gaussian(0.5);
   const TreeNoiseSecret secret = test_secret(9);
