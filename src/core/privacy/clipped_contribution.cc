@@ -49,32 +49,26 @@ void check_dense_shape(const DenseShape& got, const Shape& want, const std::stri
   }
 }
 
-// Sums each (row, offset, value) into the sorted unique rows.
-template <class Entries>
-void gather_entries(const Entries& entries, Gathered& out) {
-  for (const auto& entry : entries) out.rows.push_back(entry.row);
-  std::sort(out.rows.begin(), out.rows.end());
-  out.rows.erase(std::unique(out.rows.begin(), out.rows.end()), out.rows.end());
+// Makes `rows` the sorted unique rows of out, every value zero.
+void set_rows(std::vector<std::uint64_t> rows, Gathered& out) {
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  out.rows = std::move(rows);
   out.values.assign(out.rows.size() * out.row_size, 0.0);
-  for (const auto& entry : entries) {
-    const auto at = static_cast<std::size_t>(
-        std::lower_bound(out.rows.begin(), out.rows.end(), entry.row) - out.rows.begin());
-    out.values[at * out.row_size + entry.offset] += entry.value;
-  }
 }
 
-struct Entry {
-  std::uint64_t row;
-  std::size_t offset;
-  double value;
-};
+// The first value of `row` in out.values; the row is one of out.rows.
+double* row_values(Gathered& out, std::uint64_t row) {
+  const auto at = static_cast<std::size_t>(std::lower_bound(out.rows.begin(), out.rows.end(), row) -
+                                           out.rows.begin());
+  return out.values.data() + at * out.row_size;
+}
 
 // Row and index ranges need no check here: the tensor constructors enforce them against the
-// dense_shape, which must equal the layout's shape.
+// dense_shape, which must equal the layout's shape. Repeated rows and indices are summed.
 Gathered gather(const Tensor& tensor, const std::string& context, const TensorLayout& layout,
                 RowSplit split, std::uint32_t ordinal) {
   Gathered out{ordinal, split.row_size, {}, {}};
-  std::vector<Entry> entries;
   if (const auto* dense = std::get_if<DenseTensor>(&tensor)) {
     if (dense->shape() != layout.shape) {
       throw InvalidInput(context + ": shape " + shape_to_string(dense->shape()) +
@@ -85,34 +79,34 @@ Gathered gather(const Tensor& tensor, const std::string& context, const TensorLa
     for (std::size_t r = 0; r < out.rows.size(); ++r) out.rows[r] = r;
     return out;
   }
-  if (const auto* rows = std::get_if<RowSparseTensor>(&tensor)) {
-    check_dense_shape(rows->dense_shape(), layout.shape, context);
-    const std::vector<double> values = float_values(rows->values(), context);
-    for (std::size_t i = 0; i < rows->num_rows(); ++i) {
-      const auto row = static_cast<std::uint64_t>(rows->indices()(i));
-      for (std::size_t j = 0; j < split.row_size; ++j) {
-        entries.push_back({row, j, values[i * split.row_size + j]});
-      }
+  if (const auto* sparse = std::get_if<RowSparseTensor>(&tensor)) {
+    check_dense_shape(sparse->dense_shape(), layout.shape, context);
+    const std::vector<double> values = float_values(sparse->values(), context);
+    const auto& indices = sparse->indices();
+    set_rows({indices.begin(), indices.end()}, out);
+    for (std::size_t i = 0; i < sparse->num_rows(); ++i) {
+      double* target = row_values(out, static_cast<std::uint64_t>(indices(i)));
+      const double* source = values.data() + i * split.row_size;
+      for (std::size_t j = 0; j < split.row_size; ++j) target[j] += source[j];
     }
-  } else {
-    const auto& coo = std::get<SparseTensor>(tensor);
-    check_dense_shape(coo.dense_shape(), layout.shape, context);
-    const std::vector<double> values = float_values(coo.values(), context);
-    for (std::size_t k = 0; k < coo.nnz(); ++k) {
-      std::uint64_t row = 0;
-      std::size_t offset = 0;
-      for (std::size_t d = 0; d < coo.rank(); ++d) {
-        const auto i = static_cast<std::uint64_t>(coo.indices()(k, d));
-        if (d == 0) {
-          row = i;
-        } else {
-          offset = offset * layout.shape[d] + static_cast<std::size_t>(i);
-        }
-      }
-      entries.push_back({row, offset, values[k]});
-    }
+    return out;
   }
-  gather_entries(entries, out);
+  const auto& coo = std::get<SparseTensor>(tensor);
+  check_dense_shape(coo.dense_shape(), layout.shape, context);
+  const std::vector<double> values = float_values(coo.values(), context);
+  const auto row_of = [&](std::size_t k) {
+    return coo.rank() == 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(coo.indices()(k, 0));
+  };
+  std::vector<std::uint64_t> rows(coo.nnz());
+  for (std::size_t k = 0; k < rows.size(); ++k) rows[k] = row_of(k);
+  set_rows(std::move(rows), out);
+  for (std::size_t k = 0; k < coo.nnz(); ++k) {
+    std::size_t offset = 0;  // row-major within the row
+    for (std::size_t d = 1; d < coo.rank(); ++d) {
+      offset = offset * layout.shape[d] + static_cast<std::size_t>(coo.indices()(k, d));
+    }
+    row_values(out, row_of(k))[offset] += values[k];
+  }
   return out;
 }
 

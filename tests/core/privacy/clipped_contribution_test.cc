@@ -135,6 +135,21 @@ TEST_CASE("clip_to_grid_sums_repeated_rows_before_taking_the_norm") {
   CHECK(c.tensors[0].units == std::vector<std::int64_t>{4096, 0});
 }
 
+TEST_CASE("clip_to_grid_takes_a_scalar_as_one_row_of_one_element") {
+  const TensorLayouts layouts{{"s", {DType::F64, {}}}};
+  NamedTensors coo;  // two entries of a rank-0 tensor: both are the scalar, summed
+  coo.emplace("s",
+              fedleaf::core::SparseTensor(xt::zeros<std::int64_t>({std::size_t{2}, std::size_t{0}}),
+                                          DenseTensor(xt::xarray<double>{0.25, 0.125}), {}, "s"));
+  const ClippedContribution c = clip_to_grid(coo, layouts, 1.0, kGrid);
+  REQUIRE(c.tensors.size() == 1);
+  CHECK(c.tensors[0].rows == std::vector<std::uint64_t>{0});
+  CHECK(c.tensors[0].units == std::vector<std::int64_t>{1536});  // 0.375 x 4096
+  NamedTensors dense;
+  dense.emplace("s", DenseTensor(xt::xarray<double>(0.375)));
+  CHECK(clip_to_grid(dense, layouts, 1.0, kGrid).tensors[0].units == c.tensors[0].units);
+}
+
 TEST_CASE("clip_to_grid_drops_rows_whose_units_are_all_zero") {
   const TensorLayouts layouts{{"emb", {DType::F32, {1000, 2}}}};
   xt::xarray<double> values = xt::zeros<double>({std::size_t{1000}, std::size_t{2}});
