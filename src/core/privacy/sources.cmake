@@ -1,8 +1,14 @@
 set(FEDLEAF_PRIVACY_SOURCES
+  chacha20.cc
+  clipped_contribution.cc
   discrete_gaussian.cc
   dp_ftrl_accountant.cc
   grid_gaussian.cc
+  private_sum.cc
   privacy_plan.cc
+  tensor_layout.cc
+  tree_forest.cc
+  tree_noise.cc
   tree_sensitivity.cc
   zcdp_conversion.cc
 )
