@@ -64,7 +64,7 @@ int run_backup_command(int argc, char** argv) {
                  "a new directory for the backup (or an empty one); its parent must exist")
       ->required();
   app.add_option("--pages-per-step", options.pages_per_step,
-                 "database pages copied between two progress lines")
+                 "database pages copied per step (all steps read one snapshot)")
       ->check(CLI::Range(1, 1 << 30))
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);

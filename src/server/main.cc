@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
 #endif
   if (argc > 1 && std::strcmp(argv[1], "backup") == 0)
     return run_backup_command(argc - 1, argv + 1);
-  CLI::App app{"fedleaf task repository"};
+  CLI::App app{"fedleaf task repository", "fedleaf-server"};
   app.footer(
       "Online backup of a SQLite database while it serves: fedleaf-server backup --db FILE --to "
       "DIR (fedleaf-server backup --help)");
