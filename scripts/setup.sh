@@ -12,6 +12,7 @@ apt_packages=(
   libboost-dev libsqlite3-dev libspdlog-dev libcli11-dev libssl-dev
   libpq-dev postgresql haproxy
   chromium firefox-esr
+  dpkg-dev adduser curl iproute2
 )
 
 missing=()

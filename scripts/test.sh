@@ -3,6 +3,8 @@
 #   1. the Catch2 tests natively (ctest in build/)
 #   2. the same core tests built to wasm, under Node (ctest in build-wasm/)
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
+#   3b. the Debian package (scripts/test_deb.sh): built with cpack, installed in a throwaway root,
+#      its unit's ExecStart serving /healthz as the fedleaf user, purged
 #   4. every benchmark at a tiny size (scripts/bench.sh --smoke NAME, and the server bench on
 #      PostgreSQL behind haproxy): it runs and writes its JSON (build/bench/smoke/), whatever its
 #      figures
@@ -132,6 +134,16 @@ if ((${#node_tests[@]})); then
   fi
   record "node:test" "$np" "$nf"
 fi
+
+# The Debian package and `cmake --install` (scripts/test_deb.sh). Exit 77: this kernel lacks what
+# its throwaway root needs (namespaces, overlayfs); its SKIP line says which.
+log="$log_dir/deb.log"
+FEDLEAF_BUILD_DIR="$root/build" bash scripts/test_deb.sh >"$log" 2>&1
+case $? in
+  0) record "debian package" 1 0 ;;
+  77) grep -E '^SKIP' "$log"; record "debian package (skipped)" 0 0 ;;
+  *) tail -30 "$log"; record "debian package" 0 1 ;;
+esac
 
 # Benchmarks: each one at a tiny size, one recorded test per bench (a bench the README lists must
 # run; its figures are not checked). The server bench also on PostgreSQL with 3 servers behind

@@ -2,6 +2,7 @@
 //
 //   fedleaf-server --db var/tasks.db --port 8080 --web-root web_demo
 //                  --admin-token-file var/admin.token
+//   fedleaf-server backup --db var/tasks.db --to backups/monday   (backup_command.h)
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "core/train/executor.h"
 #include "core/version.h"
 #include "server/api/router.h"
+#include "server/backup_command.h"
 #include "server/http/http_server.h"
 #include "server/http/listening_socket.h"
 #include "server/repository/deadline_ticker.h"
@@ -118,7 +120,12 @@ int main(int argc, char** argv) {
   mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest: buffers under 32 MB come from the heap
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
-  CLI::App app{"fedleaf task repository"};
+  if (argc > 1 && std::strcmp(argv[1], "backup") == 0)
+    return run_backup_command(argc - 1, argv + 1);
+  CLI::App app{"fedleaf task repository", "fedleaf-server"};
+  app.footer(
+      "Online backup of a SQLite database while it serves: fedleaf-server backup --db FILE --to "
+      "DIR (fedleaf-server backup --help)");
   std::string db_path;
   std::string admin_token_file;
   std::string log_level = "info";
