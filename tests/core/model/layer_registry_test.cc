@@ -249,7 +249,6 @@ TEST_CASE("concatenate_add_and_dropout_specs_parse_through_the_table", "[layer_r
   check_rejects(R"({"type": "dropout", "rate": 0.5})", kSparseFirst,
                 "layers[0].type: a sparse_ids input needs an embedding_bag first layer");
   for (const LayerType t : {LayerType::kConcatenate, LayerType::kAdd, LayerType::kDropout}) {
-    CHECK(layer_kind(t).make == nullptr);
     CHECK(layer_kind(t).several_inputs == (t != LayerType::kDropout));
   }
 }
