@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/bench.sh train [--rounds K] [--warmup W] [--warmup-seconds S] [--workloads a,b,c,d]
 #                       [--tfjs-rounds K] [--tfjs-seconds S] [--min-seconds S] [--slices K]
-#                       [--steps-per-call K]
+#                       [--steps-per-call K] [--before DIR]
 # Local training throughput, same model and data in every engine: native C++ (-O3, built in
 # build/), fedleaf wasm SIMD and baseline under Node (scripts/build.sh --wasm), TensorFlow.js in
 # Node (wasm and cpu backends), and for (a) a minimal reference loop in plain C++, interleaved run
@@ -10,7 +10,9 @@
 # inputs over four tables (one shared by two inputs), eight numeric features, MLP 64-32, 50k
 # synthetic records (tests/bench/train/wide_deep_workload.mjs). Driver and details:
 # tests/bench/train/train_bench.mjs. Prints a table and writes build/bench/train.json
-# (FEDLEAF_BUILD_DIR overrides build/).
+# (FEDLEAF_BUILD_DIR overrides build/). --before DIR: a checkout of an earlier commit with its
+# fedleaf_train_bench and wasm built; its engines run interleaved with these and the ratios
+# gain <workload>.{native,wasm_simd,wasm_baseline}_vs_before (how a restructuring is measured).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${FEDLEAF_BUILD_DIR:-$root/build}"

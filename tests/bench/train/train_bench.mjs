@@ -5,7 +5,14 @@
 //
 //   node tests/bench/train/train_bench.mjs --native BIN --fixture FILE --out FILE.json
 //        [--rounds 11] [--warmup 1] [--warmup-seconds 0.5] [--workloads a,b,c,d] [--min-seconds 1]
-//        [--slices 5] [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1]
+//        [--slices 5] [--steps-per-call 8] [--tfjs-rounds 3] [--tfjs-seconds 1] [--before DIR]
+//
+// --before DIR: another checkout of fedleaf (e.g. `git worktree add DIR <commit>`, with its
+// fedleaf_train_bench built in DIR/build and its wasm in DIR/js_bindings/dist) whose native and
+// wasm engines run interleaved with this tree's as native_before, wasm_simd_before and
+// wasm_baseline_before: ratios <workload>.{native,wasm_simd,wasm_baseline}_vs_before (this tree
+// over that one, bigger is faster now), and all six must train the same bytes — a change that is
+// meant to move no arithmetic (a restructuring) is measured and checked in one run.
 //
 // The driver generates each workload's data deterministically, writes it as a safetensors file
 // (CSR offsets / ids / labels, the plan in the metadata) and runs every engine as its own process
@@ -86,7 +93,7 @@ function parseArgs(argv) {
     const key = argv[i].replace(/^--/, '').replace(/-([a-z])/g, (_, c) => c.toUpperCase());
     options[key] = argv[i + 1];
   }
-  for (const key of ['native', 'fixture', 'out', 'file']) {
+  for (const key of ['native', 'fixture', 'out', 'file', 'before']) {
     if (options[key] !== undefined) options[key] = path.resolve(options[key]);
   }
   for (const key of ['rounds', 'warmup', 'warmupSeconds', 'tfjsRounds', 'tfjsSeconds', 'stepsPerCall', 'minSeconds', 'slices']) {
@@ -194,6 +201,20 @@ async function interleave(start, options) {
   return { runs, engines: names.map((name) => last[name]) };
 }
 
+// The engines of the --before checkout: its native binary and its own driver's wasm children
+// (which load that checkout's package and .wasm).
+function beforeEngines(options, file) {
+  const driver = path.join(options.before, 'tests/bench/train/train_bench.mjs');
+  const native = path.join(options.before, 'build/tests/bench/train/fedleaf_train_bench');
+  const child = (name) => () => new Engine(`${name}_before`, process.execPath,
+    [driver, '--child', name, '--file', file, '--steps-per-call', String(options.stepsPerCall)]);
+  return {
+    native_before: () => new Engine('native_before', native, ['serve', 'native', file]),
+    wasm_simd_before: child('wasm_simd'),
+    wasm_baseline_before: child('wasm_baseline'),
+  };
+}
+
 async function main(options) {
   const workDir = path.join(path.dirname(options.out), 'train');
   mkdirSync(workDir, { recursive: true });
@@ -232,6 +253,8 @@ async function main(options) {
     if (referenceApplies(plan)) start.reference_loop = () => new Engine('reference_loop', options.native, ['serve', 'reference', file]);
     for (const name of ['wasm_simd', 'wasm_baseline']) start[name] = node(name, ['--steps-per-call', String(options.stepsPerCall)]);
     for (const name of ['tfjs_wasm', 'tfjs_cpu']) start[name] = node(name, ['--tfjs-seconds', String(options.tfjsSeconds)]);
+    const before = options.before ? beforeEngines(options, file) : {};
+    Object.assign(start, before);
     const { runs, engines } = await interleave(start, options);
     const rate = (name, r) => runs[name][r].examples_per_second;
     const allRounds = runs.native.map((_, r) => r);
@@ -243,6 +266,11 @@ async function main(options) {
       wasm_simd_vs_tfjs_best: perRound((r) => rate('wasm_simd', r) / tfjsBest(r), withTfjs),
       wasm_baseline_vs_native: perRound((r) => rate('wasm_baseline', r) / rate('native', r)),
     };
+    for (const name of ['native', 'wasm_simd', 'wasm_baseline']) {
+      if (before[`${name}_before`]) {
+        workloadRatios[`${name}_vs_before`] = perRound((r) => rate(name, r) / rate(`${name}_before`, r));
+      }
+    }
     if (runs.reference_loop) {
       workloadRatios.native_vs_reference_loop = perRound((r) => rate('native', r) / rate('reference_loop', r));
     }
@@ -251,14 +279,15 @@ async function main(options) {
       spreads[`${workload.name}.${k}`] = v;
     }
     const digests = [];
-    for (const name of ['native', 'wasm_simd', 'wasm_baseline']) {
+    const fedleafEngines = ['native', 'wasm_simd', 'wasm_baseline', ...Object.keys(before)];
+    for (const name of fedleafEngines) {
       digests.push(await engines.find((e) => e.name === name).request('digest'));
     }
     // The trained update must be the same bytes. The reported mean loss sums log1pf values, and
     // glibc's and Emscripten's libm may differ in its last bit: equal to 1e-9, not bit for bit.
     const lossAgrees = (d) => Math.abs(d.mean_loss - digests[0].mean_loss) <= 1e-9 * Math.abs(digests[0].mean_loss);
     if (!digests.every((d) => d.result_digest === digests[0].result_digest && lossAgrees(d))) {
-      throw new Error(`${workload.name}: fedleaf engines disagree (native, wasm SIMD, baseline): ${JSON.stringify(digests)}`);
+      throw new Error(`${workload.name}: fedleaf engines disagree (${fedleafEngines.join(', ')}): ${JSON.stringify(digests)}`);
     }
     const perEngineRatio = (name) => {
       const own = allRounds.filter((r) => runs[name][r] !== undefined);
