@@ -8,8 +8,8 @@
 //   const trained = module.applyUpdate(planJson, modelBytes, resultBytes);   // local training
 #include <emscripten/bind.h>
 
-#include "core/aggregation/apply_update.h"
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/apply_update.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/wire/safetensors.h"
 #include "js_interop.h"
 
@@ -68,7 +68,7 @@ class RoundAggregatorHandle {
 };
 
 // The model (safetensors) with one train result applied without the robust rules
-// (core/aggregation/apply_update.h).
+// (core/aggregation/round/apply_update.h).
 val apply_update(const std::string& plan_json, val model_bytes, val result_bytes) {
   return call_from_js([&] {
     const std::vector<std::uint8_t> model = bytes_from_js(model_bytes);

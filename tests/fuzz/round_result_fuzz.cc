@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/error.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "core/aggregation/select_rules.h"
+#include "core/aggregation/updates/select_rules.h"
 #include "core/wire/safetensors.h"
 #include "core/wire/select_answer.h"
 #include "core/wire/select_request.h"

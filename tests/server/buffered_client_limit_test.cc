@@ -7,7 +7,7 @@
 #include <string>
 #include <variant>
 
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 #include "server/api/wire_json.h"
 #include "server/repository/population_spec.h"
 #include "server/repository/task_repository.h"

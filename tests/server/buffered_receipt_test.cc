@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 #include "server/api/wire_json.h"
 #include "server/repository/task_repository.h"
 #include "tests/server/server_fixtures.h"

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/buffered_spec.h"
 #include "core/aggregation/operators/operator_table.h"
+#include "core/aggregation/round/buffered_spec.h"
 #include "server/repository/buffered_step.h"
 #include "server/repository/task_repository.h"
 #include "tests/server/server_fixtures.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/population_spec.h"
 #include "server/store/store.h"
@@ -151,8 +151,8 @@ inline std::map<std::string, std::vector<float>> reference_next_model(
   double dense_sum = 0;
   std::vector<double> row_sum(10, 0), row_weight(10, 0), row_reports(10, 0);
   // The plan's default robust clip in a population's first round (adaptive, starting at
-  // {"rms": kDefaultClipRms}, core/aggregation/update_plan.h): an update whose sent values all
-  // equal v has RMS |v|, so clipping clamps v to [-kDefaultClipRms, kDefaultClipRms].
+  // {"rms": kDefaultClipRms}, core/aggregation/updates/update_plan.h): an update whose sent values
+  // all equal v has RMS |v|, so clipping clamps v to [-kDefaultClipRms, kDefaultClipRms].
   const auto clip = [](float v) {
     return std::max(-core::kDefaultClipRms, std::min(core::kDefaultClipRms, double(v)));
   };

@@ -177,7 +177,7 @@ export function randomTrainSpec(random) {
 }
 
 // Dense reference of round 1's model after round 0's uploads (same rules as the C++ fixtures).
-// The plan's default robust clip is adaptive (src/core/aggregation/update_plan.h): in a
+// The plan's default robust clip is adaptive (src/core/aggregation/updates/update_plan.h): in a
 // population's first round it bounds the root mean square of each report's values per tensor by
 // kDefaultClipRms = 0.01; a scripted report fills each tensor with one value, so the clip is a
 // clamp of that value to [-0.01, 0.01]. (Later rounds clip at bounds the server adapts.)

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 #include "core/error.h"
 #include "server/api/wire_json.h"
 #include "server/repository/task_repository.h"

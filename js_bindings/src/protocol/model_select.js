@@ -11,7 +11,7 @@
 // request: a leaf whose data touch more rows downloads the full model. "select_padding" hides the
 // exact count: {"multiple": N} pads the ids with random unused ones up to a multiple of N,
 // {"count": N} up to at least N ids; padding never exceeds max_select_rows or the vocabulary
-// (core/aggregation/update_plan.h states the same rules for the server).
+// (core/aggregation/updates/update_plan.h states the same rules for the server).
 
 import { uint32Array } from '../engine/dataset_inputs.js';
 

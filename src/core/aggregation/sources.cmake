@@ -1,26 +1,26 @@
 set(FEDLEAF_AGGREGATION_SOURCES
-  accumulator_checkpoint.cc
-  accumulator_finalize.cc
-  adaptive_clip.cc
-  adaptive_example_cap.cc
-  apply_update.cc
-  buffered_spec.cc
-  next_round_plan.cc
+  accumulator/accumulator_checkpoint.cc
+  accumulator/accumulator_finalize.cc
+  accumulator/prepare_update.cc
+  accumulator/radix_sort_by_key.cc
+  accumulator/representation_plan.cc
+  accumulator/sparse_sum_accumulator.cc
   operators/operator_table.cc
-  prepare_update.cc
-  radix_sort_by_key.cc
-  representation_plan.cc
-  round_aggregator.cc
-  round_aggregator_checkpoint.cc
-  round_next_model.cc
-  select_rules.cc
+  operators/sparse_sum_operator.cc
+  operators/update_encoding.cc
+  robust/adaptive_clip.cc
+  robust/adaptive_example_cap.cc
+  round/apply_update.cc
+  round/buffered_spec.cc
+  round/next_round_plan.cc
+  round/round_aggregator.cc
+  round/round_aggregator_checkpoint.cc
+  round/round_next_model.cc
   server_optimizer/adagrad.cc
   server_optimizer/adam.cc
   server_optimizer/optimizer_table.cc
   server_optimizer/server_optimizer.cc
   server_optimizer/sgd.cc
-  sparse_sum_accumulator.cc
-  sparse_sum_operator.cc
-  update_encoding.cc
-  update_plan.cc
+  updates/select_rules.cc
+  updates/update_plan.cc
 )

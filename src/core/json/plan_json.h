@@ -1,7 +1,7 @@
 // Readers of plan JSON fields, shared by the plan's parsers (train/plan.cc: model, train and
-// data; each layer type's file: its layer's fields; aggregation/update_plan.cc: updates), so all
-// answer a broken field alike:
-// InvalidInput "<path>: <rule>", with the path in the plan's own syntax.
+// data; each layer type's file: its layer's fields; aggregation/updates/update_plan.cc: updates),
+// so all answer a broken field alike: InvalidInput "<path>: <rule>", with the path in the plan's
+// own syntax.
 //
 //   using namespace plan_json;
 //   const json* v = find_field(object, "epochs");                    // nullptr when absent

@@ -9,7 +9,7 @@
 // tests/js/plan_types.test.mjs compares them with js_bindings/index.d.ts). A field not listed is
 // an error naming it and the fields of its object (a typo such as "learning_rte" would otherwise
 // train with the default on every leaf); so is a key given twice.
-// The top level also takes "max_examples_per_report" (read by core/aggregation/update_plan.h).
+// The top level also takes "max_examples_per_report" (read by core/aggregation/updates/update_plan.h).
 //
 // {"format_version": N >= 1,                            optional, default (and at most) this
 //                                                        build's kPlanFormatVersion (plan_format.h)
@@ -91,7 +91,7 @@
 //                                                        required (non-empty) for kind "train"
 //                                                        (not for inference);
 //                                                        each <tensor> a parameter of the model;
-//                                                        parsed by core/aggregation/update_plan.h,
+//                                                        parsed by core/aggregation/updates/update_plan.h,
 //                                                        which gives the meaning of each field
 //  "features": {"hash": "murmur3_32", "num_buckets": N, "ngrams": N, "signed": bool,
 //               "lowercase": bool, "binary": bool, "skip_headers": bool,
@@ -117,7 +117,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/data/input_columns.h"
 #include "core/features/input_features.h"
 #include "core/features/text_features.h"
@@ -133,7 +133,7 @@ enum class PlanKind { kTrain, kEvaluate };
 
 // The fields of the plan's own objects and the names of its choices (the model section's are in
 // core/model/model_spec.h, the layers' in their files, the updates' in
-// core/aggregation/update_plan.h, the features' in text_features.h and
+// core/aggregation/updates/update_plan.h, the features' in text_features.h and
 // core/features/input_features.h): what parse_plan checks, and what plan_schema lists.
 inline constexpr std::array kPlanFields{
     "format_version",          "kind", "model", "train", "updates", "features", "eval",

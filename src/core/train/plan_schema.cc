@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/aggregation/operators/operator_table.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/features/input_features.h"
 #include "core/features/text_features.h"
 #include "core/json/json_known_fields.h"

@@ -1,4 +1,4 @@
-// The unnormalized step of a buffered population (core/aggregation/buffered_spec.h,
+// The unnormalized step of a buffered population (core/aggregation/round/buffered_spec.h,
 // "staleness_normalization": "unnormalized", FedBuff's Algorithm 1): the version's aggregates
 // are the weighted means Σ nᵢ·w(sᵢ)·Δᵢ / Σ nᵢ·w(sᵢ) the aggregator computes; scaled by
 // ρ = Σ nᵢ·w(sᵢ) / Σ nᵢ they are Σ nᵢ·w(sᵢ)·Δᵢ / Σ nᵢ — with equal nᵢ the paper's
@@ -15,8 +15,8 @@
 
 #include <vector>
 
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 
 namespace fedleaf::server {
 

@@ -12,7 +12,7 @@
 // A plan without f16 tensors sends exactly the published model and its ETag.
 #pragma once
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "server/repository/population_state.h"
 #include "server/repository/results.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "core/aggregation/next_round_plan.h"
+#include "core/aggregation/round/next_round_plan.h"
 #include "core/error.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/population_state.h"

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/train/plan.h"
 #include "server/repository/population_spec.h"
 #include "server/repository/task_repository_options.h"

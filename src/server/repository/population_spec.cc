@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 #include "core/aggregation/server_optimizer/server_optimizer.h"
 #include "core/error.h"
 #include "core/json/json_duplicate_keys.h"

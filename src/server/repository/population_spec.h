@@ -30,8 +30,8 @@
 //                        "bias_correction": bool (true)}
 //                       errors name the field: "population.server_optimizer.momentum: ..."
 //   mode                "synchronous" (default: rounds with a barrier) or "buffered" (FedBuff,
-//                       core/aggregation/buffered_spec.h), which takes buffer_size (K, required),
-//                       concurrency (K), max_staleness (10) and staleness_weight
+//                       core/aggregation/round/buffered_spec.h), which takes buffer_size (K,
+//                       required), concurrency (K), max_staleness (10) and staleness_weight
 //                       ({"weight": "polynomial", "exponent": 0.5} or {"weight": "constant"})
 //                       and refuses clients_per_round, min_reports and over_selection; its
 //                       settings get clients_per_round = min_reports = K and

@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "core/aggregation/next_round_plan.h"
+#include "core/aggregation/round/next_round_plan.h"
 #include "core/error.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/round_clip_bounds.h"

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/buffered_spec.h"
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/buffered_spec.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/aggregation/server_optimizer/server_optimizer.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"
 #include "server/repository/results.h"

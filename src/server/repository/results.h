@@ -14,7 +14,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/wire/safetensors_index.h"
 #include "server/repository/round_robustness.h"
 #include "server/repository/round_rules.h"

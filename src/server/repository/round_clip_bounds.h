@@ -1,7 +1,7 @@
-// The adaptive clip bounds (core/aggregation/adaptive_clip.h) and the adaptive example cap
-// (core/aggregation/adaptive_example_cap.h) a training round uses, kept in the round's own row: its
-// robust_json says {"clip_bound": {tensor: bound}, "example_cap": N} from the moment the round
-// opens (the close of the round before writes it, with the next round's row), so a restart, a
+// The adaptive clip bounds (core/aggregation/robust/adaptive_clip.h) and the adaptive example cap
+// (core/aggregation/robust/adaptive_example_cap.h) a training round uses, kept in the round's own
+// row: its robust_json says {"clip_bound": {tensor: bound}, "example_cap": N} from the moment the
+// round opens (the close of the round before writes it, with the next round's row), so a restart, a
 // checkpoint restore and every server sharing the store build the round's aggregator with the
 // same bounds. No schema change: robust_json is the round's column for robust aggregation.
 //
@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "core/aggregation/adaptive_clip.h"
+#include "core/aggregation/robust/adaptive_clip.h"
 #include "server/store/store.h"
 
 namespace fedleaf::server {

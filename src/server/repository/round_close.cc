@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/next_round_plan.h"
+#include "core/aggregation/round/next_round_plan.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/buffered_step.h"
 #include "server/repository/round_clip_bounds.h"

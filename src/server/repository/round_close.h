@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/tensor/tensor.h"
 #include "server/repository/population_state.h"
 #include "server/repository/round_robustness.h"

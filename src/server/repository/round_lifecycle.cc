@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/next_round_plan.h"
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/next_round_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "server/repository/round_close.h"
 #include "server/util/server_errors.h"
 

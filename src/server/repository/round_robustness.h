@@ -23,8 +23,8 @@
 #include <optional>
 #include <string>
 
-#include "core/aggregation/adaptive_clip.h"
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/robust/adaptive_clip.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "server/repository/version_staleness.h"
 
 namespace fedleaf::server {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/select_rules.h"
+#include "core/aggregation/updates/select_rules.h"
 #include "core/wire/select_answer.h"
 #include "core/wire/select_request.h"
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <optional>
 
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/text/text_format.h"
 #include "core/wire/result_format.h"
 #include "server/repository/round_rules.h"

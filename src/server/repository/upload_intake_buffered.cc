@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 #include "core/error.h"
 #include "server/repository/upload_intake.h"
 

@@ -53,7 +53,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 
 namespace fedleaf::core {
 namespace {

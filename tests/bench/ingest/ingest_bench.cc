@@ -46,8 +46,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/aggregation/sparse_sum_accumulator.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
+#include "core/aggregation/operators/update_encoding.h"
 #include "core/version.h"
 #include "core/wire/result_format.h"
 #include "core/wire/safetensors.h"

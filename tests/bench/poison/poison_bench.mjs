@@ -46,7 +46,7 @@ const ATTACKS = args.attacks.split(',').filter(Boolean);
 const demoPlan = JSON.parse(readFileSync(args.plan, 'utf8'));
 
 // The demo plan with every robust-aggregation default turned off explicitly (the schema is in
-// src/core/aggregation/update_plan.h): no clip of any report, no cap on claimed examples, no
+// src/core/aggregation/updates/update_plan.h): no clip of any report, no cap on claimed examples, no
 // minimum of contributors per row.
 function plainPlan(plan) {
   const updates = Object.fromEntries(Object.entries(plan.updates)

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "core/aggregation/server_optimizer/server_optimizer.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/wire/server_optimizer_state.h"
 #include "tests/core/error_matchers.h"
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/adaptive_clip.h"
+#include "core/aggregation/robust/adaptive_clip.h"
 
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/next_round_plan.h"
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/round/next_round_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/error.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"

@@ -1,13 +1,13 @@
-#include "core/aggregation/adaptive_example_cap.h"
+#include "core/aggregation/robust/adaptive_example_cap.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "core/aggregation/next_round_plan.h"
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/round/next_round_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/error.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 #include "core/tensor/coalesce.h"
 #include "tests/core/error_matchers.h"
 

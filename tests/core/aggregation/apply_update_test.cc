@@ -1,10 +1,10 @@
-#include "core/aggregation/apply_update.h"
+#include "core/aggregation/round/apply_update.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/aggregation/aggregation_test_util.h"
 #include "tests/core/error_matchers.h"

@@ -1,6 +1,6 @@
 // Buffered populations (buffered_spec.h): the spec's parsing, its stored form, and the
 // staleness weights against the paper's formulas written out here.
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include <numeric>
 #include <vector>
 
-#include "core/aggregation/huge_page_reserve.h"
+#include "core/aggregation/accumulator/huge_page_reserve.h"
 
 namespace fedleaf {
 namespace {

@@ -2,7 +2,7 @@
 #include <map>
 #include <random>
 
-#include "core/aggregation/key_slot_map.h"
+#include "core/aggregation/accumulator/key_slot_map.h"
 
 namespace fedleaf {
 namespace {

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "core/aggregation/sparse_sum_operator.h"
+#include "core/aggregation/operators/sparse_sum_operator.h"
 #include "core/error.h"
 #include "tests/core/error_matchers.h"
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 
 #include <catch2/catch.hpp>
 #include <cmath>

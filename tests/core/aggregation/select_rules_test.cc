@@ -1,7 +1,7 @@
 // Every rule check_select_request enforces, one case each, with the message naming the tensor.
 #include <catch2/catch.hpp>
 
-#include "core/aggregation/select_rules.h"
+#include "core/aggregation/updates/select_rules.h"
 #include "core/wire/safetensors.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/test_util.h"

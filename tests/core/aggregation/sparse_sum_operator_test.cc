@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
-#include "core/aggregation/sparse_sum_operator.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/sparse_sum_operator.h"
+#include "core/aggregation/operators/update_encoding.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf {

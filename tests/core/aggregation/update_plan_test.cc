@@ -1,4 +1,4 @@
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

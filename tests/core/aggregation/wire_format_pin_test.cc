@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/buffered_spec.h"
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/buffered_spec.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/aggregation/server_optimizer/server_optimizer.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/wire/safetensors.h"
 
 namespace fedleaf {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/data/dataset.h"
 #include "core/data/seeded_random.h"
 #include "core/train/executor.h"

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/update_encoding.h"
 
 namespace fedleaf::core {
 

@@ -50,7 +50,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/aggregation/server_optimizer/server_optimizer_kind.h"
 #include "core/tensor/tensor.h"
 

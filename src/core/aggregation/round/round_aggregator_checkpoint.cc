@@ -3,10 +3,10 @@
 // accumulator's arrays are its own, accumulator_checkpoint.cc).
 #include <algorithm>
 
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 #include "core/aggregation/operators/operator_table.h"
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/round_state.h"
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/round/round_state.h"
 #include "core/error.h"
 #include "core/text/text_format.h"
 #include "core/wire/round_checkpoint.h"

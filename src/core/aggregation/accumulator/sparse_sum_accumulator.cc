@@ -1,4 +1,4 @@
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <utility>
 
-#include "core/aggregation/huge_page_reserve.h"
-#include "core/aggregation/prefetch.h"
-#include "core/aggregation/update_values.h"
+#include "core/aggregation/accumulator/huge_page_reserve.h"
+#include "core/aggregation/accumulator/prefetch.h"
+#include "core/aggregation/accumulator/update_values.h"
 #include "core/error.h"
 #include "core/tensor/linear_index.h"
 #include "core/text/text_format.h"

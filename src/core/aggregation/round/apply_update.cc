@@ -1,8 +1,8 @@
-#include "core/aggregation/apply_update.h"
+#include "core/aggregation/round/apply_update.h"
 
 #include <utility>
 
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 
 namespace fedleaf::core {
 

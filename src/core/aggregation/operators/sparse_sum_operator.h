@@ -24,7 +24,7 @@
 #include <string_view>
 
 #include "core/aggregation/operators/operator_table.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/update_encoding.h"
 
 namespace fedleaf::core {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/aggregation/huge_page_reserve.h"
+#include "core/aggregation/accumulator/huge_page_reserve.h"
 
 namespace fedleaf::core {
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/adaptive_example_cap.h"
+#include "core/aggregation/robust/adaptive_example_cap.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "core/aggregation/select_rules.h"
+#include "core/aggregation/updates/select_rules.h"
 
 #include <algorithm>
 

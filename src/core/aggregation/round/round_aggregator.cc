@@ -1,10 +1,10 @@
-#include "core/aggregation/round_aggregator.h"
+#include "core/aggregation/round/round_aggregator.h"
 
 #include <algorithm>
 
-#include "core/aggregation/adaptive_example_cap.h"
-#include "core/aggregation/round_state.h"
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
+#include "core/aggregation/robust/adaptive_example_cap.h"
+#include "core/aggregation/round/round_state.h"
 #include "core/error.h"
 #include "core/text/text_format.h"
 #include "core/wire/result_format.h"

@@ -1,4 +1,4 @@
-#include "core/aggregation/radix_sort_by_key.h"
+#include "core/aggregation/accumulator/radix_sort_by_key.h"
 
 #include <algorithm>
 

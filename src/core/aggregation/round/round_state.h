@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
+#include "core/aggregation/round/round_aggregator.h"
 #include "core/tensor/tensor.h"
 
 namespace fedleaf::core {

@@ -3,10 +3,10 @@
 #include <cmath>
 #include <limits>
 
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 #include "core/aggregation/operators/operator_table.h"
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/round_state.h"
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/round/round_state.h"
 #include "core/tensor/linear_index.h"
 
 namespace fedleaf::core {

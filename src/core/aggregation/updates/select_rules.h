@@ -20,7 +20,7 @@
 #include <set>
 #include <string>
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/wire/safetensors_index.h"
 #include "core/wire/select_request.h"
 

@@ -7,8 +7,8 @@
 #include <limits>
 #include <numeric>
 
-#include "core/aggregation/sparse_sum_accumulator.h"
-#include "core/aggregation/update_values.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/update_values.h"
 #include "core/error.h"
 #include "core/tensor/linear_index.h"
 #include "core/text/text_format.h"

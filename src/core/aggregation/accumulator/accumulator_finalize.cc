@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
-#include "core/aggregation/for_each_touched.h"
+#include "core/aggregation/accumulator/for_each_touched.h"
 #include "core/text/text_format.h"
 
 namespace fedleaf::core {

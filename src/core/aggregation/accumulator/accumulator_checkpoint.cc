@@ -7,7 +7,7 @@
 #include <limits>
 #include <optional>
 
-#include "core/aggregation/for_each_touched.h"
+#include "core/aggregation/accumulator/for_each_touched.h"
 #include "core/error.h"
 #include "core/text/text_format.h"
 #include "core/wire/safetensors.h"

@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/tensor/tensor.h"
 
 namespace fedleaf::core {

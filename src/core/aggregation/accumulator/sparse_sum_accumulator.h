@@ -73,9 +73,9 @@
 #include <string>
 #include <vector>
 
-#include "core/aggregation/key_slot_map.h"
-#include "core/aggregation/sparse_sum_operator.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/accumulator/key_slot_map.h"
+#include "core/aggregation/operators/sparse_sum_operator.h"
+#include "core/aggregation/operators/update_encoding.h"
 #include "core/tensor/tensor.h"
 
 namespace fedleaf::core {

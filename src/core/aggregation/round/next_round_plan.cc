@@ -1,9 +1,9 @@
-#include "core/aggregation/next_round_plan.h"
+#include "core/aggregation/round/next_round_plan.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "core/aggregation/adaptive_example_cap.h"
+#include "core/aggregation/robust/adaptive_example_cap.h"
 #include "core/error.h"
 #include "core/text/text_format.h"
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/update_encoding.h"
 
 #include "core/error.h"
 #include "core/text/text_format.h"

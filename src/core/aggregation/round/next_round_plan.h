@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <optional>
 
-#include "core/aggregation/adaptive_clip.h"
-#include "core/aggregation/round_aggregator.h"
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/robust/adaptive_clip.h"
+#include "core/aggregation/round/round_aggregator.h"
+#include "core/aggregation/updates/update_plan.h"
 
 namespace fedleaf::core {
 

@@ -6,9 +6,9 @@
 
 #include <vector>
 
-#include "core/aggregation/prefetch.h"
-#include "core/aggregation/radix_sort_by_key.h"
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/prefetch.h"
+#include "core/aggregation/accumulator/radix_sort_by_key.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 
 namespace fedleaf::core {
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/sparse_sum_operator.h"
+#include "core/aggregation/operators/sparse_sum_operator.h"
 
 #include <cmath>
 

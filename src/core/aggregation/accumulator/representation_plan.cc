@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "core/aggregation/huge_page_reserve.h"
-#include "core/aggregation/sparse_sum_accumulator.h"
+#include "core/aggregation/accumulator/huge_page_reserve.h"
+#include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 
 namespace fedleaf::core {
 

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/aggregation/update_plan.h"
+#include "core/aggregation/updates/update_plan.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/result_format.h"
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/buffered_spec.h"
+#include "core/aggregation/round/buffered_spec.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "core/aggregation/adaptive_clip.h"
+#include "core/aggregation/robust/adaptive_clip.h"
 
 #include <algorithm>
 #include <cmath>

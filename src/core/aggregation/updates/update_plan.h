@@ -102,10 +102,10 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/aggregation/adaptive_clip.h"
-#include "core/aggregation/adaptive_example_cap.h"
-#include "core/aggregation/sparse_sum_operator.h"
-#include "core/aggregation/update_encoding.h"
+#include "core/aggregation/operators/sparse_sum_operator.h"
+#include "core/aggregation/operators/update_encoding.h"
+#include "core/aggregation/robust/adaptive_clip.h"
+#include "core/aggregation/robust/adaptive_example_cap.h"
 #include "core/wire/update_compression.h"
 
 namespace fedleaf::core {
