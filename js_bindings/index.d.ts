@@ -482,7 +482,7 @@ export interface TaskLike {
 
 export type ClaimOutcome =
   | { kind: 'task'; task: Task }
-  | { kind: 'no_task'; finished: boolean; retryAfterMs: number | undefined };
+  | { kind: 'no_task'; finished: boolean; paused: boolean; retryAfterMs: number | undefined };
 
 export type ModelOutcome =
   | { kind: 'model'; bytes: Uint8Array; etag: string | null }
@@ -630,7 +630,10 @@ export interface RoundHistory {
 /** GET /v1/populations/{p}. */
 export interface PopulationStatus {
   id: string;
-  state: 'running' | 'finished' | 'failed';
+  /** 'paused': an operator paused it (claims get no task until it is resumed). */
+  state: 'running' | 'paused' | 'finished' | 'failed';
+  /** Why an operator finished it (POST …:finish); absent when it ran its rounds to the end. */
+  finish_reason?: string;
   round: number;
   rounds: number;
   reports: number;
@@ -692,6 +695,14 @@ interface CallOptions {
   signal?: AbortSignal;
 }
 
+/** A population's client token as the admin API lists it: id 0 is the one made with the population. */
+export interface ClientTokenEntry {
+  id: number;
+  created_at: number;
+  /** null while the token is live. */
+  revoked_at: number | null;
+}
+
 /** The task repository's v1 protocol: typed outcomes, ProtocolError for unexpected answers. */
 export class ProtocolClient {
   constructor(options?: ProtocolClientOptions);
@@ -714,6 +725,16 @@ export class ProtocolClient {
                                                                           rounds: number; clients_per_round: number;
                                                                           mode?: 'buffered' }> }>;
   createPopulation(spec: PopulationSpec, options?: CallOptions): Promise<CreatedPopulation>;
+  /** POST /v1/populations/{p}:pause, :resume or :finish (admin token): the status after it. */
+  controlPopulation(population: string, action: 'pause' | 'resume' | 'finish',
+                    options?: CallOptions & { reason?: string }): Promise<PopulationStatus>;
+  /** POST /v1/populations/{p}/tokens (admin token): a new client token, shown once. */
+  issueClientToken(population: string, options?: CallOptions):
+    Promise<{ population: string; id: number; client_token: string }>;
+  /** POST /v1/populations/{p}/tokens/{id}:revoke (admin token): the token's entry after it. */
+  revokeClientToken(population: string, id: number, options?: CallOptions): Promise<ClientTokenEntry>;
+  /** GET /v1/populations/{p}/tokens (admin token): every token's entry (never a token or its hash). */
+  listClientTokens(population: string, options?: CallOptions): Promise<{ tokens: ClientTokenEntry[] }>;
   /** GET /metrics: the Prometheus text. */
   metrics(options?: { signal?: AbortSignal }): Promise<string>;
 }

@@ -48,13 +48,15 @@ test('claim without waitS polls: the body has no wait_s', async () => {
   assert.equal(requests[0].body, '{"min_round":0}');
 });
 
-test('a 204 claim is no_task with the fine retry hint, finished when the population state says so', async () => {
+test('a 204 claim is no_task with the fine retry hint, finished or paused when the population state says so', async () => {
   const { fetch } = scripted(
     new Response(null, { status: 204, headers: { 'Retry-After': '1', 'Fedleaf-Retry-After-Ms': '120' } }),
-    new Response(null, { status: 204, headers: { 'Fedleaf-Population-State': 'finished' } }));
+    new Response(null, { status: 204, headers: { 'Fedleaf-Population-State': 'finished' } }),
+    new Response(null, { status: 204, headers: { 'Fedleaf-Population-State': 'paused', 'Retry-After': '10' } }));
   const client = new ProtocolClient({ server: 'http://h', fetch });
-  assert.deepEqual(await client.claim('p'), { kind: 'no_task', finished: false, retryAfterMs: 120 });
-  assert.deepEqual(await client.claim('p'), { kind: 'no_task', finished: true, retryAfterMs: undefined });
+  assert.deepEqual(await client.claim('p'), { kind: 'no_task', finished: false, paused: false, retryAfterMs: 120 });
+  assert.deepEqual(await client.claim('p'), { kind: 'no_task', finished: true, paused: false, retryAfterMs: undefined });
+  assert.deepEqual(await client.claim('p'), { kind: 'no_task', finished: false, paused: true, retryAfterMs: 10_000 });
 });
 
 test('an error answer throws a ProtocolError with the status, the server\'s code and message and the retry hint', async () => {

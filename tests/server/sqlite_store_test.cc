@@ -226,6 +226,9 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
   seed_then_rewrite(backend.path,
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
+                    "ALTER TABLE populations DROP COLUMN paused; "
+                    "ALTER TABLE populations DROP COLUMN finish_reason; "
+                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
                     "UPDATE models SET bytes = CAST('blob model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
@@ -248,6 +251,9 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
   seed_then_rewrite(backend.path,
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
+                    "ALTER TABLE populations DROP COLUMN paused; "
+                    "ALTER TABLE populations DROP COLUMN finish_reason; "
+                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
                     "ALTER TABLE leases DROP COLUMN refused_sha256; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
@@ -280,6 +286,9 @@ TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fe
   seed_then_rewrite(backend.path,
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
+                    "ALTER TABLE populations DROP COLUMN paused; "
+                    "ALTER TABLE populations DROP COLUMN finish_reason; "
+                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
@@ -313,6 +322,9 @@ TEST_CASE("sqlite_store_migrates_a_version_5_database_and_its_populations_run_sy
   seed_then_rewrite(backend.path,
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
+                    "ALTER TABLE populations DROP COLUMN paused; "
+                    "ALTER TABLE populations DROP COLUMN finish_reason; "
+                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "UPDATE schema_version SET version = 5");
 
@@ -399,6 +411,9 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
   seed_then_rewrite(backend.path,
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
+                    "ALTER TABLE populations DROP COLUMN paused; "
+                    "ALTER TABLE populations DROP COLUMN finish_reason; "
+                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
                     "ALTER TABLE rounds DROP COLUMN robust_json; "
                     "UPDATE models SET bytes = CAST('model' AS BLOB); "
                     "ALTER TABLE models DROP COLUMN storage; "

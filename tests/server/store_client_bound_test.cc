@@ -131,11 +131,15 @@ TEST_CASE("sqlite_store_migrates_a_version_6_database_and_bounds_claims_per_clie
   }
   sqlite3* raw = nullptr;
   REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(raw,
-                       "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
-                       "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
-                       "UPDATE schema_version SET version = 6",
-                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  REQUIRE(
+      sqlite3_exec(raw,
+                   "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
+                   "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
+                   "ALTER TABLE populations DROP COLUMN paused; "
+                   "ALTER TABLE populations DROP COLUMN finish_reason; "
+                   "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
+                   "UPDATE schema_version SET version = 6",
+                   nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
 
   SqliteStore migrated(backend.path);

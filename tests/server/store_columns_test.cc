@@ -31,6 +31,9 @@ PopulationRecord population() {
   p.settings.server_optimizer_json = "{\"type\":\"adam\"}";
   p.settings.buffered_json = "{\"buffer_size\":4}";
   p.settings.max_tasks_per_client = 17;
+  p.paused = true;
+  p.finish_reason = "reason-columns";
+  p.tokens_epoch = 6000000000LL;
   return p;
 }
 
@@ -74,6 +77,9 @@ void check_population(const PopulationRecord& a, const PopulationRecord& b) {
   CHECK(a.settings.server_optimizer_json == b.settings.server_optimizer_json);
   CHECK(a.settings.buffered_json == b.settings.buffered_json);
   CHECK(a.settings.max_tasks_per_client == b.settings.max_tasks_per_client);
+  CHECK(a.paused == b.paused);
+  CHECK(a.finish_reason == b.finish_reason);
+  CHECK(a.tokens_epoch == b.tokens_epoch);
 }
 
 void check_round(const RoundRecord& a, const RoundRecord& b) {
@@ -155,7 +161,10 @@ TEST_CASE("each_column_binds_its_own_field_and_reads_it_back", "[store_tables]")
                {"created_at", "real:" + std::to_string(1700000000.125)},
                {"server_optimizer", "text:{\"type\":\"adam\"}"},
                {"buffered", "text:{\"buffer_size\":4}"},
-               {"max_tasks_per_client", "int:17"}});
+               {"max_tasks_per_client", "int:17"},
+               {"paused", "int:1"},
+               {"finish_reason", "text:reason-columns"},
+               {"tokens_epoch", "int:6000000000"}});
   check_population(population_from(values_of(p)), p);
 
   const RoundRecord r = round(4);
@@ -223,10 +232,12 @@ FEDLEAF_STORE_CASE(store_writes_and_reads_back_every_column_of_each_record,
   REQUIRE(found_round);
   check_round(*found_round, r0);
 
-  // A claim's task, read back through the generated reader.
+  // A claim's task, read back through the generated reader (the population resumed: a paused
+  // one leases nothing).
   std::optional<ClaimedTask> claimed;
   {
     StoreTransaction tx(store, Durability::kNormal);
+    REQUIRE(store.set_paused(p.id, false));
     claimed = store.claim_task({p.id, 0, TaskKind::kTrain, 100, 120.5, 125.75, "lease-hash"});
     tx.commit();
   }

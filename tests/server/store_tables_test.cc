@@ -25,7 +25,10 @@ constexpr const char* kSqlitePopulations = R"sql(CREATE TABLE IF NOT EXISTS popu
          created_at REAL NOT NULL,
          server_optimizer TEXT NOT NULL DEFAULT '',
          buffered TEXT NOT NULL DEFAULT '',
-         max_tasks_per_client INTEGER NOT NULL DEFAULT 0))sql";
+         max_tasks_per_client INTEGER NOT NULL DEFAULT 0,
+         paused INTEGER NOT NULL DEFAULT 0,
+         finish_reason TEXT NOT NULL DEFAULT '',
+         tokens_epoch INTEGER NOT NULL DEFAULT 0))sql";
 constexpr const char* kSqliteRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,
@@ -75,7 +78,10 @@ constexpr const char* kPostgresPopulations = R"sql(CREATE TABLE IF NOT EXISTS po
          created_at DOUBLE PRECISION NOT NULL,
          server_optimizer TEXT NOT NULL DEFAULT '',
          buffered TEXT NOT NULL DEFAULT '',
-         max_tasks_per_client INTEGER NOT NULL DEFAULT 0))sql";
+         max_tasks_per_client INTEGER NOT NULL DEFAULT 0,
+         paused INTEGER NOT NULL DEFAULT 0,
+         finish_reason TEXT NOT NULL DEFAULT '',
+         tokens_epoch BIGINT NOT NULL DEFAULT 0))sql";
 constexpr const char* kPostgresRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,

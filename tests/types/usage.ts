@@ -198,8 +198,15 @@ export async function operator(adminToken: string): Promise<PopulationStatus> {
     const answer = await leaf.upload(task, rows);
     console.log(answer.status, answer.result?.status);
   } else if (!claim.finished) {
-    console.log(claim.retryAfterMs ?? 'no hint');
+    console.log(claim.paused ? 'paused' : 'running', claim.retryAfterMs ?? 'no hint');
   }
+  const paused = await admin.controlPopulation(created.id, 'pause');
+  const finished = await admin.controlPopulation(created.id, 'finish', { reason: 'done' });
+  console.log(paused.state === 'paused', finished.finish_reason);
+  const issued = await admin.issueClientToken(created.id);
+  const revoked = await admin.revokeClientToken(created.id, issued.id);
+  const { tokens } = await admin.listClientTokens(created.id);
+  console.log(issued.client_token.length, revoked.revoked_at ?? 'live', tokens.map((t) => t.id));
   try {
     await leaf.downloadModel(leaf.modelUrl(created.id, 0), { token: false });
   } catch (error) {

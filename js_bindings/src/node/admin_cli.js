@@ -12,11 +12,13 @@
 import { parseArgs } from 'node:util';
 
 import { resolveConnection } from './admin_config.js';
+import { CONTROL_FLAGS, FINISH_FLAGS, controlCommand } from './admin_control.js';
 import { CREATE_FLAGS, createCommand } from './admin_create.js';
 import { LIST_FLAGS, listCommand } from './admin_list.js';
 import { MODEL_FLAGS, modelCommand } from './admin_model.js';
 import { PLAN_PRIVACY_FLAGS, planPrivacyCommand } from './admin_plan_privacy.js';
 import { STATUS_FLAGS, statusCommand } from './admin_status.js';
+import { TOKEN_FLAGS, tokenCommand } from './admin_tokens.js';
 import { AdminUsageError } from './admin_usage_error.js';
 import { helpText } from './leaf_cli.js';
 import { ProtocolClient } from '../protocol/protocol_client.js';
@@ -83,6 +85,56 @@ export const COMMANDS = {
     flags: MODEL_FLAGS,
     run: modelCommand,
   },
+  pause: {
+    summary: 'pause a population: its claims get no task until it is resumed; reports in flight still count',
+    usage: 'pause POPULATION [--json]',
+    description: 'Pauses a running population (POST /v1/populations/{p}:pause, admin token): claims answer 204 ' +
+      'with "Fedleaf-Population-State: paused" and leaves keep polling; leases in flight may still report and ' +
+      'are folded, and rounds close by their rules (the round deadline keeps ticking while paused). Prints ' +
+      'its new state.',
+    positionals: ['POPULATION'],
+    needs: 'admin',
+    flags: CONTROL_FLAGS,
+    run: controlCommand('pause'),
+  },
+  resume: {
+    summary: 'resume a paused population: its claims get tasks again',
+    usage: 'resume POPULATION [--json]',
+    description: 'Resumes a paused population (POST /v1/populations/{p}:resume, admin token): claims get tasks ' +
+      'again (a leaf polling sees it within 10 s). A population that is not paused is refused (409). Prints ' +
+      'its new state.',
+    positionals: ['POPULATION'],
+    needs: 'admin',
+    flags: CONTROL_FLAGS,
+    run: controlCommand('resume'),
+  },
+  finish: {
+    summary: 'finish a population now, with a reason: its open round closes without a next model',
+    usage: 'finish POPULATION [--reason TEXT] [--json]',
+    description: 'Finishes a running or paused population before its last round (POST ' +
+      '/v1/populations/{p}:finish, admin token): its open round closes without publishing a next model (its ' +
+      'reports are dropped; uploads to it get 410), its state becomes finished and the reason is kept in its ' +
+      'status; leaves are told it is finished. The models published so far stay downloadable. Prints its new ' +
+      'state.',
+    positionals: ['POPULATION'],
+    needs: 'admin',
+    flags: FINISH_FLAGS,
+    run: controlCommand('finish'),
+  },
+  token: {
+    summary: "issue, revoke or list a population's client tokens (a new token is printed once, on stdout)",
+    usage: 'token issue POPULATION [--token-out FILE] | token revoke POPULATION ID | token ls POPULATION [--json]',
+    description: "Manages a population's client tokens (admin token). issue: a new client token (POST " +
+      '/v1/populations/{p}/tokens), printed on stdout (its id on stderr) or written to --token-out FILE (mode ' +
+      '0600), once: the server keeps only its hash. revoke: claims and model:select ' +
+      'under token ID get 403 from then on (POST /v1/populations/{p}/tokens/{id}:revoke; the population\'s first ' +
+      'token is ID 0); leases it holds may still report. ls: each token\'s id, creation time and state (GET ' +
+      '/v1/populations/{p}/tokens), never a token.',
+    positionals: ['ACTION', 'POPULATION', '[ID]'],
+    needs: 'admin',
+    flags: TOKEN_FLAGS,
+    run: tokenCommand,
+  },
   'plan-privacy': {
     summary: 'the epsilon a DP-FTRL setting reaches, or the noise multiplier a target epsilon needs',
     usage: 'plan-privacy --devices N --per-round N --rounds N --max-participations N --min-separation N ' +
@@ -105,7 +157,8 @@ const EXIT_STATUSES = 'exit status: 0 done (status --watch: the population finis
 const CONFIGURATION = 'The server URL and the admin token each come from the first of: the flags (--server, ' +
   '--admin-token-file), the environment (FEDLEAF_SERVER, FEDLEAF_ADMIN_TOKEN), the config file ' +
   '($FEDLEAF_ADMIN_CONFIG, else ~/.config/fedleaf/admin.json: {"server": URL, "admin_token_file": FILE}; one ' +
-  'holding "admin_token" itself must be mode 600). No token is ever printed.';
+  'holding "admin_token" itself must be mode 600). No token is printed but a client token asked for ' +
+  '(create --show-token, token issue).';
 
 const TOP_USAGE = `usage: ${PROGRAM} COMMAND [flags]   (${PROGRAM} COMMAND --help for its flags)`;
 
@@ -114,7 +167,7 @@ export function topHelp() {
   return helpText({
     usage: TOP_USAGE,
     description: `Operate a fedleaf task repository (fedleaf-server): create and list populations, watch their ` +
-      `progress, download their models. ${CONFIGURATION}`,
+      `progress, download their models, pause, resume or finish them, manage their client tokens. ${CONFIGURATION}`,
     sections: [{ title: 'commands', rows: Object.entries(COMMANDS).map(([name, c]) => [name, c.summary]) }],
     flags: GLOBAL_FLAGS,
     exitStatuses: EXIT_STATUSES,
@@ -180,7 +233,9 @@ export function parseAdminCommandLine(argv) {
   }
   const { values: args, positionals } = parsed;
   if (args.help) return { help: commandHelp(name) };
-  if (positionals.length < command.positionals.length) {
+  // Positionals named [LIKE_THIS] are optional (the command checks them).
+  const required = command.positionals.filter((name) => !name.startsWith('[')).length;
+  if (positionals.length < required) {
     throw Object.assign(new AdminUsageError(`missing ${command.positionals[positionals.length]}`), { usage });
   }
   if (positionals.length > command.positionals.length) {

@@ -1,6 +1,7 @@
 // fedleaf-admin status: a population's status JSON (GET /v1/populations/{p}, public; every field
 // in src/server/README.md "Status JSON") as one screen — state, round (a buffered population's
-// version) of rounds with a progress bar, the open round's reports, the last closed round's
+// version) of rounds with a progress bar (paused: how to resume it; finished by an operator: the
+// reason), the open round's reports, the last closed round's
 // reports, examples, train and eval loss/accuracy, what robust aggregation did, the staleness of
 // a buffered version, tasks out, rejections, the current model — or with --watch the screen
 // refreshed every S seconds until the population finishes: in place on a terminal, else printed
@@ -74,7 +75,14 @@ export function statusScreen(status, now) {
   const mode = buffered ? `buffered: ${status.buffered.buffer_size} reports a version, concurrency ` +
     `${status.buffered.concurrency}, max staleness ${status.buffered.max_staleness}` : 'synchronous';
   lines.push(`population ${status.id}: ${status.state}, ${unit} ${status.round} of ${status.rounds} (${mode})`);
-  lines.push(progressBar(finished ? status.rounds : Math.min(status.round, status.rounds), status.rounds, `${unit}s`));
+  if (status.state === 'paused') {
+    lines.push(`paused: claims get no task until \`fedleaf-admin resume ${status.id}\` (reports in flight still ` +
+      'count; the deadline keeps ticking)');
+  }
+  if (status.finish_reason) lines.push(`finished by an operator: ${status.finish_reason}`);
+  // A population an operator finished early shows the rounds it ran, not its planned end.
+  const done = finished && !status.finish_reason ? status.rounds : Math.min(status.round, status.rounds);
+  lines.push(progressBar(done, status.rounds, `${unit}s`));
   const history = status.history ?? [];
   const open = history.find((entry) => entry.status === 'open');
   if (open && !finished) {

@@ -114,7 +114,7 @@ export class ProtocolClient {
    * POST /v1/populations/{p}/tasks:claim. minRound: train tasks only of rounds >= it; waitS > 0:
    * the long poll (the server holds the claim up to that long, at most 30 s).
    * @returns {Promise<{kind: 'task', task: object} |
-   *                   {kind: 'no_task', finished: boolean, retryAfterMs: number|undefined}>}
+   *                   {kind: 'no_task', finished: boolean, paused: boolean, retryAfterMs: number|undefined}>}
    */
   async claim(population, { minRound, waitS = 0, token, signal } = {}) {
     const url = this.url(`v1/populations/${encodeURIComponent(population)}/tasks:claim`);
@@ -134,6 +134,7 @@ export class ProtocolClient {
       return {
         kind: 'no_task',
         finished: response.headers.get('Fedleaf-Population-State') === 'finished',
+        paused: response.headers.get('Fedleaf-Population-State') === 'paused',
         retryAfterMs: retryAfterMs(response.headers.get('Retry-After'),
           response.headers.get('Fedleaf-Retry-After-Ms')),
       };
@@ -226,6 +227,31 @@ export class ProtocolClient {
    */
   createPopulation(spec, { token, signal } = {}) {
     return this.json('POST', 'v1/populations', { token, body: spec, signal });
+  }
+
+  /**
+   * POST /v1/populations/{p}:pause, :resume or :finish (admin token): the population's status after
+   * it. action 'finish' takes an optional reason (kept and shown by the status).
+   * @param {'pause'|'resume'|'finish'} action
+   */
+  controlPopulation(population, action, { reason, token, signal } = {}) {
+    const body = action === 'finish' && reason !== undefined ? { reason } : undefined;
+    return this.json('POST', `v1/populations/${encodeURIComponent(population)}:${action}`, { token, body, signal });
+  }
+
+  /** POST /v1/populations/{p}/tokens (admin token): a new client token, {id, population, client_token}. */
+  issueClientToken(population, { token, signal } = {}) {
+    return this.json('POST', `v1/populations/${encodeURIComponent(population)}/tokens`, { token, signal });
+  }
+
+  /** POST /v1/populations/{p}/tokens/{id}:revoke (admin token): the token's entry after it. */
+  revokeClientToken(population, id, { token, signal } = {}) {
+    return this.json('POST', `v1/populations/${encodeURIComponent(population)}/tokens/${id}:revoke`, { token, signal });
+  }
+
+  /** GET /v1/populations/{p}/tokens (admin token): {tokens: [{id, created_at, revoked_at}]}, no token. */
+  listClientTokens(population, { token, signal } = {}) {
+    return this.json('GET', `v1/populations/${encodeURIComponent(population)}/tokens`, { token, signal });
   }
 
   /** GET /metrics: the Prometheus text. */

@@ -16,7 +16,8 @@ namespace fedleaf::server {
 inline constexpr const char* kFedleafVersion = "Fedleaf-Version";
 // A retry hint in milliseconds, finer than Retry-After's whole seconds.
 inline constexpr const char* kFedleafRetryAfterMs = "Fedleaf-Retry-After-Ms";
-// "running" or "finished" on a claim's 204: whether waiting can still bring a task.
+// "running", "paused" (an operator paused it: ask again later) or "finished" on a claim's 204:
+// whether waiting can still bring a task.
 inline constexpr const char* kFedleafPopulationState = "Fedleaf-Population-State";
 
 // This server's protocol version, the value of its Fedleaf-Version header.

@@ -11,6 +11,7 @@
 #include "core/text/text_format.h"
 #include "core/version.h"
 #include "server/api/claim_body.h"
+#include "server/api/finish_body.h"
 #include "server/api/protocol_headers.h"
 #include "server/api/static_files.h"
 #include "server/api/wire_json.h"
@@ -230,6 +231,55 @@ Response Router::select_response(const Request& request, const std::string& popu
   return r;
 }
 
+// An operator's pause, resume or finish: the population's status after it.
+Response Router::control_response(const Request& request, const std::string& target) const {
+  const std::size_t colon = target.rfind(':');
+  const std::string population = target.substr(0, colon);
+  const std::string verb = target.substr(colon + 1);
+  if (verb != "pause" && verb != "resume" && verb != "finish") {
+    throw NotFound("no such path: " + request.path() + " (a population's actions are :pause, " +
+                   ":resume and :finish)");
+  }
+  require_method(request, {"POST"});
+  check_admin(request);
+  if (verb == "pause") {
+    repository_.pause(population);
+  } else if (verb == "resume") {
+    repository_.resume(population);
+  } else {
+    repository_.finish(population, parse_finish_reason(request.body));
+  }
+  return Response::json(200, status_json(repository_.status(population)).dump());
+}
+
+// A population's client tokens: GET lists them, POST issues one; POST {id}:revoke revokes one.
+Response Router::tokens_response(const Request& request, const std::string& population,
+                                 const std::string* revoke) const {
+  if (revoke == nullptr) {
+    require_method(request, {"GET", "POST"});
+    check_admin(request);
+    if (request.method == "GET") {
+      return Response::json(200, client_tokens_json(repository_.client_tokens(population)).dump());
+    }
+    const IssuedToken issued = repository_.issue_client_token(population);
+    Response r = Response::json(201, issued_token_json(issued).dump());
+    r.set_header("Cache-Control", "no-store");
+    return r;
+  }
+  const std::size_t colon = revoke->rfind(':');
+  if (colon == std::string::npos || revoke->compare(colon, std::string::npos, ":revoke") != 0) {
+    throw NotFound("no such path: " + request.path() + " (a client token's action is :revoke)");
+  }
+  const std::int64_t token_id = parse_id(revoke->substr(0, colon), "client token");
+  if (token_id > 1'000'000'000)
+    throw NotFound("client token " + revoke->substr(0, colon) + " does not exist");
+  require_method(request, {"POST"});
+  check_admin(request);
+  return Response::json(200, client_token_json(repository_.revoke_client_token(
+                                                   population, static_cast<int>(token_id)))
+                                 .dump());
+}
+
 Response Router::route(const Request& request, bool admitted) const {
   const std::string path = request.path();
   if (path == "/healthz") {
@@ -265,10 +315,18 @@ Response Router::route(const Request& request, bool admitted) const {
     return Response::json(201, created_population_json(created).dump())
         .set_header("Location", population_url(created.id));
   }
+  // /v1/populations/{p}:pause, :resume, :finish (a population id holds no ':')
+  if (n == 3 && parts[1] == "populations" && parts[2].find(':') != std::string::npos) {
+    return control_response(request, parts[2]);
+  }
   // /v1/populations/{p}
   if (n == 3 && parts[1] == "populations") {
     require_method(request, {"GET", "HEAD"});
     return Response::json(200, status_json(repository_.status(parts[2])).dump());
+  }
+  // /v1/populations/{p}/tokens, /v1/populations/{p}/tokens/{id}:revoke
+  if ((n == 4 || n == 5) && parts[1] == "populations" && parts[3] == "tokens") {
+    return tokens_response(request, parts[2], n == 5 ? &parts[4] : nullptr);
   }
   // /v1/populations/{p}/tasks:claim
   if (n == 4 && parts[1] == "populations" && parts[3] == "tasks:claim") {
@@ -288,8 +346,11 @@ Response Router::route(const Request& request, bool admitted) const {
     r.set_header("Retry-After", std::to_string(static_cast<long long>(retry.retry_after_s)));
     r.set_header(kFedleafRetryAfterMs,
                  std::to_string(static_cast<long long>(retry.retry_after_ms)));
-    r.set_header(kFedleafPopulationState, retry.finished ? "finished" : "running");
-    if (claim.wait_s > 0 && !retry.finished) {
+    r.set_header(kFedleafPopulationState, retry.finished ? "finished"
+                                          : retry.paused ? "paused"
+                                                         : "running");
+    // A paused population's claim is answered at once: a resume is seen at the next poll.
+    if (claim.wait_s > 0 && !retry.finished && !retry.paused) {
       r.wait = ClaimWait{parts[2], retry.wake_epoch, claim.wait_s};
     }
     return r;

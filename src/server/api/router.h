@@ -62,6 +62,10 @@ class Router {
   Response handle(const Request& request, bool admitted) const;
   Response route(const Request& request, bool admitted) const;
   void check_admin(const Request& request) const;
+  Response control_response(const Request& request, const std::string& target) const;
+  // revoke: the path's last part ("{id}:revoke"), or null for /tokens itself.
+  Response tokens_response(const Request& request, const std::string& population,
+                           const std::string* revoke) const;
   Response select_response(const Request& request, const std::string& population, int round) const;
   // Throws TooManyRequests (with the time to wait) when `token` is over its rate limit.
   void admit_client(const std::string& token) const;

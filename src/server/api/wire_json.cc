@@ -97,7 +97,7 @@ json status_json(const PopulationStatus& status) {
   const json optimizer = json::parse(core::server_optimizer_json(
       core::server_optimizer_from_text(p.settings.server_optimizer_json, "server_optimizer")));
   json out = {{"id", p.id},
-              {"state", to_string(p.state)},
+              {"state", state_name(p)},
               {"round", status.round.number},
               {"rounds", p.settings.rounds},
               {"reports", status.round.reports},
@@ -116,6 +116,7 @@ json status_json(const PopulationStatus& status) {
               {"history", history}};
   // A buffered population says so, with every field of its mode written out (round r is its
   // model version r); a synchronous one's status is as before the mode existed.
+  if (!p.finish_reason.empty()) out["finish_reason"] = p.finish_reason;
   if (p.settings.max_tasks_per_client > 0) {
     out["max_tasks_per_client"] = p.settings.max_tasks_per_client;
   }
@@ -125,6 +126,23 @@ json status_json(const PopulationStatus& status) {
     if (status.tasks_out) out["tasks_out"] = *status.tasks_out;
   }
   return out;
+}
+
+json issued_token_json(const IssuedToken& issued) {
+  return {
+      {"population", issued.population}, {"id", issued.id}, {"client_token", issued.client_token}};
+}
+
+json client_token_json(const ClientTokenRecord& token) {
+  return {{"id", token.id},
+          {"created_at", token.created_at},
+          {"revoked_at", token.revoked_at == 0 ? json(nullptr) : json(token.revoked_at)}};
+}
+
+json client_tokens_json(const std::vector<ClientTokenRecord>& tokens) {
+  json list = json::array();
+  for (const ClientTokenRecord& token : tokens) list.push_back(client_token_json(token));
+  return {{"tokens", list}};
 }
 
 json populations_json(const std::vector<PopulationSummary>& populations) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "server/repository/client_tokens.h"
 #include "server/repository/results.h"
 
 namespace fedleaf::server {
@@ -27,6 +28,12 @@ std::string task_json(const TaskAssignment& task);
 nlohmann::json created_population_json(const CreatedPopulation& created);
 nlohmann::json status_json(const PopulationStatus& status);
 nlohmann::json populations_json(const std::vector<PopulationSummary>& populations);
+// POST /v1/populations/{p}/tokens: {"population", "id", "client_token"}.
+nlohmann::json issued_token_json(const IssuedToken& issued);
+// A client token as the admin sees it (never its hash): {"id", "created_at", "revoked_at"
+// (null while live)}; GET .../tokens is {"tokens": [...]}.
+nlohmann::json client_token_json(const ClientTokenRecord& token);
+nlohmann::json client_tokens_json(const std::vector<ClientTokenRecord>& tokens);
 // Byte-identical for equal receipts (a repeated upload gets the first answer).
 std::string receipt_json(const UploadReceipt& receipt);
 

@@ -106,6 +106,11 @@ void PopulationCache::refresh(PopulationState& st) {
   if (progress->current_round == st.record.current_round && progress->state == st.record.state) {
     if (!progress->round) throw Error("round " + std::to_string(st.round.number) + " is missing");
     st.round = std::move(*progress->round);
+    // Paused or resumed by another server: a resume wakes the claims parked here.
+    if (st.record.paused && !progress->paused) waiters_.notify(st.record.id);
+    st.record.paused = progress->paused;
+    // A client token issued or revoked (on any server): the live tokens read again.
+    if (progress->tokens_epoch != st.record.tokens_epoch) load_client_tokens(store_, st);
     return;
   }
   // Another server closed the round: its model and aggregate replace ours, and the claims

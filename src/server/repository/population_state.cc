@@ -11,6 +11,7 @@
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
+#include "server/util/tokens.h"
 
 namespace fedleaf::server {
 
@@ -88,7 +89,27 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
     rebuild_aggregator(store, *st);
     load_optimizer_state(store, *st);
   }
+  load_client_tokens(store, *st);
   return st;
+}
+
+void load_client_tokens(Store& store, PopulationState& st) {
+  // The epoch first: a token issued between the two reads is then read again on the next refresh.
+  if (std::optional<PopulationRecord> found = store.find_population(st.record.id)) {
+    st.record.tokens_epoch = found->tokens_epoch;
+  }
+  st.client_token_hashes.clear();
+  for (const ClientTokenRecord& token : store.list_client_tokens(st.record.id)) {
+    if (token.revoked_at == 0) st.client_token_hashes.push_back(token.token_hash);
+  }
+}
+
+bool holds_client_token(const PopulationState& st, const std::string& token_hash) {
+  bool held = false;
+  for (const std::string& hash : st.client_token_hashes) {
+    held = constant_time_equals(token_hash, hash) || held;  // every one compared: no early exit
+  }
+  return held;
 }
 
 void load_optimizer_state(Store& store, PopulationState& st) {
@@ -176,6 +197,7 @@ std::unique_ptr<PopulationState> new_population_state(
     core::RoundAggregator aggregator) {
   auto st = std::make_unique<PopulationState>();
   st->record = record;
+  st->client_token_hashes = {record.client_token_hash};
   st->round = round0;
   st->train_plan_json = plan_with_kind(record.plan_json, "train");
   st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");

@@ -28,6 +28,9 @@ namespace fedleaf::server {
 
 struct PopulationState {
   PopulationRecord record;
+  // The hashes of the population's live client tokens (load_client_tokens), as of
+  // record.tokens_epoch.
+  std::vector<std::string> client_token_hashes;
   RoundRecord round;  // the current round
   std::string train_plan_json;
   std::string eval_plan_json;
@@ -132,7 +135,12 @@ std::shared_ptr<const core::SafetensorsIndex> current_select_index(PopulationSta
 // The index of a model's bytes, built for one request (an earlier round's model).
 std::shared_ptr<const core::SafetensorsIndex> select_index_of(const std::string& model_bytes);
 
-// The state of a population just created (round 0 open, no reports).
+// Reads the population's live client tokens (their hashes) and its tokens_epoch into `state`.
+void load_client_tokens(Store& store, PopulationState& state);
+// Whether `token_hash` is one of the population's live client tokens (compared in constant time).
+bool holds_client_token(const PopulationState& state, const std::string& token_hash);
+
+// The state of a population just created (round 0 open, no reports; its one client token).
 std::unique_ptr<PopulationState> new_population_state(
     const PopulationRecord& record, const RoundRecord& round0, std::string etag,
     std::string model_bytes, std::shared_ptr<const core::UpdatePlan> update_plan,

@@ -69,10 +69,16 @@ struct PopulationStatus {
   std::optional<std::int64_t> tasks_out;
 };
 
+// The state the wire shows: "paused" for a running population an operator paused, else
+// "running" or "finished".
+inline std::string state_name(const PopulationRecord& p) {
+  return p.state == RunState::kRunning && p.paused ? "paused" : to_string(p.state);
+}
+
 // A population as GET /v1/populations lists it.
 struct PopulationSummary {
   std::string id;
-  std::string state;  // "running" | "finished" | "failed"
+  std::string state;  // "running" | "paused" | "finished" | "failed"
   int round = 0;
   int rounds = 0;
   int clients_per_round = 0;

@@ -24,6 +24,7 @@ double round_poll_s(int clients_per_round) {
 RetryLater retry_hint(const PopulationRecord& population, const RoundRecord& round, double now,
                       std::optional<double> next_lease_expiry) {
   if (population.state == RunState::kFinished) return RetryLater{3600, true, 3'600'000};
+  if (population.paused) return RetryLater{kPausedRetryS, false, kPausedRetryS * 1000, 0, true};
   // Tasks come back when a lease expires or the round reaches its deadline; a new round (new
   // tasks) opens whenever the open one reaches quorum, so waiting leaves poll at least that often.
   double wake = std::min(round.deadline, now + round_poll_s(population.settings.clients_per_round));

@@ -36,9 +36,12 @@ std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind ki
   task.lease_expires_at = now + st.record.settings.lease_s;
   std::optional<ClaimedTask> claimed;
   parts_.population_step(population_id, "claim", [&] {
-    claimed = parts_.store.claim_task({population_id, task.round, kind, limit, now,
-                                       task.lease_expires_at, hash_token(task.lease_token),
-                                       client_key, st.record.settings.max_tasks_per_client});
+    // The client key is the presented token's hash: the store checks it is still live (a token
+    // revoked on another server sharing the store leases nothing).
+    claimed =
+        parts_.store.claim_task({population_id, task.round, kind, limit, now, task.lease_expires_at,
+                                 hash_token(task.lease_token), client_key,
+                                 st.record.settings.max_tasks_per_client, client_key});
   });
   if (!claimed) return std::nullopt;
   if (!parts_.store.shared()) {  // the task counters claim_task advanced (a shared store's are
@@ -62,9 +65,9 @@ std::optional<TaskAssignment> TaskClaims::lease_from_loaded_round(const std::str
   // read finds used up is, and the claim's statement leases only from an open round, in which
   // case it is the population's current one and its model the loaded one.
   PopulationState* st = parts_.populations.loaded(population_id);
-  if (st == nullptr || !constant_time_equals(token_hash, st->record.client_token_hash) ||
-      st->record.state != RunState::kRunning || st->buffered || st->closing != 0 ||
-      st->round.status != RoundStatus::kOpen || st->round.number < min_round ||
+  if (st == nullptr || !holds_client_token(*st, token_hash) ||
+      st->record.state != RunState::kRunning || st->record.paused || st->buffered ||
+      st->closing != 0 || st->round.status != RoundStatus::kOpen || st->round.number < min_round ||
       st->round.number >= st->record.settings.rounds ||
       next_round_step(st->record, st->round, now) != RoundStep::kStay) {
     return std::nullopt;
@@ -114,13 +117,18 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
     }
   }
   PopulationState& st = parts_.populations.state_of(population_id);
-  if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
-    throw Forbidden("client token does not match population '" + population_id + "'");
+  if (!holds_client_token(st, presented_hash)) {
+    throw Forbidden("client token does not match a live token of population '" + population_id +
+                    "'");
   }
   const double now = parts_.clock.now();
   rounds_.advance(st, now);
   if (st.record.state == RunState::kFinished) {
     parts_.metrics.count_claim("finished");
+    return retry_hint(st.record, st.round, now, std::nullopt);
+  }
+  if (st.record.paused) {
+    parts_.metrics.count_claim("paused");
     return retry_hint(st.record, st.round, now, std::nullopt);
   }
 

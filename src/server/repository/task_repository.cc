@@ -21,7 +21,9 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& 
     : parts_(store, clock, metrics, std::move(options)),
       rounds_(parts_),
       claims_(parts_, rounds_),
-      uploads_(parts_, rounds_) {
+      uploads_(parts_, rounds_),
+      control_(parts_, rounds_),
+      tokens_(parts_) {
   parts_.populations.load_all();
 }
 
@@ -120,8 +122,9 @@ SelectableModel TaskRepository::selectable_model(const std::string& population_i
   {
     std::lock_guard lock(parts_.mutex);
     PopulationState& st = parts_.populations.state_of(population_id);
-    if (!constant_time_equals(presented_hash, st.record.client_token_hash)) {
-      throw Forbidden("client token does not match population '" + population_id + "'");
+    if (!holds_client_token(st, presented_hash)) {
+      throw Forbidden("client token does not match a live token of population '" + population_id +
+                      "'");
     }
     rounds_.advance(st, parts_.clock.now());
     found = find_published_model(parts_.store, st, round);
@@ -181,7 +184,7 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
   std::vector<PopulationSummary> out;
   for (const PopulationRecord& p : parts_.store.list_populations()) {
     const bool failed = parts_.populations.quarantine_reason(p.id) != nullptr;
-    out.push_back({p.id, failed ? std::string("failed") : to_string(p.state), p.current_round,
+    out.push_back({p.id, failed ? std::string("failed") : state_name(p), p.current_round,
                    p.settings.rounds, p.settings.clients_per_round,
                    !p.settings.buffered_json.empty()});
   }

@@ -32,7 +32,8 @@
 //
 // Errors (the HTTP status the router maps them to): NotFound (404) unknown population, task or
 // model; Forbidden (403) a token that does not match; Gone (410) expired lease or closed round;
-// Conflict (409) different bytes for a finished task, or an existing population id;
+// Conflict (409) different bytes for a finished task, an existing population id, or an
+// operator's transition the population's state does not allow;
 // InvalidInput (400) an invalid spec or result; Unavailable (503) a store failure, or a
 // population that failed to load (quarantined: state "failed" in its status; on a shared store
 // loaded again kQuarantineRecheckS later).
@@ -63,7 +64,9 @@
 #include <vector>
 
 #include "server/repository/claim_waiters.h"
+#include "server/repository/client_tokens.h"
 #include "server/repository/population_cache.h"
+#include "server/repository/population_control.h"
 #include "server/repository/population_spec.h"
 #include "server/repository/repository_parts.h"
 #include "server/repository/results.h"
@@ -124,6 +127,24 @@ class TaskRepository {
   // Status JSON (README "Population status"). May close a round, like model().
   PopulationStatus status(const std::string& population_id);
   std::vector<PopulationSummary> list_populations();
+  // An operator's pause, resume and finish (population_control.h): durable when they return;
+  // NotFound, or Conflict for a transition the population's state does not allow.
+  void pause(const std::string& population_id) { control_.pause(population_id); }
+  void resume(const std::string& population_id) { control_.resume(population_id); }
+  void finish(const std::string& population_id, const std::string& reason) {
+    control_.finish(population_id, reason);
+  }
+  // A population's client tokens (client_tokens.h): issued, revoked (Conflict when already),
+  // listed; NotFound for an unknown population or token.
+  IssuedToken issue_client_token(const std::string& population_id) {
+    return tokens_.issue(population_id);
+  }
+  ClientTokenRecord revoke_client_token(const std::string& population_id, int token_id) {
+    return tokens_.revoke(population_id, token_id);
+  }
+  std::vector<ClientTokenRecord> client_tokens(const std::string& population_id) {
+    return tokens_.list(population_id);
+  }
   // Closes rounds whose deadline has passed and wakes the claims waiting on a population with an
   // expired lease (DeadlineTicker calls it periodically); commits and syncs what it changed.
   void tick();
@@ -147,6 +168,8 @@ class TaskRepository {
   RoundLifecycle rounds_;  // its closer is stopped first by the destructor
   TaskClaims claims_;
   UploadIntake uploads_;
+  PopulationControl control_;
+  ClientTokens tokens_;
 };
 
 }  // namespace fedleaf::server

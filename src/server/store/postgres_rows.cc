@@ -113,7 +113,8 @@ std::string rounds_with_shards(const char* where, const std::string& more_column
 
 std::string progress_with_shards() {
   return "SELECT " + qualified_columns(kRoundsTable, "r") + ", " + kShardColumns +
-         ", p.state, p.current_round FROM populations p LEFT JOIN rounds r ON r.population_id = "
+         ", p.state, p.current_round, p.paused, p.tokens_epoch FROM populations p LEFT JOIN rounds "
+         "r ON r.population_id = "
          "p.id AND r.number = $2 LEFT JOIN round_shards s ON s.population_id = r.population_id "
          "AND s.round = r.number WHERE p.id = $1 ORDER BY s.shard";
 }

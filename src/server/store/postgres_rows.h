@@ -37,7 +37,8 @@ std::string rounds_with_shards(const char* where, const std::string& more_column
 std::string qualified_columns(const Table& table, const char* alias);
 // PostgresStore::find_progress's statement ($1 the population, $2 the round): the rows of
 // rounds_with_shards for that round (null when it does not exist), each followed by the
-// population's state and current_round; no row when the population does not exist.
+// population's state, current_round, paused and tokens_epoch; no row when the population does not
+// exist.
 std::string progress_with_shards();
 // PostgresStore::find_task_with_leases's statement ($1 the task): the task's columns, then one
 // lease's id, task_id, token_hash, expires_at (null without leases), ordered by lease id. Both

@@ -103,13 +103,23 @@ inline std::vector<std::string> postgres_schema() {
          bytes BYTEA NOT NULL,
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+      // Version 9: each population's client tokens (ClientTokenRecord), by their hash.
+      R"sql(CREATE TABLE IF NOT EXISTS client_tokens (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         id INTEGER NOT NULL,
+         token_hash TEXT NOT NULL,
+         created_at DOUBLE PRECISION NOT NULL,
+         revoked_at DOUBLE PRECISION NOT NULL DEFAULT 0,
+         PRIMARY KEY (population_id, id)))sql",
+      R"sql(CREATE INDEX IF NOT EXISTS client_tokens_by_hash
+         ON client_tokens (population_id, token_hash))sql",
   };
 }
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 7> kPostgresMigrations{
+inline constexpr std::array<const char*, 8> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -135,6 +145,15 @@ inline constexpr std::array<const char*, 7> kPostgresMigrations{
     "DO $$ BEGIN ALTER TABLE populations ADD COLUMN IF NOT EXISTS max_tasks_per_client INTEGER "
     "NOT NULL DEFAULT 0; ALTER TABLE leases ADD COLUMN IF NOT EXISTS client_key TEXT NOT NULL "
     "DEFAULT ''; END $$",
+    // 8 → 9: each population's operator pause (0: running, what every earlier population was),
+    // why an operator finished it ('': it ran to its end) and its tokens' epoch; its client token
+    // becomes token 0 of client_tokens (created by the schema above). Constant defaults rewrite no
+    // row. One statement.
+    "DO $$ BEGIN ALTER TABLE populations ADD COLUMN IF NOT EXISTS paused INTEGER NOT NULL DEFAULT "
+    "0; ALTER TABLE populations ADD COLUMN IF NOT EXISTS finish_reason TEXT NOT NULL DEFAULT ''; "
+    "ALTER TABLE populations ADD COLUMN IF NOT EXISTS tokens_epoch BIGINT NOT NULL DEFAULT 0; "
+    "INSERT INTO client_tokens (population_id, id, token_hash, created_at, revoked_at) SELECT id, "
+    "0, client_token_hash, created_at, 0 FROM populations ON CONFLICT DO NOTHING; END $$",
 };
 
 // Indexes on columns a migration adds: created after the migrations (the schema above runs

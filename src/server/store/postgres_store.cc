@@ -132,6 +132,7 @@ void PostgresStore::create_population(const PopulationRecord& p, const RoundReco
           .integer(model0.round)
           .text(model0.etag)
           .blob(model0.bytes));
+  insert_client_token({p.id, 0, p.client_token_hash, p.created_at, 0});
 }
 
 std::optional<PopulationRecord> PostgresStore::find_population(const std::string& id) {
@@ -186,7 +187,11 @@ std::optional<PopulationProgress> PostgresStore::find_progress(const std::string
   Rows rows = run(sql.c_str(), Params().text(population_id).integer(number));
   if (rows.size() == 0) return std::nullopt;
   const int first = static_cast<int>(kRoundsTable.columns.size()) + kShardCounterColumns;
-  PopulationProgress out{parse_run_state(rows.text(0, first)), rows.int32(0, first + 1), {}};
+  PopulationProgress out{parse_run_state(rows.text(0, first)),
+                         rows.int32(0, first + 1),
+                         rows.int32(0, first + 2) != 0,
+                         rows.int64(0, first + 3),
+                         {}};
   if (!rows.is_null(0, 0)) out.round = std::move(read_rounds_with_shards(rows).front());
   return out;
 }

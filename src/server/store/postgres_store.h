@@ -49,7 +49,7 @@ class PgRows;
 
 class PostgresStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 8;
+  static constexpr int kSchemaVersion = 9;
   // Tasks a claim creates at once when the round has none to lease (at most the limit).
   static constexpr int kTaskChunk = 64;
   // The side connection's lock wait limit (see side_transaction).
@@ -77,6 +77,12 @@ class PostgresStore : public Store {
   AcceptOutcome accept_result(const AcceptRequest& request) override;
   std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
   void close_round(const RoundCloseWrite& close) override;
+  bool set_paused(const std::string& population_id, bool paused) override;
+  void set_finish_reason(const std::string& population_id, const std::string& reason) override;
+  int issue_client_token(const std::string& population_id, const std::string& token_hash,
+                         double now) override;
+  bool revoke_client_token(const std::string& population_id, int token_id, double now) override;
+  std::vector<ClientTokenRecord> list_client_tokens(const std::string& population_id) override;
   void drop_results(const std::string& population_id, int through_round) override;
   std::vector<int> drop_models(const std::string& population_id, int before_round,
                                double now) override;
@@ -121,6 +127,11 @@ class PostgresStore : public Store {
     pg_conn* conn = nullptr;
     std::map<const char*, std::string> prepared;  // sql -> statement name
   };
+  // postgres_store_admin.cc: NotFound unless the population exists; a token row; the epoch
+  // moved (and the population's row locked until the transaction ends).
+  void require_population(const std::string& population_id);
+  void insert_client_token(const ClientTokenRecord& token);
+  void bump_tokens_epoch(const std::string& population_id);
   // Runs a statement on the main connection (the caller's transaction) with its parameters,
   // after the transaction control queued in pending_ (one round trip for all).
   Rows run(const char* sql, const Params& params);

@@ -30,14 +30,17 @@ void PostgresStore::side_transaction(Body&& body) {
 
 std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
   // One statement: pick the task, insert its lease, point the task at it. A task another server
-  // is leasing right now is skipped, not waited for. Tasks created but never leased
-  // (lease_expires_at 0) come first. The order is tasks_to_lease's and the round's check one
-  // probe (an uncorrelated EXISTS): the first entry that is not locked is the task, no sort.
+  // is leasing is skipped, not waited for; never-leased tasks (lease_expires_at 0) come first. The
+  // order is tasks_to_lease's; the round's check, the pause and the client token (paused or
+  // revoked on another server) are one probe each: the first unlocked entry is the task, no sort.
   Rows rows = run(
       "WITH picked AS MATERIALIZED (SELECT t.id FROM tasks t WHERE t.population_id = $1 AND "
       "t.round = $2 AND t.kind = $3 AND t.state = 'leased' AND t.lease_expires_at <= $4 AND "
       "EXISTS (SELECT 1 FROM rounds r WHERE r.population_id = $1 AND r.number = $2 AND r.status "
-      "= 'open') ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
+      "= 'open') AND NOT EXISTS (SELECT 1 FROM populations p WHERE p.id = $1 AND p.paused <> 0) "
+      "AND ($8 = '' OR EXISTS (SELECT 1 FROM client_tokens c WHERE c.population_id = $1 AND "
+      "c.token_hash = $8 AND c.revoked_at = 0)) "
+      "ORDER BY t.lease_expires_at, t.id LIMIT 1 FOR UPDATE OF t SKIP LOCKED), "
       "lease AS (INSERT INTO leases (task_id, token_hash, expires_at, client_key) SELECT id, $5, "
       "$6, $7 FROM picked RETURNING id, task_id) "
       "UPDATE tasks SET lease_id = lease.id, lease_expires_at = $6 FROM lease WHERE tasks.id = "
@@ -49,7 +52,8 @@ std::optional<ClaimedTask> PostgresStore::lease_task(const ClaimRequest& r) {
           .real(r.now)
           .text(r.lease_token_hash)
           .real(r.lease_expires_at)
-          .text(r.max_client_tasks > 0 ? r.client_key : std::string()));
+          .text(r.max_client_tasks > 0 ? r.client_key : std::string())
+          .text(r.client_token_hash));
   if (rows.size() == 0) return std::nullopt;
   return ClaimedTask{rows.int64(0, 0), rows.int64(0, 1)};
 }

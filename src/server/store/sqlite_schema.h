@@ -68,6 +68,16 @@ inline std::vector<std::string> sqlite_schema() {
          storage TEXT NOT NULL CHECK (storage IN ('blob', 'file')),
          PRIMARY KEY (population_id, round),
          FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
+      // Version 8: each population's client tokens (ClientTokenRecord), by their hash.
+      R"sql(CREATE TABLE IF NOT EXISTS client_tokens (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         id INTEGER NOT NULL,
+         token_hash TEXT NOT NULL,
+         created_at REAL NOT NULL,
+         revoked_at REAL NOT NULL DEFAULT 0,
+         PRIMARY KEY (population_id, id)))sql",
+      R"sql(CREATE INDEX IF NOT EXISTS client_tokens_by_hash
+         ON client_tokens (population_id, token_hash))sql",
   };
 }
 
@@ -96,6 +106,15 @@ inline constexpr const char* kSqliteMigrations[] = {
     // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
     "ALTER TABLE populations ADD COLUMN max_tasks_per_client INTEGER NOT NULL DEFAULT 0; "
     "ALTER TABLE leases ADD COLUMN client_key TEXT NOT NULL DEFAULT ''",
+    // 7 → 8: each population's operator pause (0: running, what every earlier population was),
+    // why an operator finished it ('': it ran to its end) and its tokens' epoch; its client token
+    // becomes token 0 of client_tokens (created by the schema above). One sqlite3_exec.
+    // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
+    "ALTER TABLE populations ADD COLUMN paused INTEGER NOT NULL DEFAULT 0; "
+    "ALTER TABLE populations ADD COLUMN finish_reason TEXT NOT NULL DEFAULT ''; "
+    "ALTER TABLE populations ADD COLUMN tokens_epoch INTEGER NOT NULL DEFAULT 0; "
+    "INSERT INTO client_tokens (population_id, id, token_hash, created_at, revoked_at) "
+    "SELECT id, 0, client_token_hash, created_at, 0 FROM populations",
 };
 
 // Indexes on columns a migration adds: created after the migrations (the schema above runs

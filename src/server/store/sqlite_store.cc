@@ -253,6 +253,7 @@ void SqliteStore::create_population(const PopulationRecord& p, const RoundRecord
   s.run();
   insert_round(round0);
   insert_model(model0);
+  insert_client_token({p.id, 0, p.client_token_hash, p.created_at, 0});
 }
 
 std::optional<PopulationRecord> SqliteStore::find_population(const std::string& id) {

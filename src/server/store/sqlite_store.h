@@ -46,7 +46,7 @@ class SqliteStatement;  // sqlite_statement.h
 
 class SqliteStore : public Store {
  public:
-  static constexpr int kSchemaVersion = 7;
+  static constexpr int kSchemaVersion = 8;
 
   explicit SqliteStore(const std::string& path);
   ~SqliteStore() override;
@@ -80,6 +80,12 @@ class SqliteStore : public Store {
   AcceptOutcome accept_result(const AcceptRequest& request) override;
   std::optional<RoundRecord> lock_open_round(const std::string& population_id, int number) override;
   void close_round(const RoundCloseWrite& close) override;
+  bool set_paused(const std::string& population_id, bool paused) override;
+  void set_finish_reason(const std::string& population_id, const std::string& reason) override;
+  int issue_client_token(const std::string& population_id, const std::string& token_hash,
+                         double now) override;
+  bool revoke_client_token(const std::string& population_id, int token_id, double now) override;
+  std::vector<ClientTokenRecord> list_client_tokens(const std::string& population_id) override;
   void drop_results(const std::string& population_id, int through_round) override;
   std::vector<int> drop_models(const std::string& population_id, int before_round,
                                double now) override;
@@ -124,6 +130,10 @@ class SqliteStore : public Store {
   void set_durability(Durability durability);
   void open_wal_for_sync();
   void insert_round(const RoundRecord& round);
+  // sqlite_store_admin.cc: NotFound unless the population exists; a token row; the epoch moved.
+  void require_population(const std::string& population_id);
+  void insert_client_token(const ClientTokenRecord& token);
+  void bump_tokens_epoch(const std::string& population_id);
   void update_round(const RoundRecord& round);
   void update_task(const TaskRecord& task);
   void insert_model(const ModelRecord& model);

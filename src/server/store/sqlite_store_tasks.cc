@@ -21,6 +21,17 @@ std::optional<ClaimedTask> SqliteStore::claim_task(const ClaimRequest& r) {
       count_client_tasks(r.population_id, r.client_key, r.now).held >= r.max_client_tasks) {
     return std::nullopt;
   }
+  {
+    // The pause, and the client token when the claim names one, in one read.
+    auto admitted = statement(
+        "SELECT paused = 0 AND (? = '' OR EXISTS (SELECT 1 FROM client_tokens WHERE "
+        "population_id = ? AND token_hash = ? AND revoked_at = 0)) FROM populations WHERE id = ?");
+    admitted.bind(1, r.client_token_hash)
+        .bind(2, r.population_id)
+        .bind(3, r.client_token_hash)
+        .bind(4, r.population_id);
+    if (admitted.step() && admitted.int64(0) == 0) return std::nullopt;
+  }
   std::int64_t task_id = 0;
   {
     auto s = statement(

@@ -50,8 +50,8 @@ std::optional<PopulationProgress> Store::find_progress(const std::string& popula
                                                        int number) {
   std::optional<PopulationRecord> population = find_population(population_id);
   if (!population) return std::nullopt;
-  return PopulationProgress{population->state, population->current_round,
-                            find_round(population_id, number)};
+  return PopulationProgress{population->state, population->current_round, population->paused,
+                            population->tokens_epoch, find_round(population_id, number)};
 }
 
 }  // namespace fedleaf::server

@@ -57,6 +57,21 @@ struct PopulationRecord {
   RunState state = RunState::kRunning;
   int current_round = 0;
   double created_at = 0;
+  // An operator's pause (claims hand out no task) and finish reason ("": it ran to its end).
+  bool paused = false;
+  std::string finish_reason;
+  // Moves with each client token issued or revoked (servers sharing the store re-read them).
+  std::int64_t tokens_epoch = 0;
+};
+
+// A population's client token, by its hash: id 0 is the token made with the population
+// (client_token_hash; create_population stores it), 1, 2, ... those issued after, in order.
+struct ClientTokenRecord {
+  std::string population_id;
+  int id = 0;
+  std::string token_hash;  // hex SHA-256 of the token
+  double created_at = 0;
+  double revoked_at = 0;  // 0 while live
 };
 
 struct RoundRecord {
@@ -134,6 +149,8 @@ struct TaskWithLeases {
 struct PopulationProgress {
   RunState state = RunState::kRunning;
   int current_round = 0;
+  bool paused = false;
+  std::int64_t tokens_epoch = 0;
   std::optional<RoundRecord> round;  // the round asked for; nullopt when it does not exist
 };
 
@@ -274,14 +291,15 @@ class Store {
 
   // ---- operations
 
-  // Creates a population with its round 0 and model 0 (and no optimizer state: the initial one);
-  // Conflict if the id exists.
+  // Creates a population with its round 0 and model 0 (and no optimizer state: the initial one)
+  // and its client token 0 (client_token_hash); Conflict if the id exists.
   virtual void create_population(const PopulationRecord& population, const RoundRecord& round0,
                                  const ModelRecord& model0) = 0;
   // Leases a task of the round in one operation: the task of that kind whose lease expired
   // first (at or before now; one another connection holds is skipped), else a new task when the
   // round has created fewer than `limit` of that kind (counted in train_tasks / eval_tasks).
-  // Nothing for a round that is not open, or when every task is leased. A shared store may
+  // Nothing for a round that is not open, a paused population, a client_token_hash that is not a
+  // live token of the population (when set), or when every task is leased. A shared store may
   // create tasks a chunk at a time (PostgreSQL), never more than `limit`: a task created but
   // never leased is leased before any expired one.
   virtual std::optional<ClaimedTask> claim_task(const ClaimRequest& request) = 0;
@@ -313,6 +331,19 @@ class Store {
   // a row without its bytes must never exist, bytes without a row are garbage it removes.
   virtual std::vector<int> drop_models(const std::string& population_id, int before_round,
                                        double now) = 0;
+  // Pauses or resumes a running population (claim_task leases nothing while paused); false,
+  // changing nothing, when it is finished or in that state already. NotFound: unknown id.
+  virtual bool set_paused(const std::string& population_id, bool paused) = 0;
+  // Records why an operator finished the population (after the close_round that finished it, in
+  // the same transaction) and clears its pause. NotFound for an unknown population.
+  virtual void set_finish_reason(const std::string& population_id, const std::string& reason) = 0;
+  // Stores a new client token's hash under the next id (returned; issuers take turns: the
+  // population's row is locked first) and moves tokens_epoch. NotFound: unknown population.
+  virtual int issue_client_token(const std::string& population_id, const std::string& token_hash,
+                                 double now) = 0;
+  // Revokes a live token at `now` and moves the tokens_epoch: true. False, changing nothing, for
+  // a token revoked already; NotFound for an unknown population or token.
+  virtual bool revoke_client_token(const std::string& population_id, int token_id, double now) = 0;
   // Deletes the population's results of rounds up to `through_round` (closed rounds, whose close
   // kept them: RoundCloseWrite::drop_results).
   virtual void drop_results(const std::string& population_id, int through_round) = 0;
@@ -383,6 +414,8 @@ class Store {
   // model); nullopt when none is.
   virtual std::optional<OptimizerStateRecord> find_optimizer_state(const std::string& population_id,
                                                                    int round) = 0;
+  // The population's client tokens, live and revoked, ordered by id.
+  virtual std::vector<ClientTokenRecord> list_client_tokens(const std::string& population_id) = 0;
   // Rejected uploads per reason.
   virtual std::map<std::string, std::int64_t> rejections(const std::string& population_id) = 0;
 };

@@ -39,6 +39,7 @@ Value value(double v) {
   out.real = v;
   return out;
 }
+Value value(bool v) { return value(static_cast<std::int64_t>(v ? 1 : 0)); }
 Value value(RunState v) { return text_value(to_string(v)); }
 Value value(RoundStatus v) { return text_value(to_string(v)); }
 Value value(TaskKind v) { return text_value(to_string(v)); }
@@ -47,6 +48,7 @@ void assign(std::string& field, const Value& v) { field = v.text; }
 void assign(std::int64_t& field, const Value& v) { field = v.integer; }
 void assign(int& field, const Value& v) { field = static_cast<int>(v.integer); }
 void assign(double& field, const Value& v) { field = v.real; }
+void assign(bool& field, const Value& v) { field = v.integer != 0; }
 void assign(RunState& field, const Value& v) { field = parse_run_state(v.text); }
 void assign(RoundStatus& field, const Value& v) { field = parse_round_status(v.text); }
 void assign(TaskKind& field, const Value& v) { field = parse_task_kind(v.text); }
@@ -120,7 +122,10 @@ const Table kPopulationsTable{
      setting<&S::server_optimizer_json>(text("server_optimizer", "NOT NULL DEFAULT ''")),
      setting<&S::buffered_json>(text("buffered", "NOT NULL DEFAULT ''")),
      setting<&S::max_tasks_per_client>(
-         ddl("max_tasks_per_client", "INTEGER", "INTEGER", "NOT NULL DEFAULT 0"))},
+         ddl("max_tasks_per_client", "INTEGER", "INTEGER", "NOT NULL DEFAULT 0")),
+     field<&P::paused>(ddl("paused", "INTEGER", "INTEGER", "NOT NULL DEFAULT 0")),
+     field<&P::finish_reason>(text("finish_reason", "NOT NULL DEFAULT ''")),
+     field<&P::tokens_epoch>(ddl("tokens_epoch", "INTEGER", "BIGINT", "NOT NULL DEFAULT 0"))},
     {}};
 
 const Table kRoundsTable{

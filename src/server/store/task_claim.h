@@ -29,6 +29,9 @@ struct ClaimRequest {
   // the key until the transaction ends). 0: no bound.
   std::string client_key = {};
   int max_client_tasks = 0;
+  // The hash of the client token the claim presents: when set, nothing is leased unless it is a
+  // live token of the population (one revoked on another server's connection included).
+  std::string client_token_hash = {};
 };
 
 // count_client_tasks: a client key's tasks of a population out now, and the earliest expiry of

@@ -22,8 +22,9 @@ class ServerMetrics {
   ServerMetrics();
   // Every HTTP response, by status code.
   void count_request(int status);
-  // Claims by outcome: "task", "retry" (nothing to do yet), "finished", "error", "undelivered"
-  // (a task whose answer could not be written to its client: its lease was given back).
+  // Claims by outcome: "task", "retry" (nothing to do yet), "finished", "paused", "error",
+  // "undelivered" (a task whose answer could not be written to its client: its lease was given
+  // back).
   void count_claim(const std::string& outcome);
   // Result uploads by response status.
   void count_upload(int status);
