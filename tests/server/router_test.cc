@@ -377,13 +377,32 @@ TEST_CASE("router_answers_429_with_retry_after_to_a_client_token_over_its_rate_o
 
 // Regression: the transport handles a woken claim again, and the router charged it to the rate
 // limit a second time: admitted waiting claims got 429 the moment their round opened.
+// An upload's bytes are moved into the repository (and on into the store), never copied; a claim
+// is left whole, since a parked one is handled again from the same request.
+TEST_CASE("router_moves_an_uploads_body_out_of_the_request_and_leaves_a_claim_whole", "[router]") {
+  RouterHarness h;
+  const std::string token = h.create("p", 2);
+  Request claim = request("POST", "/v1/populations/p/tasks:claim", token, R"({"wait_s": 0})");
+  const auto task = nlohmann::json::parse(*h.router.handle(claim).body);
+  const std::string url = task["upload_url"];
+  const std::string lease = task["lease_token"];
+  Request upload = request("PUT", url, lease, test::train_result({1}, 1, 1, 1));
+  Request refused = request("PUT", url, "not-the-lease", "bytes");
+
+  CHECK(h.router.handle(upload).status == 201);
+  CHECK(h.router.handle(refused).status == 403);
+
+  CHECK(upload.body.empty());
+  CHECK(refused.body.empty());
+  CHECK(claim.body == R"({"wait_s": 0})");
+}
+
 TEST_CASE("router_does_not_charge_a_woken_claim_to_the_rate_limit_again", "[router]") {
   RouterHarness h;
   const std::string token = h.create("p", 1);
   // A burst of 2 that refills one request per 1000 s: two requests, then 429.
   Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}}};
-  const Request claim =
-      request("POST", "/v1/populations/p/tasks:claim", token, R"({"wait_s": 20})");
+  Request claim = request("POST", "/v1/populations/p/tasks:claim", token, R"({"wait_s": 20})");
   const Response first = limited.handle(claim);
   const Response waiting = limited.handle(claim);
   REQUIRE(first.status == 200);

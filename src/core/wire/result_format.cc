@@ -4,11 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include <nlohmann/json.hpp>
-
 #include "core/error.h"
-#include "core/json/json_duplicate_keys.h"
-#include "core/json/json_nesting.h"
 #include "core/text/text_format.h"
 #include "core/wire/safetensors_index.h"
 
@@ -56,34 +52,6 @@ std::uint64_t parse_num_examples(const std::string& text) {
   return value;
 }
 
-nlohmann::json parse_header(const std::uint8_t* data, std::size_t size) {
-  if (size < 8) throw InvalidInput("result: truncated safetensors (fewer than 8 bytes)");
-  std::uint64_t header_size = 0;
-  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | data[i];
-  if (header_size > size - 8 || header_size > kMaxSafetensorsHeaderBytes) {
-    throw InvalidInput("result: safetensors header length " + std::to_string(header_size) +
-                       " exceeds the " + std::to_string(size - 8) + " bytes that follow");
-  }
-  if (header_size > kMaxResultHeaderBytes) {
-    throw InvalidInput("result: safetensors header of " + std::to_string(header_size) +
-                       " bytes exceeds the " + std::to_string(kMaxResultHeaderBytes) +
-                       " bytes a result header may have");
-  }
-  const auto* begin = reinterpret_cast<const char*>(data + 8);
-  check_json_nesting({begin, static_cast<std::size_t>(header_size)}, kMaxJsonNesting,
-                     "result: safetensors header");
-  DuplicateKeys duplicates;
-  nlohmann::json header = nlohmann::json::parse(begin, begin + header_size, duplicates.callback(),
-                                                /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object()) {
-    throw InvalidInput("result: safetensors header is not a JSON object");
-  }
-  if (duplicates.found()) {
-    throw InvalidInput("result: the safetensors header names " + duplicates.describe() + " twice");
-  }
-  return header;
-}
-
 }  // namespace
 
 std::string_view result_kind_name(ResultKind kind) {
@@ -100,20 +68,27 @@ Metadata result_metadata(const ResultReport& report) {
   return metadata;
 }
 
-ResultHeader read_result_header(const std::uint8_t* data, std::size_t size, ResultKind expected) {
-  const nlohmann::json header = parse_header(data, size);
-  const auto meta_it = header.find("__metadata__");
-  if (meta_it == header.end() || !meta_it->is_object()) {
-    throw InvalidInput("result: safetensors header has no __metadata__ object");
+SafetensorsIndex index_result(const std::uint8_t* data, std::size_t size) {
+  // The cap is checked on the length field alone, before a byte of the header is parsed; bytes
+  // too short to hold the header they announce are the index's to refuse.
+  if (size >= 8) {
+    std::uint64_t header_size = 0;
+    for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | data[i];
+    if (header_size <= size - 8 && header_size > kMaxResultHeaderBytes) {
+      throw InvalidInput("result: safetensors header of " + std::to_string(header_size) +
+                         " bytes exceeds the " + std::to_string(kMaxResultHeaderBytes) +
+                         " bytes a result header may have");
+    }
   }
-  const nlohmann::json& meta = *meta_it;
+  return index_safetensors(data, size);
+}
+
+ResultHeader read_result_header(const SafetensorsIndex& index, ResultKind expected) {
+  const Metadata& meta = index.metadata;
   const auto string_of = [&](const char* key) -> std::optional<std::string> {
     const auto it = meta.find(key);
     if (it == meta.end()) return std::nullopt;
-    if (!it->is_string()) {
-      throw InvalidInput(std::string("result metadata '") + key + "': must be a string");
-    }
-    return it->get<std::string>();
+    return it->second;
   };
 
   ResultHeader out;
@@ -126,14 +101,14 @@ ResultHeader read_result_header(const std::uint8_t* data, std::size_t size, Resu
   const auto examples = string_of("num_examples");
   if (!examples) throw InvalidInput("result metadata 'num_examples': missing");
   out.num_examples = parse_num_examples(*examples);
-  if (!meta.contains("loss")) throw InvalidInput("result metadata 'loss': missing");
+  if (meta.count("loss") == 0) throw InvalidInput("result metadata 'loss': missing");
   for (const MetricRange& metric : kMetrics) {
     if (auto text = string_of(metric.key)) out.metrics[metric.key] = parse_metric(*text, metric);
   }
   out.task_id = string_of("task_id").value_or("");
 
   if (expected == ResultKind::kEvaluate) {
-    const std::size_t tensors = header.size() - 1;  // every key but __metadata__
+    const std::size_t tensors = index.arrays.size();  // stored arrays (a sparse tuple: three)
     if (tensors != 0) {
       throw InvalidInput("result: an evaluate result carries no tensors, got " +
                          std::to_string(tensors));

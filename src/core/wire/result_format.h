@@ -1,10 +1,13 @@
 // The train and evaluate result format: what a leaf uploads and the task repository reads. One
 // writer (result_metadata, used by the leaf's TrainingSession and execute()) and one reader of
 // the header (read_result_header, used by the server's upload path and by RoundAggregator), so
-// each field has exactly one rule.
+// each field has exactly one rule. The header is parsed once, by the safetensors index
+// (safetensors_index.h): the reader reads the index's metadata, and the fold reads the tensors
+// through the same index.
 //
 //   Metadata m = result_metadata({ResultKind::kTrain, /*num_examples=*/70, loss, accuracy});
-//   ResultHeader h = read_result_header(upload.data(), upload.size(), ResultKind::kTrain);
+//   SafetensorsIndex index = index_result(upload.data(), upload.size());
+//   ResultHeader h = read_result_header(index, ResultKind::kTrain);
 //   h.num_examples;  h.metrics.at("loss");
 //
 // A result is safetensors (core/wire/safetensors.h) whose __metadata__ holds, as strings:
@@ -27,6 +30,7 @@
 #include <string_view>
 
 #include "core/tensor/tensor.h"
+#include "core/wire/safetensors_index.h"
 
 namespace fedleaf::core {
 
@@ -62,11 +66,15 @@ struct ResultHeader {
   std::string task_id;                    // empty when absent
 };
 
-// Reads the header of result bytes without decoding the tensors: a header of at most
-// kMaxResultHeaderBytes, nested at most kMaxJsonNesting levels, no key given twice, then each
-// field by its rule above. Throws InvalidInput naming the field and the rule ("result metadata
+// The index of result bytes (index_safetensors: a header nested at most kMaxJsonNesting levels,
+// no key given twice, every __metadata__ value a string, the arrays tiling the data), refusing a
+// header longer than kMaxResultHeaderBytes before any of it is parsed. Throws InvalidInput.
+SafetensorsIndex index_result(const std::uint8_t* data, std::size_t size);
+
+// Reads a result's fields from its index (index_result) by their rules above, without decoding
+// the tensors. Throws InvalidInput naming the field and the rule ("result metadata
 // 'num_examples': '0' is not an integer in [1, 2^53]").
-ResultHeader read_result_header(const std::uint8_t* data, std::size_t size, ResultKind expected);
+ResultHeader read_result_header(const SafetensorsIndex& index, ResultKind expected);
 
 std::string_view result_kind_name(ResultKind kind);
 

@@ -361,9 +361,13 @@ std::string write_safetensors_string(const NamedTensors& tensors, const Metadata
 
 SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
                                  const SafetensorsReadOptions& options) {
-  SafetensorsIndex index = index_safetensors(data, size);
+  return read_safetensors(index_safetensors(data, size), data, options);
+}
+
+SafetensorsFile read_safetensors(const SafetensorsIndex& index, const std::uint8_t* data,
+                                 const SafetensorsReadOptions& options) {
   SafetensorsFile file;
-  file.metadata = std::move(index.metadata);
+  file.metadata = index.metadata;
   DecodedArrays decoded = decode_compressed_arrays(index, data, file.metadata);
   std::map<std::string, DenseTensor> dense = std::move(decoded.arrays);
   for (const auto& [name, a] : index.arrays) {

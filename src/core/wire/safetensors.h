@@ -62,6 +62,10 @@ std::string write_safetensors_string(const NamedTensors& tensors, const Metadata
 
 SafetensorsFile read_safetensors(const std::uint8_t* data, std::size_t size,
                                  const SafetensorsReadOptions& options = {});
+// The same through `index`, the caller's index_safetensors() of these bytes (index.file_size of
+// them at `data`): a reader that has read the header already does not parse it again.
+SafetensorsFile read_safetensors(const SafetensorsIndex& index, const std::uint8_t* data,
+                                 const SafetensorsReadOptions& options = {});
 
 inline SafetensorsFile read_safetensors(const std::vector<std::uint8_t>& bytes,
                                         const SafetensorsReadOptions& options = {}) {

@@ -164,11 +164,11 @@ void Router::check_admin(const Request& request) const {
   }
 }
 
-Response Router::handle(const Request& request) const { return handle(request, false); }
+Response Router::handle(Request& request) const { return handle(request, false); }
 
-Response Router::handle_woken(const Request& request) const { return handle(request, true); }
+Response Router::handle_woken(Request& request) const { return handle(request, true); }
 
-Response Router::handle(const Request& request, bool admitted) const {
+Response Router::handle(Request& request, bool admitted) const {
   const std::string path = request.path();
   const bool is_upload = path.rfind("/v1/tasks/", 0) == 0;
   const bool is_claim = path.size() > 12 && path.compare(path.size() - 12, 12, "/tasks:claim") == 0;
@@ -280,7 +280,7 @@ Response Router::tokens_response(const Request& request, const std::string& popu
                                  .dump());
 }
 
-Response Router::route(const Request& request, bool admitted) const {
+Response Router::route(Request& request, bool admitted) const {
   const std::string path = request.path();
   if (path == "/healthz") {
     require_method(request, {"GET", "HEAD"});
@@ -371,7 +371,7 @@ Response Router::route(const Request& request, bool admitted) const {
     require_method(request, {"PUT"});
     const std::int64_t task_id = parse_id(parts[2], "task");
     const std::string token = bearer(request);
-    const UploadOutcome outcome = repository_.upload(task_id, token, request.body);
+    const UploadOutcome outcome = repository_.upload(task_id, token, std::move(request.body));
     return Response::json(outcome.status, receipt_json(outcome.receipt));
   }
   throw NotFound("no such path: " + path);

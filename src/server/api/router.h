@@ -46,12 +46,15 @@ struct RouterOptions {
 class Router {
  public:
   Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options);
-  Response handle(const Request& request) const;
+  // An upload's body is moved out of `request` into the store (an upload's bytes are never
+  // copied); every other request is left as it was (a parked claim is handled again from it).
+  Response handle(Request& request) const;
+  Response handle(Request&& request) const { return handle(request); }
   // A parked claim handled again once ClaimWaiters woke it: handle() without charging the
   // client's rate limit, which its arrival already did — a request is admitted once (charged
   // again, admitted waiting claims got 429 the moment their round opened, and its tasks sat
   // free).
-  Response handle_woken(const Request& request) const;
+  Response handle_woken(Request& request) const;
   // Gives back the lease of a claim answer the transport could not deliver
   // (TaskRepository::release_lease). Never throws: a lease it cannot give back expires as any
   // other (logged when a logger is set).
@@ -59,8 +62,8 @@ class Router {
 
  private:
   // admitted: the request was charged to its client's rate limit already (a woken claim).
-  Response handle(const Request& request, bool admitted) const;
-  Response route(const Request& request, bool admitted) const;
+  Response handle(Request& request, bool admitted) const;
+  Response route(Request& request, bool admitted) const;
   void check_admin(const Request& request) const;
   Response control_response(const Request& request, const std::string& target) const;
   // revoke: the path's last part ("{id}:revoke"), or null for /tokens itself.

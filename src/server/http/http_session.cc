@@ -178,7 +178,8 @@ void Session::dispatch() {
   } catch (const InvalidInput& e) {
     return send_error(e);
   }
-  shared_.metrics.add_bytes_in(request.body.size());
+  const std::size_t bytes_in = request.body.size();  // an upload's body is moved into the store
+  shared_.metrics.add_bytes_in(bytes_in);
 
   Response response;
   if (preflight) {
@@ -192,7 +193,7 @@ void Session::dispatch() {
   }
   if (shared_.logger && shared_.logger->should_log(spdlog::level::debug)) {
     shared_.logger->debug("event=request method={} target={} status={} bytes_in={}", request.method,
-                          request.target, response.status, request.body.size());
+                          request.target, response.status, bytes_in);
   }
   request_ = std::move(request);
   respond(std::move(response));

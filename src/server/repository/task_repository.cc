@@ -55,8 +55,8 @@ void TaskRepository::release_lease(std::int64_t task_id, const std::string& leas
 }
 
 UploadOutcome TaskRepository::upload(std::int64_t task_id, const std::string& lease_token,
-                                     const std::string& body) {
-  return uploads_.upload(task_id, lease_token, body);
+                                     std::string body) {
+  return uploads_.upload(task_id, lease_token, std::move(body));
 }
 
 void TaskRepository::tick() { rounds_.tick(); }

@@ -110,8 +110,7 @@ class TaskRepository {
   void release_lease(std::int64_t task_id, const std::string& lease_token);
   // In the open batch when it returns (see "Crash safety"): answer only after commit_batch()
   // and Store::sync().
-  UploadOutcome upload(std::int64_t task_id, const std::string& lease_token,
-                       const std::string& body);
+  UploadOutcome upload(std::int64_t task_id, const std::string& lease_token, std::string body);
   // The published model of a round (0..current round). May close a round (in the open batch):
   // answer only after commit_batch() and Store::sync().
   ModelBlob model(const std::string& population_id, int round);

@@ -55,7 +55,7 @@ void UploadIntake::reject(const RefusedUpload& upload) {
 }
 
 UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& lease_token,
-                                   const std::string& body) {
+                                   std::string body) {
   // Hashing needs no shared state: done before the lock, which every request waits for.
   Steady::time_point step = Steady::now();
   const std::string presented_hash = hash_token(lease_token);
@@ -92,13 +92,14 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
   }
   if (task->kind == TaskKind::kEvaluate)
     return accept_evaluate(st, *task, lease_id, body, sha, now);
+  TrainUpload train{std::move(body), std::nullopt, {}};
   if (st.buffered) {
     // A report whose version another server closed between our read and our accept folds into
     // the version that opened instead (staleness counted anew): only training that is over
     // leaves it nowhere to fold (410 below).
     while (st.round.status == RoundStatus::kOpen && st.aggregator) {
       if (std::optional<UploadOutcome> accepted =
-              accept_buffered_train(st, *task, lease_id, body, sha, now)) {
+              accept_buffered_train(st, *task, lease_id, train, sha, now)) {
         return *accepted;
       }
       parts_.populations.reload(st);
@@ -109,7 +110,7 @@ UploadOutcome UploadIntake::upload(std::int64_t task_id, const std::string& leas
   if (task->round != st.round.number || st.round.status != RoundStatus::kOpen || !st.aggregator) {
     return answer_refused(population_id, AcceptStatus::kRoundClosed, *task, lease_id, sha);
   }
-  return *accept_train(st, *task, lease_id, body, sha, now, 1.0);
+  return *accept_train(st, *task, lease_id, train, sha, now, 1.0);
 }
 
 PopulationState& UploadIntake::state_for(const TaskRecord& task) {
@@ -139,23 +140,26 @@ UploadOutcome UploadIntake::answer_refused(const std::string& population_id, Acc
 }
 
 std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, const TaskRecord& task,
-                                                        std::int64_t lease_id,
-                                                        const std::string& body,
+                                                        std::int64_t lease_id, TrainUpload& upload,
                                                         const std::string& sha, double now,
                                                         double weight_scale) {
   const std::string id = st.record.id;
-  const auto* data = reinterpret_cast<const std::uint8_t*>(body.data());
-  core::ResultHeader summary;
+  const auto* data = reinterpret_cast<const std::uint8_t*>(upload.body.data());
+  const core::ResultHeader& summary = upload.header;
   try {
     Steady::time_point step = Steady::now();
-    summary = core::read_result_header(data, body.size(), core::ResultKind::kTrain);
+    if (!upload.index) {
+      core::SafetensorsIndex index = core::index_result(data, upload.body.size());
+      upload.header = core::read_result_header(index, core::ResultKind::kTrain);
+      upload.index = std::move(index);
+    }
     observe_step(parts_.metrics, "upload_header", step);
     if (!summary.task_id.empty() && summary.task_id != std::to_string(task.id)) {
       throw InvalidInput("result metadata 'task_id': " + core::in_quotes(summary.task_id) +
                          " is not the uploaded task " + std::to_string(task.id));
     }
     // All or nothing: on InvalidInput the aggregator is unchanged.
-    st.aggregator->add_result(data, body.size(), summary, weight_scale);  // the header read once
+    st.aggregator->add_result(*upload.index, data, summary, weight_scale);
     observe_step(parts_.metrics, "fold", step);
   } catch (const InvalidInput&) {
     reject({id, "invalid_result", lease_id, sha});
@@ -164,14 +168,15 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
 
   // What the fold weighed the report with (its claim capped), so no claim sets the round's numbers.
   const auto examples = static_cast<double>(st.aggregator->folded_examples(summary.num_examples));
-  AcceptRequest request{task.id, lease_id, sha, now, body, {}, nullptr, std::nullopt};
+  AcceptRequest request{task.id, lease_id, sha, now, {}, {}, nullptr, std::nullopt};
+  request.train_bytes = std::move(upload.body);
   request.delta.examples = examples;
   request.delta.loss_sum = examples * summary.metrics.at("loss");
   if (auto it = summary.metrics.find("accuracy"); it != summary.metrics.end()) {
     request.delta.accuracy_sum = examples * it->second;
     request.delta.accuracy_examples = examples;
   }
-  request.delta.upload_bytes = static_cast<std::int64_t>(body.size());
+  request.delta.upload_bytes = static_cast<std::int64_t>(request.train_bytes.size());
   if (st.buffered) request.fold_round = st.round.number;
   request.receipt_body = [&](int reports) {
     return encode_receipt(
@@ -201,7 +206,10 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
     // Another server changed the task or closed the round after our read: the aggregator holds
     // a result the store does not.
     st.aggregator_in_seq_order = false;
-    if (st.buffered && outcome->status == AcceptStatus::kRoundClosed) return std::nullopt;
+    if (st.buffered && outcome->status == AcceptStatus::kRoundClosed) {
+      upload.body = std::move(request.train_bytes);  // folded again into the version that opened
+      return std::nullopt;
+    }
     return answer_refused(id, outcome->status, outcome->task, lease_id, sha);
   }
   const std::int64_t seq = outcome->seq;
@@ -219,8 +227,9 @@ UploadOutcome UploadIntake::accept_evaluate(PopulationState& st, const TaskRecor
   const std::string id = st.record.id;
   core::ResultHeader summary;
   try {
-    summary = core::read_result_header(reinterpret_cast<const std::uint8_t*>(body.data()),
-                                       body.size(), core::ResultKind::kEvaluate);
+    summary = core::read_result_header(
+        core::index_result(reinterpret_cast<const std::uint8_t*>(body.data()), body.size()),
+        core::ResultKind::kEvaluate);
   } catch (const InvalidInput&) {
     reject({id, "invalid_result", lease_id, sha});
     throw;

@@ -11,7 +11,7 @@
 namespace fedleaf::server {
 
 std::optional<UploadOutcome> UploadIntake::accept_buffered_train(
-    PopulationState& st, const TaskRecord& task, std::int64_t lease_id, const std::string& body,
+    PopulationState& st, const TaskRecord& task, std::int64_t lease_id, TrainUpload& upload,
     const std::string& sha, double now) {
   // The server's record of the version it handed out (the task's round), never the leaf's word.
   const std::int64_t staleness = static_cast<std::int64_t>(st.round.number) - task.round;
@@ -35,7 +35,7 @@ std::optional<UploadOutcome> UploadIntake::accept_buffered_train(
                    ", the current version is " + std::to_string(st.round.number) + "): not folded");
   }
   std::optional<UploadOutcome> accepted =
-      accept_train(st, task, lease_id, body, sha, now, core::staleness_weight(*st.buffered, s));
+      accept_train(st, task, lease_id, upload, sha, now, core::staleness_weight(*st.buffered, s));
   // A task is no longer out: a leaf waiting for a free slot may claim one.
   if (accepted) parts_.waiters.notify(st.record.id);
   return accepted;

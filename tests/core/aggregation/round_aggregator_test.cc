@@ -212,27 +212,27 @@ TEST_CASE("round_constructor_rejects_bad_plans") {
   rejects("[1]", "plan: expected a JSON object");
 }
 
-TEST_CASE("add_result_given_the_header_folds_as_add_result_reading_it") {
+TEST_CASE("add_result_given_the_index_and_header_folds_as_add_result_reading_them") {
   std::mt19937_64 rng(35);
   core::RoundAggregator reading(kPlan, model());
   core::RoundAggregator given(kPlan, model());
   for (int c = 0; c < 3; ++c) {
     const std::vector<std::uint8_t> bytes = result_bytes(random_client(rng));
     add(reading, bytes);
-    given.add_result(
-        bytes.data(), bytes.size(),
-        core::read_result_header(bytes.data(), bytes.size(), core::ResultKind::kTrain));
+    const core::SafetensorsIndex index = core::index_result(bytes.data(), bytes.size());
+    given.add_result(index, bytes.data(),
+                     core::read_result_header(index, core::ResultKind::kTrain));
   }
   CHECK(given.checkpoint() == reading.checkpoint());
   CHECK(given.num_reports() == 3);
   CHECK(given.total_weight() == reading.total_weight());
   // The weight is the given header's num_examples (the caller read it from these bytes).
   const std::vector<std::uint8_t> bytes = result_bytes(random_client(rng));
-  core::ResultHeader header =
-      core::read_result_header(bytes.data(), bytes.size(), core::ResultKind::kTrain);
+  const core::SafetensorsIndex index = core::index_result(bytes.data(), bytes.size());
+  core::ResultHeader header = core::read_result_header(index, core::ResultKind::kTrain);
   const double before = given.total_weight();
   header.num_examples = 5;
-  given.add_result(bytes.data(), bytes.size(), header);
+  given.add_result(index, bytes.data(), header);
   CHECK(given.total_weight() == before + 5.0);
 }
 

@@ -16,7 +16,7 @@ std::vector<std::uint8_t> bytes_of(const std::string& text) {
   return std::vector<std::uint8_t>(text.begin(), text.end());
 }
 ResultHeader read(const std::vector<std::uint8_t>& bytes, ResultKind kind) {
-  return read_result_header(bytes.data(), bytes.size(), kind);
+  return read_result_header(index_result(bytes.data(), bytes.size()), kind);
 }
 ResultHeader read(const std::string& bytes, ResultKind kind) { return read(bytes_of(bytes), kind); }
 std::vector<std::uint8_t> with_metadata(const Metadata& metadata) {
@@ -83,20 +83,21 @@ TEST_CASE("read_result_header_takes_an_absent_kind_as_train", "[result_format]")
 }
 
 TEST_CASE("read_result_header_rejects_broken_rules_naming_the_key", "[result_format]") {
-  // Regression: a metadata key given twice counted its last value.
+  // Regression: a metadata key given twice counted its last value. The header's framing and JSON
+  // are the safetensors index's rules (its messages), the fields the result's.
   const std::string twice = with_header(
       R"({"__metadata__": {"kind": "evaluate", "num_examples": "1", "num_examples": "999", "loss": "1"}})");
   CHECK_THROWS_MATCHES(read(twice, ResultKind::kEvaluate), InvalidInput,
-                       MessageContains("result: the safetensors header names 'num_examples' (in "
+                       MessageContains("safetensors: the header names 'num_examples' (in "
                                        "'__metadata__') twice"));
   CHECK_THROWS_MATCHES(read(std::string("short"), ResultKind::kTrain), InvalidInput,
                        MessageContains("truncated"));
   CHECK_THROWS_MATCHES(read(std::string("\xff\xff\0\0\0\0\0\0{}", 10), ResultKind::kTrain),
                        InvalidInput, MessageContains("header length"));
   CHECK_THROWS_MATCHES(read(with_header("[1]"), ResultKind::kTrain), InvalidInput,
-                       MessageContains("result: safetensors header is not a JSON object"));
+                       MessageContains("safetensors: the header must start with '{'"));
   CHECK_THROWS_MATCHES(read(with_header("{}"), ResultKind::kTrain), InvalidInput,
-                       MessageContains("result: safetensors header has no __metadata__ object"));
+                       MessageContains("result metadata 'num_examples': missing"));
   CHECK_THROWS_MATCHES(read(train_result("1"), ResultKind::kEvaluate), InvalidInput,
                        MessageContains("'kind'"));
   CHECK_THROWS_MATCHES(
@@ -113,10 +114,11 @@ TEST_CASE("read_result_header_rejects_broken_rules_naming_the_key", "[result_for
   CHECK_THROWS_MATCHES(
       read(with_metadata({{"kind", "evaluate"}, {"num_examples", "2"}}), ResultKind::kEvaluate),
       InvalidInput, MessageContains("'loss': missing"));
-  CHECK_THROWS_MATCHES(read(with_header(R"({"__metadata__": {"num_examples": 2, "loss": "1"}})"),
-                            ResultKind::kTrain),
-                       InvalidInput,
-                       MessageContains("result metadata 'num_examples': must be a string"));
+  CHECK_THROWS_MATCHES(
+      read(with_header(R"({"__metadata__": {"num_examples": 2, "loss": "1"}})"),
+           ResultKind::kTrain),
+      InvalidInput,
+      MessageContains("safetensors: __metadata__ value of 'num_examples' must be a string"));
 }
 
 // One rule for num_examples wherever a result is read: digits only, in [1, 2^53] (the server's
@@ -178,7 +180,7 @@ TEST_CASE("read_result_header_rejects_a_header_nested_past_the_json_limit", "[re
   const std::string header =
       R"({"__metadata__": {"a": )" + std::string(100000, '[') + std::string(100000, ']') + "}}";
   CHECK_THROWS_MATCHES(read(with_header(header), ResultKind::kTrain), InvalidInput,
-                       MessageContains("result: safetensors header: JSON nested deeper than 64"));
+                       MessageContains("safetensors: header: JSON nested deeper than 64"));
 }
 
 TEST_CASE("read_result_header_rejects_tensors_in_an_evaluate_result", "[result_format]") {
@@ -189,6 +191,21 @@ TEST_CASE("read_result_header_rejects_tensors_in_an_evaluate_result", "[result_f
 
   CHECK_THROWS_MATCHES(read(bytes, ResultKind::kEvaluate), InvalidInput,
                        MessageContains("an evaluate result carries no tensors, got 1"));
+}
+
+// The header is parsed once, by the index: what the index refuses (here bytes the arrays do not
+// cover) is refused before any field is read, and the fields are read from the index alone.
+TEST_CASE("read_result_header_reads_the_fields_of_the_index_of_the_result", "[result_format]") {
+  std::vector<std::uint8_t> trailing = train_result("3");
+  trailing.push_back(0);
+  const std::vector<std::uint8_t> bytes = train_result("3");
+  SafetensorsIndex index = index_result(bytes.data(), bytes.size());
+
+  CHECK_THROWS_MATCHES(index_result(trailing.data(), trailing.size()), InvalidInput,
+                       MessageContains("(trailing bytes)"));
+  CHECK(read_result_header(index, ResultKind::kTrain).num_examples == 3);
+  index.metadata["num_examples"] = "4";
+  CHECK(read_result_header(index, ResultKind::kTrain).num_examples == 4);
 }
 
 TEST_CASE("result_kind_name_names_both_kinds", "[result_format]") {

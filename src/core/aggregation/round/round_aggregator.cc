@@ -62,10 +62,11 @@ RoundAggregator& RoundAggregator::operator=(RoundAggregator&& other) noexcept = 
 RoundAggregator::~RoundAggregator() = default;
 
 void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size, double weight_scale) {
-  add_result(data, size, read_result_header(data, size, ResultKind::kTrain), weight_scale);
+  const SafetensorsIndex index = index_result(data, size);
+  add_result(index, data, read_result_header(index, ResultKind::kTrain), weight_scale);
 }
 
-void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size,
+void RoundAggregator::add_result(const SafetensorsIndex& index, const std::uint8_t* data,
                                  const ResultHeader& header, double weight_scale) {
   if (!(weight_scale > 0.0 && weight_scale <= 1.0)) {
     throw InvalidInput("train result: weight scale must be in (0, 1], got " +
@@ -74,7 +75,7 @@ void RoundAggregator::add_result(const std::uint8_t* data, std::size_t size,
   const std::uint64_t claimed = header.num_examples;
   SafetensorsReadOptions options;
   options.require_finite = true;
-  const SafetensorsFile file = read_safetensors(data, size, options);
+  const SafetensorsFile file = read_safetensors(index, data, options);
   const std::string where = "train result";
   const std::uint64_t folded = folded_examples(claimed);
   const bool capped = folded != claimed;

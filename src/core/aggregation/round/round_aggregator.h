@@ -93,10 +93,11 @@ class RoundAggregator {
   // weight, buffered_spec.h; 1 for a synchronous round): the operators and total_weight() see
   // the scaled weight. InvalidInput for a scale outside (0, 1].
   void add_result(const std::uint8_t* data, std::size_t size, double weight_scale = 1.0);
-  // The same, given `header` = read_result_header(data, size, ResultKind::kTrain) already read
-  // by the caller (the server's upload path), so the header is not parsed and checked again.
-  void add_result(const std::uint8_t* data, std::size_t size, const ResultHeader& header,
-                  double weight_scale = 1.0);
+  // The same from the result's index (index_result of the index.file_size bytes at `data`) and
+  // `header` = read_result_header(index, ResultKind::kTrain), both read by the caller (the
+  // server's upload path): the header is parsed once per upload.
+  void add_result(const SafetensorsIndex& index, const std::uint8_t* data,
+                  const ResultHeader& header, double weight_scale = 1.0);
   // Folds another aggregator of the same plan and model (hierarchical aggregation). Throws
   // InvalidInput, leaving this aggregator unchanged, when the plans or models differ.
   void merge(const RoundAggregator& other);
