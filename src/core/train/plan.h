@@ -9,7 +9,8 @@
 // tests/js/plan_types.test.mjs compares them with js_bindings/index.d.ts). A field not listed is
 // an error naming it and the fields of its object (a typo such as "learning_rte" would otherwise
 // train with the default on every leaf); so is a key given twice.
-// The top level also takes "max_examples_per_report" (read by core/aggregation/updates/update_plan.h).
+// The top level also takes "max_examples_per_report" (read by
+// core/aggregation/updates/update_plan.h).
 //
 // {"format_version": N >= 1,                            optional, default (and at most) this
 //                                                        build's kPlanFormatVersion (plan_format.h)
@@ -91,7 +92,8 @@
 //                                                        required (non-empty) for kind "train"
 //                                                        (not for inference);
 //                                                        each <tensor> a parameter of the model;
-//                                                        parsed by core/aggregation/updates/update_plan.h,
+//                                                        parsed by
+//                                                        core/aggregation/updates/update_plan.h,
 //                                                        which gives the meaning of each field
 //  "features": {"hash": "murmur3_32", "num_buckets": N, "ngrams": N, "signed": bool,
 //               "lowercase": bool, "binary": bool, "skip_headers": bool,
