@@ -322,27 +322,6 @@ test('a select the server refuses falls back to the full model', async () => {
   }
 });
 
-test('a task whose plan the executor cannot read for its selection is dropped; the leaf goes on', async () => {
-  for (const prefetch of [0, 1]) {
-    const server = fakeServer({ tasks: 3, plan: SELECT_PLAN, roundOf: (i) => i + 1 });
-    const executor = fakeExecutor({ distinctIds: Uint32Array.of(3) });
-    executor.distinctIds = (dataset, task) => {
-      if (task.task_id === 't1') throw new Error("plan: model.layers[0].type 'lstm' is not a layer type");
-      return Uint32Array.of(3);
-    };
-    const events = [];
-    const summary = await runLeaf({
-      server: SERVER, population: 'p', token: 'tok', dataset: {}, executor, fetch: server.fetch, backoff: fast,
-      prefetch, onEvent: (e) => events.push(e),
-    });
-    assert.deepEqual(summary, { uploaded: 2, dropped: 1, stopped: 'finished' }, `prefetch ${prefetch}`);
-    const dropped = events.find((e) => e.type === 'dropped');
-    assert.equal(dropped.taskId, 't1');
-    assert.match(dropped.reason, /^model: plan: model\.layers\[0\]\.type 'lstm'/);
-    assert.equal(executor.calls, 2, 'the dropped task is not trained');
-  }
-});
-
 test('an executor without distinctIds downloads the full model', async () => {
   const server = fakeServer({ tasks: 1, plan: SELECT_PLAN });
   await runLeaf({

@@ -20,8 +20,7 @@
 //   - ModelSource (model_source.js): the task's model — the rows of the data's distinct ids for a
 //     plan that downloads embedding tables by "select" (issue 11), else the full model, kept with
 //     its ETag;
-//   - executor.runTask trains it (a failure drops the task, as does a plan or dataset the
-//     executor cannot read for the task's selection);
+//   - executor.runTask trains it (a failure drops the task);
 //   - uploadResult (upload_result.js): the result sent while the next task trains.
 // Downloads, selects and uploads retry through one withRetry (protocol/with_retry.js).
 //
@@ -47,7 +46,6 @@ import { sleep } from '../protocol/backoff.js';
 import { ProtocolClient } from '../protocol/protocol_client.js';
 import { failureMessage } from '../protocol/protocol_error.js';
 import { withRetry } from '../protocol/with_retry.js';
-import { LeafStoppedError } from './leaf_stopped_error.js';
 import { ModelSource } from './model_source.js';
 import { PrefetchQueue } from './prefetch_queue.js';
 import { RoundBook } from './round_book.js';
@@ -122,15 +120,7 @@ export async function runLeaf(options) {
     prefetch, maxTasks, signal,
     prepare: async () => {
       const job = await claims.next();
-      if (!job.task) return job;
-      try {
-        return { task: job.task, model: await models.fetch(job.task) };
-      } catch (error) {
-        // A refusal (LeafStoppedError) stops the leaf; anything else about this one task — its
-        // plan or data unreadable by this executor — drops the task, as a failed training does.
-        if (signal?.aborted || error instanceof LeafStoppedError) throw error;
-        return { task: job.task, failure: `model: ${error.message}`, error };
-      }
+      return job.task ? { task: job.task, model: await models.fetch(job.task) } : job;
     },
   });
 
@@ -165,26 +155,19 @@ export async function runLeaf(options) {
       const t0 = performance.now();
       let result;
       let failed = false;
-      const drop = (error, reason) => {
+      try {
+        result = await executor.runTask(task, model, dataset, {
+          signal,
+          onProgress: (step, loss) => emit({ type: 'progress', taskId: task.task_id, step, loss }),
+        });
+      } catch (error) {
+        if (signal?.aborted) throw error;
         failed = true;
         queue.done();
         book.release(task, false);
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
-        emit({ type: 'dropped', taskId: task.task_id, status: 0, reason });
-      };
-      if (job.failure) {
-        drop(job.error, job.failure);
-      } else {
-        try {
-          result = await executor.runTask(task, model, dataset, {
-            signal,
-            onProgress: (step, loss) => emit({ type: 'progress', taskId: task.task_id, step, loss }),
-          });
-        } catch (error) {
-          if (signal?.aborted) throw error;
-          drop(error, `training failed: ${error.message}`);
-        }
+        emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
       }
       if (!failed) {
         emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
