@@ -9,6 +9,7 @@
 import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
 import { formatBytes, formatCount, formatPercent } from './format.js';
 import { accuracyChart, lossChart } from './charts.js';
+import { renderGuarantee } from './privacy_panel.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -236,6 +237,7 @@ function renderMeters() {
 }
 
 function renderStatus(status) {
+  renderGuarantee($('privacy-guarantee'), status.privacy);
   if (status.mode === 'buffered') {
     renderBufferedStatus(status);
     return;
