@@ -337,6 +337,18 @@ test('statusScreen, progressBar and formatTable', () => {
     'rejections: stale 2',
     'model: version 4, etag e',
   ]);
+  const privacy = { mechanism: 'dp_ftrl_tree', unit: 'device', noise_multiplier: 7, clip_norm: 0.5, delta: 1e-10,
+    max_epsilon: 9, max_participations: 6, min_separation: 313, rounds_released: 3, epsilon_spent: 1.23456,
+    epsilon_at_end: 8.898 };
+  const finished = { id: 'p', state: 'finished', round: 3, rounds: 10, reports: 0, clients_per_round: 2, min_reports: 2,
+    train_tasks_per_round: 2, eval_tasks_per_round: 0, model_etag: 'm', rejections: {}, history: [], privacy,
+    finish_reason: 'the next round would spend ε 9.1 > max_epsilon 9' };
+  assert.deepEqual(statusScreen(finished, 0).slice(0, 4), [
+    'population p: finished, round 3 of 10 (synchronous)',
+    'privacy: ε 1.235 spent of max 9 (8.898 at the end) at δ 1e-10, per device: noise 7 × clip 0.5, ≤ 6 rounds, 313 apart',
+    'finished early: the next round would spend ε 9.1 > max_epsilon 9',
+    '[#########---------------------] 3/10 rounds',
+  ]);
 });
 
 test('watchStatus redraws in place on a terminal, polls through 503s and network errors, stops at a 404', async () => {

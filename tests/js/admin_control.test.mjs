@@ -73,7 +73,7 @@ test('pause, resume and finish: claims, status and ls follow, and the state hold
     const status = await adminClient(server.url).status('spam');
     assert.deepEqual([status.state, status.finish_reason], ['finished', 'the plan was wrong']);
     assert.match((await admin(['status', 'spam'], env)).stdout,
-      /^population spam: finished, round 0 of 2 \(synchronous\)\nfinished by an operator: the plan was wrong\n\[-{30}\] 0\/2 rounds\n/);
+      /^population spam: finished, round 0 of 2 \(synchronous\)\nfinished early: the plan was wrong\n\[-{30}\] 0\/2 rounds\n/);
   } finally {
     await server.stop();
   }

@@ -1,7 +1,8 @@
 // fedleaf-admin status: a population's status JSON (GET /v1/populations/{p}, public; every field
 // in src/server/README.md "Status JSON") as one screen — state, round (a buffered population's
-// version) of rounds with a progress bar (paused: how to resume it; finished by an operator: the
-// reason), the open round's reports, the last closed round's
+// version) of rounds with a progress bar (paused: how to resume it; finished early, by an
+// operator or a private population's spent budget: the reason; private: ε spent of max), the
+// open round's reports, the last closed round's
 // reports, examples, train and eval loss/accuracy, what robust aggregation did, the staleness of
 // a buffered version, tasks out, rejections, the current model — or with --watch the screen
 // refreshed every S seconds until the population finishes: in place on a terminal, else printed
@@ -67,6 +68,14 @@ function closedLine(entry, unit) {
  * @param {number} now  unix seconds (the open round's age and deadline are shown against it)
  * @returns {string[]}
  */
+// A private population's guarantee so far: ε spent (the server's accountant, after the rounds
+// released) of max_epsilon, ε at the end of the configured run, δ, and what bounds one device.
+function privacyLine(p) {
+  return `privacy: ε ${fixed(p.epsilon_spent, 3)} spent of max ${p.max_epsilon} (${fixed(p.epsilon_at_end, 3)} at the ` +
+    `end) at δ ${p.delta}, per ${p.unit ?? 'device'}: noise ${p.noise_multiplier} × clip ${p.clip_norm}, ` +
+    `≤ ${p.max_participations} rounds, ${p.min_separation} apart`;
+}
+
 export function statusScreen(status, now) {
   const buffered = status.mode === 'buffered';
   const unit = buffered ? 'version' : 'round';
@@ -79,7 +88,8 @@ export function statusScreen(status, now) {
     lines.push(`paused: claims get no task until \`fedleaf-admin resume ${status.id}\` (reports in flight still ` +
       'count; the deadline keeps ticking)');
   }
-  if (status.finish_reason) lines.push(`finished by an operator: ${status.finish_reason}`);
+  if (status.privacy) lines.push(privacyLine(status.privacy));
+  if (status.finish_reason) lines.push(`finished early: ${status.finish_reason}`);
   // A population an operator finished early shows the rounds it ran, not its planned end.
   const done = finished && !status.finish_reason ? status.rounds : Math.min(status.round, status.rounds);
   lines.push(progressBar(done, status.rounds, `${unit}s`));
