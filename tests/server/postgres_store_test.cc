@@ -390,4 +390,40 @@ TEST_CASE("postgres_a_version_6_database_is_migrated_without_the_shard_rows_fore
 }
 
 }  // namespace
+
+// A version 9 database has no privacy columns: migrated, its populations are not private, and a
+// private one keeps its section and secret.
+TEST_CASE("postgres_a_version_9_database_is_migrated_and_keeps_a_private_populations_secret",
+          "[store][postgres]") {
+  PostgresBackend backend;
+  auto first = backend.open();
+  if (!first) return;
+  seed(*first);
+  first.reset();
+  Session admin(backend.url());
+  admin.run("ALTER TABLE populations DROP COLUMN privacy");
+  admin.run("ALTER TABLE populations DROP COLUMN privacy_secret");
+  admin.run("UPDATE schema_version SET version = 9");
+
+  auto migrated = backend.open();
+  CHECK(admin.run("SELECT version FROM schema_version") == "10");
+  PopulationRecord p = *migrated->find_population("p");
+  CHECK(p.settings.privacy_json.empty());
+  CHECK(p.privacy_secret.empty());
+  p.id = "q";
+  p.settings.privacy_json = R"({"mechanism":"dp_ftrl_tree"})";
+  p.privacy_secret = std::string(64, 'b');
+  RoundRecord round0 = *migrated->find_round("p", 0);
+  round0.population_id = "q";
+  {
+    StoreTransaction tx(*migrated, Durability::kFull);
+    migrated->create_population(p, round0, ModelRecord{"q", 0, "etag-q", "model q"});
+    tx.commit();
+  }
+  migrated.reset();
+  auto reopened = backend.open();
+  CHECK(reopened->find_population("q")->settings.privacy_json == R"({"mechanism":"dp_ftrl_tree"})");
+  CHECK(reopened->find_population("q")->privacy_secret == std::string(64, 'b'));
+}
+
 }  // namespace fedleaf::server

@@ -224,6 +224,8 @@ TEST_CASE("sqlite_file_store_find_model_of_a_missing_model_file_throws_naming_th
 TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN privacy; "
+                    "ALTER TABLE populations DROP COLUMN privacy_secret; "
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN paused; "
@@ -249,6 +251,8 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
 TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_once", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN privacy; "
+                    "ALTER TABLE populations DROP COLUMN privacy_secret; "
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN paused; "
@@ -284,6 +288,8 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
 TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fedavg", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN privacy; "
+                    "ALTER TABLE populations DROP COLUMN privacy_secret; "
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN paused; "
@@ -320,6 +326,8 @@ TEST_CASE("sqlite_store_migrates_a_version_5_database_and_its_populations_run_sy
           "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN privacy; "
+                    "ALTER TABLE populations DROP COLUMN privacy_secret; "
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN paused; "
@@ -409,6 +417,8 @@ TEST_CASE("sqlite_store_rejects_database_of_another_schema_version", "[store]") 
 TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[store]") {
   SqliteFileBackend backend;
   seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN privacy; "
+                    "ALTER TABLE populations DROP COLUMN privacy_secret; "
                     "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                     "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                     "ALTER TABLE populations DROP COLUMN paused; "
@@ -493,6 +503,36 @@ TEST_CASE_METHOD(StoreWithModelFile,
   }
   store.sync();
   CHECK(std::filesystem::exists(file0));
+}
+
+// A version 8 database has no privacy columns: migrated, its populations are not private, and a
+// private one keeps its section and secret across a reopen.
+TEST_CASE("sqlite_store_migrates_a_version_8_database_and_keeps_a_private_populations_secret",
+          "[store]") {
+  SqliteFileBackend backend;
+  seed_then_rewrite(backend.path,
+                    "ALTER TABLE populations DROP COLUMN privacy; "
+                    "ALTER TABLE populations DROP COLUMN privacy_secret; "
+                    "UPDATE schema_version SET version = 8");
+  const std::string secret(64, 'a');
+  {
+    SqliteStore migrated(backend.path);
+    PopulationRecord p = *migrated.find_population("p");
+    CHECK(p.settings.privacy_json.empty());
+    CHECK(p.privacy_secret.empty());
+    p.id = "q";
+    p.settings.privacy_json = R"({"mechanism":"dp_ftrl_tree"})";
+    p.privacy_secret = secret;
+    RoundRecord round0 = *migrated.find_round("p", 0);
+    round0.population_id = "q";
+    StoreTransaction tx(migrated, Durability::kFull);
+    migrated.create_population(p, round0, ModelRecord{"q", 0, "etag-q", "model q"});
+    tx.commit();
+  }
+  SqliteStore reopened(backend.path);
+  CHECK(reopened.find_population("q")->settings.privacy_json == R"({"mechanism":"dp_ftrl_tree"})");
+  CHECK(reopened.find_population("q")->privacy_secret == secret);
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") == "9");
 }
 
 }  // namespace fedleaf::server

@@ -133,6 +133,8 @@ TEST_CASE("sqlite_store_migrates_a_version_6_database_and_bounds_claims_per_clie
   REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
   REQUIRE(
       sqlite3_exec(raw,
+                   "ALTER TABLE populations DROP COLUMN privacy; "
+                   "ALTER TABLE populations DROP COLUMN privacy_secret; "
                    "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                    "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
                    "ALTER TABLE populations DROP COLUMN paused; "

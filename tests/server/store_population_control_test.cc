@@ -111,6 +111,8 @@ TEST_CASE("sqlite_store_migrates_a_version_7_database_and_pauses_its_populations
   REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
   REQUIRE(
       sqlite3_exec(raw,
+                   "ALTER TABLE populations DROP COLUMN privacy; "
+                   "ALTER TABLE populations DROP COLUMN privacy_secret; "
                    "ALTER TABLE populations DROP COLUMN paused; "
                    "ALTER TABLE populations DROP COLUMN finish_reason; "
                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "

@@ -290,8 +290,12 @@ Response Router::route(Request& request, bool admitted) const {
     require_method(request, {"GET", "HEAD"});
     Response r;
     r.set_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    std::vector<ServerMetrics::PopulationEpsilon> privacy;
+    for (const PrivacyEpsilon& p : repository_.privacy_epsilons()) {
+      privacy.push_back({p.population_id, p.spent, p.planned});
+    }
     r.body = std::make_shared<const std::string>(
-        metrics_.render(repository_.open_leases(), repository_.waiters().waiting()));
+        metrics_.render(repository_.open_leases(), repository_.waiters().waiting(), privacy));
     return r;
   }
   if (path != "/v1" && path.rfind("/v1/", 0) != 0) {

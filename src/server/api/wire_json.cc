@@ -117,6 +117,7 @@ json status_json(const PopulationStatus& status) {
   // A buffered population says so, with every field of its mode written out (round r is its
   // model version r); a synchronous one's status is as before the mode existed.
   if (!p.finish_reason.empty()) out["finish_reason"] = p.finish_reason;
+  if (!status.privacy_json.empty()) out["privacy"] = json::parse(status.privacy_json);
   if (p.settings.max_tasks_per_client > 0) {
     out["max_tasks_per_client"] = p.settings.max_tasks_per_client;
   }

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/population_state.h"
+#include "server/repository/private_round.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 #include "server/util/tokens.h"
@@ -93,7 +94,8 @@ NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan pla
   const std::string& plan_json = plan.json;
   // Validates the model bytes and that the plan's updates fit the model.
   core::NamedTensors tensors = decode_model(model_bytes);
-  auto update_plan = std::make_shared<const core::UpdatePlan>(std::move(plan.parsed.updates));
+  auto update_plan = std::make_shared<const core::UpdatePlan>(
+      private_update_plan(std::move(plan.parsed.updates), spec.settings));
   check_min_contributors(*update_plan, spec.settings);
   core::RoundAggregator aggregator(*update_plan, tensors,
                                    static_cast<std::size_t>(spec.settings.clients_per_round));
@@ -105,6 +107,7 @@ NewPopulation make_new_population(const PopulationSpec& spec, PopulationPlan pla
   record.client_token_hash = hash_token(client_token);
   record.settings = spec.settings;
   record.created_at = now;
+  if (!record.settings.privacy_json.empty()) record.privacy_secret = draw_privacy_secret();
   RoundRecord round0;
   round0.population_id = record.id;
   round0.started_at = now;

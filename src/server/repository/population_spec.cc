@@ -13,6 +13,7 @@
 #include "core/json/json_duplicate_keys.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/json_nesting.h"
+#include "server/repository/privacy_spec.h"
 #include "server/util/base64.h"
 
 namespace fedleaf::server {
@@ -102,13 +103,33 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (duplicates.found()) {
     throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
-  core::check_known_fields(
-      body, "population",
-      {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
-       "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round", "server_optimizer",
-       "mode", "buffer_size", "concurrency", "max_staleness", "staleness_weight",
-       "staleness_normalization", "max_tasks_per_client"});
+  core::check_known_fields(body, "population",
+                           {"id",
+                            "plan",
+                            "initial_model_b64",
+                            "seed",
+                            "rounds",
+                            "clients_per_round",
+                            "min_reports",
+                            "round_deadline_s",
+                            "lease_s",
+                            "over_selection",
+                            "eval_tasks_per_round",
+                            "server_optimizer",
+                            "mode",
+                            "buffer_size",
+                            "concurrency",
+                            "max_staleness",
+                            "staleness_weight",
+                            "staleness_normalization",
+                            "max_tasks_per_client",
+                            "privacy"});
   const bool buffered = buffered_mode(body);
+  if (buffered && body.contains("privacy")) {
+    throw InvalidInput(
+        "population.privacy: buffered private populations are not supported (their privacy "
+        "accounting is not carried); use \"mode\": \"synchronous\"");
+  }
   PopulationSpec spec;
   if (body.contains("id")) {
     if (!body["id"].is_string() || !is_valid_population_id(body["id"].get<std::string>())) {
@@ -181,6 +202,21 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (body.contains("server_optimizer")) {
     spec.settings.server_optimizer_json = core::server_optimizer_json(
         core::parse_server_optimizer(body["server_optimizer"], "population.server_optimizer"));
+  }
+  if (body.contains("privacy")) {
+    const PrivacySpec privacy = parse_privacy_spec(body["privacy"]);
+    check_private_plan(body["plan"]);
+    try {
+      // The sum's own limits (no int64 overflow of clients_per_round clipped updates).
+      core::PrivateSum check({}, private_sum_settings(privacy, spec.settings.clients_per_round));
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(std::string("population.privacy: noise_multiplier, clip_norm and "
+                                     "clients_per_round cannot be summed exactly (") +
+                         e.what() + ")");
+    }
+    spec.settings.rounds = private_rounds(
+        privacy, body.contains("rounds") ? std::optional<int>(spec.settings.rounds) : std::nullopt);
+    spec.settings.privacy_json = privacy_spec_json(privacy);
   }
   return spec;
 }

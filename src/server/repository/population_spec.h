@@ -37,6 +37,14 @@
 //                       settings get clients_per_round = min_reports = K and
 //                       train_tasks_per_round = concurrency. The buffered fields without
 //                       "mode": "buffered" are refused.
+//   privacy             a device-level (ε, δ) guarantee (privacy_spec.h; docs/design.md
+//                       "Privacy"): {"mechanism": "dp_ftrl_tree", "noise_multiplier",
+//                       "clip_norm", "delta", "max_epsilon", "max_participations",
+//                       "min_separation", "enrollments_per_token_per_hour" (1000)}. Refused
+//                       with "mode": "buffered" and with the plan's explicit data-dependent rules
+//                       (check_private_plan). Without "rounds" the run gets the most rounds up to
+//                       100000 whose ε stays within max_epsilon; "rounds" past it is refused
+//                       with the ε it would reach.
 // Any other field is InvalidInput (a typo would otherwise run with the default), and so is a
 // key given twice. Throws InvalidInput naming the field and the rule.
 #pragma once

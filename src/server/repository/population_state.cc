@@ -8,6 +8,7 @@
 #include "core/aggregation/round/next_round_plan.h"
 #include "core/error.h"
 #include "core/wire/safetensors.h"
+#include "server/repository/private_round.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
@@ -78,8 +79,9 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
   st->train_plan_json = plan_with_kind(record.plan_json, "train");
   st->eval_plan_json = plan_with_kind(record.plan_json, "evaluate");
   st->model = {model->etag, std::make_shared<const std::string>(std::move(model->bytes))};
-  st->update_plan =
-      std::make_shared<const core::UpdatePlan>(core::parse_update_plan(record.plan_json));
+  st->update_plan = std::make_shared<const core::UpdatePlan>(
+      private_update_plan(core::parse_update_plan(record.plan_json), record.settings));
+  st->privacy = privacy_ledger_of(record);
   st->optimizer = core::server_optimizer_from_text(
       record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
   st->buffered = core::buffered_spec_from_text(record.settings.buffered_json,
@@ -204,6 +206,7 @@ std::unique_ptr<PopulationState> new_population_state(
   st->model = {std::move(etag), std::make_shared<const std::string>(std::move(model_bytes))};
   st->update_plan = std::move(update_plan);
   st->aggregator.emplace(std::move(aggregator));
+  st->privacy = privacy_ledger_of(record);
   st->optimizer = core::server_optimizer_from_text(
       record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
   st->buffered = core::buffered_spec_from_text(record.settings.buffered_json,

@@ -67,6 +67,16 @@ struct PopulationStatus {
   // A buffered population's train tasks out now (leased, the lease valid), what its concurrency
   // bounds; nullopt for a synchronous one.
   std::optional<std::int64_t> tasks_out;
+  // A private population's "privacy" object (private_round.h: privacy_status) as JSON text; ""
+  // when not private. record.privacy_secret is always empty here.
+  std::string privacy_json;
+};
+
+// A private population's ε as /metrics shows it: spent so far, and at the end of the run.
+struct PrivacyEpsilon {
+  std::string population_id;
+  double spent = 0;
+  double planned = 0;
 };
 
 // The state the wire shows: "paused" for a running population an operator paused, else

@@ -7,6 +7,7 @@
 #include "core/aggregation/round/next_round_plan.h"
 #include "core/wire/safetensors.h"
 #include "server/repository/buffered_step.h"
+#include "server/repository/private_round.h"
 #include "server/repository/round_clip_bounds.h"
 #include "server/util/sha256.h"
 
@@ -22,12 +23,19 @@ RoundClose close_training_round(PopulationState& state, double now,
   auto start = PhaseClock::now();
   const bool unnormalized = state.buffered && state.buffered->normalization ==
                                                   core::StalenessNormalization::kUnnormalized;
-  if (core::is_fedavg(state.optimizer) && !unnormalized) {
+  const bool is_private = state.aggregator->is_private();
+  if (core::is_fedavg(state.optimizer) && !unnormalized && !is_private) {
     out.next = state.aggregator->take_next_model(&out.withheld_nonfinite);
   } else {
     const core::ServerOptimizer optimizer(state.optimizer);
     static const core::NamedTensors kInitial;
-    std::vector<core::TensorAggregate> aggregates = state.aggregator->aggregates();
+    // A private round releases only its noised sum, of tree round number + 1 (1-based); the
+    // server optimizer's step on it is post-processing (FedAvg: model + delta).
+    std::vector<core::TensorAggregate> aggregates =
+        is_private ? state.aggregator->private_aggregates(
+                         privacy_secret_of(state.record),
+                         static_cast<std::uint64_t>(state.round.number) + 1)
+                   : state.aggregator->aggregates();
     if (unnormalized) {
       // state.round holds every report of the version (lock_open_round), its examples capped.
       scale_aggregates(aggregates, *state.update_plan,
@@ -69,6 +77,18 @@ RoundClose close_training_round(PopulationState& state, double now,
   out.record = state.record;
   out.record.current_round = out.opened.number;
   out.training_over = out.opened.number >= out.record.settings.rounds;
+  // The budget: no training round opens whose release would pass max_epsilon (creation refuses
+  // such rounds; this holds whatever the stored settings say).
+  if (!out.training_over && state.privacy) {
+    const std::string reason = privacy_budget_finish(*state.privacy, out.opened.number);
+    if (!reason.empty()) {
+      out.training_over = true;
+      out.opened.status = RoundStatus::kClosed;
+      out.opened.closed_at = now;
+      out.record.state = RunState::kFinished;
+      out.record.finish_reason = reason;
+    }
+  }
   if (!out.training_over)
     out.opened.robust_json = open_round_robust_json(out.next_clip_bounds, out.next_example_cap);
   if (out.training_over && out.record.settings.eval_tasks_per_round == 0) {

@@ -102,6 +102,9 @@ void RoundLifecycle::publish_next_model(PopulationState& st, double now) {
     const auto store_start = std::chrono::steady_clock::now();
     persist_s = std::chrono::duration<double>(store_start - persist_start).count();
     parts_.store.close_round(write);
+    if (close->record.finish_reason != st.record.finish_reason) {
+      parts_.store.set_finish_reason(id, close->record.finish_reason);  // the privacy budget
+    }
     close->model_bytes = std::move(write.model->bytes);
     drop_old_models(id, close->opened.number, now);
     store_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - store_start).count();
@@ -395,7 +398,8 @@ void RoundLifecycle::checkpoint_all() {
   for (auto& [id, st] : parts_.populations.all()) {
     // Only an aggregator of results 1..result_seq in seq order is a checkpoint of them (a
     // server sharing its store holds just the results it accepted).
-    if (!st->aggregator || !st->aggregator_in_seq_order || st->result_seq <= st->checkpoint_seq) {
+    if (!st->aggregator || st->aggregator->is_private() || !st->aggregator_in_seq_order ||
+        st->result_seq <= st->checkpoint_seq) {
       continue;
     }
     const CheckpointRecord checkpoint{id, st->round.number, st->result_seq,

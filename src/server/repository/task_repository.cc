@@ -10,6 +10,7 @@
 #include "server/repository/model_download.h"
 #include "server/repository/new_population.h"
 #include "server/repository/population_state.h"
+#include "server/repository/private_round.h"
 #include "server/repository/select_rows.h"
 #include "server/util/server_errors.h"
 #include "server/util/tokens.h"
@@ -164,6 +165,11 @@ PopulationStatus TaskRepository::status(const std::string& population_id) {
   PopulationState& st = *loaded;
   rounds_.advance(st, parts_.clock.now());
   out.record = st.record;
+  out.record.privacy_secret.clear();  // never served
+  if (st.privacy) {
+    out.privacy_json =
+        privacy_status(*st.privacy, rounds_released(st.record, st.round.number)).dump();
+  }
   out.round = st.round;
   out.model_etag = st.model.etag;
   out.plan_json = st.train_plan_json;
@@ -187,6 +193,17 @@ std::vector<PopulationSummary> TaskRepository::list_populations() {
     out.push_back({p.id, failed ? std::string("failed") : state_name(p), p.current_round,
                    p.settings.rounds, p.settings.clients_per_round,
                    !p.settings.buffered_json.empty()});
+  }
+  return out;
+}
+
+std::vector<PrivacyEpsilon> TaskRepository::privacy_epsilons() {
+  std::lock_guard lock(parts_.mutex);
+  std::vector<PrivacyEpsilon> out;
+  for (auto& [id, st] : parts_.populations.all()) {
+    if (!st->privacy) continue;
+    out.push_back({id, st->privacy->epsilon_after(rounds_released(st->record, st->round.number)),
+                   st->privacy->epsilon_at_end()});
   }
   return out;
 }

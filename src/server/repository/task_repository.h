@@ -156,6 +156,8 @@ class TaskRepository {
   // Returns once no background close is queued or running (at once without close_in_background).
   void wait_for_closes();
   std::int64_t open_leases();
+  // ε spent and planned of each loaded private population (the /metrics gauges).
+  std::vector<PrivacyEpsilon> privacy_epsilons();
   // Commits the open batch of steps, if any (kNormal: survives a killed process; a
   // Store::sync() afterwards makes it survive power loss). On a store failure it rolls the batch
   // back, drops the in-memory state (reloaded from the store on next use) and throws

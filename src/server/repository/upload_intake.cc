@@ -193,8 +193,9 @@ std::optional<UploadOutcome> UploadIntake::accept_train(PopulationState& st, con
     // A shared store's seqs skip values (other servers' results, some not yet committed): its
     // rounds are rebuilt from the stored results at close, never checkpointed midway.
     const std::int64_t seq = outcome->seq;
-    if (!parts_.store.shared() && st.aggregator_in_seq_order && seq == st.result_seq + 1 &&
-        parts_.options.checkpoint_every > 0 &&
+    // A private round is never checkpointed: its un-noised sum stays in memory only.
+    if (!parts_.store.shared() && !st.aggregator->is_private() && st.aggregator_in_seq_order &&
+        seq == st.result_seq + 1 && parts_.options.checkpoint_every > 0 &&
         seq - st.checkpoint_seq >= parts_.options.checkpoint_every) {
       parts_.store.put_checkpoint(
           {id, st.round.number, seq, to_string_bytes(st.aggregator->checkpoint())});

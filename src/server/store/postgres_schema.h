@@ -119,7 +119,7 @@ inline std::vector<std::string> postgres_schema() {
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 8> kPostgresMigrations{
+inline constexpr std::array<const char*, 9> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -154,6 +154,11 @@ inline constexpr std::array<const char*, 8> kPostgresMigrations{
     "ALTER TABLE populations ADD COLUMN IF NOT EXISTS tokens_epoch BIGINT NOT NULL DEFAULT 0; "
     "INSERT INTO client_tokens (population_id, id, token_hash, created_at, revoked_at) SELECT id, "
     "0, client_token_hash, created_at, 0 FROM populations ON CONFLICT DO NOTHING; END $$",
+    // 9 → 10: each population's privacy section and noise secret ('' for both: not private, what
+    // every earlier population was). Constant defaults rewrite no row. One statement.
+    "DO $$ BEGIN ALTER TABLE populations ADD COLUMN IF NOT EXISTS privacy TEXT NOT NULL DEFAULT "
+    "''; ALTER TABLE populations ADD COLUMN IF NOT EXISTS privacy_secret TEXT NOT NULL DEFAULT "
+    "''; END $$",
 };
 
 // Indexes on columns a migration adds: created after the migrations (the schema above runs

@@ -115,6 +115,11 @@ inline constexpr const char* kSqliteMigrations[] = {
     "ALTER TABLE populations ADD COLUMN tokens_epoch INTEGER NOT NULL DEFAULT 0; "
     "INSERT INTO client_tokens (population_id, id, token_hash, created_at, revoked_at) "
     "SELECT id, 0, client_token_hash, created_at, 0 FROM populations",
+    // 8 → 9: each population's privacy section and noise secret ('' for both: not private, what
+    // every earlier population was). One sqlite3_exec.
+    // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
+    "ALTER TABLE populations ADD COLUMN privacy TEXT NOT NULL DEFAULT ''; "
+    "ALTER TABLE populations ADD COLUMN privacy_secret TEXT NOT NULL DEFAULT ''",
 };
 
 // Indexes on columns a migration adds: created after the migrations (the schema above runs

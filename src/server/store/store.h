@@ -62,6 +62,10 @@ struct PopulationRecord {
   std::string finish_reason;
   // Moves with each client token issued or revoked (servers sharing the store re-read them).
   std::int64_t tokens_epoch = 0;
+  // A private population's noise secret (settings.privacy_json set): 32 bytes from the kernel's
+  // CSPRNG drawn at creation, as 64 hex digits; "" otherwise. Whoever holds it can subtract the
+  // noise: never logged, never served (docs/design.md "Privacy").
+  std::string privacy_secret;
 };
 
 // A population's client token, by its hash: id 0 is the token made with the population

@@ -1,5 +1,6 @@
 #include "server/util/server_metrics.h"
 
+#include <iomanip>
 #include <iterator>
 #include <sstream>
 
@@ -147,6 +148,28 @@ std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_
        }) {
     family(out, single.name, single.type, single.help);
     out << single.name << " " << single.value << "\n";
+  }
+  return out.str();
+}
+
+std::string ServerMetrics::render(std::int64_t open_leases, std::size_t waiting_claims,
+                                  const std::vector<PopulationEpsilon>& privacy) const {
+  std::ostringstream out;
+  out << render(open_leases, waiting_claims);
+  if (privacy.empty()) return out.str();
+  out << std::setprecision(17);
+  // Population ids are [A-Za-z0-9_-] (is_valid_population_id): no label escaping needed.
+  family(out, "fedleaf_privacy_epsilon_spent", "gauge",
+         "Epsilon a private population has spent (at its delta), by population.");
+  for (const PopulationEpsilon& p : privacy) {
+    out << "fedleaf_privacy_epsilon_spent{population=\"" << p.population << "\"} " << p.spent
+        << "\n";
+  }
+  family(out, "fedleaf_privacy_epsilon_planned", "gauge",
+         "Epsilon a private population's configured run reaches (at its delta), by population.");
+  for (const PopulationEpsilon& p : privacy) {
+    out << "fedleaf_privacy_epsilon_planned{population=\"" << p.population << "\"} " << p.planned
+        << "\n";
   }
   return out.str();
 }

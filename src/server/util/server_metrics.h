@@ -49,6 +49,15 @@ class ServerMetrics {
   // `open_leases` (read from the store) and `waiting_claims` (parked long-poll claims) are gauges
   // the caller reads.
   std::string render(std::int64_t open_leases, std::size_t waiting_claims) const;
+  // The same, with each private population's fedleaf_privacy_epsilon_spent and
+  // fedleaf_privacy_epsilon_planned gauges (label population): (id, spent, planned).
+  struct PopulationEpsilon {
+    std::string population;
+    double spent;
+    double planned;
+  };
+  std::string render(std::int64_t open_leases, std::size_t waiting_claims,
+                     const std::vector<PopulationEpsilon>& privacy) const;
 
  private:
   mutable std::mutex mutex_;

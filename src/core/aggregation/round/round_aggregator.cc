@@ -38,6 +38,17 @@ std::vector<SparseSumAccumulator> accumulators_from_plan(const UpdatePlan& plan,
   return accumulators;
 }
 
+// The full shape and dtype of each tensor of the plan, from the model (checked dense F32/F64 by
+// accumulators_from_plan): what a private sum releases, every row of.
+TensorLayouts private_layouts(const UpdatePlan& plan, const NamedTensors& model) {
+  TensorLayouts layouts;
+  for (const TensorUpdatePlan& t : plan.tensors) {
+    const auto& param = std::get<DenseTensor>(model.at(t.name));
+    layouts.emplace(t.name, TensorLayout{param.dtype(), param.shape()});
+  }
+  return layouts;
+}
+
 }  // namespace
 
 RoundAggregator::RoundAggregator(const UpdatePlan& plan, NamedTensors model,
@@ -47,7 +58,36 @@ RoundAggregator::RoundAggregator(const UpdatePlan& plan, NamedTensors model,
   options.expected_updates = expected_reports;
   state_->accumulators = accumulators_from_plan(plan, model, options);
   state_->max_examples_per_report = plan.max_examples_per_report;
+  if (plan.privacy) state_->private_sum.emplace(private_layouts(plan, model), *plan.privacy);
   state_->model = std::move(model);
+}
+
+bool RoundAggregator::is_private() const { return state_->private_sum.has_value(); }
+
+void RoundAggregator::refuse_if_private(const char* what) const {
+  if (state_->private_sum) {
+    throw Conflict(std::string(what) +
+                   ": not for a private round (only private_aggregates releases its sum, with "
+                   "noise; it is rebuilt from its stored results, never checkpointed)");
+  }
+}
+
+std::vector<TensorAggregate> RoundAggregator::private_aggregates(const TreeNoiseSecret& secret,
+                                                                 std::uint64_t tree_round) const {
+  if (!state_->private_sum) {
+    throw Conflict("private_aggregates: the round is not private (the plan has no privacy)");
+  }
+  NamedTensors released = state_->private_sum->release(secret, tree_round);
+  std::vector<TensorAggregate> out;
+  out.reserve(released.size());
+  for (auto& [name, delta] : released) {
+    TensorAggregate a;
+    a.name = name;
+    a.encoding = UpdateEncoding::kDense;
+    a.delta = std::move(delta);
+    out.push_back(std::move(a));
+  }
+  return out;
 }
 
 RoundAggregator::RoundAggregator(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -95,11 +135,16 @@ void RoundAggregator::add_result(const SafetensorsIndex& index, const std::uint8
       throw InvalidInput(where + ": lacks tensor " + in_quotes(acc.name()) +
                          " named in the plan's updates");
     }
-    acc.check_and_keep(it->second, weight);
+    if (!state_->private_sum) acc.check_and_keep(it->second, weight);
+  }
+  if (state_->private_sum) {
+    state_->private_sum->add(file.tensors);  // all or nothing: unchanged when it throws
   }
   // Each tensor was prepared (finite scan, norms, row clip) by check_and_keep: folded as kept.
-  for (SparseSumAccumulator& acc : state_->accumulators) {
-    acc.add_kept(file.tensors.at(acc.name()));
+  if (!state_->private_sum) {
+    for (SparseSumAccumulator& acc : state_->accumulators) {
+      acc.add_kept(file.tensors.at(acc.name()));
+    }
   }
   ++state_->num_reports;
   state_->total_weight += weight;
@@ -118,6 +163,8 @@ void RoundAggregator::merge(const RoundAggregator& other) {
     merge(copy);
     return;
   }
+  refuse_if_private("merge");
+  other.refuse_if_private("merge");
   const State& theirs = *other.state_;
   State& ours = *state_;
   const bool same_plan =
@@ -167,6 +214,7 @@ RoundStats RoundAggregator::stats() const {
 double RoundAggregator::total_weight() const { return state_->total_weight; }
 
 std::vector<TensorAggregate> RoundAggregator::aggregates() const {
+  refuse_if_private("aggregates");
   std::vector<TensorAggregate> out;
   out.reserve(state_->accumulators.size());
   for (const SparseSumAccumulator& acc : state_->accumulators) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/aggregation/updates/update_plan.h"
+#include "core/privacy/tree_noise.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/result_format.h"
 
@@ -137,9 +138,23 @@ class RoundAggregator {
   // or a clip entry that is not "norm:<bound>" or "rms:<bound>".
   static ClipBounds checkpoint_clip_bounds(const std::uint8_t* data, std::size_t size);
 
+  // A private round (the plan's privacy is set): add_result checks a report's tensors against the
+  // plan as always, then adds it whole to a PrivateSum (private_sum.h: clipped to the plan's
+  // clip_norm over every tensor together, summed on the noise's grid, row by row, never
+  // densified) instead of the operators. Its only output is private_aggregates: the sum
+  // released with round `tree_round`'s tree noise (1-based) under `secret`, over the fixed
+  // denominator, one dense kDense aggregate per tensor of the plan in the model's dtype (every
+  // row noised), for model + delta or a server optimizer's step. next_model, take_next_model,
+  // aggregates, checkpoint and merge are Conflict for a private round: none of them may publish
+  // or persist the un-noised sum (a private round is rebuilt from its stored results instead).
+  bool is_private() const;
+  std::vector<TensorAggregate> private_aggregates(const TreeNoiseSecret& secret,
+                                                  std::uint64_t tree_round) const;
+
  private:
   class State;
   explicit RoundAggregator(std::unique_ptr<State> state);
+  void refuse_if_private(const char* what) const;  // Conflict naming `what` when private
   std::unique_ptr<State> state_;
 };
 

@@ -14,6 +14,7 @@
 namespace fedleaf::core {
 
 std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
+  refuse_if_private("checkpoint");
   RoundCheckpoint out;
   out.num_reports = state_->num_reports;
   out.total_weight = state_->total_weight;
@@ -28,6 +29,7 @@ std::vector<std::uint8_t> RoundAggregator::checkpoint() const {
 RoundAggregator RoundAggregator::restore(const UpdatePlan& plan, NamedTensors model,
                                          const std::uint8_t* data, std::size_t size) {
   RoundAggregator round(plan, std::move(model));
+  round.refuse_if_private("restore");
   const RoundCheckpoint file = read_round_checkpoint(data, size);
   const std::string where = "round checkpoint";
   std::vector<SparseSumAccumulator>& accumulators = round.state_->accumulators;

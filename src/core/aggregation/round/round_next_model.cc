@@ -103,6 +103,7 @@ std::uint64_t add_aggregates(NamedTensors& next,
 }  // namespace
 
 NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) const {
+  refuse_if_private("next_model");
   NamedTensors next = state_->model;
   const std::uint64_t withheld = add_aggregates(next, state_->accumulators);
   if (withheld_nonfinite) *withheld_nonfinite = withheld;
@@ -110,6 +111,7 @@ NamedTensors RoundAggregator::next_model(std::uint64_t* withheld_nonfinite) cons
 }
 
 NamedTensors RoundAggregator::take_next_model(std::uint64_t* withheld_nonfinite) {
+  refuse_if_private("take_next_model");
   NamedTensors next = std::move(state_->model);
   state_->model.clear();  // a moved-from map is valid but unspecified: make it empty
   const std::uint64_t withheld = add_aggregates(next, state_->accumulators);

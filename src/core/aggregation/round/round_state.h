@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/aggregation/accumulator/sparse_sum_accumulator.h"
 #include "core/aggregation/round/round_aggregator.h"
+#include "core/privacy/private_sum.h"
 #include "core/tensor/tensor.h"
 
 namespace fedleaf::core {
@@ -24,6 +26,8 @@ class RoundAggregator::State {
   // claims_known is false for a round restored from a checkpoint written before claims were kept.
   std::vector<std::uint64_t> claims;
   bool claims_known = true;
+  // A private round (UpdatePlan::privacy): every report goes here, the accumulators stay empty.
+  std::optional<PrivateSum> private_sum;
 };
 
 }  // namespace fedleaf::core

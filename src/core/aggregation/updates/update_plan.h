@@ -106,6 +106,7 @@
 #include "core/aggregation/operators/update_encoding.h"
 #include "core/aggregation/robust/adaptive_clip.h"
 #include "core/aggregation/robust/adaptive_example_cap.h"
+#include "core/privacy/private_sum.h"
 #include "core/wire/update_compression.h"
 
 namespace fedleaf::core {
@@ -173,6 +174,10 @@ struct UpdatePlan {
   std::uint64_t max_examples_per_report = kDefaultMaxExamplesPerReport;  // 0: off
   // Set when the cap is adaptive (the default): each later round's cap follows this rule.
   std::optional<AdaptiveExampleCap> adaptive_example_cap;
+  // Set by the server for a private population (never parsed from a plan; docs/design.md
+  // "Privacy"): the round folds each report into a PrivateSum with these settings instead of
+  // the operators, and publishes only RoundAggregator::private_aggregates (the noised sum).
+  std::optional<PrivateSumSettings> privacy;
 
   const TensorUpdatePlan* find(std::string_view name) const;
 };
