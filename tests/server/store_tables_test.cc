@@ -28,7 +28,8 @@ constexpr const char* kSqlitePopulations = R"sql(CREATE TABLE IF NOT EXISTS popu
          max_tasks_per_client INTEGER NOT NULL DEFAULT 0,
          paused INTEGER NOT NULL DEFAULT 0,
          finish_reason TEXT NOT NULL DEFAULT '',
-         tokens_epoch INTEGER NOT NULL DEFAULT 0))sql";
+         tokens_epoch INTEGER NOT NULL DEFAULT 0,
+         privacy TEXT NOT NULL DEFAULT ''))sql";
 constexpr const char* kSqliteRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,
@@ -81,7 +82,8 @@ constexpr const char* kPostgresPopulations = R"sql(CREATE TABLE IF NOT EXISTS po
          max_tasks_per_client INTEGER NOT NULL DEFAULT 0,
          paused INTEGER NOT NULL DEFAULT 0,
          finish_reason TEXT NOT NULL DEFAULT '',
-         tokens_epoch BIGINT NOT NULL DEFAULT 0))sql";
+         tokens_epoch BIGINT NOT NULL DEFAULT 0,
+         privacy TEXT NOT NULL DEFAULT ''))sql";
 constexpr const char* kPostgresRounds = R"sql(CREATE TABLE IF NOT EXISTS rounds (
          population_id TEXT NOT NULL REFERENCES populations(id),
          number INTEGER NOT NULL,

@@ -13,6 +13,7 @@
 #include "core/json/json_duplicate_keys.h"
 #include "core/json/json_known_fields.h"
 #include "core/json/json_nesting.h"
+#include "server/repository/device_limits.h"
 #include "server/util/base64.h"
 
 namespace fedleaf::server {
@@ -102,12 +103,27 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (duplicates.found()) {
     throw InvalidInput("population: the key " + duplicates.describe() + " appears twice");
   }
-  core::check_known_fields(
-      body, "population",
-      {"id", "plan", "initial_model_b64", "seed", "rounds", "clients_per_round", "min_reports",
-       "round_deadline_s", "lease_s", "over_selection", "eval_tasks_per_round", "server_optimizer",
-       "mode", "buffer_size", "concurrency", "max_staleness", "staleness_weight",
-       "staleness_normalization", "max_tasks_per_client"});
+  core::check_known_fields(body, "population",
+                           {"id",
+                            "plan",
+                            "initial_model_b64",
+                            "seed",
+                            "rounds",
+                            "clients_per_round",
+                            "min_reports",
+                            "round_deadline_s",
+                            "lease_s",
+                            "over_selection",
+                            "eval_tasks_per_round",
+                            "server_optimizer",
+                            "mode",
+                            "buffer_size",
+                            "concurrency",
+                            "max_staleness",
+                            "staleness_weight",
+                            "staleness_normalization",
+                            "max_tasks_per_client",
+                            "privacy"});
   const bool buffered = buffered_mode(body);
   PopulationSpec spec;
   if (body.contains("id")) {
@@ -181,6 +197,15 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (body.contains("server_optimizer")) {
     spec.settings.server_optimizer_json = core::server_optimizer_json(
         core::parse_server_optimizer(body["server_optimizer"], "population.server_optimizer"));
+  }
+  // Issue 39 (device limits only): the privacy section is kept as sent, and its device limits
+  // must read (device_limits.h); the full validation of the section is the privacy work's.
+  if (body.contains("privacy")) {
+    if (!body["privacy"].is_object()) {
+      throw InvalidInput("population.privacy: must be a JSON object");
+    }
+    spec.settings.privacy_json = body["privacy"].dump();
+    device_limits(spec.settings);
   }
   return spec;
 }

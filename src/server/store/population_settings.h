@@ -29,6 +29,10 @@ struct PopulationSettings {
   // leaves have one) may hold at once in this population, of every kind and round: a claim past
   // it is 429. 0: no bound (the default, and every population stored before the field existed).
   int max_tasks_per_client = 0;
+  // The spec's "privacy" section as compact JSON, "" for a population without privacy (the
+  // default, and every population stored before the field existed). Its device limits are read
+  // by repository/device_limits.h.
+  std::string privacy_json;
 };
 
 }  // namespace fedleaf::server

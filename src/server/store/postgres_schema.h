@@ -113,13 +113,30 @@ inline std::vector<std::string> postgres_schema() {
          PRIMARY KEY (population_id, id)))sql",
       R"sql(CREATE INDEX IF NOT EXISTS client_tokens_by_hash
          ON client_tokens (population_id, token_hash))sql",
+      // Version 10: a private population's devices (DeviceRecord), found by their credential's
+      // hash on every claim (devices_by_credential: a million devices cost a claim one index
+      // probe) and counted per client token over the last hour at each enrollment.
+      R"sql(CREATE TABLE IF NOT EXISTS devices (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         id TEXT NOT NULL,
+         credential_hash TEXT NOT NULL,
+         token_hash TEXT NOT NULL,
+         enrolled_at DOUBLE PRECISION NOT NULL,
+         revoked_at DOUBLE PRECISION NOT NULL DEFAULT 0,
+         participations INTEGER NOT NULL DEFAULT 0,
+         last_round INTEGER NOT NULL DEFAULT -1,
+         PRIMARY KEY (population_id, id)))sql",
+      R"sql(CREATE UNIQUE INDEX IF NOT EXISTS devices_by_credential
+         ON devices (population_id, credential_hash))sql",
+      R"sql(CREATE INDEX IF NOT EXISTS devices_by_token
+         ON devices (population_id, token_hash, enrolled_at))sql",
   };
 }
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 8> kPostgresMigrations{
+inline constexpr std::array<const char*, 9> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -154,6 +171,9 @@ inline constexpr std::array<const char*, 8> kPostgresMigrations{
     "ALTER TABLE populations ADD COLUMN IF NOT EXISTS tokens_epoch BIGINT NOT NULL DEFAULT 0; "
     "INSERT INTO client_tokens (population_id, id, token_hash, created_at, revoked_at) SELECT id, "
     "0, client_token_hash, created_at, 0 FROM populations ON CONFLICT DO NOTHING; END $$",
+    // 9 → 10: each population's privacy section ('': none, what every earlier population ran);
+    // the devices table is created by the schema above. A constant default rewrites no row.
+    "ALTER TABLE populations ADD COLUMN IF NOT EXISTS privacy TEXT NOT NULL DEFAULT ''",
 };
 
 // Indexes on columns a migration adds: created after the migrations (the schema above runs

@@ -109,23 +109,27 @@ using S = PopulationSettings;
 
 const Table kPopulationsTable{
     "populations",
-    {field<&P::id>(text("id", "PRIMARY KEY")), field<&P::plan_json>(text("plan_json")),
+    {field<&P::id>(text("id", "PRIMARY KEY")),
+     field<&P::plan_json>(text("plan_json")),
      field<&P::client_token_hash>(text("client_token_hash")),
      setting<&S::rounds>(integer("rounds")),
      setting<&S::clients_per_round>(integer("clients_per_round")),
      setting<&S::min_reports>(integer("min_reports")),
-     setting<&S::round_deadline_s>(real("round_deadline_s")), setting<&S::lease_s>(real("lease_s")),
+     setting<&S::round_deadline_s>(real("round_deadline_s")),
+     setting<&S::lease_s>(real("lease_s")),
      setting<&S::train_tasks_per_round>(integer("train_tasks_per_round")),
      setting<&S::eval_tasks_per_round>(integer("eval_tasks_per_round")),
      field<&P::state>(text("state", "NOT NULL CHECK (state IN ('running', 'finished'))")),
-     field<&P::current_round>(integer("current_round")), field<&P::created_at>(real("created_at")),
+     field<&P::current_round>(integer("current_round")),
+     field<&P::created_at>(real("created_at")),
      setting<&S::server_optimizer_json>(text("server_optimizer", "NOT NULL DEFAULT ''")),
      setting<&S::buffered_json>(text("buffered", "NOT NULL DEFAULT ''")),
      setting<&S::max_tasks_per_client>(
          ddl("max_tasks_per_client", "INTEGER", "INTEGER", "NOT NULL DEFAULT 0")),
      field<&P::paused>(ddl("paused", "INTEGER", "INTEGER", "NOT NULL DEFAULT 0")),
      field<&P::finish_reason>(text("finish_reason", "NOT NULL DEFAULT ''")),
-     field<&P::tokens_epoch>(ddl("tokens_epoch", "INTEGER", "BIGINT", "NOT NULL DEFAULT 0"))},
+     field<&P::tokens_epoch>(ddl("tokens_epoch", "INTEGER", "BIGINT", "NOT NULL DEFAULT 0")),
+     setting<&S::privacy_json>(text("privacy", "NOT NULL DEFAULT ''"))},
     {}};
 
 const Table kRoundsTable{
