@@ -492,14 +492,18 @@ export type ModelOutcome =
 export type ProtocolErrorCode =
   | 'invalid_input' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed'
   | 'request_timeout' | 'conflict' | 'gone' | 'payload_too_large' | 'upgrade_required'
-  | 'too_many_requests' | 'internal' | 'unavailable' | 'http';
+  | 'too_many_requests' | 'internal' | 'unavailable' | 'http'
+  | 'device_required' | 'max_participations' | 'min_separation';
 
 /** An answer a call does not expect: its status, the server's code and message, its retry hint. */
 export class ProtocolError extends Error {
-  constructor(fields: { status: number; code: string; message: string; retryAfterMs?: number; url: string });
+  constructor(fields: { status: number; code: string; message: string; retryAfterMs?: number; retryRound?: number;
+                        url: string });
   readonly status: number;
   readonly code: ProtocolErrorCode | string;
   readonly retryAfterMs: number | undefined;
+  /** A device refused by min_separation (429 'min_separation'): the first round it may take. */
+  readonly retryRound: number | undefined;
   readonly url: string;
   /** 429 and 5xx: the same request may succeed later. */
   readonly retryable: boolean;
@@ -688,6 +692,8 @@ export interface ProtocolClientOptions {
   claimMarginMs?: number;
   /** Longest wait (ms) for the next chunk of an answer's body (default 30000). */
   stallTimeoutMs?: number;
+  /** A private population's device credential, sent as Fedleaf-Device on every claim. */
+  device?: string;
 }
 
 interface CallOptions {
@@ -703,6 +709,24 @@ export interface ClientTokenEntry {
   revoked_at: number | null;
 }
 
+/** A private population's device as the admin API lists it (never its credential). */
+export interface DeviceEntry {
+  id: string;
+  enrolled_at: number;
+  /** Rounds it took part in (train tasks leased to it). */
+  participations: number;
+  /** null before its first round. */
+  last_round: number | null;
+  revoked: boolean;
+  revoked_at: number | null;
+}
+
+/** What enrollDevice answers: the credential is shown once (the server keeps only its hash). */
+export interface EnrolledDevice {
+  device_id: string;
+  credential: string;
+}
+
 /** The task repository's v1 protocol: typed outcomes, ProtocolError for unexpected answers. */
 export class ProtocolClient {
   constructor(options?: ProtocolClientOptions);
@@ -711,9 +735,12 @@ export class ProtocolClient {
   readonly timeoutMs: number;
   readonly claimMarginMs: number;
   readonly stallTimeoutMs: number;
+  /** The device credential claims send unless given their own. */
+  device: string | undefined;
   /** An API path ('v1/…', relative to the server) or a server-relative URL ('/v1/…'). */
   url(path: string): URL;
-  claim(population: string, options?: CallOptions & { minRound?: number; waitS?: number }): Promise<ClaimOutcome>;
+  claim(population: string, options?: CallOptions & { minRound?: number; waitS?: number; device?: string }):
+    Promise<ClaimOutcome>;
   modelUrl(population: string, round: number): URL;
   downloadModel(modelUrl: string | URL, options?: CallOptions & { etag?: string }): Promise<ModelOutcome>;
   selectModel(population: string, round: number, entries: Array<{ name: string; ids: ArrayLike<number> }>,
@@ -735,15 +762,35 @@ export class ProtocolClient {
   revokeClientToken(population: string, id: number, options?: CallOptions): Promise<ClientTokenEntry>;
   /** GET /v1/populations/{p}/tokens (admin token): every token's entry (never a token or its hash). */
   listClientTokens(population: string, options?: CallOptions): Promise<{ tokens: ClientTokenEntry[] }>;
+  /** POST /v1/populations/{p}/devices (client token): enrolls a device of a private population. */
+  enrollDevice(population: string, options?: CallOptions): Promise<EnrolledDevice>;
+  /** GET /v1/populations/{p}/devices (admin token): a page of devices; next_after: null on the last. */
+  listDevices(population: string, options?: CallOptions & { after?: string }):
+    Promise<{ devices: DeviceEntry[]; next_after: string | null }>;
+  /** POST /v1/populations/{p}/devices/{id}:revoke (admin token). */
+  revokeDevice(population: string, deviceId: string, options?: CallOptions):
+    Promise<{ device_id: string; revoked: true }>;
   /** GET /metrics: the Prometheus text. */
   metrics(options?: { signal?: AbortSignal }): Promise<string>;
 }
+
+/** Where runLeaf keeps a private population's device credential, by server and population. */
+export interface DeviceStore {
+  load(key: string): Promise<{ deviceId: string; credential: string } | undefined>;
+  save(key: string, device: { deviceId: string; credential: string }): Promise<void>;
+}
+
+/** A DeviceStore in memory: a restarted leaf enrolls again (a new device). */
+export function memoryDeviceStore(): DeviceStore;
+/** A DeviceStore in IndexedDB (a browser): a reloaded tab stays the same device. */
+export function indexedDbDeviceStore(options?: { database?: string; indexedDB?: IDBFactory }): DeviceStore;
 
 // ---- the leaf loop
 
 /** What runLeaf reports (onEvent). */
 export type LeafEvent =
   | { type: 'claimed'; task: Task }
+  | { type: 'enrolled'; deviceId: string }
   | { type: 'downloaded'; taskId: Task['task_id']; bytes: number; cached: boolean; select: boolean; ms: number }
   | { type: 'progress'; taskId: Task['task_id']; step: number; loss: number }
   | { type: 'trained'; taskId: Task['task_id']; numExamples: number; loss: number; ms: number; setupMs?: number }
@@ -787,6 +834,8 @@ export interface RunLeafOptions<D = LeafData> {
   /** ProtocolClientOptions.stallTimeoutMs of the leaf's client (default 30000). */
   stallTimeoutMs?: number;
   backoff?: { baseMs?: number; maxMs?: number };
+  /** Where a private population's device credential is kept (default memoryDeviceStore()). */
+  deviceStore?: DeviceStore;
 }
 
 export interface RunLeafSummary {

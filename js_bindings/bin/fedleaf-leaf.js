@@ -9,15 +9,19 @@
 // claimed, failed ones included), or on Ctrl-C / SIGTERM (abandoning its leases, which the server
 // reclaims when they expire). Exit status: 0 finished or --max-tasks reached; 1 stopped by an
 // error; 2 bad flags or a shard with no emails (before any claim); 130 / 143 after SIGINT / SIGTERM.
+// A private population's device credential is kept in --device-file (default
+// ~/.fedleaf/devices.json, mode 0600): a restarted leaf is the same device.
 import { createExecutor, runLeaf } from '../src/index.js';
 import { EmailLeafData } from '../src/datasets/email_leaf_data.js';
 import { emptyShardProblem } from '../src/datasets/spamassassin.js';
 import { spamAssassinClientData } from '../src/node/simulate.js';
 import { formatBytes } from '../src/leaf/format_bytes.js';
+import { defaultDeviceFile, fileDeviceStore } from '../src/node/device_file_store.js';
 import { loadSpamAssassinOrExit, parseLeafCommandLine, stopOnSignals } from '../src/node/leaf_cli.js';
 
 const usage = 'usage: fedleaf-leaf.js --server URL --population P --token T ' +
-  '[--dataset spamassassin] [--shard I/N] [--non-iid] [--prefetch K] [--max-tasks N] [--baseline]';
+  '[--dataset spamassassin] [--shard I/N] [--non-iid] [--prefetch K] [--max-tasks N] [--baseline] ' +
+  '[--device-file PATH]';
 
 const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-leaf', {
   usage,
@@ -28,6 +32,9 @@ const { args, fail, prefetch, maxTasks, simd } = parseLeafCommandLine('fedleaf-l
     dataset: { type: 'string', default: 'spamassassin', value: 'NAME', help: 'the local data (default and only: spamassassin)' },
     shard: { type: 'string', default: '0/1', value: 'I/N',
       help: 'train on shard I of N of the train split, 0 <= I < N (default 0/1: all of it)' },
+    'device-file': { type: 'string', value: 'PATH',
+      help: "where a private population's device credential is kept (JSON, mode 0600; default " +
+        '~/.fedleaf/devices.json): the leaf enrolls once and a restarted leaf stays the same device' },
   },
 });
 if (args.dataset !== 'spamassassin') fail(`unknown --dataset '${args.dataset}' (supported: spamassassin)`);
@@ -57,10 +64,12 @@ try {
     dataset: data,
     prefetch,
     maxTasks,
+    deviceStore: fileDeviceStore(args['device-file'] ?? defaultDeviceFile()),
     signal: controller.signal,
     onEvent: (e) => {
       const t = new Date().toISOString().slice(11, 23);
       switch (e.type) {
+        case 'enrolled': console.log(`${t} enrolled as device ${e.deviceId}`); break;
         case 'claimed': console.log(`${t} claimed task ${e.task.task_id} (round ${e.task.round}, ${e.task.kind})`); break;
         case 'downloaded': console.log(`${t} model ${e.cached ? 'from cache' : formatBytes(e.bytes)}`); break;
         case 'trained': console.log(`${t} trained ${e.numExamples} examples, loss ${e.loss.toFixed(4)}, ${e.ms.toFixed(0)} ms`); break;

@@ -19,6 +19,8 @@ export { createExecutor } from './engine/executor.js';
 export { wasmSimdSupported } from './engine/wasm_features.js';
 export { runLeaf } from './leaf/run_leaf.js';
 export { LeafStoppedError } from './leaf/leaf_stopped_error.js';
+export { memoryDeviceStore } from './leaf/device_store.js';
+export { indexedDbDeviceStore } from './leaf/indexeddb_device_store.js';
 export { Dataset } from './engine/training.js';
 export { parsePlan } from './engine/parse_plan.js';
 export { TextLeafData } from './leaf/text_leaf_data.js';

@@ -52,7 +52,7 @@ test('fedleaf-simulate.js runs N leaves in worker threads until the population f
 
 // Every flag a CLI takes, as --help must describe it.
 const FLAGS = {
-  'fedleaf-leaf.js': ['--server URL', '--population P', '--token T', '--dataset NAME', '--shard I/N', '--non-iid',
+  'fedleaf-leaf.js': ['--server URL', '--population P', '--token T', '--dataset NAME', '--shard I/N', '--device-file PATH', '--non-iid',
     '--prefetch K', '--max-tasks N', '--baseline', '-h, --help'],
   'fedleaf-simulate.js': ['--server URL', '--population P', '--token T', '--clients N', '--slow-fraction F',
     '--slow-factor X', '--churn P', '--churn-away A', '--seed N', '--non-iid', '--prefetch K', '--max-tasks N',

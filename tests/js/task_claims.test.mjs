@@ -87,3 +87,62 @@ test('claims started together go out one at a time, each past the round the one 
   pending.shift()({ kind: 'no_task', finished: true });
   assert.deepEqual(await third, { finished: true });
 });
+
+// A private population (issue 39): the first claim answered device_required enrolls once, keeps
+// the credential in the device store and claims again with it; a kept credential is loaded
+// before the first claim; max_participations stops the leaf; min_separation waits.
+test('a private population: enroll once, keep the credential, claim with it', async () => {
+  const deviceError = (status, code, message, retryAfterMs) =>
+    new ProtocolError({ status, code, message, retryAfterMs, url: 'http://s/' });
+  const task = { task_id: 't', round: 0, kind: 'train' };
+  const answers = [deviceError(401, 'device_required', 'enroll first'), { kind: 'task', task },
+    deviceError(429, 'min_separation', 'min_separation: … round 2', 3000),
+    deviceError(403, 'max_participations', 'max_participations: this device has taken part in 2 rounds')];
+  const requests = [];
+  const enrollments = [];
+  const events = [];
+  const client = {
+    async claim(population, options) {
+      requests.push(options.device);
+      const answer = answers.shift();
+      if (answer instanceof Error) throw answer;
+      return answer;
+    },
+    async enrollDevice(population, options) {
+      enrollments.push([population, options.token]);
+      return { device_id: 'd1', credential: 'secret' };
+    },
+  };
+  const saved = new Map();
+  const store = { async load(key) { return saved.get(key); }, async save(key, device) { saved.set(key, device); } };
+  const source = new TaskClaims({ client, population: 'p', token: 'tok', waitS: 20, backoff: BACKOFF,
+    book: new RoundBook(), emit: (event) => events.push(event), devices: { store, key: 'k' } });
+
+  assert.deepEqual(await source.next(), { task });
+  assert.deepEqual(requests, [undefined, 'secret']);
+  assert.deepEqual(enrollments, [['p', 'tok']]);
+  assert.deepEqual(saved.get('k'), { deviceId: 'd1', credential: 'secret' });
+  assert.deepEqual(events[0], { type: 'enrolled', deviceId: 'd1' });
+  assert.deepEqual(await source.next(), { idle: 3000, reason: 'HTTP 429: min_separation: … round 2' });
+  await assert.rejects(source.next(), (e) => e instanceof LeafStoppedError && e.status === 403 &&
+    /max_participations: this device has taken part in 2 rounds/.test(e.message));
+
+  // A restarted leaf: the kept credential goes with the first claim, no enrollment.
+  const again = [];
+  const restarted = new TaskClaims({ client: { async claim(population, options) { again.push(options.device); return { kind: 'task', task }; } },
+    population: 'p', waitS: 20, backoff: BACKOFF, book: new RoundBook(), emit: () => {}, devices: { store, key: 'k' } });
+  assert.deepEqual(await restarted.next(), { task });
+  assert.deepEqual(again, ['secret']);
+});
+
+test('a credential refused right after its enrollment stops the leaf instead of enrolling again', async () => {
+  const refused = new ProtocolError({ status: 401, code: 'device_required', message: 'enroll first', url: 'http://s/' });
+  let enrolled = 0;
+  const client = {
+    async claim() { throw refused; },
+    async enrollDevice() { enrolled += 1; return { device_id: 'd', credential: 'c' }; },
+  };
+  const source = new TaskClaims({ client, population: 'p', waitS: 20, backoff: BACKOFF, book: new RoundBook(), emit: () => {} });
+  await assert.rejects(source.next(), (e) => e instanceof LeafStoppedError && e.status === 401);
+  assert.equal(enrolled, 1);
+});

@@ -53,7 +53,7 @@ TEST_CASE("cors_policy_preflight_names_methods_headers_and_max_age") {
 
   CHECK(value(headers, "Access-Control-Allow-Methods") == "GET, HEAD, POST, PUT, OPTIONS");
   CHECK(value(headers, "Access-Control-Allow-Headers") ==
-        "Authorization, Content-Type, Fedleaf-Version, If-None-Match");
+        "Authorization, Content-Type, Fedleaf-Version, Fedleaf-Device, If-None-Match");
   CHECK(value(headers, "Access-Control-Max-Age") == "600");
 }
 

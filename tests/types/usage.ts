@@ -2,12 +2,12 @@
 // `tsc -p tests/types` (scripts/test.sh) fails when js_bindings/index.d.ts lacks or mistypes one.
 // Checked only, never run.
 import {
-  createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, LeafStoppedError,
-  networkErrorMessage, parsePlan, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
+  createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, indexedDbDeviceStore,
+  LeafStoppedError, memoryDeviceStore, networkErrorMessage, parsePlan, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
   RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
-  ClaimOutcome, DecodedTensor, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
+  ClaimOutcome, DecodedTensor, DeviceEntry, DeviceStore, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
   PopulationStatus, PrivacyPlan, PrivacySettings, RecordInputColumns, RoundAggregator, RunLeafSummary, ServerOptimizerSpec, Task, TfjsModelJson,
   TfjsWeightSpec,
   TrainResult,
@@ -134,6 +134,7 @@ export async function leafLoop(executor: Executor, clientToken: string): Promise
   const controller = new AbortController();
   const onEvent = (event: LeafEvent): void => {
     switch (event.type) {
+      case 'enrolled': console.log(event.deviceId); break;
       case 'claimed': console.log(event.task.round, event.task.plan.model.layers.length); break;
       case 'downloaded': console.log(event.bytes, event.cached, event.select, event.ms); break;
       case 'trained': console.log(event.numExamples, event.loss, event.setupMs); break;
@@ -148,6 +149,7 @@ export async function leafLoop(executor: Executor, clientToken: string): Promise
     return await runLeaf({
       server: 'http://127.0.0.1:8080', population: 'spam', token: clientToken, executor, dataset: data,
       prefetch: 1, waitS: 20, signal: controller.signal, maxTasks: 3, onEvent, backoff: { baseMs: 20, maxMs: 200 },
+      deviceStore: typeof indexedDB === 'undefined' ? memoryDeviceStore() : indexedDbDeviceStore({ database: 'fedleaf' }),
       client: new ProtocolClient({ server: 'http://127.0.0.1:8080', version: PROTOCOL_VERSION }),
     });
   } catch (error) {
@@ -207,10 +209,25 @@ export async function operator(adminToken: string): Promise<PopulationStatus> {
   const revoked = await admin.revokeClientToken(created.id, issued.id);
   const { tokens } = await admin.listClientTokens(created.id);
   console.log(issued.client_token.length, revoked.revoked_at ?? 'live', tokens.map((t) => t.id));
+  // A private population's devices: a leaf enrolls and claims with its credential; the admin
+  // lists (never a credential) and revokes.
+  const enrolled = await leaf.enrollDevice(created.id);
+  const device = new ProtocolClient({ server: 'http://127.0.0.1:8080', token: created.client_token,
+    device: enrolled.credential });
+  await device.claim(created.id, { device: enrolled.credential });
+  const page: { devices: DeviceEntry[]; next_after: string | null } = await admin.listDevices(created.id);
+  const more = page.next_after === null ? [] : (await admin.listDevices(created.id, { after: page.next_after })).devices;
+  await admin.revokeDevice(created.id, enrolled.device_id);
+  const store: DeviceStore = memoryDeviceStore();
+  await store.save('k', { deviceId: enrolled.device_id, credential: enrolled.credential });
+  console.log(page.devices.map((d) => [d.id, d.participations, d.last_round, d.revoked]), more.length,
+    (await store.load('k'))?.deviceId);
   try {
     await leaf.downloadModel(leaf.modelUrl(created.id, 0), { token: false });
   } catch (error) {
-    if (error instanceof ProtocolError) console.log(error.status, error.code, error.retryable, error.retryAfterMs, error.url);
+    if (error instanceof ProtocolError) {
+      console.log(error.status, error.code, error.retryable, error.retryAfterMs, error.retryRound, error.url);
+    }
     else if (error instanceof RequestTimeoutError) console.log(error.origin, error.timeoutMs, error.phase);
     else console.log(networkErrorMessage(error));
   }

@@ -32,7 +32,13 @@
 // the staleness is the server's record, and its answer (201, 409 past max_staleness, 410 once the
 // version or training is over) decides, as for any upload.
 //
-// Events (onEvent): claimed {task}, downloaded {taskId, bytes, cached, select, ms}, progress
+// A private population (issue 39) admits enrolled devices only: the first claim answered 401
+// device_required enrolls this leaf (POST .../devices) and keeps the credential in
+// options.deviceStore (default: in memory, for this run) under its server and population; a
+// later run with the same store claims as the same device. A device past max_participations is
+// stopped (403, LeafStoppedError naming the rule); one inside min_separation waits (429).
+//
+// Events (onEvent): claimed {task}, enrolled {deviceId}, downloaded {taskId, bytes, cached, select, ms}, progress
 // {taskId, step, loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the
 // executor says)}, uploaded {taskId, bytes, status}, dropped {taskId, status, reason}, idle {ms,
 // reason}, error {error, fatal}, finished {}.
@@ -46,6 +52,7 @@ import { sleep } from '../protocol/backoff.js';
 import { ProtocolClient } from '../protocol/protocol_client.js';
 import { failureMessage } from '../protocol/protocol_error.js';
 import { withRetry } from '../protocol/with_retry.js';
+import { deviceKey, memoryDeviceStore } from './device_store.js';
 import { ModelSource } from './model_source.js';
 import { PrefetchQueue } from './prefetch_queue.js';
 import { RoundBook } from './round_book.js';
@@ -89,6 +96,8 @@ function checkedOptions({ prefetch = 1, waitS = 20, executor }) {
  * @param {number} [options.claimMarginMs=15000]  a claim's deadline is waitS plus this
  * @param {number} [options.stallTimeoutMs=30000]  longest wait for the next chunk of a body
  * @param {{baseMs?: number, maxMs?: number}} [options.backoff]
+ * @param {{load: Function, save: Function}} [options.deviceStore]  where a private population's
+ *   device credential is kept (device_store.js; default memoryDeviceStore(): this run only)
  * @returns {Promise<{uploaded: number, dropped: number, stopped: 'finished'|'aborted'|'maxTasks'}>}
  */
 export async function runLeaf(options) {
@@ -114,7 +123,8 @@ export async function runLeaf(options) {
   });
 
   const book = new RoundBook();
-  const claims = new TaskClaims({ client, population, token, waitS, signal, backoff, book, emit });
+  const devices = { store: options.deviceStore ?? memoryDeviceStore(), key: deviceKey(client.server, population) };
+  const claims = new TaskClaims({ client, population, token, waitS, signal, backoff, book, emit, devices });
   const models = new ModelSource({ client, population, token, executor, dataset, signal, retry, emit });
   const queue = new PrefetchQueue({
     prefetch, maxTasks, signal,

@@ -18,6 +18,7 @@ import { LIST_FLAGS, listCommand } from './admin_list.js';
 import { MODEL_FLAGS, modelCommand } from './admin_model.js';
 import { PLAN_PRIVACY_FLAGS, planPrivacyCommand } from './admin_plan_privacy.js';
 import { STATUS_FLAGS, statusCommand } from './admin_status.js';
+import { DEVICE_FLAGS, deviceCommand } from './admin_devices.js';
 import { TOKEN_FLAGS, tokenCommand } from './admin_tokens.js';
 import { AdminUsageError } from './admin_usage_error.js';
 import { helpText } from './leaf_cli.js';
@@ -134,6 +135,18 @@ export const COMMANDS = {
     needs: 'admin',
     flags: TOKEN_FLAGS,
     run: tokenCommand,
+  },
+  device: {
+    summary: "list or revoke a private population's devices (never a credential)",
+    usage: 'device ls POPULATION [--json] | device revoke POPULATION ID',
+    description: "Manages a private population's devices (admin token). ls: each device's id, enrollment time, " +
+      'the rounds it has taken part in, its last round and its state (GET /v1/populations/{p}/devices, every ' +
+      'page), never a credential. revoke: claims under device ID get 403 from then on (POST ' +
+      '/v1/populations/{p}/devices/{id}:revoke); leases it holds may still report.',
+    positionals: ['ACTION', 'POPULATION', '[ID]'],
+    needs: 'admin',
+    flags: DEVICE_FLAGS,
+    run: deviceCommand,
   },
   'plan-privacy': {
     summary: 'the epsilon a DP-FTRL setting reaches, or the noise multiplier a target epsilon needs',

@@ -62,6 +62,8 @@ export class ProtocolClient {
    *   but claim, from when the request is sent
    * @param {number} [options.claimMarginMs=15000]  a claim's deadline: its wait_s plus this
    * @param {number} [options.stallTimeoutMs=30000]  longest wait for the next chunk of a body
+   * @param {string} [options.device]  a private population's device credential, sent as
+   *   Fedleaf-Device on every claim (enrollDevice() issues one)
    */
   constructor(options = {}) {
     // In a page or worker: the folder of its URL (a page at /dashboard.html talks to /).
@@ -76,6 +78,7 @@ export class ProtocolClient {
     this.timeoutMs = checkTimeout('timeoutMs', options.timeoutMs, 90_000);
     this.claimMarginMs = checkTimeout('claimMarginMs', options.claimMarginMs, 15_000);
     this.stallTimeoutMs = checkTimeout('stallTimeoutMs', options.stallTimeoutMs, 30_000);
+    this.device = options.device;
   }
 
   // Sends a request with its deadlines (headersMs: default timeoutMs). Resolves to an Exchange
@@ -112,18 +115,23 @@ export class ProtocolClient {
 
   /**
    * POST /v1/populations/{p}/tasks:claim. minRound: train tasks only of rounds >= it; waitS > 0:
-   * the long poll (the server holds the claim up to that long, at most 30 s).
+   * the long poll (the server holds the claim up to that long, at most 30 s). device: the device
+   * credential sent as Fedleaf-Device (default the client's; a private population answers a
+   * claim without one 401 with code 'device_required').
    * @returns {Promise<{kind: 'task', task: object} |
    *                   {kind: 'no_task', finished: boolean, paused: boolean, retryAfterMs: number|undefined}>}
    */
-  async claim(population, { minRound, waitS = 0, token, signal } = {}) {
+  async claim(population, { minRound, waitS = 0, token, device, signal } = {}) {
     const url = this.url(`v1/populations/${encodeURIComponent(population)}/tasks:claim`);
     const body = {};
     if (minRound !== undefined) body.min_round = minRound;
     if (waitS > 0) body.wait_s = waitS;
+    const credential = device ?? this.device;
     const exchange = await this.send(url, {
       method: 'POST',
-      headers: this.headers(token, { 'Content-Type': 'application/json' }),
+      headers: this.headers(token, {
+        'Content-Type': 'application/json', ...(credential ? { 'Fedleaf-Device': credential } : {}),
+      }),
       body: JSON.stringify(body),
       signal,
     }, (waitS > 0 ? waitS * 1000 : 0) + this.claimMarginMs);
@@ -252,6 +260,32 @@ export class ProtocolClient {
   /** GET /v1/populations/{p}/tokens (admin token): {tokens: [{id, created_at, revoked_at}]}, no token. */
   listClientTokens(population, { token, signal } = {}) {
     return this.json('GET', `v1/populations/${encodeURIComponent(population)}/tokens`, { token, signal });
+  }
+
+  /**
+   * POST /v1/populations/{p}/devices (client token): enrolls this leaf as a device of a private
+   * population, {device_id, credential}. The credential is shown once (the server keeps only its
+   * hash): keep it and claim with it. 409 for a population without privacy; 429 past the
+   * population's enrollments_per_token_per_hour.
+   */
+  enrollDevice(population, { token, signal } = {}) {
+    return this.json('POST', `v1/populations/${encodeURIComponent(population)}/devices`, { token, signal });
+  }
+
+  /**
+   * GET /v1/populations/{p}/devices (admin token): a page of devices, {devices: [{id,
+   * enrolled_at, participations, last_round, revoked, revoked_at}], next_after} (next_after: the
+   * `after` of the next page, null on the last); never a credential.
+   */
+  listDevices(population, { after, token, signal } = {}) {
+    const query = after === undefined ? '' : `?after=${encodeURIComponent(after)}`;
+    return this.json('GET', `v1/populations/${encodeURIComponent(population)}/devices${query}`, { token, signal });
+  }
+
+  /** POST /v1/populations/{p}/devices/{id}:revoke (admin token): {device_id, revoked: true}. */
+  revokeDevice(population, deviceId, { token, signal } = {}) {
+    return this.json('POST',
+      `v1/populations/${encodeURIComponent(population)}/devices/${encodeURIComponent(deviceId)}:revoke`, { token, signal });
   }
 
   /** GET /metrics: the Prometheus text. */

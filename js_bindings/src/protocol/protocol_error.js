@@ -26,14 +26,16 @@ const CODE_OF_STATUS = {
 /** An answer the call does not expect: status, the server's code and message, its retry hint. */
 export class ProtocolError extends Error {
   /**
-   * @param {{status: number, code: string, message: string, retryAfterMs?: number, url: string}} fields
+   * @param {{status: number, code: string, message: string, retryAfterMs?: number, retryRound?: number,
+   *   url: string}} fields  retryRound: a device refused by min_separation, the round it may take
    */
-  constructor({ status, code, message, retryAfterMs, url }) {
+  constructor({ status, code, message, retryAfterMs, retryRound, url }) {
     super(message);
     this.name = 'ProtocolError';
     this.status = status;
     this.code = code;
     this.retryAfterMs = retryAfterMs;
+    this.retryRound = retryRound;
     this.url = url;
   }
 
@@ -61,6 +63,7 @@ export async function protocolError(response, url = response.url) {
     code: body?.error?.code ?? CODE_OF_STATUS[response.status] ?? 'http',
     message,
     retryAfterMs: retryAfterMs(response.headers.get('Retry-After'), response.headers.get('Fedleaf-Retry-After-Ms')),
+    retryRound: Number.isInteger(body?.error?.retry_round) ? body.error.retry_round : undefined,
     url: String(url),
   });
 }

@@ -61,6 +61,7 @@ Response& Response::set_header(std::string name, std::string value) {
 Response error_response(const std::exception& error) {
   const ErrorReply reply = error_reply(error);
   nlohmann::json body = {{"error", {{"code", reply.code}, {"message", reply.message}}}};
+  if (reply.retry_round >= 0) body["error"]["retry_round"] = reply.retry_round;
   // Error messages quote client input, which need not be UTF-8: replace invalid bytes.
   return Response::json(reply.status,
                         body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

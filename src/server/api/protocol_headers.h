@@ -19,6 +19,9 @@ inline constexpr const char* kFedleafRetryAfterMs = "Fedleaf-Retry-After-Ms";
 // "running", "paused" (an operator paused it: ask again later) or "finished" on a claim's 204:
 // whether waiting can still bring a task.
 inline constexpr const char* kFedleafPopulationState = "Fedleaf-Population-State";
+// A private population's device credential on a claim (issue 39): what enrollment
+// (POST /v1/populations/{p}/devices) issued; a claim without it is 401 "device_required".
+inline constexpr const char* kFedleafDevice = "Fedleaf-Device";
 
 // This server's protocol version, the value of its Fedleaf-Version header.
 inline std::string protocol_version() {

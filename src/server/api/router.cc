@@ -13,6 +13,7 @@
 #include "server/api/claim_body.h"
 #include "server/api/finish_body.h"
 #include "server/api/protocol_headers.h"
+#include "server/api/router_helpers.h"
 #include "server/api/static_files.h"
 #include "server/api/wire_json.h"
 #include "server/util/server_errors.h"
@@ -45,24 +46,6 @@ std::int64_t parse_id(const std::string& text, const char* what) {
                    " is not a number (decimal digits, no sign or leading zero)");
   }
   return std::stoll(text);
-}
-
-std::string bearer(const Request& request) {
-  const std::string header = request.header("authorization");
-  if (header.empty()) throw Unauthorized("missing 'Authorization: Bearer <token>' header");
-  auto token = parse_bearer(header);
-  if (!token) throw Unauthorized("the Authorization header must use the Bearer scheme");
-  return *token;
-}
-
-void require_method(const Request& request, std::initializer_list<const char*> allowed) {
-  for (const char* m : allowed) {
-    if (request.method == m) return;
-  }
-  std::string list;
-  for (const char* m : allowed) list += (list.empty() ? "" : ", ") + std::string(m);
-  throw MethodNotAllowed("method " + request.method + " is not allowed on " + request.path() +
-                         " (allowed: " + list + ")");
 }
 
 // Whether an If-None-Match header value matches the (unquoted) etag.
@@ -114,6 +97,24 @@ std::int64_t parse_round(const std::string& text) {
 }
 
 }  // namespace
+
+std::string bearer(const Request& request) {
+  const std::string header = request.header("authorization");
+  if (header.empty()) throw Unauthorized("missing 'Authorization: Bearer <token>' header");
+  auto token = parse_bearer(header);
+  if (!token) throw Unauthorized("the Authorization header must use the Bearer scheme");
+  return *token;
+}
+
+void require_method(const Request& request, std::initializer_list<const char*> allowed) {
+  for (const char* m : allowed) {
+    if (request.method == m) return;
+  }
+  std::string list;
+  for (const char* m : allowed) list += (list.empty() ? "" : ", ") + std::string(m);
+  throw MethodNotAllowed("method " + request.method + " is not allowed on " + request.path() +
+                         " (allowed: " + list + ")");
+}
 
 void check_protocol_version(const Request& request) {
   const std::string header = request.header(kFedleafVersion);
@@ -332,13 +333,19 @@ Response Router::route(Request& request, bool admitted) const {
   if ((n == 4 || n == 5) && parts[1] == "populations" && parts[3] == "tokens") {
     return tokens_response(request, parts[2], n == 5 ? &parts[4] : nullptr);
   }
+  // /v1/populations/{p}/devices, /v1/populations/{p}/devices/{id}:revoke
+  if ((n == 4 || n == 5) && parts[1] == "populations" && parts[3] == "devices") {
+    if (n == 4 && request.method == "POST") admit_client(bearer(request));
+    return devices_response(request, parts[2], n == 5 ? &parts[4] : nullptr);
+  }
   // /v1/populations/{p}/tasks:claim
   if (n == 4 && parts[1] == "populations" && parts[3] == "tasks:claim") {
     require_method(request, {"POST"});
     const std::string token = bearer(request);
     if (!admitted) admit_client(token);
     const ClaimBody claim = parse_claim_body(request.body);
-    const ClaimOutcome outcome = repository_.claim(parts[2], token, claim.min_round);
+    const ClaimOutcome outcome =
+        repository_.claim(parts[2], token, claim.min_round, request.header(kFedleafDevice));
     if (const auto* task = std::get_if<TaskAssignment>(&outcome)) {
       Response r = Response::json(200, task_json(*task));
       r.lease = HandedLease{task->task_id, task->lease_token};

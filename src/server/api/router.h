@@ -69,6 +69,11 @@ class Router {
   // revoke: the path's last part ("{id}:revoke"), or null for /tokens itself.
   Response tokens_response(const Request& request, const std::string& population,
                            const std::string* revoke) const;
+  // A private population's devices (router_devices.cc): POST enrolls one (client token), GET
+  // lists them (admin); POST {id}:revoke revokes one (admin). action: the path's last part, or
+  // null for /devices itself.
+  Response devices_response(const Request& request, const std::string& population,
+                            const std::string* action) const;
   Response select_response(const Request& request, const std::string& population, int round) const;
   // Throws TooManyRequests (with the time to wait) when `token` is over its rate limit.
   void admit_client(const std::string& token) const;

@@ -18,8 +18,9 @@ bool CorsPolicy::allows(const std::string& origin) const {
 HeaderList CorsPolicy::preflight_headers(const std::string& origin) const {
   if (!allows(origin)) return {};
   return {{"Access-Control-Allow-Methods", "GET, HEAD, POST, PUT, OPTIONS"},
-          {"Access-Control-Allow-Headers",
-           std::string("Authorization, Content-Type, ") + kFedleafVersion + ", If-None-Match"},
+          {"Access-Control-Allow-Headers", std::string("Authorization, Content-Type, ") +
+                                               kFedleafVersion + ", " + kFedleafDevice +
+                                               ", If-None-Match"},
           {"Access-Control-Max-Age", "600"}};
 }
 

@@ -26,7 +26,9 @@ struct Pool {
 }  // namespace
 
 std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind kind, int limit,
-                                                const std::string& client_key, double now) {
+                                                const std::string& client_key, double now,
+                                                const DeviceRecord* device,
+                                                const DeviceLimits* limits) {
   const std::string& population_id = st.record.id;
   TaskAssignment task;
   task.population = population_id;
@@ -35,14 +37,35 @@ std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind ki
   task.lease_token = generate_token();
   task.lease_expires_at = now + st.record.settings.lease_s;
   std::optional<ClaimedTask> claimed;
+  const bool counted = device != nullptr && kind == TaskKind::kTrain;
+  std::optional<DeviceRecord> locked;  // the device as the step read it, under its lock
   parts_.population_step(population_id, "claim", [&] {
+    if (counted) {
+      // Checked and recorded under the device row's lock, in the transaction that leases: two
+      // servers never both admit one device past its limits.
+      locked = parts_.store.find_device(population_id, device->credential_hash, true);
+      if (!locked || locked->revoked_at != 0 ||
+          participation_refusal(*locked, task.round, *limits)) {
+        return;
+      }
+    }
     // The client key is the presented token's hash: the store checks it is still live (a token
     // revoked on another server sharing the store leases nothing).
     claimed =
         parts_.store.claim_task({population_id, task.round, kind, limit, now, task.lease_expires_at,
                                  hash_token(task.lease_token), client_key,
                                  st.record.settings.max_tasks_per_client, client_key});
+    if (claimed && counted)
+      parts_.store.record_participation(population_id, locked->id, task.round);
   });
+  if (counted && !claimed && locked) {
+    // A refusal found only under the lock (another server's claim got there first): the rule's
+    // error, as admit_device answers.
+    if (locked->revoked_at != 0) throw Forbidden("this device's credential is revoked");
+    if (auto refusal = participation_refusal(*locked, task.round, *limits)) {
+      throw_refusal(*refusal, st, now);
+    }
+  }
   if (!claimed) return std::nullopt;
   if (!parts_.store.shared()) {  // the task counters claim_task advanced (a shared store's are
                                  // re-read by the next request anyway)
@@ -65,9 +88,10 @@ std::optional<TaskAssignment> TaskClaims::lease_from_loaded_round(const std::str
   // read finds used up is, and the claim's statement leases only from an open round, in which
   // case it is the population's current one and its model the loaded one.
   PopulationState* st = parts_.populations.loaded(population_id);
-  if (st == nullptr || !holds_client_token(*st, token_hash) ||
-      st->record.state != RunState::kRunning || st->record.paused || st->buffered ||
-      st->closing != 0 || st->round.status != RoundStatus::kOpen || st->round.number < min_round ||
+  if (st == nullptr || !st->record.settings.privacy_json.empty() ||
+      !holds_client_token(*st, token_hash) || st->record.state != RunState::kRunning ||
+      st->record.paused || st->buffered || st->closing != 0 ||
+      st->round.status != RoundStatus::kOpen || st->round.number < min_round ||
       st->round.number >= st->record.settings.rounds ||
       next_round_step(st->record, st->round, now) != RoundStep::kStay) {
     return std::nullopt;
@@ -105,7 +129,7 @@ void TaskClaims::check_client_bound(const PopulationState& st, const std::string
 }
 
 ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::string& client_token,
-                               int min_round) {
+                               int min_round, const std::string& device_credential) {
   const std::string presented_hash = hash_token(client_token);  // outside the lock
   std::lock_guard lock(parts_.mutex);
   // A server sharing its store leases from the round it has loaded, without re-reading it first
@@ -130,6 +154,13 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
   if (st.record.paused) {
     parts_.metrics.count_claim("paused");
     return retry_hint(st.record, st.round, now, std::nullopt);
+  }
+  // A private population admits enrolled devices only, each within its limits.
+  const std::optional<DeviceLimits> limits = device_limits(st.record.settings);
+  std::optional<DeviceRecord> device;
+  if (limits) {
+    device =
+        admit_device(st, *limits, device_credential, std::max(st.round.number, min_round), now);
   }
 
   // Evaluate tasks first: there are few of them and they measure the model just published.
@@ -161,7 +192,8 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
       if (!*any_leasable) continue;
     }
     if (std::optional<TaskAssignment> task =
-            lease(st, pool.kind, pool.limit, presented_hash, now)) {
+            lease(st, pool.kind, pool.limit, presented_hash, now, device ? &*device : nullptr,
+                  limits ? &*limits : nullptr)) {
       return *task;
     }
   }

@@ -24,7 +24,8 @@ TaskRepository::TaskRepository(Store& store, const Clock& clock, ServerMetrics& 
       claims_(parts_, rounds_),
       uploads_(parts_, rounds_),
       control_(parts_, rounds_),
-      tokens_(parts_) {
+      tokens_(parts_),
+      devices_(parts_) {
   parts_.populations.load_all();
 }
 
@@ -47,8 +48,9 @@ void TaskRepository::commit_batch() {
 }
 
 ClaimOutcome TaskRepository::claim(const std::string& population_id,
-                                   const std::string& client_token, int min_round) {
-  return claims_.claim(population_id, client_token, min_round);
+                                   const std::string& client_token, int min_round,
+                                   const std::string& device_credential) {
+  return claims_.claim(population_id, client_token, min_round, device_credential);
 }
 
 void TaskRepository::release_lease(std::int64_t task_id, const std::string& lease_token) {

@@ -65,6 +65,7 @@
 
 #include "server/repository/claim_waiters.h"
 #include "server/repository/client_tokens.h"
+#include "server/repository/devices.h"
 #include "server/repository/population_cache.h"
 #include "server/repository/population_control.h"
 #include "server/repository/population_spec.h"
@@ -101,8 +102,10 @@ class TaskRepository {
   // are not limited. When the leaf must wait for the next round, the retry hint is short
   // (round_poll_s): a round can close at any moment.
   // In the open batch when it returns: answer only after commit_batch().
+  // device_credential: the Fedleaf-Device header ("" when absent), which a private population's
+  // claims must carry (task_claims.h).
   ClaimOutcome claim(const std::string& population_id, const std::string& client_token,
-                     int min_round = 0);
+                     int min_round = 0, const std::string& device_credential = {});
   // Gives back a lease whose claim answer could not be delivered (the client closed its
   // connection): the task is leasable at once, and the waiting claims are woken, instead of the
   // task sitting out a whole lease. Does nothing when the token is not the task's current,
@@ -144,6 +147,19 @@ class TaskRepository {
   std::vector<ClientTokenRecord> client_tokens(const std::string& population_id) {
     return tokens_.list(population_id);
   }
+  // A private population's devices (devices.h): enrolled under a client token (Forbidden when
+  // not live, Conflict without a privacy section, TooManyRequests past the hourly limit),
+  // revoked (Conflict when already), listed a page at a time; NotFound for an unknown
+  // population or device.
+  EnrolledDevice enroll_device(const std::string& population_id, const std::string& client_token) {
+    return devices_.enroll(population_id, client_token);
+  }
+  void revoke_device(const std::string& population_id, const std::string& device_id) {
+    devices_.revoke(population_id, device_id);
+  }
+  DevicePage devices(const std::string& population_id, const std::string& after_id) {
+    return devices_.list(population_id, after_id);
+  }
   // Closes rounds whose deadline has passed and wakes the claims waiting on a population with an
   // expired lease (DeadlineTicker calls it periodically); commits and syncs what it changed.
   void tick();
@@ -171,6 +187,7 @@ class TaskRepository {
   UploadIntake uploads_;
   PopulationControl control_;
   ClientTokens tokens_;
+  Devices devices_;
 };
 
 }  // namespace fedleaf::server

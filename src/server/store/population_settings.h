@@ -30,7 +30,8 @@ struct PopulationSettings {
   // it is 429. 0: no bound (the default, and every population stored before the field existed).
   int max_tasks_per_client = 0;
   // The "privacy" section as compact JSON (privacy_spec_json), "" for a population without
-  // privacy (the default, and every population stored before the field existed).
+  // privacy (the default, and every population stored before the field existed). Its device
+  // limits are read by repository/device_limits.h.
   std::string privacy_json;
 };
 

@@ -113,6 +113,23 @@ inline std::vector<std::string> postgres_schema() {
          PRIMARY KEY (population_id, id)))sql",
       R"sql(CREATE INDEX IF NOT EXISTS client_tokens_by_hash
          ON client_tokens (population_id, token_hash))sql",
+      // Version 10: a private population's devices (DeviceRecord), found by their credential's
+      // hash on every claim (devices_by_credential: a million devices cost a claim one index
+      // probe) and counted per client token over the last hour at each enrollment.
+      R"sql(CREATE TABLE IF NOT EXISTS devices (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         id TEXT NOT NULL,
+         credential_hash TEXT NOT NULL,
+         token_hash TEXT NOT NULL,
+         enrolled_at DOUBLE PRECISION NOT NULL,
+         revoked_at DOUBLE PRECISION NOT NULL DEFAULT 0,
+         participations INTEGER NOT NULL DEFAULT 0,
+         last_round INTEGER NOT NULL DEFAULT -1,
+         PRIMARY KEY (population_id, id)))sql",
+      R"sql(CREATE UNIQUE INDEX IF NOT EXISTS devices_by_credential
+         ON devices (population_id, credential_hash))sql",
+      R"sql(CREATE INDEX IF NOT EXISTS devices_by_token
+         ON devices (population_id, token_hash, enrolled_at))sql",
   };
 }
 

@@ -83,6 +83,15 @@ class PostgresStore : public Store {
                          double now) override;
   bool revoke_client_token(const std::string& population_id, int token_id, double now) override;
   std::vector<ClientTokenRecord> list_client_tokens(const std::string& population_id) override;
+  EnrollOutcome enroll_device(const DeviceRecord& device, int max_per_hour) override;
+  std::optional<DeviceRecord> find_device(const std::string& population_id,
+                                          const std::string& credential_hash, bool lock) override;
+  void record_participation(const std::string& population_id, const std::string& device_id,
+                            int round) override;
+  bool revoke_device(const std::string& population_id, const std::string& device_id,
+                     double now) override;
+  std::vector<DeviceRecord> list_devices(const std::string& population_id,
+                                         const std::string& after_id, int limit) override;
   void drop_results(const std::string& population_id, int through_round) override;
   std::vector<int> drop_models(const std::string& population_id, int before_round,
                                double now) override;

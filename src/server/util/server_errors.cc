@@ -5,6 +5,11 @@ namespace fedleaf::server {
 ErrorReply error_reply(const std::exception& error) {
   const std::string message = error.what();
   // Most derived classes first: every server error also is a fedleaf::Error.
+  if (dynamic_cast<const DeviceRequired*>(&error)) return {401, "device_required", message};
+  if (dynamic_cast<const ParticipationsUsed*>(&error)) return {403, "max_participations", message};
+  if (const auto* soon = dynamic_cast<const DeviceTooSoon*>(&error)) {
+    return {429, "min_separation", message, soon->retry_round()};
+  }
   if (dynamic_cast<const InvalidInput*>(&error)) return {400, "invalid_input", message};
   if (dynamic_cast<const Unauthorized*>(&error)) return {401, "unauthorized", message};
   if (dynamic_cast<const Forbidden*>(&error)) return {403, "forbidden", message};

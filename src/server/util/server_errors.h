@@ -66,10 +66,35 @@ class Unavailable : public Error {
   using Error::Error;
 };
 
+// A private population's device rules (issue 39, docs/design.md "Privacy"), each with its own
+// code so a leaf can act on it: a claim without the Fedleaf-Device header (401
+// "device_required": enroll, then claim again); a device that has taken part in
+// max_participations rounds (403 "max_participations": the leaf stops for good); a device
+// inside min_separation, or that took this round already (429 "min_separation", with the first
+// round it may take: retry_round).
+class DeviceRequired : public Unauthorized {
+ public:
+  using Unauthorized::Unauthorized;
+};
+class ParticipationsUsed : public Forbidden {
+ public:
+  using Forbidden::Forbidden;
+};
+class DeviceTooSoon : public TooManyRequests {
+ public:
+  DeviceTooSoon(const std::string& message, double retry_after_s, int retry_round)
+      : TooManyRequests(message, retry_after_s), retry_round_(retry_round) {}
+  int retry_round() const { return retry_round_; }
+
+ private:
+  int retry_round_;
+};
+
 struct ErrorReply {
   int status;
-  std::string code;     // stable machine-readable name, e.g. "invalid_input"
-  std::string message;  // the error's message; generic for errors that are not fedleaf::Error
+  std::string code;      // stable machine-readable name, e.g. "invalid_input"
+  std::string message;   // the error's message; generic for errors that are not fedleaf::Error
+  int retry_round = -1;  // DeviceTooSoon: the round the device may take (-1: none)
 };
 
 // The single mapping from errors to HTTP status and code. Unknown exceptions become 500
