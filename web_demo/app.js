@@ -142,6 +142,9 @@ function onLeafEvent(event) {
       log(`claimed ${event.task.kind} task #${event.task.id} (${taskRound(event.task.round)})`);
       setTrainProgress(0);
       break;
+    case 'enrolled':
+      log(`enrolled as device ${event.deviceId} (kept in this browser for this population)`);
+      break;
     case 'downloaded':
       state.downloadedBytes += event.bytes;
       $('fact-down').textContent = formatBytes(state.downloadedBytes);

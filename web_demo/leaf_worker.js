@@ -21,7 +21,7 @@
 //
 // The leaf takes one task per round (see runLoop).
 
-import { createExecutor, runLeaf, ProtocolClient } from './fedleaf/src/index.js';
+import { createExecutor, indexedDbDeviceStore, runLeaf, ProtocolClient } from './fedleaf/src/index.js';
 import { EmailLeafData } from './fedleaf/src/datasets/email_leaf_data.js';
 import { spamAssassinEmailRecord } from './fedleaf/src/datasets/spamassassin.js';
 import { planTakesRecords } from './fedleaf/src/leaf/record_leaf_data.js';
@@ -212,6 +212,9 @@ async function runLoop() {
       prefetch: 0,
       signal: controller.signal,
       onEvent: onLeafEvent,
+      // A private population's device credential survives a reload of the tab (not a wipe of the
+      // site's data: then the tab enrolls as a new device, docs/design.md "Privacy").
+      deviceStore: globalThis.indexedDB ? indexedDbDeviceStore() : undefined,
     });
     post({ type: 'stopped', reason: result.stopped });
   } catch (error) {
