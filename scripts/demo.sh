@@ -16,6 +16,7 @@
 #   scripts/demo.sh [--clients 16] [--rounds 20] [--port 8080] [--iid] [--prefetch 1]
 #                   [--keep-serving] [--store sqlite|postgres] [--servers 3] [--plan FILE]
 #                   [--server-optimizer JSON] [--mode synchronous|buffered] [--buffer-size K]
+#                   [--privacy EPS]
 # --plan runs another: records-based when its model inputs carry "features", text-based otherwise,
 # e.g. scripts/demo/spam_plan.json (the single-input bag-of-words model: hashed tokens →
 # embedding_bag + dense) or scripts/demo/spam_plan_f32.json (that job, every value F32).
@@ -23,12 +24,15 @@
 # '{"type": "adam", "learning_rate": 0.01}' (FedAdam; src/server/README.md).
 # --mode buffered trains without a barrier (FedBuff): --rounds model versions, each published
 # after --buffer-size reports (default 3/4 of the leaves); one table row per version.
+# --privacy EPS makes the population private (docs/design.md "Privacy"): each leaf enrolls as a
+# device, the noise keeps ε ≤ EPS (δ 1e-5) after --rounds rounds, the server stops at the budget,
+# and each row shows ε spent (scripts/demo/run_demo.mjs says what 16 devices can and cannot do).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 clients=16 rounds=20 port=8080 iid=() prefetch=1 keep_serving=0 store=sqlite servers=""
-plan=scripts/demo/spam_wide_deep_plan.json server_optimizer=() mode=synchronous buffer_size=()
+plan=scripts/demo/spam_wide_deep_plan.json server_optimizer=() mode=synchronous buffer_size=() privacy=()
 usage() { sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; }
 bad_flag() { echo "demo.sh: $1" >&2; usage >&2; exit 2; }
 # The value after a flag: missing or empty is an error (set -u would stop at "$2: unbound").
@@ -53,6 +57,7 @@ while (($#)); do
     --server-optimizer) value_of "$@"; server_optimizer=(--server-optimizer "$2"); shift 2 ;;
     --mode) value_of "$@"; mode="$2"; shift 2 ;;
     --buffer-size) value_of "$@"; buffer_size=(--buffer-size "$2"); shift 2 ;;
+    --privacy) value_of "$@"; privacy=(--privacy "$2"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) bad_flag "unknown argument '$1'" ;;
   esac
@@ -69,6 +74,11 @@ check_integer --prefetch "$prefetch" 0 16
 if ((${#buffer_size[@]})); then
   [[ "$mode" == buffered ]] || bad_flag "--buffer-size needs --mode buffered"
   check_integer --buffer-size "${buffer_size[1]}" 1 "$clients"
+fi
+if ((${#privacy[@]})); then
+  [[ "$mode" == synchronous ]] || bad_flag "--privacy needs --mode synchronous (a buffered population cannot be private)"
+  [[ "${privacy[1]}" =~ ^[0-9]+([.][0-9]+)?$ && "${privacy[1]}" != 0 && ! "${privacy[1]}" =~ ^0+([.]0+)?$ ]] ||
+    bad_flag "--privacy is the largest ε the population may spend, a number > 0, got '${privacy[1]}'"
 fi
 case "$store" in
   sqlite) servers="${servers:-1}"
@@ -141,7 +151,7 @@ echo "demo.sh: fedleaf-server on $server ($where)"
 
 node scripts/demo/run_demo.mjs --server "$server" --admin-token-file var/admin_token \
   --clients "$clients" --rounds "$rounds" --prefetch "$prefetch" "${iid[@]}" --plan "$plan" \
-  "${server_optimizer[@]}" --mode "$mode" "${buffer_size[@]}" \
+  "${server_optimizer[@]}" --mode "$mode" "${buffer_size[@]}" "${privacy[@]}" \
   --json build/demo/last_run.json --link-file var/demo_link &
 demo_pid=$!
 pids+=("$demo_pid")

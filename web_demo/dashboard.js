@@ -13,7 +13,6 @@
 import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
 import { formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
 import { COLORS, roundsChart } from './charts.js';
-import { epsilonSeries, guaranteeText, privacyFacts } from './privacy_panel.js';
 
 const $ = (id) => document.getElementById(id);
 const REFRESH_MS = 2000;
@@ -196,25 +195,6 @@ function renderDetail(status) {
     rejections.append(tr);
   }
   renderCharts(trainRounds, status.clients_per_round, { buffered, label });
-  renderPrivacy(status.privacy);
-}
-
-// A private population's guarantee, its settings and ε after each round against max_epsilon
-// (privacy_panel.js); hidden for a population without privacy.
-function renderPrivacy(privacy) {
-  for (const el of document.querySelectorAll('[data-private]')) el.hidden = !privacy;
-  if (!privacy) return;
-  $('privacy-guarantee').textContent = guaranteeText(privacy);
-  $('privacy-stats').replaceChildren(...privacyFacts(privacy).map(([label, value, title]) => stat(label, value, title)));
-  if (!globalThis.Chart) return;
-  charts.epsilon ??= roundsChart($('epsilon-chart'), [
-    { label: 'ε spent', color: COLORS.warn }, { label: 'max_epsilon', color: COLORS.neutral, dashed: true }],
-  { yTitle: 'ε' });
-  const { labels, values } = epsilonSeries(privacy);
-  charts.epsilon.data.labels = labels;
-  charts.epsilon.data.datasets[0].data = values;
-  charts.epsilon.data.datasets[1].data = values.map(() => privacy.max_epsilon);
-  charts.epsilon.update();
 }
 
 // A buffered population's stats: its mode and what bounds it, the open version and its buffer,

@@ -15,14 +15,23 @@
 # port FEDLEAF_BENCH_PG_PORT, default 55433); ratios gain postgres1_vs_sqlite.cycles_per_s and
 # postgres{N}_vs_postgres1.cycles_per_s. Server CPU is summed over the instances; PostgreSQL's
 # own CPU is reported as postgres_cpu_s.
+#
+# scripts/bench.sh server --private [--store postgres]: a private population (docs/design.md
+# "Privacy") against a non-private one at C = 500 on the same store, interleaved (A B A B,
+# FEDLEAF_BENCH_REPEATS, default 2): before each private run FEDLEAF_BENCH_DEVICES devices
+# (default 1,000,000) enroll through the server (tests/bench/server/enroll_devices), and every
+# claim then carries a device credential the server looks up and records (one participation per
+# device); ratios gain private_over_nonprivate.cycles_per_s (target ≥ 0.8), the medians.
 set -euo pipefail
 store=sqlite
 servers=1
+private=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --store) store="$2"; shift 2 ;;
     --servers) servers="$2"; shift 2 ;;
-    *) echo "bench server: unknown argument $1 (--store sqlite|postgres, --servers N)" >&2; exit 2 ;;
+    --private) private=1; shift ;;
+    *) echo "bench server: unknown argument $1 (--store sqlite|postgres, --servers N, --private)" >&2; exit 2 ;;
   esac
 done
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -31,10 +40,11 @@ build="$root/${FEDLEAF_BUILD_DIR:-build}"
 # where the first left its database), no think-time variant.
 if [[ "${FEDLEAF_BENCH_SMOKE:-0}" == 1 ]]; then
   : "${FEDLEAF_BENCH_SECONDS:=1}" "${FEDLEAF_BENCH_CONCURRENCY:=2 5}" "${FEDLEAF_BENCH_THINK_MS:=0}"
+  : "${FEDLEAF_BENCH_DEVICES:=2000}" "${FEDLEAF_BENCH_REPEATS:=1}"
 fi
 seconds="${FEDLEAF_BENCH_SECONDS:-10}"
 max_cycles="${FEDLEAF_BENCH_MAX_CYCLES:-200000}"
-if [ "$store" = postgres ]; then
+if [ "$store" = postgres ] || ((private)); then
   concurrencies="${FEDLEAF_BENCH_CONCURRENCY:-500}"
 else
   concurrencies="${FEDLEAF_BENCH_CONCURRENCY:-50 500 2000}"
@@ -43,9 +53,10 @@ out_dir="${FEDLEAF_BENCH_OUT_DIR:-$root/build/bench}"
 out="$out_dir/server.json"
 mkdir -p "$out_dir"
 
-cmake --build "$build" -j2 --target fedleaf-server server_load >/dev/null
+cmake --build "$build" -j2 --target fedleaf-server server_load enroll_devices >/dev/null
 server="$build/fedleaf-server"
 load="$build/tests/bench/server/server_load"
+enroll="$build/tests/bench/server/enroll_devices"
 work="$(mktemp -d)"
 pids=()
 pg_dir=""
@@ -92,11 +103,19 @@ plan='{"model": {"inputs": {"tokens": "sparse_ids"},
        "updates": {"emb/weight": {"encoding": "row_sparse", "aggregator": "mean_over_contributors"},
                    "out/weight": {"encoding": "dense", "aggregator": "weighted_mean"}}}'
 
+# The private population's plan: the same model, no data-dependent rule (a private round's sum
+# replaces the operators), and its privacy section: one participation per device, a budget the
+# bench's rounds cannot reach (what is measured is the claim path and the noised close).
+private_plan="${plan/mean_over_contributors/weighted_mean}"
+privacy='{"mechanism": "dp_ftrl_tree", "noise_multiplier": 1.0, "clip_norm": 1.0, "delta": 1e-6,
+          "max_epsilon": 1000, "max_participations": 1, "min_separation": 0,
+          "enrollments_per_token_per_hour": 10000000}'
+
 # One run against a fresh server: C leaves, think time T ms; sets run_result to the load
 # generator's JSON with the server's peak RSS, CPU, rounds closed and the load average before
 # the run. (Not called in $(...): the EXIT trap must see the server's pid.)
 run() {
-  local c="$1" think_ms="$2" db="${3:-sqlite}" n="${4:-1}"
+  local c="$1" think_ms="$2" db="${3:-sqlite}" n="${4:-1}" is_private="${5:-0}"
   # server*.out too: a stale "listening" line from the previous run would race the new server.
   # -r: the database's model files are in the directory tasks.db-models beside it.
   rm -rf "$work"/tasks.db* "$work"/server*.out "$work"/server*.err
@@ -139,13 +158,23 @@ run() {
   fi
   local token result rss_kb cpu_ticks=0 rounds pg_ticks_before=0 pg_ticks=0
   if [ "$db" = postgres ]; then pg_ticks_before="$(postgres_ticks)"; fi
+  local spec="\"plan\": $plan" device_args=() enrolled="null"
+  if ((is_private)); then spec="\"plan\": $private_plan, \"privacy\": $privacy"; fi
   token="$(api_field client_token -X POST "http://127.0.0.1:$port/v1/populations" \
     -H "Authorization: Bearer $admin" -H "Fedleaf-Version: $version" \
-    -d "{\"id\": \"bench\", \"seed\": 1, \"rounds\": 1000000, \"clients_per_round\": 2000,
-         \"lease_s\": 600, \"round_deadline_s\": 3600, \"plan\": $plan}")"
+    -d "{\"id\": \"bench\", \"seed\": 1, \"rounds\": 100000, \"clients_per_round\": 2000,
+         \"lease_s\": 600, \"round_deadline_s\": 3600, $spec}")"
+  if ((is_private)); then
+    enrolled="$("$enroll" --port "$port" --population bench --token "$token" --version "$version" \
+      --count "${FEDLEAF_BENCH_DEVICES:-1000000}" --concurrency 64 --out "$work/devices.txt")" ||
+      { echo "bench server: enrolling devices failed: $enrolled" >&2; exit 1; }
+    device_args=(--devices-file "$work/devices.txt")
+    if [ "$db" = postgres ]; then pg_ticks_before="$(postgres_ticks)"; fi
+    for p in "${pids[@]}"; do cpu_ticks=$((cpu_ticks - $(awk '{print $14 + $15}' "/proc/$p/stat"))); done
+  fi
   result="$("$load" --port "$port" --population bench --token "$token" --version "$version" \
     --concurrency "$c" --duration-s "$seconds" --max-cycles "$max_cycles" --vocab 20000 --dim 8 \
-    --think-ms "$think_ms" --wait-s "${FEDLEAF_BENCH_WAIT_S:-20}")"
+    --think-ms "$think_ms" --wait-s "${FEDLEAF_BENCH_WAIT_S:-20}" "${device_args[@]}")"
   rss_kb=0
   for p in "${pids[@]}"; do
     local r
@@ -165,7 +194,9 @@ r["server_peak_rss_mb"] = int(sys.argv[2]) / 1024; r["rounds_closed"] = int(sys.
 r["server_cpu_s"] = int(sys.argv[4]) / os.sysconf("SC_CLK_TCK");
 r["load_average_1m"] = float(sys.argv[5]); r["store"] = sys.argv[6]; r["servers"] = int(sys.argv[7]);
 r["postgres_cpu_s"] = int(sys.argv[8]) / os.sysconf("SC_CLK_TCK");
-print(json.dumps(r))' "$result" "$rss_kb" "$rounds" "$cpu_ticks" "$load_before" "$db" "$n" "$pg_ticks")"
+r["private"] = sys.argv[9] == "1"; r["enrollment"] = json.loads(sys.argv[10]);
+print(json.dumps(r))' "$result" "$rss_kb" "$rounds" "$cpu_ticks" "$load_before" "$db" "$n" "$pg_ticks" \
+    "$is_private" "$enrolled")"
 }
 # CPU clock ticks of every PostgreSQL process of the bench cluster (its postmaster's children).
 postgres_ticks() {
@@ -178,13 +209,23 @@ postgres_ticks() {
 }
 # The issue's benchmark: closed loop, no think time.
 results=()
-for c in $concurrencies; do
-  run "$c" 0
-  results+=("$run_result")
-done
+if ((private)); then
+  # Private against non-private on one store, interleaved: A B A B …
+  for _ in $(seq "${FEDLEAF_BENCH_REPEATS:-2}"); do
+    for is_private in 0 1; do
+      run "${concurrencies%% *}" 0 "$store" 1 "$is_private"
+      results+=("$run_result")
+    done
+  done
+else
+  for c in $concurrencies; do
+    run "$c" 0
+    results+=("$run_result")
+  done
+fi
 # --store postgres: the same loads on PostgreSQL, one server and N behind haproxy.
 pg_results=()
-if [ "$store" = postgres ]; then
+if [ "$store" = postgres ] && ((!private)); then
   for c in $concurrencies; do
     run "$c" 0 postgres 1
     pg_results+=("$run_result")
@@ -201,7 +242,7 @@ fi
 think_ms="${FEDLEAF_BENCH_THINK_MS:-150}"
 if [ "$store" = postgres ]; then think_ms="${FEDLEAF_BENCH_THINK_MS:-0}"; fi
 think_result="null"
-if [ "$think_ms" != "0" ]; then
+if [ "$think_ms" != "0" ] && ((!private)); then
   run 500 "$think_ms"
   think_result="$run_result"
 fi
@@ -210,6 +251,30 @@ python3 - "$out" "$think_result" "${results[@]}" "${pg_results[@]}" <<'PY'
 import json, sys
 out, think = sys.argv[1], json.loads(sys.argv[2])
 everything = [json.loads(r) for r in sys.argv[3:]]
+if any(r["private"] for r in everything):
+    # --private: the private population against the non-private one, interleaved on one store.
+    from statistics import median
+    runs = {flag: [r for r in everything if r["private"] == flag] for flag in (False, True)}
+    rate = {flag: median(r["cycles_per_s"] for r in rs) for flag, rs in runs.items()}
+    ratios = {"private_over_nonprivate": {"cycles_per_s": rate[True] / rate[False]}}
+    json.dump({"benchmark": "server", "variant": "private", "target": {"private_over_nonprivate": 0.8},
+               "results": everything, "ratios": ratios}, open(out, "w"), indent=2)
+    print(f"{'population':>11} {'store':>9} {'C':>5} {'cycles/s':>9} {'p50 ms':>7} {'p99 ms':>7} {'errors':>6}"
+          f" {'rounds':>6} {'devices':>9} {'enrolled/s':>10} {'CPU ms/cycle':>12} {'load':>5}")
+    for r in everything:
+        e = r["enrollment"] or {}
+        print(f"{'private' if r['private'] else 'plain':>11} {r['store']:>9} {r['concurrency']:>5}"
+              f" {r['cycles_per_s']:>9.0f} {r['p50_ms']:>7.2f} {r['p99_ms']:>7.2f} {r['errors']:>6}"
+              f" {r['rounds_closed']:>6} {e.get('enrolled', 0):>9} {e.get('enrollments_per_s', 0):>10.0f}"
+              f" {1000 * r['server_cpu_s'] / max(r['cycles'], 1):>12.3f} {r['load_average_1m']:>5.1f}")
+        if r["errors"]:
+            print(f"{'':>11} errors: {r['errors_by_kind']}")
+    spread = {flag: f"{min(r['cycles_per_s'] for r in rs):.0f}-{max(r['cycles_per_s'] for r in rs):.0f}"
+              for flag, rs in runs.items()}
+    print(f"private_over_nonprivate.cycles_per_s = {ratios['private_over_nonprivate']['cycles_per_s']:.3f}"
+          f" (medians; private {spread[True]}, non-private {spread[False]} cycles/s)")
+    print(f"wrote {out}")
+    sys.exit(0)
 results = [r for r in everything if r["store"] == "sqlite"]
 postgres = [r for r in everything if r["store"] == "postgres"]
 by_c = {r["concurrency"]: r for r in results}

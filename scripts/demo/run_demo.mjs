@@ -15,6 +15,7 @@
 //        [--iid] [--prefetch 1] [--population spam-demo] [--plan FILE] [--json OUT] [--link-file OUT]
 //        [--server-optimizer JSON] [--mode synchronous|buffered] [--buffer-size K]
 //        [--slow-fraction F --slow-factor X] [--churn P] [--churn-away A] [--seed N]
+//        [--privacy EPS [--delta D] [--clip-norm C]]
 // --server-optimizer is the population spec's "server_optimizer" (default FedAvg), e.g.
 // '{"type": "adam", "learning_rate": 0.01}' for FedAdam (src/server/README.md).
 // --mode buffered runs a buffered population (FedBuff, src/server/README.md): --rounds versions,
@@ -29,6 +30,14 @@
 // leaves mid-task: it is away --churn-away (default 1) × its task time and never uploads (the
 // lease expires — the population's lease_s, 120 s here — and the server hands the task out
 // again). --seed (default 1) picks the slow leaves and every churn decision, reproducibly.
+// --privacy EPS makes the population private (docs/design.md "Privacy"): each leaf is a device
+// that enrolls once, every device takes part in every round (min_separation 0), the noise
+// multiplier is the least that keeps ε ≤ EPS at δ (--delta, default 1e-5) after --rounds rounds
+// (planPrivacy, the server's accountant), and the spec gives no "rounds": the server runs until
+// the next round would pass EPS and finishes with that reason. Each table row then shows ε spent.
+// With 16 devices the noise that keeps ε small swamps the model (every coordinate of every row is
+// noised, σ·C/16 per round): the table shows the mechanism, scripts/bench.sh privacy the
+// population size a private model needs.
 // Exits 1 when a leaf fails, the run stalls, or the population does not finish.
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -42,6 +51,7 @@ import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 import { leafSpeeds } from '../../js_bindings/src/node/leaf_speeds.js';
 import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
 import { formatBytes } from '../../js_bindings/src/leaf/format_bytes.js';
+import { demoPrivacy } from './demo_privacy.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -65,6 +75,9 @@ const { values: args } = parseArgs({
     churn: { type: 'string', default: '0' },
     'churn-away': { type: 'string', default: '1' },
     seed: { type: 'string', default: '1' },
+    privacy: { type: 'string' },
+    delta: { type: 'string', default: '1e-5' },
+    'clip-norm': { type: 'string', default: '1' },
   },
 });
 const clients = Number(args.clients);
@@ -85,6 +98,15 @@ const speedOptions = {
 };
 leafSpeeds({ leaves: clients, ...speedOptions });  // a bad flag throws here, before the population exists
 const bufferSize = Number(args['buffer-size'] ?? Math.max(1, Math.ceil((3 * clients) / 4)));
+if (args.privacy !== undefined && buffered) throw new Error('--privacy: a buffered population cannot be private');
+const privacy = args.privacy === undefined ? undefined : await demoPrivacy({
+  maxEpsilon: Number(args.privacy), delta: Number(args.delta), clipNorm: Number(args['clip-norm']), clients, rounds });
+
+// ε spent once `rounds` rounds were released, from the status's accountant (privacy section).
+function epsilonAfter(status, rounds) {
+  const epsilon = status.privacy?.epsilon_by_round?.[rounds - 1];
+  return Number.isFinite(epsilon) ? epsilon.toFixed(3) : '–';
+}
 
 async function modelBytes(population, round) {
   return (await client.downloadModel(client.modelUrl(population, round), { token: false })).bytes;
@@ -103,7 +125,7 @@ const created = await client.createPopulation({
   ...(args.population ? { id: args.population } : {}),
   plan,
   seed: 1,
-  rounds,
+  ...(privacy ? { privacy } : { rounds }),
   ...(buffered
     ? { mode: 'buffered', buffer_size: bufferSize, concurrency: clients, max_staleness: 10 }
     : { clients_per_round: clients, min_reports: Math.max(1, Math.ceil(clients / 2)) }),
@@ -138,8 +160,12 @@ if (Number(args['slow-fraction']) > 0 || Number(args.churn) > 0) {
 }
 console.log(`round 0 (initial model): eval accuracy ${(100 * baseline.accuracy).toFixed(2)}%`);
 const header = ['round', 'reports', 'examples', 'train loss', 'eval acc', 'eval loss',
-  'downloaded', 'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s'];
-const widths = [5, 7, 8, 10, 8, 9, 10, 17, 12, 7, 7];
+  'downloaded', 'uploaded (sparse)', 'dense equiv.', 'ratio', 'wall s', ...(privacy ? ['ε spent'] : [])];
+const widths = [5, 7, 8, 10, 8, 9, 10, 17, 12, 7, 7, 8];
+if (privacy) {
+  console.log(`private population: noise multiplier ${privacy.noise_multiplier.toFixed(3)}, clip norm ` +
+    `${privacy.clip_norm}, δ ${privacy.delta}, max ε ${privacy.max_epsilon}; each leaf enrolls as a device`);
+}
 const row = (cells) => cells.map((c, i) => String(c).padStart(widths[i])).join('  ');
 console.log(row(header));
 
@@ -187,7 +213,8 @@ while (!finished) {
     if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
     console.log(row([h.round + 1, h.reports, h.examples, Number(h.mean_train_loss).toFixed(4),
       `${(100 * ev.accuracy).toFixed(2)}%`, ev.loss.toFixed(4), formatBytes(downloaded), formatBytes(h.upload_bytes),
-      formatBytes(dense), `${(dense / h.upload_bytes).toFixed(1)}x`, wall.toFixed(2)]));
+      formatBytes(dense), `${(dense / h.upload_bytes).toFixed(1)}x`, wall.toFixed(2),
+      ...(privacy ? [epsilonAfter(status, h.round + 1)] : [])]));
     printed += 1;
     lastChange = Date.now();
   }
@@ -203,6 +230,11 @@ if (process.stderr.isTTY) process.stderr.write('\r\x1b[2K');
 if (leafFailure) {
   console.error(`demo: failed: ${leafFailure.message}`);
   process.exit(1);
+}
+if (privacy) {
+  const status = await client.status(population);
+  console.log(`privacy: ${status.privacy?.guarantee ?? '(no privacy section in the status)'}` +
+    (status.finish_reason ? ` The population finished: ${status.finish_reason}.` : ''));
 }
 const last = results.at(-1);
 console.log(`final eval accuracy ${(100 * last.eval_accuracy).toFixed(2)}% after ${results.length} rounds ` +

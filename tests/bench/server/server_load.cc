@@ -17,12 +17,18 @@
 // time drawn uniformly from [T/2, 3T/2] (devices differ), so the offered load is about
 // C / (T + latency) cycles/s instead of whatever the server can take, and latency is measured
 // below saturation rather than as queueing behind C requests.
+//
+// --devices-file F (a private population, credentials from enroll_devices): each claim carries
+// the next unused device's credential (Fedleaf-Device), so the server looks up and records that
+// device's participation on every claim; a device that got a task is not used again, one whose
+// claim was answered 204 claims again.
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -62,6 +68,16 @@ struct Options {
   int vocab = 20000;
   int dim = 8;
   int rows = 8;
+  std::string devices_file;
+};
+
+// The enrolled devices' credentials, handed out one per task.
+struct Devices {
+  std::vector<std::string> credentials;
+  std::size_t next = 0;
+  bool enabled() const { return !credentials.empty(); }
+  // "" once every device was used.
+  std::string take() { return next < credentials.size() ? credentials[next++] : std::string(); }
 };
 
 struct Stats {
@@ -105,11 +121,12 @@ std::string make_result(const Options& o, std::mt19937& rng) {
 
 class Leaf : public std::enable_shared_from_this<Leaf> {
  public:
-  Leaf(net::io_context& ioc, const Options& o, Stats& stats, std::string result,
+  Leaf(net::io_context& ioc, const Options& o, Stats& stats, Devices& devices, std::string result,
        Clock::time_point end, unsigned seed)
       : ioc_(ioc),
         o_(o),
         stats_(stats),
+        devices_(devices),
         stream_(ioc),
         timer_(ioc),
         result_(std::move(result)),
@@ -136,6 +153,7 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     req_.set(http::field::host, o_.host);
     req_.set(http::field::authorization, "Bearer " + token);
     req_.set("Fedleaf-Version", o_.version);
+    if (on_done == &Leaf::on_claim && !device_.empty()) req_.set("Fedleaf-Device", device_);
     req_.body() = std::move(body);
     req_.prepare_payload();
     started_ = Clock::now();
@@ -157,6 +175,13 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
 
   void claim() {
     if (finished()) return close();
+    if (devices_.enabled() && device_.empty()) {
+      device_ = devices_.take();
+      if (device_.empty()) {
+        ++stats_.errors["devices_used_up"];
+        return close();
+      }
+    }
     send(http::verb::post, "/v1/populations/" + o_.population + "/tasks:claim", o_.token,
          o_.wait_s > 0 ? nlohmann::json{{"wait_s", o_.wait_s}}.dump() : std::string(),
          &Leaf::on_claim);
@@ -177,8 +202,10 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     }
     if (status != 200) {
       ++stats_.errors["claim_" + std::to_string(status)];
+      device_.clear();
       return claim();
     }
+    device_.clear();
     if (record) ++stats_.claims;
     const auto task = nlohmann::json::parse(res_.body());
     upload_url_ = task["upload_url"].get<std::string>();
@@ -222,6 +249,8 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
   net::io_context& ioc_;
   const Options& o_;
   Stats& stats_;
+  Devices& devices_;
+  std::string device_;  // the credential this leaf claims with ("" without --devices-file)
   beast::tcp_stream stream_;
   net::steady_timer timer_;
   beast::flat_buffer buffer_;
@@ -278,8 +307,21 @@ int main(int argc, char** argv) {
       o.dim = std::stoi(v);
     else if (k == "--rows")
       o.rows = std::stoi(v);
+    else if (k == "--devices-file")
+      o.devices_file = v;
     else {
       std::cerr << "unknown option " << k << "\n";
+      return 2;
+    }
+  }
+  Devices devices;
+  if (!o.devices_file.empty()) {
+    std::ifstream in(o.devices_file);
+    for (std::string line; std::getline(in, line);) {
+      if (!line.empty()) devices.credentials.push_back(line);
+    }
+    if (devices.credentials.empty()) {
+      std::cerr << "server_load: no credentials in " << o.devices_file << "\n";
       return 2;
     }
   }
@@ -296,7 +338,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < o.concurrency; ++i) {
     std::string result = make_result(o, rng);
     result_bytes = result.size();
-    std::make_shared<Leaf>(ioc, o, stats, std::move(result), end, static_cast<unsigned>(i))
+    std::make_shared<Leaf>(ioc, o, stats, devices, std::move(result), end, static_cast<unsigned>(i))
         ->start();
   }
   // The run ends on time even with claims parked in a long poll (up to --wait-s): whatever is
@@ -326,7 +368,8 @@ int main(int argc, char** argv) {
                         {"upload_p99_ms", percentile(stats.upload_ms, 0.99)},
                         {"errors", errors},
                         {"errors_by_kind", stats.errors},
-                        {"upload_body_bytes", result_bytes}};
+                        {"upload_body_bytes", result_bytes},
+                        {"devices_used", devices.next}};
   std::cout << out.dump() << std::endl;
   return 0;
 }

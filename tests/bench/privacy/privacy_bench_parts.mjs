@@ -1,0 +1,41 @@
+// The privacy bench's schedule and statistics (privacy_bench.mjs), apart so a test can check the
+// schedule keeps the participation limits it claims.
+import { readFileSync } from 'node:fs';
+
+// Devices 0..n-1 in a ring, each round the next `perRound` of them: round t takes devices
+// (t·perRound + j) mod n, j < perRound. A device's rounds are then ⌊n/perRound⌋ or
+// ⌈n/perRound⌉ apart, so min_separation (rounds strictly between) is ⌊n/perRound⌋ − 1, and over
+// `rounds` rounds no device takes part more than maxParticipations times (counted exactly).
+export function deviceRing(n, perRound, rounds) {
+  if (!(Number.isInteger(n) && Number.isInteger(perRound) && perRound >= 1 && perRound <= n)) {
+    throw new RangeError(`devices per round must be in [1, ${n}], got ${perRound}`);
+  }
+  const devicesOf = (t) => Array.from({ length: perRound }, (_, j) => (t * perRound + j) % n);
+  const counts = new Map();
+  for (let t = 0; t < rounds; t += 1) for (const d of devicesOf(t)) counts.set(d, (counts.get(d) ?? 0) + 1);
+  return {
+    devicesOf,
+    minSeparation: Math.floor(n / perRound) - 1,
+    maxParticipations: Math.max(1, ...counts.values()),
+  };
+}
+
+// CPU time (user + system) the process `pid` has used, in ms (Linux /proc).
+export function processCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);  // utime, stime (fields 14, 15 of stat)
+  return (ticks * 1000) / 100;  // USER_HZ is 100 on Linux
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// "(min–max)" of the values, times `scale`, for a table cell; '' for a single value.
+export function spread(values, scale = 1) {
+  if (values.length < 2) return '';
+  const digits = scale === 1 ? 1 : 2;
+  return `(${(Math.min(...values) * scale).toFixed(digits)}–${(Math.max(...values) * scale).toFixed(digits)})`;
+}
