@@ -314,8 +314,13 @@ test('the dashboard shows a private population\'s ε per round and its guarantee
                max_participations: 2, min_separation: 0 },
   });
   for (let r = 0; r < 2; r++) {
-    const task = (await call(`${site.origin}/v1/populations/${created.id}/tasks:claim`,
-      { method: 'POST', token: created.client_token })).json;
+    // The server closes a round in the background: a claim just after it may be told to retry.
+    let task = null;
+    for (let attempt = 0; !task?.upload_url && attempt < 100; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      task = (await call(`${site.origin}/v1/populations/${created.id}/tasks:claim`,
+        { method: 'POST', token: created.client_token })).json;
+    }
     const put = await call(`${site.origin}${task.upload_url}`, { method: 'PUT', token: task.lease_token,
       body: trainResult({ rows: [r], rowValue: 0.5, denseValue: 0.25, numExamples: 2 }) });
     assert.equal(put.status, 201);
