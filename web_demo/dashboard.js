@@ -9,6 +9,9 @@
 // a chart); the stats say the mode, the version, the buffer's reports of buffer_size, the train
 // tasks out of the concurrency, max_staleness and the stale uploads refused (409, reason
 // "stale"). A synchronous population's page is as it was before the mode existed.
+//
+// A private population (status "privacy") adds a stat of ε spent and planned, the guarantee in
+// words and a chart of ε after each round against max_epsilon (status privacy.epsilon_by_round).
 
 import { ProtocolClient, ProtocolError } from './fedleaf/src/index.js';
 import { formatBytes, formatCount, formatDuration, formatPercent } from './format.js';
@@ -145,6 +148,7 @@ function renderDetail(status) {
   const buffered = status.mode === 'buffered';
   for (const el of [$('detail'), ...document.querySelectorAll('[data-detail]')]) el.hidden = false;
   for (const el of document.querySelectorAll('[data-buffered]')) el.hidden = !buffered;
+  for (const el of document.querySelectorAll('[data-privacy]')) el.hidden = !status.privacy;
   $('detail-title').textContent = `Population “${status.id}”`;
   const finished = status.state === 'finished';
   const rejected = Object.values(status.rejections ?? {}).reduce((a, b) => a + b, 0);
@@ -157,7 +161,9 @@ function renderDetail(status) {
     stat('Train tasks per round', formatCount(status.train_tasks_per_round)),
     stat('Lease', `${status.lease_s} s`),
     stat('Round deadline', `${status.round_deadline_s} s`),
-  ]), stat('Uploaded in total', formatBytes(uploaded)), stat('Rejected uploads', formatCount(rejected)));
+  ]), stat('Uploaded in total', formatBytes(uploaded)), stat('Rejected uploads', formatCount(rejected)),
+  ...(status.privacy ? [privacyStat(status.privacy)] : []));
+  if (status.privacy) $('privacy-guarantee').textContent = status.privacy.guarantee;
 
   // Rounds are shown 1-based; versions as the server names them (version v trains on model v).
   const label = (r) => String(buffered ? r.round : r.round + 1);
@@ -195,6 +201,26 @@ function renderDetail(status) {
     rejections.append(tr);
   }
   renderCharts(trainRounds, status.clients_per_round, { buffered, label });
+  if (status.privacy) renderPrivacyChart(trainRounds, status.privacy, label);
+}
+
+// "ε 1.23 of 4.00": spent after the rounds released, and what the configured run reaches.
+function privacyStat(privacy) {
+  return stat('Privacy ε spent', `${privacy.epsilon_spent.toFixed(2)} of ${privacy.epsilon_at_end.toFixed(2)}`,
+    `device-level (ε, δ = ${privacy.delta}) by DP-FTRL: noise multiplier ${privacy.noise_multiplier}, ` +
+    `clip norm ${privacy.clip_norm}, max ε ${privacy.max_epsilon}`);
+}
+
+// ε after each closed round (epsilon_by_round[r]: after round r, 0-based), none for the open one.
+function renderPrivacyChart(rounds, privacy, label) {
+  if (!globalThis.Chart) return;
+  charts.privacy ??= roundsChart($('privacy-chart'), [
+    { label: 'ε spent', color: COLORS.accent }, { label: 'max ε', color: COLORS.warn, dashed: true }],
+  { yTitle: 'ε' });
+  charts.privacy.data.labels = rounds.map(label);
+  charts.privacy.data.datasets[0].data = rounds.map((r) => privacy.epsilon_by_round[r.round] ?? null);
+  charts.privacy.data.datasets[1].data = rounds.map(() => privacy.max_epsilon);
+  charts.privacy.update();
 }
 
 // A buffered population's stats: its mode and what bounds it, the open version and its buffer,

@@ -3,8 +3,9 @@
 // records of fields) and train it for two rounds in their Web Workers; "try the model" classifies
 // a pasted email with its headers; the operator dashboard shows it; the shared executor cases pass
 // in the browser, with SIMD and with the baseline fallback. Then two tabs train a buffered
-// population ("mode": "buffered") and the dashboard shows its versions and their staleness. (The
-// Firefox test runs a text plan.)
+// population ("mode": "buffered") and the dashboard shows its versions and their staleness; and
+// the dashboard shows a private population's ε per round and its guarantee. (The Firefox test
+// runs a text plan.)
 //
 // Needs FEDLEAF_BUILD_DIR/fedleaf-server (default build/), the wasm module in js_bindings/dist,
 // /usr/bin/chromium and node_modules/playwright-core (the repository's tools manifest, package.json). Screenshots go to
@@ -23,6 +24,9 @@ import { promisify } from 'node:util';
 import { assertDemoTabs, describeTab, writeOwnEmailsFile } from './demo_tabs.mjs';
 import { assertExecutorPage } from './executor_page.mjs';
 import { ProtocolClient } from '../../js_bindings/src/protocol/protocol_client.js';
+import {
+  call, PLAN as TEXT_PLAN, initialModel, trainResult,
+} from '../server/server_harness.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const buildDir = path.resolve(root, process.env.FEDLEAF_BUILD_DIR ?? 'build');
@@ -299,3 +303,50 @@ test('two tabs train a buffered population in headless Chromium and the dashboar
     assert.ok(!(await dashboard.textContent('#detail-stats')).includes('Mode'));
     assert.deepEqual(site.seen.errors, [], 'no console errors');
   });
+
+test('the dashboard shows a private population\'s ε per round and its guarantee', { timeout: 120_000 }, async (t) => {
+  const site = await openSite(t);
+  const rounds = 3;
+  const created = await site.admin.createPopulation({
+    id: 'private-e2e', plan: TEXT_PLAN, initial_model_b64: initialModel().toString('base64'), rounds,
+    clients_per_round: 1,
+    privacy: { mechanism: 'dp_ftrl_tree', noise_multiplier: 2, clip_norm: 0.5, delta: 1e-6, max_epsilon: 20,
+               max_participations: 2, min_separation: 0 },
+  });
+  for (let r = 0; r < 2; r++) {
+    // The server closes a round in the background: a claim just after it may be told to retry.
+    let task = null;
+    for (let attempt = 0; !task?.upload_url && attempt < 100; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+      task = (await call(`${site.origin}/v1/populations/${created.id}/tasks:claim`,
+        { method: 'POST', token: created.client_token })).json;
+    }
+    const put = await call(`${site.origin}${task.upload_url}`, { method: 'PUT', token: task.lease_token,
+      body: trainResult({ rows: [r], rowValue: 0.5, denseValue: 0.25, numExamples: 2 }) });
+    assert.equal(put.status, 201);
+  }
+  const status = await site.admin.status(created.id);
+  assert.equal(status.privacy.rounds_released, 2);
+
+  const dashboard = await openDashboard(site, created.id);
+  await dashboard.waitForFunction(chartHasPoints, { id: 'privacy-chart', n: 2 });
+  assert.ok(await dashboard.locator('#privacy-chart').isVisible(), 'the ε chart is shown');
+  assert.equal(await dashboard.textContent('#privacy-guarantee'), status.privacy.guarantee);
+  const epsilons = await dashboard.evaluate(() =>
+    globalThis.Chart.getChart(document.getElementById('privacy-chart')).data.datasets[0].data);
+  assert.deepEqual(epsilons, [...status.privacy.epsilon_by_round, null], 'ε after each closed round; none for the open one');
+  const stats = await dashboard.textContent('#detail-stats');
+  const spent = `Privacy ε spent${status.privacy.epsilon_spent.toFixed(2)} of ${status.privacy.epsilon_at_end.toFixed(2)}`;
+  assert.ok(stats.includes(spent), `dashboard stats "${stats}" include "${spent}"`);
+  mkdirSync(screenshotDir, { recursive: true });
+  await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard_private.png'), fullPage: true });
+
+  // A population without privacy shows none of it.
+  const plain = await site.admin.createPopulation({ id: 'plain-e2e', plan: TEXT_PLAN,
+    initial_model_b64: initialModel().toString('base64'), rounds: 1 });
+  await dashboard.locator('#populations button', { hasText: plain.id }).click();
+  await dashboard.waitForFunction(() => document.getElementById('detail-title').textContent.includes('plain-e2e'));
+  assert.equal(await dashboard.locator('#privacy-chart').isVisible(), false);
+  assert.ok(!(await dashboard.textContent('#detail-stats')).includes('Privacy'));
+  assert.deepEqual(site.seen.errors, [], 'no console errors');
+});

@@ -14,6 +14,7 @@
 #include "server/store/sqlite_store.h"
 #include "tests/server/repository_harness.h"
 #include "tests/server/server_fixtures.h"
+#include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
 namespace {
@@ -236,6 +237,61 @@ TEST_CASE("a_private_population_finishes_before_a_round_past_its_budget", "[repo
   CHECK(status["privacy"]["epsilon_spent"].get<double>() <= budget);
   CHECK(h.store.find_population("p")->finish_reason == status["finish_reason"]);
   CHECK(h.claim_retry(p).finished);
+}
+
+// Servers sharing a store (PostgreSQL; runs when FEDLEAF_TEST_PG_URL is set): each accepts some
+// of a private round's reports, the closing one rebuilds the sum from every server's stored
+// results, and all publish the reference model (one secret, read from the store by each).
+TEST_CASE("servers_sharing_a_store_publish_a_private_rounds_reference_model",
+          "[repository][privacy][shared]") {
+  PostgresBackend backend;
+  std::unique_ptr<Store> first = backend.open();
+  if (!first) return;
+  FakeClock clock;
+  struct Server {
+    std::unique_ptr<Store> store;
+    ServerMetrics metrics;
+    std::unique_ptr<TaskRepository> repo;
+  };
+  std::vector<std::unique_ptr<Server>> servers;
+  for (int i = 0; i < 3; ++i) {
+    auto server = std::make_unique<Server>();
+    server->store = i == 0 ? std::move(first) : backend.open();
+    server->repo = std::make_unique<TaskRepository>(*server->store, clock, server->metrics,
+                                                    TaskRepositoryOptions{});
+    servers.push_back(std::move(server));
+  }
+  const auto commit = [](Server& server) {
+    server.repo->commit_batch();
+    server.store->sync();
+  };
+  const CreatedPopulation p =
+      servers[0]->repo->create_population(private_spec(2, 3, test_privacy()));
+  commit(*servers[0]);
+  std::vector<TaskAssignment> tasks;
+  for (std::size_t i = 0; i < 3; ++i) {
+    Server& server = *servers[i];
+    ClaimOutcome claimed = server.repo->claim(p.id, p.client_token);
+    commit(server);
+    REQUIRE(std::holds_alternative<TaskAssignment>(claimed));
+    tasks.push_back(std::get<TaskAssignment>(claimed));
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    Server& server = *servers[(i + 1) % 3];  // uploaded through another server
+    const TrainUpload& u = kRound0[i];
+    CHECK(server.repo
+              ->upload(tasks[i].task_id, tasks[i].lease_token,
+                       test::train_result(u.rows, u.row_value, u.dense_value, u.num_examples))
+              .status == 201);
+    commit(server);
+  }
+  const core::TreeNoiseSecret secret = privacy_secret_of(*servers[2]->store->find_population("p"));
+  const auto model0 = test::decode_dense(model_of(*servers[0]->repo, "p", 0));
+  const auto expected = reference_model(model0, kRound0, 3, secret, 1);
+  for (auto& server : servers) {
+    CHECK(test::decode_dense(model_of(*server->repo, "p", 1)) == expected);
+  }
+  CHECK_FALSE(servers[0]->store->find_checkpoint("p", 0));
 }
 
 }  // namespace fedleaf::server

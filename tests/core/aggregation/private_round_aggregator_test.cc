@@ -63,6 +63,11 @@ TEST_CASE("private_round_releases_what_a_private_sum_of_its_reports_releases") {
   }
   CHECK(round.is_private());
   CHECK(round.num_reports() == 7);
+  const core::RoundStats stats = round.stats();  // the operators never ran: nothing per tensor
+  CHECK(stats.num_reports == 7);
+  CHECK(stats.clipped_per_tensor.empty());
+  CHECK(stats.clip_bound_per_tensor.empty());
+  CHECK(stats.withheld_per_tensor.empty());
   const std::vector<core::TensorAggregate> released = round.private_aggregates(secret(), 4);
   const core::NamedTensors expected = reference.release(secret(), 4);
   REQUIRE(released.size() == expected.size());

@@ -199,6 +199,8 @@ RoundStats RoundAggregator::stats() const {
   stats.num_capped = state_->num_capped;
   stats.example_cap = state_->max_examples_per_report;
   stats.median_claim = state_->claims_known ? median_claim(state_->claims) : 0;
+  // A private round's operators and their robust rules never ran: no per-tensor counts or bounds.
+  if (state_->private_sum) return stats;
   for (const SparseSumAccumulator& acc : state_->accumulators) {
     stats.clipped_per_tensor.emplace_back(acc.name(), acc.num_clipped());
     if (acc.spec().clip.kind != ClipKind::kOff) {

@@ -147,6 +147,7 @@ class RoundAggregator {
   // row noised), for model + delta or a server optimizer's step. next_model, take_next_model,
   // aggregates, checkpoint and merge are Conflict for a private round: none of them may publish
   // or persist the un-noised sum (a private round is rebuilt from its stored results instead).
+  // stats() of a private round holds its reports and example counts, nothing per tensor.
   bool is_private() const;
   std::vector<TensorAggregate> private_aggregates(const TreeNoiseSecret& secret,
                                                   std::uint64_t tree_round) const;
