@@ -34,6 +34,7 @@ PopulationRecord population() {
   p.paused = true;
   p.finish_reason = "reason-columns";
   p.tokens_epoch = 6000000000LL;
+  p.settings.privacy_json = "privacy-columns";
   return p;
 }
 
@@ -80,6 +81,7 @@ void check_population(const PopulationRecord& a, const PopulationRecord& b) {
   CHECK(a.paused == b.paused);
   CHECK(a.finish_reason == b.finish_reason);
   CHECK(a.tokens_epoch == b.tokens_epoch);
+  CHECK(a.settings.privacy_json == b.settings.privacy_json);
 }
 
 void check_round(const RoundRecord& a, const RoundRecord& b) {
@@ -164,7 +166,8 @@ TEST_CASE("each_column_binds_its_own_field_and_reads_it_back", "[store_tables]")
                {"max_tasks_per_client", "int:17"},
                {"paused", "int:1"},
                {"finish_reason", "text:reason-columns"},
-               {"tokens_epoch", "int:6000000000"}});
+               {"tokens_epoch", "int:6000000000"},
+               {"privacy", "text:privacy-columns"}});
   check_population(population_from(values_of(p)), p);
 
   const RoundRecord r = round(4);

@@ -1,5 +1,5 @@
 // The Store suite (store_suite.h), every backend: a private population's devices
-// (device_record.h) — enrolled under a client token within its hourly limit (counted in the
+// (device_store.h) — enrolled under a client token within its hourly limit (counted in the
 // store, on every connection), found by their credential's hash, their participations recorded,
 // revoked once, listed a page at a time; databases of the previous schema version are migrated
 // (no privacy section, no devices).
