@@ -85,7 +85,7 @@ test('fedleaf-admin device ls and revoke: no credential shown, a revoked device 
   const again = await call(`${server.url}/v1/populations/${pop.id}/tasks:claim`,
     { method: 'POST', token: pop.client_token, body: '{}', headers: { 'Fedleaf-Device': device.credential } });
   assert.equal(again.status, 429);
-  const refusal = await again.json();
+  const refusal = again.json;
   assert.equal(refusal.error.code, 'min_separation');
   assert.equal(refusal.error.retry_round, 2);
 
@@ -108,7 +108,7 @@ test('no credential, a forged one and an enrollment flood get their 4xx and chan
 
   const missing = await call(claimUrl, { method: 'POST', token: pop.client_token, body: '{}' });
   assert.equal(missing.status, 401);
-  const body = await missing.json();
+  const body = missing.json;
   assert.equal(body.error.code, 'device_required');
   assert.match(body.error.message, /Fedleaf-Device .* enroll first/);
   const forged = await call(claimUrl, { method: 'POST', token: pop.client_token, body: '{}',

@@ -96,14 +96,17 @@ test('a private population: enroll once, keep the credential, claim with it', as
     new ProtocolError({ status, code, message, retryAfterMs, url: 'http://s/' });
   const task = { task_id: 't', round: 0, kind: 'train' };
   const answers = [deviceError(401, 'device_required', 'enroll first'), { kind: 'task', task },
+    Object.assign(deviceError(429, 'min_separation', 'min_separation: … round 2', 3000), { retryRound: 2 }),
     deviceError(429, 'min_separation', 'min_separation: … round 2', 3000),
     deviceError(403, 'max_participations', 'max_participations: this device has taken part in 2 rounds')];
   const requests = [];
+  const minRounds = [];
   const enrollments = [];
   const events = [];
   const client = {
     async claim(population, options) {
       requests.push(options.device);
+      minRounds.push(options.minRound);
       const answer = answers.shift();
       if (answer instanceof Error) throw answer;
       return answer;
@@ -123,7 +126,11 @@ test('a private population: enroll once, keep the credential, claim with it', as
   assert.deepEqual(enrollments, [['p', 'tok']]);
   assert.deepEqual(saved.get('k'), { deviceId: 'd1', credential: 'secret' });
   assert.deepEqual(events[0], { type: 'enrolled', deviceId: 'd1' });
+  // The round it may take becomes its min_round (the server then holds the claim until it opens).
+  assert.deepEqual(await source.next(), { idle: 100, reason: 'HTTP 429: min_separation: … round 2' });
   assert.deepEqual(await source.next(), { idle: 3000, reason: 'HTTP 429: min_separation: … round 2' });
+  assert.equal(minRounds[2], 1);
+  assert.equal(minRounds[3], 2);
   await assert.rejects(source.next(), (e) => e instanceof LeafStoppedError && e.status === 403 &&
     /max_participations: this device has taken part in 2 rounds/.test(e.message));
 

@@ -435,6 +435,7 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
+                    "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
                     "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);

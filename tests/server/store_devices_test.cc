@@ -1,5 +1,5 @@
 // The Store suite (store_suite.h), every backend: a private population's devices
-// (device_record.h) — enrolled under a client token within its hourly limit (counted in the
+// (device_store.h) — enrolled under a client token within its hourly limit (counted in the
 // store, on every connection), found by their credential's hash, their participations recorded,
 // revoked once, listed a page at a time; databases of the previous schema version are migrated
 // (no privacy section, no devices).
@@ -114,8 +114,8 @@ FEDLEAF_STORE_CASE(store_enrollments_are_limited_per_client_token_per_hour,
   CHECK(store.list_devices("p", "", 10).size() == 2);
 
   CHECK(enroll(store, device("b1", "other", 2000), 2).enrolled);      // another token's own limit
-  CHECK_FALSE(enroll(store, device("a3", "tok", 4600), 2).enrolled);  // exactly an hour: inside
-  CHECK(enroll(store, device("a3", "tok", 4601), 2).enrolled);
+  CHECK_FALSE(enroll(store, device("a3", "tok", 4599), 2).enrolled);  // an hour not yet over
+  CHECK(enroll(store, device("a3", "tok", 4600), 2).enrolled);  // at retry_at: a1 left the hour
 }
 
 FEDLEAF_STORE_CASE(store_the_enrollment_limit_holds_on_every_connection_to_a_shared_store,

@@ -36,7 +36,8 @@
 // device_required enrolls this leaf (POST .../devices) and keeps the credential in
 // options.deviceStore (default: in memory, for this run) under its server and population; a
 // later run with the same store claims as the same device. A device past max_participations is
-// stopped (403, LeafStoppedError naming the rule); one inside min_separation waits (429).
+// stopped (403, LeafStoppedError naming the rule); one inside min_separation (429) claims again
+// asking for the round it may take (its min_round).
 //
 // Events (onEvent): claimed {task}, enrolled {deviceId}, downloaded {taskId, bytes, cached, select, ms}, progress
 // {taskId, step, loss}, trained {taskId, numExamples, loss, ms, setupMs (model reading, when the

@@ -9,9 +9,10 @@
 // more jobs never holds two train tasks of one round (version).
 // A private population's claims carry the leaf's device credential (Fedleaf-Device), loaded from
 // the device store before the first claim; a claim answered 401 device_required enrolls once
-// (enrolled {deviceId}), saves the credential and claims again; a 429 min_separation is idle
-// until its Retry-After like any 429; a 403 max_participations stops the leaf (the device may
-// take no more rounds).
+// (enrolled {deviceId}), saves the credential and claims again; a 429 min_separation names the
+// round the device may take (retry_round): later claims ask for it as their min_round, so the
+// server holds them (long poll) until that round opens instead of refusing each; a 403
+// max_participations stops the leaf (the device may take no more rounds).
 //
 //   const claims = new TaskClaims({client, population, token, waitS, signal, backoff, book, emit,
 //                                  devices: {store, key}});
@@ -40,6 +41,7 @@ export class TaskClaims {
     devices = { store: memoryDeviceStore(), key: population } }) {
     Object.assign(this, { client, population, token, waitS, signal, backoff, book, emit, devices });
     this.device = undefined;  // the credential: undefined until loaded, null when none is kept
+    this.roundFloor = 0;  // the round min_separation lets this device take next
     this.failures = 0;  // failed claims in a row: the next idle's backoff attempt
     this.inFlight = Promise.resolve();  // the claim before, settled once it is answered
   }
@@ -65,7 +67,7 @@ export class TaskClaims {
     let claim;
     try {
       claim = await client.claim(population, {
-        minRound: book.minRound(), waitS, token, signal, device: this.device ?? undefined,
+        minRound: Math.max(book.minRound(), this.roundFloor), waitS, token, signal, device: this.device ?? undefined,
       });
     } catch (error) {
       if (signal?.aborted) throw error;
@@ -76,6 +78,11 @@ export class TaskClaims {
       if (error.status === 401 && error.code === 'device_required' && !enrolled) {
         const idle = await this.enroll();
         return idle ?? this.claim(true);
+      }
+      if (error.status === 429 && error.code === 'min_separation' && Number.isInteger(error.retryRound) &&
+          error.retryRound > this.roundFloor) {
+        this.roundFloor = error.retryRound;
+        return { idle: this.backoffMs(), reason: failureMessage(error) };
       }
       if (error.retryable) {
         return { idle: Math.max(error.retryAfterMs ?? 0, this.backoffMs()), reason: failureMessage(error) };

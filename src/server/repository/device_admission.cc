@@ -1,6 +1,6 @@
-// TaskClaims (task_claims.h): a private population's device on a claim — its credential read,
-// its limits checked before any pool is tried (the lease's step checks them again under the
-// device's lock and records the participation).
+// TaskClaims (task_claims.h): a private population's device on a claim — its credential read
+// before any pool is tried; a train lease checks its limits again under the device's lock and
+// records the participation (TaskClaims::lease).
 #include <algorithm>
 
 #include "server/repository/task_claims.h"
@@ -9,8 +9,7 @@
 
 namespace fedleaf::server {
 
-DeviceRecord TaskClaims::admit_device(const PopulationState& st, const DeviceLimits& limits,
-                                      const std::string& credential, int round, double now) {
+DeviceRecord TaskClaims::admit_device(const PopulationState& st, const std::string& credential) {
   const std::string& id = st.record.id;
   if (credential.empty()) {
     throw DeviceRequired("population '" + id +
@@ -24,9 +23,6 @@ DeviceRecord TaskClaims::admit_device(const PopulationState& st, const DeviceLim
   }
   if (device->revoked_at != 0) {
     throw Forbidden("device '" + device->id + "' of population '" + id + "' is revoked");
-  }
-  if (auto refusal = participation_refusal(*device, round, limits)) {
-    throw_refusal(*refusal, st, now);
   }
   return *device;
 }

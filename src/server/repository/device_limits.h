@@ -13,7 +13,7 @@
 #include <optional>
 #include <string>
 
-#include "server/store/device_record.h"
+#include "server/store/device_store.h"
 #include "server/store/population_settings.h"
 
 namespace fedleaf::server {

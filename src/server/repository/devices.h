@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "server/repository/repository_parts.h"
-#include "server/store/device_record.h"
+#include "server/store/device_store.h"
 
 namespace fedleaf::server {
 

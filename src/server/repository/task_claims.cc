@@ -155,12 +155,15 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
     parts_.metrics.count_claim("paused");
     return retry_hint(st.record, st.round, now, std::nullopt);
   }
-  // A private population admits enrolled devices only, each within its limits.
+  // A private population admits enrolled devices only, each within its limits. A device over a
+  // limit may still take evaluate tasks (they release nothing private): its refusal is answered
+  // when the train pool is reached, or when nothing was leased.
   const std::optional<DeviceLimits> limits = device_limits(st.record.settings);
   std::optional<DeviceRecord> device;
+  std::optional<ParticipationRefusal> refusal;
   if (limits) {
-    device =
-        admit_device(st, *limits, device_credential, std::max(st.round.number, min_round), now);
+    device = admit_device(st, device_credential);
+    refusal = participation_refusal(*device, std::max(st.round.number, min_round), *limits);
   }
 
   // Evaluate tasks first: there are few of them and they measure the model just published.
@@ -185,6 +188,7 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
   }
   std::optional<bool> any_leasable;  // read once, only when a pool is used up
   for (const Pool& pool : pools) {
+    if (refusal && pool.kind == TaskKind::kTrain) break;
     if (pool.created >= pool.limit) {
       if (!any_leasable) {
         any_leasable = parts_.store.has_leasable_task(population_id, st.round.number, now);
@@ -197,6 +201,7 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
       return *task;
     }
   }
+  if (refusal) throw_refusal(*refusal, st, now);
   // Nothing leased: a client at its bound (the store's claim counted it, across servers) is told
   // so; any other gets the usual hint.
   check_client_bound(st, presented_hash, now);

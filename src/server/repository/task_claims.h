@@ -45,11 +45,9 @@ class TaskClaims {
                                       const std::string& client_key, double now,
                                       const DeviceRecord* device = nullptr,
                                       const DeviceLimits* limits = nullptr);
-  // A private population's claim: the device of `credential` (DeviceRequired without one,
-  // Forbidden for an unknown or revoked one) when it may take round `round` (the rule's error
-  // otherwise: ParticipationsUsed, DeviceTooSoon). device_admission.cc.
-  DeviceRecord admit_device(const PopulationState& st, const DeviceLimits& limits,
-                            const std::string& credential, int round, double now);
+  // A private population's claim: the live device of `credential` (DeviceRequired without one,
+  // Forbidden for an unknown or revoked one). device_admission.cc.
+  DeviceRecord admit_device(const PopulationState& st, const std::string& credential);
   // The error of a refusal: ParticipationsUsed, or DeviceTooSoon with its retry round and, as
   // Retry-After, the time to the current round's deadline (a round may close sooner: the leaf
   // asks again then and is told again).

@@ -1,4 +1,4 @@
-// PostgresStore (postgres_store.h): a private population's devices (device_record.h). An
+// PostgresStore (postgres_store.h): a private population's devices (device_store.h). An
 // enrollment takes an advisory lock on its population and client token before it counts the
 // token's last hour, so enrollers with one token on any server take turns and the hourly limit
 // holds across servers; a claim reads its device FOR UPDATE, so the participation check and its

@@ -1,4 +1,4 @@
-// SqliteStore (sqlite_store.h): a private population's devices (device_record.h). One writer:
+// SqliteStore (sqlite_store.h): a private population's devices (device_store.h). One writer:
 // the enrollment count and its insert, and a claim's check and record, are one step for every
 // connection without further locks.
 #include <sqlite3.h>

@@ -41,7 +41,7 @@
 #include <string>
 #include <vector>
 
-#include "server/store/device_record.h"
+#include "server/store/device_store.h"
 #include "server/store/population_settings.h"
 #include "server/store/store_kinds.h"
 #include "server/store/task_claim.h"
@@ -259,10 +259,9 @@ struct RoundCloseWrite {
   bool drop_results = true;
 };
 
-class Store {
+class Store : public DeviceStore {
  public:
   virtual ~Store() = default;
-
   // Transactions do not nest. Prefer StoreTransaction.
   virtual void begin(Durability durability) = 0;
   virtual void commit() = 0;
@@ -349,25 +348,6 @@ class Store {
   // Revokes a live token at `now` and moves the tokens_epoch: true. False, changing nothing, for
   // a token revoked already; NotFound for an unknown population or token.
   virtual bool revoke_client_token(const std::string& population_id, int token_id, double now) = 0;
-  // Devices of a private population (device_record.h). Stores `device` unless its client token
-  // (token_hash) enrolled `max_per_hour` devices of the population in the hour before
-  // device.enrolled_at, counted in the store (enrollers with one token take turns: PostgreSQL
-  // locks the population and token first), so the limit holds across servers. NotFound: unknown
-  // population.
-  virtual EnrollOutcome enroll_device(const DeviceRecord& device, int max_per_hour) = 0;
-  // The device whose credential hashes to `credential_hash`, revoked or not (nullopt: none);
-  // with `lock` its row stays locked until the transaction ends (PostgreSQL: a claim checks and
-  // records its participation under the lock, so two servers never both admit one device).
-  virtual std::optional<DeviceRecord> find_device(const std::string& population_id,
-                                                  const std::string& credential_hash,
-                                                  bool lock) = 0;
-  // A train task leased to the device for `round`: participations + 1, last_round = round.
-  virtual void record_participation(const std::string& population_id, const std::string& device_id,
-                                    int round) = 0;
-  // Revokes a live device at `now`: true. False, changing nothing, for one revoked already;
-  // NotFound for an unknown population or device.
-  virtual bool revoke_device(const std::string& population_id, const std::string& device_id,
-                             double now) = 0;
   // Deletes the population's results of rounds up to `through_round` (closed rounds, whose close
   // kept them: RoundCloseWrite::drop_results).
   virtual void drop_results(const std::string& population_id, int through_round) = 0;
@@ -440,10 +420,6 @@ class Store {
                                                                    int round) = 0;
   // The population's client tokens, live and revoked, ordered by id.
   virtual std::vector<ClientTokenRecord> list_client_tokens(const std::string& population_id) = 0;
-  // The population's devices ordered by id, at most `limit` of those with an id after `after_id`
-  // ("": from the first).
-  virtual std::vector<DeviceRecord> list_devices(const std::string& population_id,
-                                                 const std::string& after_id, int limit) = 0;
   // Rejected uploads per reason.
   virtual std::map<std::string, std::int64_t> rejections(const std::string& population_id) = 0;
 };
