@@ -31,6 +31,9 @@ ChaCha20Block chacha20_block(const ChaCha20Key& key, std::uint32_t counter,
 // The keystream from block counter 0 on, read as little-endian 64-bit words. After 2^32 blocks
 // (256 GiB) the counter would wrap and repeat the stream: next() throws fedleaf::Error instead.
 // Holds a copy of the key; the destructor wipes it and the buffered keystream.
+// Four blocks are computed at a time (SIMD lanes, chacha20.cc) and buffered as words: next() is
+// then a load, which is what the samplers' inner loops call (issue 39: the noise pass over every
+// coordinate must be cheap). The words are the same as block-at-a-time reading would give.
 class ChaCha20Bits : public RandomBits {
  public:
   ChaCha20Bits(const ChaCha20Key& key, const ChaCha20Nonce& nonce);
@@ -38,14 +41,21 @@ class ChaCha20Bits : public RandomBits {
   ChaCha20Bits(const ChaCha20Bits&) = delete;
   ChaCha20Bits& operator=(const ChaCha20Bits&) = delete;
 
-  std::uint64_t next() override;
+  std::uint64_t next() override {
+    if (used_ == available_) refill();
+    return words_[used_++];
+  }
 
  private:
+  static constexpr std::size_t kBufferedWords = 32;  // four 64-byte blocks
+  void refill();
+
   ChaCha20Key key_;
   ChaCha20Nonce nonce_;
-  ChaCha20Block block_{};
-  std::uint64_t next_counter_ = 0;  // the block after the buffered one; 2^32 when exhausted
-  std::size_t used_ = sizeof(ChaCha20Block);  // bytes of block_ already given out
+  std::uint64_t words_[kBufferedWords] = {};
+  std::uint64_t next_counter_ = 0;  // the first block not yet buffered; 2^32 when exhausted
+  std::size_t available_ = 0;       // words of words_ holding keystream
+  std::size_t used_ = 0;            // words of words_ already given out
 };
 
 }  // namespace fedleaf::core

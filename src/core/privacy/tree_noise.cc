@@ -60,7 +60,8 @@ void TreeNoise::add_to_row(std::uint32_t tensor, std::uint64_t row, std::int64_t
   store_le(tensor, 4, nonce.data());
   store_le(row, 8, nonce.data() + 4);
   for (const SignedKey& signed_key : keys_) {
-    ChaCha20Bits bits(signed_key.key, nonce);
+    ChaCha20Bits stream(signed_key.key, nonce);
+    BitReservoir bits(stream);  // one per (node, row): a row's draws share its stream's bits
     for (std::size_t i = 0; i < n; ++i) {
       const std::int64_t draw = gaussian_.sample_units(bits);
       if (draw > kMaxDraw || draw < -kMaxDraw) {

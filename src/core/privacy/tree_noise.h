@@ -17,8 +17,10 @@
 // 32 bytes of the keystream block under the secret with counter 0 and nonce "tree" || node id
 // (little-endian; node id = level << 56 | index); the noise of a row is the discrete Gaussian
 // (grid_gaussian.h) driven by the keystream under the node's key with nonce tensor || row (the
-// tensor's ordinal as 4 bytes, the row as 8), one draw per element in order. Every (node, tensor,
-// row) thus has its own independent-looking stream, and rows can be drawn in any order.
+// tensor's ordinal as 4 bytes, the row as 8), one draw per element in order, all of a row's draws
+// taking their bits from one BitReservoir over that stream (bit_reservoir.h: a draw's leftover
+// bits serve the next). Every (node, tensor, row) thus has its own independent-looking stream,
+// and rows can be drawn in any order.
 #pragma once
 
 #include <cstddef>
