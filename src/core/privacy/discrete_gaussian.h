@@ -20,8 +20,8 @@
 // The coins and uniform integers of Algorithms 1-3 come from exact_bernoulli.h (issue 39: a draw
 // per coordinate of every row must be cheap): each has exactly its distribution while reading
 // few bits — lazy comparisons of uniform bits with rational thresholds, Lemire's uniform integers,
-// Bernoulli(exp(-1)) by inversion against 1/k! — so the output is N_Z(0, sigma^2) exactly, from
-// about 5 random 64-bit words per draw at the grid's scales where the first version took 23.
+// Algorithm 1 by inversion against gamma^k / k! — so the output is N_Z(0, sigma^2) exactly, from
+// about 4 random 64-bit words per draw at the grid's scales where the first version took 23.
 #pragma once
 
 #include <cstdint>

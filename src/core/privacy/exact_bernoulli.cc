@@ -1,5 +1,7 @@
 #include "core/privacy/exact_bernoulli.h"
 
+#include <vector>
+
 namespace fedleaf::core {
 namespace {
 
@@ -28,6 +30,41 @@ bool below_fraction(BitReservoir& bits, std::uint64_t num, std::uint64_t den) {
   if (w_den >= target) return false;
   return bernoulli_fraction(bits, static_cast<std::uint64_t>(target - w_den), den);
 }
+
+// A uniform U in [0, 1) compared with several thresholds: its first 32 bits read at once, later
+// bits one at a time and kept, so every comparison sees the same U. Each comparison is exact
+// (below_fraction's argument, then the kept and new bits against the remainder's expansion).
+class LazyUniform {
+ public:
+  explicit LazyUniform(BitReservoir& bits) : bits_(bits), head_(bits.take(32)) {}
+
+  // U < num/den for 0 <= num <= den < 2^63.
+  bool below(std::uint64_t num, std::uint64_t den) {
+    __extension__ using U128 = unsigned __int128;
+    const U128 head_den = static_cast<U128>(head_) * den;
+    const U128 target = static_cast<U128>(num) << 32;
+    if (head_den + den <= target) return true;
+    if (head_den >= target) return false;
+    std::uint64_t rest = static_cast<std::uint64_t>(target - head_den);  // 0 < rest < den
+    for (std::size_t i = 0; rest != 0; ++i) {
+      rest <<= 1;
+      const bool digit = rest >= den;
+      if (digit) rest -= den;
+      if (i == tail_.size()) tail_.push_back(bits_.take_bit());
+      if (tail_[i] != digit) return digit;
+    }
+    return false;  // the threshold's expansion ended: U >= it
+  }
+
+ private:
+  BitReservoir& bits_;
+  std::uint64_t head_;
+  std::vector<bool> tail_;  // U's bits after the first 32, as far as read
+};
+
+// Below this denominator, den^3 3! < 2^63: the first three thresholds of Algorithm 1's inversion
+// (bernoulli_exp_fraction) are fractions LazyUniform compares exactly.
+constexpr std::uint64_t kInversionDen = std::uint64_t{1} << 20;
 
 struct Chunk {
   std::uint64_t t;  // floor(2^32 / den)
@@ -137,10 +174,28 @@ bool bernoulli_exp_minus_one(BitReservoir& bits) {
 // independent.
 // Bernoulli(gamma) is below_fraction: one 32-bit take and a compare where a bit-by-bit
 // comparison would branch unpredictably about twice.
+// For den < 2^20 (the discrete Laplace's gamma = u/t), K is drawn by inversion instead, as in
+// bernoulli_exp_minus_one: K = 1 + #{k >= 1 : U < gamma^k / k!} has P[K > k] = gamma^k / k!, the
+// law of Algorithm 1's K. One U is compared with gamma, gamma^2/2, gamma^3/6 (exact fractions;
+// K = 1, the most likely, after one comparison); once U < gamma^3/6, exactly the event K > 3, the
+// rest of K follows the sequential algorithm from k = 4 on fresh bits.
 bool bernoulli_exp_fraction(BitReservoir& bits, std::uint64_t num, std::uint64_t den) {
   if (num == den) return bernoulli_exp_minus_one(bits);
   if (num == 0) return true;
   std::uint64_t k = 1;
+  if (den < kInversionDen) {
+    LazyUniform u(bits);
+    std::uint64_t power = 1;      // num^k
+    std::uint64_t factorial = 1;  // den^k k!
+    for (; k <= 3; ++k) {
+      power *= num;
+      factorial *= den * k;
+      if (!u.below(power, factorial)) return k % 2 == 1;  // U < gamma^(k-1)/(k-1)! only: K = k
+    }
+    // k = 4: U < gamma^3/3!, so K > 3.
+    while (below_fraction(bits, num, den) && bernoulli_one_over(bits, k)) ++k;
+    return k % 2 == 1;
+  }
   while (below_fraction(bits, num, den) && bernoulli_one_over(bits, k)) ++k;
   return k % 2 == 1;
 }

@@ -33,7 +33,7 @@ std::uint64_t uniform_below(BitReservoir& bits, std::uint64_t n);
 bool bernoulli_exp_minus_one(BitReservoir& bits);
 
 // Bernoulli(exp(-num / den)) for 0 <= num <= den, 1 <= den < 2^63 (Canonne, Kamath, Steinke
-// 2020, Algorithm 1 for gamma in [0, 1]).
+// 2020, Algorithm 1 for gamma in [0, 1]; by inversion from one uniform when den < 2^20).
 bool bernoulli_exp_fraction(BitReservoir& bits, std::uint64_t num, std::uint64_t den);
 
 }  // namespace fedleaf::core

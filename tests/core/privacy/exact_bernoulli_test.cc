@@ -120,3 +120,40 @@ TEST_CASE("bernoulli_one_over_resolves_a_tie_with_its_threshold_from_the_next_bi
     CHECK(bernoulli_one_over(bits, 3) == false);
   }
 }
+
+TEST_CASE("bernoulli_exp_fraction_by_inversion_resolves_a_tie_from_the_next_bits") {
+  // gamma = 1/3 (den below 2^20: inversion). U's first 32 bits floor(2^32 / 3) = 1431655765,
+  // 2^32 mod 3 = 1: U < 1/3 iff the next bits are below 1/3 = 0.0101...b.
+  {  // next bits 0, 0: U < 1/3 but not < 1/18: K = 2, even: false
+    ScriptedBits source({1431655765});
+    BitReservoir bits(source);
+    CHECK(bernoulli_exp_fraction(bits, 1, 3) == false);
+  }
+  {  // next bit 1: U > 1/3: K = 1: true
+    ScriptedBits source({1431655765 | std::uint64_t{1} << 32});
+    BitReservoir bits(source);
+    CHECK(bernoulli_exp_fraction(bits, 1, 3) == true);
+  }
+}
+
+TEST_CASE("bernoulli_exp_fraction_by_inversion_compares_every_threshold_with_the_same_u") {
+  // gamma = 2^-19: thresholds 2^-19, 2^-39, 2^-57/6. U = 2^-40 + ...: its first 32 bits are 0 and
+  // the next 8 are 0000000 1, read once for the second threshold (U < 2^-39) and reused for the
+  // third (U > 2^-57/6): K = 3, odd: true. Fresh bits for the third would read zeros, then the
+  // sequential tail would read the all-ones second word and answer false.
+  ScriptedBits source({std::uint64_t{1} << (32 + 7), ~std::uint64_t{0}});
+  BitReservoir bits(source);
+  CHECK(bernoulli_exp_fraction(bits, 1, std::uint64_t{1} << 19) == true);
+}
+
+TEST_CASE("bernoulli_exp_fraction_with_a_large_denominator_has_its_probability") {
+  // den >= 2^20: the sequential algorithm (Algorithm 3's acceptance test takes this path).
+  const std::uint64_t den = std::uint64_t{1} << 42;
+  check_frequency(10, std::exp(-0.75),
+                  [den](BitReservoir& b) { return bernoulli_exp_fraction(b, 3 * (den / 4), den); });
+  const std::uint64_t just_above = (std::uint64_t{1} << 20) + 1;  // the first sequential den
+  check_frequency(11, std::exp(-static_cast<double>(just_above - 1) / just_above),
+                  [just_above](BitReservoir& b) {
+                    return bernoulli_exp_fraction(b, just_above - 1, just_above);
+                  });
+}
