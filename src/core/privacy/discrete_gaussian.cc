@@ -59,12 +59,26 @@ DiscreteGaussian::DiscreteGaussian(std::uint64_t sigma_squared_num, std::uint64_
   }
   t_ = isqrt(num_ / den_) + 1;  // floor(sqrt(p/q)) = floor(sqrt(floor(p/q)))
   const U128 accept_den = U128{2} * num_ * den_ * t_ * t_;
+  diff_mul_ = den_ * t_;
+  diff_sub_ = num_;
   if (U128{num_} * den_ >= (U128{1} << 62) || accept_den >= (U128{1} << 63)) {
     throw InvalidInput("sigma_squared: " + std::to_string(num_) + "/" + std::to_string(den_) +
                        " is too large for exact sampling (2 num den (floor(sigma)+1)^2 must be "
                        "below 2^63)");
   }
   accept_den_ = static_cast<std::uint64_t>(accept_den);
+  // An integer sigma = s (every GridGaussian's): t = s instead of s + 1. Algorithm 3's output law
+  // holds for any Laplace scale t > 0 — P[return y] is proportional to exp(-|y|/t) exp(-(|y| -
+  // sigma^2/t)^2 / (2 sigma^2)) = exp(-y^2 / (2 sigma^2)) exp(-sigma^2 / (2 t^2)) — and t only
+  // sets the cost, about the same here. With t = s the test's gamma reduces to (|y| - s)^2 /
+  // (2 s^2): a denominator below 2^31, which bernoulli_exp_fraction decides by inversion.
+  const std::uint64_t s = t_ - 1;
+  if (den_ == 1 && s >= 1 && s * s == num_) {
+    t_ = s;
+    diff_mul_ = 1;
+    diff_sub_ = s;
+    accept_den_ = 2 * s * s;
+  }
 }
 
 std::int64_t DiscreteGaussian::sample(RandomBits& bits) const {
@@ -76,10 +90,11 @@ std::int64_t DiscreteGaussian::sample(BitReservoir& bits) const {
   for (;;) {
     const std::int64_t y = discrete_laplace(bits, t_);
     // Accept with probability exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))
-    //   = exp(-(|y| q t - p)^2 / (2 p q t^2)).
+    //   = exp(-(|y| q t - p)^2 / (2 p q t^2)), or for an integer sigma = s = t,
+    //   = exp(-(|y| - s)^2 / (2 s^2)): diff = |y| diff_mul_ - diff_sub_, over accept_den_.
     const U128 magnitude = y < 0 ? U128(-(y + 1)) + 1 : U128(y);
-    const U128 scaled = magnitude * den_ * t_;
-    const U128 diff = scaled >= num_ ? scaled - num_ : num_ - scaled;
+    const U128 scaled = magnitude * diff_mul_;
+    const U128 diff = scaled >= diff_sub_ ? scaled - diff_sub_ : diff_sub_ - scaled;
     // gamma = diff^2 / accept_den_. In 64 bits when diff^2 fits (every draw within about
     // 2^32 / t of sigma^2 / t, all but a vanishing tail at the grid's scales): the same whole
     // part and remainder as the 128-bit path, without its library division.

@@ -48,8 +48,10 @@ class DiscreteGaussian {
  private:
   std::uint64_t num_;
   std::uint64_t den_;
-  std::uint64_t t_;           // floor(sigma) + 1, the discrete Laplace scale
-  std::uint64_t accept_den_;  // 2 num den t^2
+  std::uint64_t t_;           // the discrete Laplace scale: floor(sigma) + 1, or sigma if whole
+  std::uint64_t diff_mul_;    // Algorithm 3's test: gamma = (|y| diff_mul_ - diff_sub_)^2 /
+  std::uint64_t diff_sub_;    //   accept_den_; (den t, num, 2 num den t^2) in general,
+  std::uint64_t accept_den_;  //   (1, sigma, 2 sigma^2) for a whole sigma
 };
 
 }  // namespace fedleaf::core

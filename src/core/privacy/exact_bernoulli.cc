@@ -62,10 +62,6 @@ class LazyUniform {
   std::vector<bool> tail_;  // U's bits after the first 32, as far as read
 };
 
-// Below this denominator, den^3 3! < 2^63: the first three thresholds of Algorithm 1's inversion
-// (bernoulli_exp_fraction) are fractions LazyUniform compares exactly.
-constexpr std::uint64_t kInversionDen = std::uint64_t{1} << 20;
-
 struct Chunk {
   std::uint64_t t;  // floor(2^32 / den)
   std::uint64_t r;  // 2^32 mod den
@@ -172,30 +168,29 @@ bool bernoulli_exp_minus_one(BitReservoir& bits) {
 // CKS Algorithm 1: the parity of the first k with Bernoulli(gamma / k) = 0, odd with probability
 // exp(-gamma); Bernoulli(gamma / k) is drawn as Bernoulli(gamma) and Bernoulli(1 / k),
 // independent.
-// Bernoulli(gamma) is below_fraction: one 32-bit take and a compare where a bit-by-bit
-// comparison would branch unpredictably about twice.
-// For den < 2^20 (the discrete Laplace's gamma = u/t), K is drawn by inversion instead, as in
-// bernoulli_exp_minus_one: K = 1 + #{k >= 1 : U < gamma^k / k!} has P[K > k] = gamma^k / k!, the
-// law of Algorithm 1's K. One U is compared with gamma, gamma^2/2, gamma^3/6 (exact fractions;
-// K = 1, the most likely, after one comparison); once U < gamma^3/6, exactly the event K > 3, the
-// rest of K follows the sequential algorithm from k = 4 on fresh bits.
+// Here K is drawn by inversion, as in bernoulli_exp_minus_one: K = 1 + #{k >= 1 : U < gamma^k/k!}
+// has P[K > k] = gamma^k / k!, the law of Algorithm 1's K. One U is compared with gamma,
+// gamma^2/2!, ... as exact fractions num^k / (den^k k!) while den^k k! < 2^63 (three thresholds
+// for den < 2^20, two below 2^31, one above; K = 1, the likeliest, after one comparison). Once U
+// is below the last of them — exactly the event K > k — the rest of K follows the sequential
+// algorithm (Bernoulli(gamma) and Bernoulli(1/k) for k = k + 1, ...) on fresh bits.
 bool bernoulli_exp_fraction(BitReservoir& bits, std::uint64_t num, std::uint64_t den) {
   if (num == den) return bernoulli_exp_minus_one(bits);
   if (num == 0) return true;
+  __extension__ using U128 = unsigned __int128;
+  LazyUniform u(bits);
   std::uint64_t k = 1;
-  if (den < kInversionDen) {
-    LazyUniform u(bits);
-    std::uint64_t power = 1;      // num^k
-    std::uint64_t factorial = 1;  // den^k k!
-    for (; k <= 3; ++k) {
-      power *= num;
-      factorial *= den * k;
-      if (!u.below(power, factorial)) return k % 2 == 1;  // U < gamma^(k-1)/(k-1)! only: K = k
-    }
-    // k = 4: U < gamma^3/3!, so K > 3.
-    while (below_fraction(bits, num, den) && bernoulli_one_over(bits, k)) ++k;
-    return k % 2 == 1;
+  std::uint64_t power = num;      // num^k
+  std::uint64_t factorial = den;  // den^k k!
+  for (;;) {
+    if (!u.below(power, factorial)) return k % 2 == 1;  // U < gamma^(k-1)/(k-1)! only: K = k
+    const U128 next_factorial = static_cast<U128>(factorial) * den * (k + 1);
+    if (next_factorial >= (U128{1} << 63)) break;
+    power *= num;  // num^(k+1) < den^(k+1) <= next_factorial < 2^63
+    factorial = static_cast<std::uint64_t>(next_factorial);
+    ++k;
   }
+  ++k;  // U < gamma^(k-1)/(k-1)!: K >= k
   while (below_fraction(bits, num, den) && bernoulli_one_over(bits, k)) ++k;
   return k % 2 == 1;
 }
