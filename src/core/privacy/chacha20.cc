@@ -22,7 +22,8 @@ typedef std::uint32_t Lanes __attribute__((vector_size(4 * ChaCha20Bits::kLanes)
     (x) = ((x) << (n)) | ((x) >> (32 - (n))); \
   } while (0)
 
-__attribute__((always_inline)) inline void quarter_round(Lanes& a, Lanes& b, Lanes& c, Lanes& d) {
+template <class Word>
+__attribute__((always_inline)) inline void quarter_round(Word& a, Word& b, Word& c, Word& d) {
   a += b;
   FEDLEAF_XOR_ROTL(d, a, 16);
   c += d;
@@ -82,18 +83,44 @@ void chacha20_blocks(const ChaCha20Key& key, std::uint32_t counter, const ChaCha
   for (int i = 0; i < 16; ++i) wipe[i] = Lanes{};
 }
 
+// One block, lane 0 of out, in plain 32-bit arithmetic: the first refill of a stream. A row of
+// one coordinate (a wide model's tables) needs about half a block; computing eight would cost
+// several times its draws.
+void chacha20_one_block(const ChaCha20Key& key, std::uint32_t counter, const ChaCha20Nonce& nonce,
+                        std::uint32_t out[16][ChaCha20Bits::kLanes]) {
+  std::uint32_t initial[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
+  for (int i = 0; i < 8; ++i) initial[4 + i] = load_le32(key.data() + 4 * i);
+  initial[12] = counter;
+  for (int i = 0; i < 3; ++i) initial[13 + i] = load_le32(nonce.data() + 4 * i);
+  std::uint32_t s[16];
+  for (int i = 0; i < 16; ++i) s[i] = initial[i];
+  for (int i = 0; i < 10; ++i) {
+    quarter_round(s[0], s[4], s[8], s[12]);
+    quarter_round(s[1], s[5], s[9], s[13]);
+    quarter_round(s[2], s[6], s[10], s[14]);
+    quarter_round(s[3], s[7], s[11], s[15]);
+    quarter_round(s[0], s[5], s[10], s[15]);
+    quarter_round(s[1], s[6], s[11], s[12]);
+    quarter_round(s[2], s[7], s[8], s[13]);
+    quarter_round(s[3], s[4], s[9], s[14]);
+  }
+  for (int i = 0; i < 16; ++i) out[i][0] = s[i] + initial[i];
+  volatile std::uint32_t* wipe = s;
+  for (int i = 0; i < 16; ++i) wipe[i] = 0;
+}
+
 }  // namespace
 
 ChaCha20Block chacha20_block(const ChaCha20Key& key, std::uint32_t counter,
                              const ChaCha20Nonce& nonce) {
   std::uint32_t words[16][ChaCha20Bits::kLanes];
-  chacha20_blocks(key, counter, nonce, words);
+  chacha20_one_block(key, counter, nonce, words);
   ChaCha20Block out;
   for (int i = 0; i < 16; ++i) {
     for (int b = 0; b < 4; ++b) out[4 * i + b] = static_cast<std::uint8_t>(words[i][0] >> (8 * b));
   }
   volatile std::uint32_t* wipe = &words[0][0];
-  for (std::size_t i = 0; i < 16 * ChaCha20Bits::kLanes; ++i) wipe[i] = 0;
+  for (std::size_t i = 0; i < 16; ++i) wipe[i * ChaCha20Bits::kLanes] = 0;
   return out;
 }
 
@@ -105,17 +132,28 @@ ChaCha20Bits::~ChaCha20Bits() {
   volatile std::uint8_t* key = key_.data();
   for (std::size_t i = 0; i < key_.size(); ++i) key[i] = 0;
   volatile std::uint32_t* words = &state_[0][0];
-  for (std::size_t i = 0; i < 16 * kLanes; ++i) words[i] = 0;
+  for (std::size_t i = 0; i < 16; ++i) {
+    for (std::size_t lane = 0; lane < filled_lanes_; ++lane) words[i * kLanes + lane] = 0;
+  }
 }
 
 void ChaCha20Bits::refill() {
   if (next_counter_ > UINT32_MAX) {
     throw Error("chacha20: the keystream of one nonce is exhausted (2^32 blocks)");
   }
-  chacha20_blocks(key_, static_cast<std::uint32_t>(next_counter_), nonce_, state_);
+  // The first refill computes one block, scalar: many streams (a row each) end within it. Later
+  // ones compute kLanes at once.
+  std::uint64_t blocks = 1;
+  if (next_counter_ == 0) {
+    chacha20_one_block(key_, 0, nonce_, state_);
+  } else {
+    chacha20_blocks(key_, static_cast<std::uint32_t>(next_counter_), nonce_, state_);
+    blocks = kLanes;
+  }
+  filled_lanes_ = std::max<std::size_t>(filled_lanes_, static_cast<std::size_t>(blocks));
   // Blocks past counter 2^32 - 1 would repeat the stream from counter 0: never handed out.
   const std::uint64_t valid_blocks =
-      std::min<std::uint64_t>(kLanes, (std::uint64_t{1} << 32) - next_counter_);
+      std::min<std::uint64_t>(blocks, (std::uint64_t{1} << 32) - next_counter_);
   available_ = static_cast<std::size_t>(8 * valid_blocks);
   next_counter_ += valid_blocks;
   used_ = 0;

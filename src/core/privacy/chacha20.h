@@ -31,7 +31,7 @@ ChaCha20Block chacha20_block(const ChaCha20Key& key, std::uint32_t counter,
 // The keystream from block counter 0 on, read as little-endian 64-bit words. After 2^32 blocks
 // (256 GiB) the counter would wrap and repeat the stream: next() throws fedleaf::Error instead.
 // Holds a copy of the key; the destructor wipes it and the buffered keystream.
-// Eight blocks are computed at a time (SIMD lanes, chacha20.cc) and buffered: next() is then two
+// The first block alone, then eight at a time (SIMD lanes, chacha20.cc), buffered: next() is two
 // loads, which is what the samplers' inner loops call (issue 39: the noise pass over every
 // coordinate must be cheap). The words are the same as block-at-a-time reading would give.
 class ChaCha20Bits : public RandomBits {
@@ -62,6 +62,7 @@ class ChaCha20Bits : public RandomBits {
   std::uint64_t next_counter_ = 0;        // the first block not yet buffered; 2^32 when exhausted
   std::size_t available_ = 0;             // words of the buffer holding keystream
   std::size_t used_ = 0;                  // words already given out
+  std::size_t filled_lanes_ = 0;          // lanes of state_ that ever held keystream
 };
 
 }  // namespace fedleaf::core
