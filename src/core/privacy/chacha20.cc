@@ -47,20 +47,18 @@ std::uint32_t load_le32(const std::uint8_t* p) {
 #define FEDLEAF_CHACHA_CLONES
 #endif
 
-// The 16 state words of blocks counter .. counter + kLanes - 1 (RFC 8439, Section 2.3:
-// constants "expand 32-byte k", key, counter, nonce; 20 rounds; the initial state added back),
-// as out[word][lane]. Counters wrap modulo 2^32 here; ChaCha20Bits never uses a wrapped one.
+// The 16 state words of kLanes blocks, lane b under counters[b] and the nonce words
+// nonces[0..2][b] (RFC 8439, Section 2.3: constants "expand 32-byte k", key, counter, nonce; 20
+// rounds; the initial state added back), as out[word][lane].
 FEDLEAF_CHACHA_CLONES
-void chacha20_blocks(const ChaCha20Key& key, std::uint32_t counter, const ChaCha20Nonce& nonce,
-                     std::uint32_t out[16][ChaCha20Bits::kLanes]) {
+void chacha20_lanes(const ChaCha20Key& key, const Lanes& counters, const Lanes (&nonces)[3],
+                    ChaCha20Lanes& out) {
   Lanes initial[16];
   const std::uint32_t constants[4] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
   for (int i = 0; i < 4; ++i) initial[i] = Lanes{} + constants[i];
   for (int i = 0; i < 8; ++i) initial[4 + i] = Lanes{} + load_le32(key.data() + 4 * i);
-  for (std::size_t lane = 0; lane < ChaCha20Bits::kLanes; ++lane) {
-    initial[12][lane] = counter + static_cast<std::uint32_t>(lane);
-  }
-  for (int i = 0; i < 3; ++i) initial[13 + i] = Lanes{} + load_le32(nonce.data() + 4 * i);
+  initial[12] = counters;
+  for (int i = 0; i < 3; ++i) initial[13 + i] = nonces[i];
 
   Lanes s[16];
   for (int i = 0; i < 16; ++i) s[i] = initial[i];
@@ -83,11 +81,24 @@ void chacha20_blocks(const ChaCha20Key& key, std::uint32_t counter, const ChaCha
   for (int i = 0; i < 16; ++i) wipe[i] = Lanes{};
 }
 
+// Blocks counter .. counter + kLanes - 1 of one stream. Counters wrap modulo 2^32 here;
+// ChaCha20Bits never hands out a wrapped one.
+void chacha20_blocks(const ChaCha20Key& key, std::uint32_t counter, const ChaCha20Nonce& nonce,
+                     ChaCha20Lanes& out) {
+  Lanes counters;
+  Lanes nonces[3];
+  for (std::size_t lane = 0; lane < ChaCha20Bits::kLanes; ++lane) {
+    counters[lane] = counter + static_cast<std::uint32_t>(lane);
+  }
+  for (int i = 0; i < 3; ++i) nonces[i] = Lanes{} + load_le32(nonce.data() + 4 * i);
+  chacha20_lanes(key, counters, nonces, out);
+}
+
 // One block, lane 0 of out, in plain 32-bit arithmetic: the first refill of a stream. A row of
 // one coordinate (a wide model's tables) needs about half a block; computing eight would cost
 // several times its draws.
 void chacha20_one_block(const ChaCha20Key& key, std::uint32_t counter, const ChaCha20Nonce& nonce,
-                        std::uint32_t out[16][ChaCha20Bits::kLanes]) {
+                        ChaCha20Lanes& out) {
   std::uint32_t initial[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
   for (int i = 0; i < 8; ++i) initial[4 + i] = load_le32(key.data() + 4 * i);
   initial[12] = counter;
@@ -113,7 +124,7 @@ void chacha20_one_block(const ChaCha20Key& key, std::uint32_t counter, const Cha
 
 ChaCha20Block chacha20_block(const ChaCha20Key& key, std::uint32_t counter,
                              const ChaCha20Nonce& nonce) {
-  std::uint32_t words[16][ChaCha20Bits::kLanes];
+  ChaCha20Lanes words;
   chacha20_one_block(key, counter, nonce, words);
   ChaCha20Block out;
   for (int i = 0; i < 16; ++i) {
@@ -124,8 +135,23 @@ ChaCha20Block chacha20_block(const ChaCha20Key& key, std::uint32_t counter,
   return out;
 }
 
+void chacha20_first_blocks(const ChaCha20Key& key, const ChaCha20Nonce (&nonces)[kChaCha20Lanes],
+                           ChaCha20Lanes& out) {
+  Lanes nonce_words[3];
+  for (std::size_t lane = 0; lane < kChaCha20Lanes; ++lane) {
+    for (int i = 0; i < 3; ++i) nonce_words[i][lane] = load_le32(nonces[lane].data() + 4 * i);
+  }
+  chacha20_lanes(key, Lanes{}, nonce_words, out);
+}
+
 ChaCha20Bits::ChaCha20Bits(const ChaCha20Key& key, const ChaCha20Nonce& nonce)
     : key_(key), nonce_(nonce) {}
+
+ChaCha20Bits::ChaCha20Bits(const ChaCha20Key& key, const ChaCha20Nonce& nonce,
+                           const ChaCha20Lanes& first_blocks, std::size_t lane)
+    : key_(key), nonce_(nonce), next_counter_(1), available_(8), filled_lanes_(1) {
+  for (int i = 0; i < 16; ++i) state_[i][0] = first_blocks[i][lane];
+}
 
 ChaCha20Bits::~ChaCha20Bits() {
   // volatile stores: the compiler may not drop the wipe of memory about to be freed.
