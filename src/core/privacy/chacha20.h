@@ -73,7 +73,9 @@ class ChaCha20Bits : public RandomBits {
 
   ChaCha20Key key_;
   ChaCha20Nonce nonce_;
-  ChaCha20Lanes state_ = {};        // [word][block]: the buffered blocks' output words
+  // [word][block]: the buffered blocks' output words. Not zeroed: only lanes a refill or the
+  // seeding constructor wrote are ever read (next() stays below available_) or wiped.
+  ChaCha20Lanes state_;
   std::uint64_t next_counter_ = 0;  // the first block not yet buffered; 2^32 when exhausted
   std::size_t available_ = 0;       // words of the buffer holding keystream
   std::size_t used_ = 0;            // words already given out
