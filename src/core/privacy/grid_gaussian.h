@@ -25,6 +25,7 @@
 
 #include <cstdint>
 
+#include "core/privacy/bit_reservoir.h"
 #include "core/privacy/discrete_gaussian.h"
 #include "core/privacy/random_bits.h"
 
@@ -40,6 +41,8 @@ class GridGaussian {
   double sigma() const { return static_cast<double>(scale_) * grid_; }  // >= the requested one
 
   std::int64_t sample_units(RandomBits& bits) const { return gaussian_.sample(bits); }
+  // The same from a reservoir kept across draws (discrete_gaussian.h): what runs of draws use.
+  std::int64_t sample_units(BitReservoir& bits) const { return gaussian_.sample(bits); }
 
  private:
   double grid_;

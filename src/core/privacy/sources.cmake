@@ -3,6 +3,7 @@ set(FEDLEAF_PRIVACY_SOURCES
   clipped_contribution.cc
   discrete_gaussian.cc
   dp_ftrl_accountant.cc
+  exact_bernoulli.cc
   grid_gaussian.cc
   private_sum.cc
   privacy_plan.cc

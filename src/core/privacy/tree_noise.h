@@ -17,8 +17,10 @@
 // 32 bytes of the keystream block under the secret with counter 0 and nonce "tree" || node id
 // (little-endian; node id = level << 56 | index); the noise of a row is the discrete Gaussian
 // (grid_gaussian.h) driven by the keystream under the node's key with nonce tensor || row (the
-// tensor's ordinal as 4 bytes, the row as 8), one draw per element in order. Every (node, tensor,
-// row) thus has its own independent-looking stream, and rows can be drawn in any order.
+// tensor's ordinal as 4 bytes, the row as 8), one draw per element in order, all of a row's draws
+// taking their bits from one BitReservoir over that stream (bit_reservoir.h: a draw's leftover
+// bits serve the next). Every (node, tensor, row) thus has its own independent-looking stream,
+// and rows can be drawn in any order.
 #pragma once
 
 #include <cstddef>
@@ -68,8 +70,21 @@ class TreeNoise {
   TreeNoise(const TreeNoiseSecret& secret, const GridGaussian& gaussian,
             const std::vector<TreeNode>& added, const std::vector<TreeNode>& removed);
 
+  // The first keystream blocks of kChaCha20Lanes consecutive rows of one tensor under one node's
+  // key, computed together (chacha20_first_blocks) when add_to_row asks for a row outside them:
+  // rows drawn in order (PrivateSum::release) pay one SIMD block computation per eight rows
+  // instead of a block each. Only a cache — the noise is the same in any order — but filled by
+  // a const method: one TreeNoise must not be used from two threads at once (core has none).
+  struct RowBlocks {
+    std::uint32_t tensor = 0;
+    std::uint64_t first_row = 0;
+    std::uint64_t rows = 0;  // 0: empty
+    ChaCha20Lanes blocks = {};
+  };
+
   GridGaussian gaussian_;
   std::vector<SignedKey> keys_;
+  mutable std::vector<RowBlocks> row_blocks_;  // by key
 };
 
 }  // namespace fedleaf::core

@@ -114,7 +114,7 @@ TEST_CASE("chacha20_bits_reads_the_keystream_from_counter_0_as_little_endian_wor
   const auto key = array_of<ChaCha20Key>(kSequentialKey);
   const auto nonce = array_of<ChaCha20Nonce>("00 00 00 09 00 00 00 4a 00 00 00 00");
   ChaCha20Bits bits(key, nonce);
-  for (std::uint32_t counter = 0; counter < 3; ++counter) {
+  for (std::uint32_t counter = 0; counter < 9; ++counter) {  // past two 4-block refills
     const ChaCha20Block block = chacha20_block(key, counter, nonce);
     for (int word = 0; word < 8; ++word) {
       std::uint64_t expected = 0;
@@ -125,4 +125,28 @@ TEST_CASE("chacha20_bits_reads_the_keystream_from_counter_0_as_little_endian_wor
   }
   ChaCha20Bits fresh(key, nonce);  // a new object restarts the same stream
   CHECK(fresh.next() == ChaCha20Bits(key, nonce).next());
+}
+
+TEST_CASE("chacha20_first_blocks_are_each_nonces_block_0_and_seed_the_same_stream") {
+  const auto key = array_of<ChaCha20Key>(kSequentialKey);
+  ChaCha20Nonce nonces[fedleaf::core::kChaCha20Lanes];
+  for (std::size_t lane = 0; lane < fedleaf::core::kChaCha20Lanes; ++lane) {
+    nonces[lane] = array_of<ChaCha20Nonce>("00 00 00 09 00 00 00 4a 00 00 00 00");
+    nonces[lane][11] = static_cast<std::uint8_t>(3 * lane);
+  }
+  fedleaf::core::ChaCha20Lanes lanes;
+  fedleaf::core::chacha20_first_blocks(key, nonces, lanes);
+  for (std::size_t lane = 0; lane < fedleaf::core::kChaCha20Lanes; ++lane) {
+    INFO("lane " << lane);
+    const ChaCha20Block block = chacha20_block(key, 0, nonces[lane]);
+    for (int i = 0; i < 16; ++i) {
+      std::uint32_t expected = 0;
+      for (int b = 3; b >= 0; --b) expected = expected << 8 | block[4 * i + b];
+      CHECK(lanes[i][lane] == expected);
+    }
+    // Seeded with that block, the stream is the plain one, past its later refills too.
+    ChaCha20Bits seeded(key, nonces[lane], lanes, lane);
+    ChaCha20Bits plain(key, nonces[lane]);
+    for (int word = 0; word < 8 * 20; ++word) REQUIRE(seeded.next() == plain.next());
+  }
 }

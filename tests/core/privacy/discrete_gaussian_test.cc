@@ -35,13 +35,16 @@ struct Draws {
   double variance = 0;
 };
 
-Draws draw(const DiscreteGaussian& noise, std::uint64_t seed, std::int64_t n) {
+// shared: every draw takes its bits from one BitReservoir (as the tree noise draws a row), the
+// leftover bits of a draw serving the next; otherwise each draw reads whole words of its own.
+Draws draw(const DiscreteGaussian& noise, std::uint64_t seed, std::int64_t n, bool shared = false) {
   SeededBits bits(seed);
+  fedleaf::core::BitReservoir reservoir(bits);
   Draws d;
   long double sum = 0;
   long double sum_sq = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    const std::int64_t y = noise.sample(bits);
+    const std::int64_t y = shared ? noise.sample(reservoir) : noise.sample(bits);
     ++d.counts[y];
     sum += y;
     sum_sq += static_cast<long double>(y) * y;
@@ -90,15 +93,22 @@ double chi_square_999(int k) {
 
 TEST_CASE("discrete_gaussian_matches_the_exact_distribution_over_a_million_draws") {
   const std::int64_t n = 1'000'000;
-  for (const auto& [num, den, seed] : std::vector<std::tuple<std::uint64_t, std::uint64_t, int>>{
-           {9, 4, 1}, {100, 1, 2}, {2, 3, 3}}) {
-    INFO("sigma^2 = " << num << "/" << den);
+  // The last two: draws sharing one bit reservoir (the tree noise's path), at a small scale and
+  // at the grid's smallest, 4096^2 (GridGaussian).
+  for (const auto& [num, den, seed, shared] :
+       std::vector<std::tuple<std::uint64_t, std::uint64_t, int, bool>>{
+           {9, 4, 1, false},
+           {100, 1, 2, false},
+           {2, 3, 3, false},
+           {9, 4, 4, true},
+           {4096 * 4096, 1, 5, true}}) {
+    INFO("sigma^2 = " << num << "/" << den << (shared ? ", one reservoir" : ""));
     const long double sigma_squared = static_cast<long double>(num) / den;
     const auto pmf = exact_pmf(sigma_squared);
     long double variance = 0;
     for (const auto& [y, p] : pmf) variance += p * y * y;
 
-    const Draws d = draw(DiscreteGaussian(num, den), static_cast<std::uint64_t>(seed), n);
+    const Draws d = draw(DiscreteGaussian(num, den), static_cast<std::uint64_t>(seed), n, shared);
 
     // Mean 0 and the exact variance, within 5 standard errors.
     CHECK(std::abs(d.mean) < 5 * std::sqrt(static_cast<double>(variance) / n));
