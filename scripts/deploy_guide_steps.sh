@@ -179,6 +179,7 @@ for i in "${!background[@]}"; do
   if grep -q '^population spam:' "$log"; then
     # status --watch: its last screen (screens are separated by blank lines when not on a terminal)
     awk 'BEGIN{RS=""} {last=$0} END{print last}' "$log" | head -8 | cut -c1-160 | sed 's/^/   /'
+    note "$(grep -c '^population spam:' "$log") screens; $(grep -c '^(no status:' "$log" || true) polls found no server (the outage)"
   else
     grep -v 'retrying in' "$log" | tail -n 2 | cut -c1-160 | sed 's/^/   /'
   fi
