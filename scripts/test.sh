@@ -5,6 +5,8 @@
 #   3. node:test suites (tests/**/*.test.mjs) against the wasm module and the native binaries
 #   3b. the Debian package (scripts/test_deb.sh): built with cpack, installed in a throwaway root,
 #      its unit's ExecStart serving /healthz as the fedleaf user, purged
+#   3c. docs/deploy.md's first run (scripts/test_deploy_guide.sh): its commands, read from the guide,
+#      in a throwaway root — install, create, train, back up, kill, restore, finish
 #   4. every benchmark at a tiny size (scripts/bench.sh --smoke NAME, and the server bench on
 #      PostgreSQL behind haproxy): it runs and writes its JSON (build/bench/smoke/), whatever its
 #      figures
@@ -143,6 +145,16 @@ case $? in
   0) record "debian package" 1 0 ;;
   77) grep -E '^SKIP' "$log"; record "debian package (skipped)" 0 0 ;;
   *) tail -30 "$log"; record "debian package" 0 1 ;;
+esac
+
+# docs/deploy.md's first run, as written (scripts/test_deploy_guide.sh): the .deb installed in a
+# throwaway root, a population created, trained, backed up, the server killed, restored, finished.
+log="$log_dir/deploy-guide.log"
+FEDLEAF_BUILD_DIR="$root/build" bash scripts/test_deploy_guide.sh >"$log" 2>&1
+case $? in
+  0) record "deploy guide, first run" 1 0 ;;
+  77) grep -E '^SKIP' "$log"; record "deploy guide, first run (skipped)" 0 0 ;;
+  *) tail -40 "$log"; record "deploy guide, first run" 0 1 ;;
 esac
 
 # Benchmarks: each one at a tiny size, one recorded test per bench (a bench the README lists must

@@ -6,6 +6,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <algorithm>
+#include <atomic>
 
 #include <CLI/CLI.hpp>
 #ifdef __GLIBC__
@@ -233,11 +234,20 @@ int main(int argc, char** argv) {
     ServerMetrics metrics;
     TaskRepository repository(store, clock, metrics, repo_options);
     // Declared after the store and before the server: destroyed (drained) before the store.
+    // A failed commit or sync leaves the server unable to promise anything until a restart
+    // rebuilds from the store: it stops (answering 503 meanwhile, /healthz included) and exits
+    // non-zero, so that systemd's Restart=on-failure restarts it (docs/deploy.md "Runbook").
+    std::atomic<HttpServer*> to_stop{nullptr};
     GroupCommit group_commit([&repository] { repository.commit_batch(); },
-                             [&store] { store.sync(); }, metrics, logger);
+                             [&store] { store.sync(); }, metrics, logger,
+                             [&to_stop] {
+                               if (HttpServer* server = to_stop.load()) server->stop();
+                             });
+    routing.failure = [&group_commit] { return group_commit.failure(); };
     Router router(repository, metrics, routing);
     HttpServer server(std::move(listening), router, repository.waiters(), group_commit, metrics,
                       http, logger);
+    to_stop = &server;
     std::optional<DeadlineTicker> ticker;
     ticker.emplace(tick_interval_s, [&repository] { repository.tick(); });
     logger->info("event=listening version={} address={} port={} db={} threads={}",
@@ -251,6 +261,13 @@ int main(int argc, char** argv) {
               << (ipv6 ? "]" : "") << ":" << server.port() << std::endl;
     server.run();
     ticker.reset();
+    if (const std::optional<std::string> failure = group_commit.failure()) {
+      // No checkpoint: the memory may hold changes the store refused; the restart rebuilds from
+      // what the store holds.
+      logger->critical("event=exit_after_group_commit_failed failure=\"{}\" exit_status=3",
+                       *failure);
+      return 3;
+    }
     repository.checkpoint_all();
     logger->info("event=shutdown_complete");
     return 0;

@@ -183,6 +183,29 @@ TEST_CASE("group_commit_a_failed_commit_fails_both_kinds_of_answers", "[group_co
   CHECK(syncs == 0);
 }
 
+TEST_CASE("group_commit_names_its_failure_and_calls_on_failure_once", "[group_commit]") {
+  ServerMetrics metrics;
+  std::promise<void> first_failure;
+  int failures = 0;
+  std::promise<bool> first, later;
+  GroupCommit group([] { throw std::runtime_error("database or disk is full"); }, [] {}, metrics,
+                    nullptr,
+                    [&] {
+                      if (++failures == 1) first_failure.set_value();
+                    });
+  CHECK_FALSE(group.failure());
+
+  group.after_commit([&](bool ok) { first.set_value(ok); });
+  CHECK_FALSE(first.get_future().get());
+  first_failure.get_future().get();
+  group.after_durable([&](bool ok) { later.set_value(ok); });
+  CHECK_FALSE(later.get_future().get());
+
+  REQUIRE(group.failure());
+  CHECK(*group.failure() == "commit failed: database or disk is full");
+  CHECK(failures == 1);
+}
+
 TEST_CASE("group_commit_destructor_commits_syncs_and_releases_everything_queued",
           "[group_commit]") {
   FakeStore store;

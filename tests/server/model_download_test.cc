@@ -126,7 +126,7 @@ TEST_CASE("model_download_of_an_earlier_round_is_the_bytes_it_sent_as_the_curren
 TEST_CASE("router_model_download_of_an_f16_plan_is_f16_under_its_own_etag_and_304", "[router]") {
   Repository r;
   const CreatedPopulation p = r.create(test::kF16DownloadPlan);
-  Router router{r.repo, r.metrics, RouterOptions{hash_token("admin"), "", nullptr, {}}};
+  Router router{r.repo, r.metrics, RouterOptions{hash_token("admin"), "", nullptr, {}, {}}};
   const std::string f32_etag = "\"" + p.model_etag + "\"";
 
   Response model = router.handle(get_model());

@@ -36,7 +36,7 @@ struct Harness {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
-  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}}};
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}, {}}};
   CreatedPopulation p = repo.create_population(test::test_spec("p", 2, 1, 1));
 
   Response post(const std::string& target, const std::string& token = kAdmin,

@@ -3,15 +3,18 @@
 #include <spdlog/spdlog.h>
 
 #include <catch2/catch.hpp>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/version.h"
 #include "core/wire/safetensors.h"
 #include "server/api/router.h"
 
 #include "server/api/claim_body.h"
+#include "server/repository/group_commit.h"
 #include "server/store/sqlite_store.h"
 #include "server/util/server_errors.h"
 #include "server/util/sha256.h"
@@ -66,7 +69,7 @@ struct RouterHarness {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
-  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}}};
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}, {}}};
 
   // Creates population `id` through the API and returns its client token.
   std::string create(const std::string& id, int clients_per_round = 1) {
@@ -315,6 +318,36 @@ TEST_CASE("router_status_healthz_metrics_and_unknown_paths", "[router]") {
   CHECK(no_static.status == 404);
 }
 
+// Wired as main.cc wires them: once a group commit fails, a balancer must see the server down.
+TEST_CASE("router_healthz_is_503_naming_the_failure_after_a_failed_group_commit", "[router]") {
+  SqliteStore store{":memory:"};
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
+  GroupCommit group([] { throw std::runtime_error("database or disk is full"); }, [] {}, metrics,
+                    nullptr);
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}, [&group] {
+                                               return group.failure();
+                                             }}};
+  Response healthy = router.handle(request("GET", "/healthz"));
+  std::promise<bool> released;
+
+  group.after_durable([&](bool ok) { released.set_value(ok); });
+  REQUIRE_FALSE(released.get_future().get());
+  Response failed = router.handle(request("GET", "/healthz"));
+  Response head = router.handle(request("HEAD", "/healthz"));
+
+  CHECK(healthy.status == 200);
+  CHECK(nlohmann::json::parse(*healthy.body)["status"] == "ok");
+  CHECK(failed.status == 503);
+  CHECK(failed.send_after == SendAfter::kNothing);
+  const auto body = nlohmann::json::parse(*failed.body);
+  CHECK(body["status"] == "failed");
+  CHECK(body["version"] == kVersion);
+  CHECK(body["failure"] == "commit failed: database or disk is full");
+  CHECK(head.status == 503);
+}
+
 TEST_CASE("router_model_select_answers_rows_uncached_and_logs_no_ids", "[router]") {
   RouterHarness h;
   const std::string token = h.create("p");
@@ -323,7 +356,7 @@ TEST_CASE("router_model_select_answers_rows_uncached_and_logs_no_ids", "[router]
       "select-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
   logger->set_pattern("%v");
   logger->set_level(spdlog::level::debug);
-  Router router{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", logger, {}}};
+  Router router{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", logger, {}, {}}};
   Request select = request("POST", "/v1/populations/p/rounds/0/model:select", token,
                            R"({"tensors": {"emb/weight": [3, 7]}})");
   select.headers["content-type"] = "application/json";
@@ -356,7 +389,7 @@ TEST_CASE("router_answers_429_with_retry_after_to_a_client_token_over_its_rate_o
   const std::string noisy = h.create("noisy", 5);
   const std::string quiet = h.create("quiet", 5);
   // A burst of 2 that refills one request per 1000 s: the third call within the test is refused.
-  Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}}};
+  Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}, {}}};
   const auto claim = [&](const std::string& population, const std::string& token) {
     return limited.handle(request("POST", "/v1/populations/" + population + "/tasks:claim", token));
   };
@@ -401,7 +434,7 @@ TEST_CASE("router_does_not_charge_a_woken_claim_to_the_rate_limit_again", "[rout
   RouterHarness h;
   const std::string token = h.create("p", 1);
   // A burst of 2 that refills one request per 1000 s: two requests, then 429.
-  Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}}};
+  Router limited{h.repo, h.metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {0.001, 2}, {}}};
   Request claim = request("POST", "/v1/populations/p/tasks:claim", token, R"({"wait_s": 20})");
   const Response first = limited.handle(claim);
   const Response waiting = limited.handle(claim);

@@ -285,7 +285,8 @@ Response Router::route(Request& request, bool admitted) const {
   const std::string path = request.path();
   if (path == "/healthz") {
     require_method(request, {"GET", "HEAD"});
-    return Response::json(200, health_json().dump());
+    const std::optional<std::string> failure = options_.failure ? options_.failure() : std::nullopt;
+    return Response::json(failure ? 503 : 200, health_json(failure).dump());
   }
   if (path == "/metrics") {
     require_method(request, {"GET", "HEAD"});

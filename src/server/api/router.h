@@ -18,6 +18,7 @@
 // Thread-safe (TaskRepository and ServerMetrics are).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,6 +42,10 @@ struct RouterOptions {
   // Requests per client token (claims, model:select): 429 with Retry-After past it; off when
   // its rate is 0.
   RateLimit client_rate_limit;
+  // What failed, once the server can no longer keep its promises (GroupCommit::failure(): every
+  // answer that needs a commit is 503 until a restart); /healthz then answers 503 naming it, so
+  // a balancer takes this server out. Empty: always healthy.
+  std::function<std::optional<std::string>()> failure;
 };
 
 class Router {

@@ -56,7 +56,10 @@ std::string upload_url(std::int64_t task_id) {
   return "/v1/tasks/" + std::to_string(task_id) + "/result";
 }
 
-json health_json() { return {{"status", "ok"}, {"version", kVersion}}; }
+json health_json(const std::optional<std::string>& failure) {
+  if (!failure) return {{"status", "ok"}, {"version", kVersion}};
+  return {{"status", "failed"}, {"version", kVersion}, {"failure", *failure}};
+}
 
 std::string task_json(const TaskAssignment& task) {
   json body = {{"task_id", task.task_id},

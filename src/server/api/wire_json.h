@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,9 @@ std::string model_url(const std::string& population, int round);
 std::string population_url(const std::string& population);
 std::string upload_url(std::int64_t task_id);
 
-// GET /healthz: {"status": "ok", "version"}.
-nlohmann::json health_json();
+// GET /healthz: {"status": "ok", "version"}; once the server cannot keep its promises (a failed
+// group commit), {"status": "failed", "version", "failure": what failed} (served with 503).
+nlohmann::json health_json(const std::optional<std::string>& failure = std::nullopt);
 // A claimed task, serialised (the plan is spliced in as the repository stored it).
 std::string task_json(const TaskAssignment& task);
 nlohmann::json created_population_json(const CreatedPopulation& created);

@@ -9,11 +9,12 @@
 namespace fedleaf::server {
 
 GroupCommit::GroupCommit(Step commit, Step sync, ServerMetrics& metrics,
-                         std::shared_ptr<spdlog::logger> logger)
+                         std::shared_ptr<spdlog::logger> logger, Step on_failure)
     : commit_(std::move(commit)),
       sync_(std::move(sync)),
       metrics_(metrics),
       logger_(std::move(logger)),
+      on_failure_(std::move(on_failure)),
       committer_([this] { run(); }) {}
 
 GroupCommit::~GroupCommit() {
@@ -28,9 +29,14 @@ GroupCommit::~GroupCommit() {
 void GroupCommit::after_commit(Release release) { enqueue(std::move(release), false); }
 void GroupCommit::after_durable(Release release) { enqueue(std::move(release), true); }
 
+std::optional<std::string> GroupCommit::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
 void GroupCommit::enqueue(Release release, bool durable) {
   std::unique_lock lock(mutex_);
-  if (failed_) {
+  if (failure_) {
     lock.unlock();
     release(false);
     return;
@@ -51,11 +57,11 @@ bool GroupCommit::run_step(const Step& step, const char* what, std::size_t waite
     if (logger_) {
       logger_->critical(
           "event=group_commit_failed step={} waiters={} error=\"{}\" action=\"answering 503 "
-          "until restarted\"",
+          "and stopping: a restart rebuilds from the store\"",
           what, waiters, e.what());
     }
     std::lock_guard lock(mutex_);
-    failed_ = true;
+    failure_ = std::string(what) + " failed: " + e.what();
     return false;
   }
 }
@@ -75,8 +81,9 @@ void GroupCommit::run() {
       // start: they cover all of them.
       committed.swap(committed_queue_);
       durable.swap(durable_queue_);
-      ok = !failed_;
+      ok = !failure_;
     }
+    const bool failed_before = !ok;
     const std::size_t waiters = committed.size() + durable.size();
     ok = ok && run_step(commit_, "commit", waiters);
     for (Release& release : committed) release(ok);
@@ -85,6 +92,8 @@ void GroupCommit::run() {
       for (Release& release : durable) release(ok);
     }
     if (ok) metrics_.count_group_commit(waiters, !durable.empty());
+    // Once, after the failing batch's answers are on their way (later batches find it failed).
+    if (!ok && !failed_before && on_failure_) on_failure_();
     committed.clear();
     durable.clear();
   }

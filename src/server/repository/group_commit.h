@@ -22,7 +22,9 @@
 // released by a successful commit before a failed sync keeps its true), and so does every later
 // call: after a failed fsync the state of earlier writes is unknown (the kernel may drop the
 // dirty pages and report success next time), so nothing can be promised until a restart
-// rebuilds from what the store holds. The failure is logged (level critical).
+// rebuilds from what the store holds. The failure is logged (level critical), failure() names
+// it from then on (the server's /healthz answers 503 with it), and the `on_failure` callback runs
+// once, on the committer thread (the server stops and exits non-zero: docs/deploy.md "Runbook").
 //
 // Threading: one committer thread, started by the constructor and joined by the destructor,
 // which first commits, syncs and releases everything queued. `release` callbacks run on that
@@ -35,6 +37,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -52,9 +56,10 @@ class GroupCommit {
   using Release = std::function<void(bool ok)>;
 
   // `metrics` (commits, syncs and answers released) must outlive this object; `logger` may be
-  // null.
+  // null; `on_failure` (may be empty) runs once, on the committer thread, after the first failed
+  // step has been logged and the waiting answers released — it must be quick (post a stop).
   GroupCommit(Step commit, Step sync, ServerMetrics& metrics,
-              std::shared_ptr<spdlog::logger> logger);
+              std::shared_ptr<spdlog::logger> logger, Step on_failure = {});
   ~GroupCommit();
   GroupCommit(const GroupCommit&) = delete;
   GroupCommit& operator=(const GroupCommit&) = delete;
@@ -65,23 +70,27 @@ class GroupCommit {
   // Calls release(true) once every operation done before this call is committed and synced
   // (durable); release(false) when that cannot be promised.
   void after_durable(Release release);
+  // Why nothing can be promised any more ("commit failed: <the store's error>"), once a step
+  // has failed; nullopt before. Thread-safe.
+  std::optional<std::string> failure() const;
 
  private:
   void enqueue(Release release, bool durable);
   void run();
-  // Runs `step`; on failure logs it, marks the object failed and returns false.
+  // Runs `step`; on failure logs it, records failure_ and returns false.
   bool run_step(const Step& step, const char* what, std::size_t waiters);
 
   Step commit_;
   Step sync_;
   ServerMetrics& metrics_;
   std::shared_ptr<spdlog::logger> logger_;
-  std::mutex mutex_;
+  Step on_failure_;
+  mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::vector<Release> committed_queue_;  // guarded by mutex_
   std::vector<Release> durable_queue_;    // guarded by mutex_
   bool stopping_ = false;                 // guarded by mutex_
-  bool failed_ = false;                   // guarded by mutex_
+  std::optional<std::string> failure_;    // guarded by mutex_; set once, by the first failure
   std::thread committer_;                 // last: starts after every other member is ready
 };
 
