@@ -159,7 +159,8 @@ esac
 
 # Benchmarks: each one at a tiny size, one recorded test per bench (a bench the README lists must
 # run; its figures are not checked). The server bench also on PostgreSQL with 3 servers behind
-# haproxy, on a throwaway cluster of its own (FEDLEAF_BENCH_PG_PORT, default 55433).
+# haproxy, on a throwaway cluster of its own (FEDLEAF_BENCH_PG_PORT, default 55433), and with a
+# private population of enrolled devices on SQLite and PostgreSQL.
 bench_smoke() {  # bench_smoke LABEL ARGS...
   local label="$1" log="$log_dir/bench-smoke-${1// /-}.log"
   shift
@@ -172,6 +173,8 @@ bench_smoke() {  # bench_smoke LABEL ARGS...
 }
 for bench in $(cd scripts/bench && ls *.sh | sed 's/\.sh$//'); do bench_smoke "$bench" "$bench"; done
 bench_smoke "server postgres x3" server --store postgres --servers 3
+bench_smoke "server private" server --private
+bench_smoke "server private postgres" server --private --store postgres
 
 # Fuzzing: every decoder and parser an outsider can reach, FEDLEAF_FUZZ_SECONDS (20) each.
 bash scripts/fuzz.sh "${FEDLEAF_FUZZ_SECONDS:-20}" >"$log_dir/fuzz-all.log" 2>&1

@@ -313,13 +313,17 @@ test('the dashboard shows a private population\'s ε per round and its guarantee
     privacy: { mechanism: 'dp_ftrl_tree', noise_multiplier: 2, clip_norm: 0.5, delta: 1e-6, max_epsilon: 20,
                max_participations: 2, min_separation: 0 },
   });
+  // One enrolled device (max_participations 2, min_separation 0) reports in rounds 0 and 1.
+  const device = (await call(`${site.origin}/v1/populations/${created.id}/devices`,
+    { method: 'POST', token: created.client_token })).json;
   for (let r = 0; r < 2; r++) {
     // The server closes a round in the background: a claim just after it may be told to retry.
     let task = null;
     for (let attempt = 0; !task?.upload_url && attempt < 100; attempt++) {
       if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 100));
       task = (await call(`${site.origin}/v1/populations/${created.id}/tasks:claim`,
-        { method: 'POST', token: created.client_token })).json;
+        { method: 'POST', token: created.client_token, body: JSON.stringify({ min_round: r }),
+          headers: { 'Fedleaf-Device': device.credential } })).json;
     }
     const put = await call(`${site.origin}${task.upload_url}`, { method: 'PUT', token: task.lease_token,
       body: trainResult({ rows: [r], rowValue: 0.5, denseValue: 0.25, numExamples: 2 }) });
@@ -340,6 +344,15 @@ test('the dashboard shows a private population\'s ε per round and its guarantee
   assert.ok(stats.includes(spent), `dashboard stats "${stats}" include "${spent}"`);
   mkdirSync(screenshotDir, { recursive: true });
   await dashboard.screenshot({ path: path.join(screenshotDir, 'dashboard_private.png'), fullPage: true });
+
+  // The demo page tells the person in the tab what the population promises them.
+  const tab = await site.context.newPage();
+  await tab.goto(`${site.origin}/?population=${created.id}&token=${encodeURIComponent(created.client_token)}`);
+  await tab.waitForFunction(() => !document.getElementById('privacy-guarantee').hidden);
+  const line = await tab.textContent('#privacy-guarantee');
+  assert.ok(line.startsWith(`Your privacy: ${status.privacy.guarantee}`), line);
+  assert.ok(line.includes(`ε spent so far: ${status.privacy.epsilon_spent.toFixed(2)} of at most 20.00`), line);
+  await tab.close();
 
   // A population without privacy shows none of it.
   const plain = await site.admin.createPopulation({ id: 'plain-e2e', plan: TEXT_PLAN,

@@ -181,21 +181,6 @@ TEST_CASE("parse_population_spec_rejects_a_broken_buffered_population_naming_the
           "population: unknown field 'buffer'");
 }
 
-// Issue 39 (device limits): the privacy section is kept as sent once its device limits read;
-// the section's full validation is the privacy work's.
-TEST_CASE("parse_population_spec_keeps_the_privacy_section", "[population_spec][devices]") {
-  const PopulationSpec s = parse_population_spec(
-      R"({"plan": {}, "seed": 1, "privacy": {"mechanism": "dp_ftrl_tree", "noise_multiplier": 1.0,
-          "max_participations": 2, "min_separation": 1}})");
-  CHECK(nlohmann::json::parse(s.settings.privacy_json)["max_participations"] == 2);
-  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1})").settings.privacy_json.empty());
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "privacy": 1})"),
-                       InvalidInput, MessageContains("population.privacy: must be a JSON object"));
-  CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {}, "seed": 1, "privacy": {"min_separation": 1}})"),
-      InvalidInput, MessageContains("population.privacy.max_participations: required"));
-}
-
 TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_spec]") {
   CHECK(is_valid_population_id("spam_v2-A"));
   CHECK_FALSE(is_valid_population_id(""));

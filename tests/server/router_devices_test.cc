@@ -46,7 +46,7 @@ struct Harness {
   FakeClock clock;
   ServerMetrics metrics;
   TaskRepository repo{store, clock, metrics, TaskRepositoryOptions{}};
-  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}}};
+  Router router{repo, metrics, RouterOptions{hash_token(kAdmin), "", nullptr, {}, {}}};
   CreatedPopulation p = repo.create_population(private_spec());
 
   Response enroll(const std::string& token) {
@@ -126,7 +126,9 @@ TEST_CASE("router_a_device_too_soon_gets_429_with_the_round_to_return_at", "[rou
   PopulationSpec spec = private_spec();
   spec.id = "q";
   spec.settings.privacy_json =
-      R"({"max_participations":3,"min_separation":1,"enrollments_per_token_per_hour":2})";
+      R"({"mechanism":"dp_ftrl_tree","noise_multiplier":1.0,"clip_norm":1.0,"delta":1e-05,)"
+      R"("max_epsilon":1000,"max_participations":3,"min_separation":1,)"
+      R"("enrollments_per_token_per_hour":2})";
   spec.settings.clients_per_round = 1;
   spec.settings.min_reports = 1;
   spec.settings.train_tasks_per_round = 1;

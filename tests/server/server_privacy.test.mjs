@@ -1,7 +1,7 @@
 // A private population over HTTP against the real fedleaf-server: created with a privacy
 // section, its status and /metrics show ε, a round publishes noise on every row, and broken
-// privacy specs get 400 naming the field. (Leaves claim with the client token here: device
-// enrollment and participation limits are not part of this server yet.)
+// privacy specs get 400 naming the field. Each report comes from a device enrolled for it
+// (POST .../devices, its credential in Fedleaf-Device): a private population admits nothing else.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -44,8 +44,11 @@ test('a private population shows its guarantee and ε, and its round noises ever
 
   for (const u of [{ rows: [1], rowValue: 0.5, denseValue: 0.25, numExamples: 3 },
                    { rows: [2], rowValue: -1, denseValue: 1, numExamples: 1 }]) {
+    const device = (await call(`${server.url}/v1/populations/private/devices`,
+                               { method: 'POST', token: population.client_token })).json;
     const task = (await call(`${server.url}/v1/populations/private/tasks:claim`,
-                             { method: 'POST', token: population.client_token })).json;
+                             { method: 'POST', token: population.client_token,
+                               headers: { 'Fedleaf-Device': device.credential } })).json;
     const put = await call(`${server.url}${task.upload_url}`, { method: 'PUT', token: task.lease_token,
                                                                body: trainResult(u) });
     assert.equal(put.status, 201);

@@ -237,7 +237,7 @@ TEST_CASE("sqlite_store_migrates_a_version_2_database_and_reads_its_model_blobs"
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
-                    "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                    "DROP TABLE devices; "
                     "UPDATE schema_version SET version = 2");
 
   SqliteStore migrated(backend.path);
@@ -263,7 +263,7 @@ TEST_CASE("sqlite_store_migrates_a_version_3_database_and_counts_its_refusals_on
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
-                    "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                    "DROP TABLE devices; "
                     "UPDATE schema_version SET version = 3");
 
   SqliteStore migrated(backend.path);
@@ -300,7 +300,7 @@ TEST_CASE("sqlite_store_migrates_a_version_4_database_and_its_populations_run_fe
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
-                    "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                    "DROP TABLE devices; "
                     "UPDATE schema_version SET version = 4");
 
   SqliteStore migrated(backend.path);
@@ -337,7 +337,7 @@ TEST_CASE("sqlite_store_migrates_a_version_5_database_and_its_populations_run_sy
                     "ALTER TABLE populations DROP COLUMN finish_reason; "
                     "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
-                    "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                    "DROP TABLE devices; "
                     "UPDATE schema_version SET version = 5");
 
   SqliteStore migrated(backend.path);
@@ -435,7 +435,7 @@ TEST_CASE("sqlite_store_migrates_a_version_1_database_and_keeps_its_rounds", "[s
                     "ALTER TABLE populations DROP COLUMN server_optimizer; "
                     "ALTER TABLE populations DROP COLUMN buffered; "
                     "DROP TABLE optimizer_states; "
-                    "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                    "DROP TABLE devices; "
                     "UPDATE schema_version SET version = 1");
 
   SqliteStore migrated(backend.path);

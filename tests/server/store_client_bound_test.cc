@@ -140,7 +140,7 @@ TEST_CASE("sqlite_store_migrates_a_version_6_database_and_bounds_claims_per_clie
                    "ALTER TABLE populations DROP COLUMN paused; "
                    "ALTER TABLE populations DROP COLUMN finish_reason; "
                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
-                   "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                   "DROP TABLE devices; "
                    "UPDATE schema_version SET version = 6",
                    nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
@@ -165,7 +165,8 @@ TEST_CASE("postgres_a_version_7_database_is_migrated_and_bounds_claims_per_clien
   pg_result* r = PQexec(admin,
                         "DROP INDEX leases_by_client; ALTER TABLE leases DROP COLUMN client_key; "
                         "ALTER TABLE populations DROP COLUMN max_tasks_per_client; "
-                        "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                        "ALTER TABLE populations DROP COLUMN privacy; "
+                        "ALTER TABLE populations DROP COLUMN privacy_secret; DROP TABLE devices; "
                         "UPDATE schema_version SET version = 7");
   REQUIRE(PQresultStatus(r) == PGRES_COMMAND_OK);
   PQclear(r);

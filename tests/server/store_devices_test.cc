@@ -152,7 +152,8 @@ TEST_CASE("sqlite_store_migrates_a_version_8_database_and_enrolls_devices", "[st
   sqlite3* raw = nullptr;
   REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
   REQUIRE(sqlite3_exec(raw,
-                       "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                       "ALTER TABLE populations DROP COLUMN privacy; "
+                       "ALTER TABLE populations DROP COLUMN privacy_secret; DROP TABLE devices; "
                        "UPDATE schema_version SET version = 8",
                        nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
@@ -172,7 +173,8 @@ TEST_CASE("postgres_a_version_9_database_is_migrated_and_enrolls_devices", "[sto
   }
   pg_conn* admin = PQconnectdb(backend.url().c_str());
   pg_result* r = PQexec(admin,
-                        "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                        "ALTER TABLE populations DROP COLUMN privacy; "
+                        "ALTER TABLE populations DROP COLUMN privacy_secret; DROP TABLE devices; "
                         "UPDATE schema_version SET version = 9");
   REQUIRE(PQresultStatus(r) == PGRES_COMMAND_OK);
   PQclear(r);

@@ -116,7 +116,7 @@ TEST_CASE("sqlite_store_migrates_a_version_7_database_and_pauses_its_populations
                    "ALTER TABLE populations DROP COLUMN paused; "
                    "ALTER TABLE populations DROP COLUMN finish_reason; "
                    "ALTER TABLE populations DROP COLUMN tokens_epoch; DROP TABLE client_tokens; "
-                   "ALTER TABLE populations DROP COLUMN privacy; DROP TABLE devices; "
+                   "DROP TABLE devices; "
                    "UPDATE schema_version SET version = 7",
                    nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);

@@ -99,10 +99,17 @@ const std::vector<TrainUpload> kRound0 = {
     {{1}, 0.5f, 0.25f, 3}, {{1, 2}, -0.001f, 0.002f, 1}, {{9}, 2.0f, -0.5f, 2}};
 const std::vector<TrainUpload> kRound1 = {{{4}, 0.01f, -0.01f, 1}, {{0, 5}, 1.0f, 1.0f, 7}};
 
+// A train task for a device enrolled for it: a private population admits enrolled devices only,
+// each within its participation limits (devices_test.cc tests those; here every report is its
+// own device's).
+ClaimOutcome claim_as_new_device(TaskRepository& repo, const CreatedPopulation& p) {
+  return repo.claim(p.id, p.client_token, 0, repo.enroll_device(p.id, p.client_token).credential);
+}
+
 void upload_all(TaskRepository& repo, const CreatedPopulation& p,
                 const std::vector<TrainUpload>& uploads) {
   for (const TrainUpload& u : uploads) {
-    auto task = std::get<TaskAssignment>(repo.claim(p.id, p.client_token));
+    auto task = std::get<TaskAssignment>(claim_as_new_device(repo, p));
     repo.upload(task.task_id, task.lease_token,
                 test::train_result(u.rows, u.row_value, u.dense_value, u.num_examples));
   }
@@ -152,7 +159,7 @@ TEST_CASE("a_private_round_publishes_the_same_model_after_a_restart", "[reposito
     auto repo = std::make_unique<TaskRepository>(store, clock, metrics, options);
     const CreatedPopulation p = repo->create_population(private_spec(3, 3, test_privacy()));
     upload_all(*repo, p, {kRound0[0], kRound0[1]});
-    auto last = std::get<TaskAssignment>(repo->claim("p", p.client_token));
+    auto last = std::get<TaskAssignment>(claim_as_new_device(*repo, p));
     if (restart) {
       repo->checkpoint_all();  // what a shutdown does: still no checkpoint of a private round
       repo.reset();
@@ -271,7 +278,7 @@ TEST_CASE("servers_sharing_a_store_publish_a_private_rounds_reference_model",
   std::vector<TaskAssignment> tasks;
   for (std::size_t i = 0; i < 3; ++i) {
     Server& server = *servers[i];
-    ClaimOutcome claimed = server.repo->claim(p.id, p.client_token);
+    ClaimOutcome claimed = claim_as_new_device(*server.repo, p);
     commit(server);
     REQUIRE(std::holds_alternative<TaskAssignment>(claimed));
     tasks.push_back(std::get<TaskAssignment>(claimed));
