@@ -1,7 +1,7 @@
 // device_limits.h: a privacy section's device limits (read by the section's one reader;
-// enrollments_per_token_per_hour defaults to 1000), and the participation rules — max_participations, and min_separation counting the
-// rounds strictly between two rounds of one device (both sides of the boundary), one train task
-// per round.
+// enrollments_per_token_per_hour defaults to 1000), and the participation rules —
+// max_participations, and min_separation counting the rounds strictly between two rounds of one
+// device (both sides of the boundary), one train task per round.
 #include "server/repository/device_limits.h"
 
 #include <catch2/catch.hpp>
