@@ -143,6 +143,27 @@ TEST_CASE("a_device_that_took_a_round_gets_no_second_task_of_it", "[repository][
   CHECK(wide.store.find_device(p.id, sha256_hex(a), false)->participations == 1);
 }
 
+// A leaf prefetches: while its task of round r trains it claims round r + 1. That claim waits for
+// the round (a retry hint, the long poll), and is refused only when a train task of its round is
+// there to refuse; after the last training round it hears that the population finished.
+TEST_CASE("a_device_claiming_ahead_is_refused_only_when_its_round_opens", "[repository][devices]") {
+  RepositoryHarness wide;
+  PopulationSpec spec = private_spec();  // max_participations 2, min_separation 1
+  spec.settings.rounds = 3;
+  spec.settings.clients_per_round = 2;
+  spec.settings.min_reports = 2;
+  spec.settings.train_tasks_per_round = 2;
+  const CreatedPopulation p = wide.repo.create_population(spec);
+  const std::string a = wide.repo.enroll_device(p.id, p.client_token).credential;
+  const auto task_a = std::get<TaskAssignment>(wide.repo.claim(p.id, p.client_token, 0, a));
+  // Round 0 open, a holds its task: a claim for round 1 (min_separation 1 would refuse round 1)
+  // is a retry, not a 429 — round 1 is not open yet.
+  CHECK(std::holds_alternative<RetryLater>(wide.repo.claim(p.id, p.client_token, 1, a)));
+  CHECK(std::holds_alternative<RetryLater>(wide.repo.claim(p.id, p.client_token, 3, a)));
+  CHECK(wide.store.find_device(p.id, sha256_hex(a), false)->participations == 1);
+  (void)task_a;
+}
+
 TEST_CASE("evaluate_tasks_go_to_live_devices_without_counting", "[repository][devices]") {
   RepositoryHarness h;
   const CreatedPopulation p = h.repo.create_population(private_spec(1));

@@ -201,7 +201,12 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
       return *task;
     }
   }
-  if (refusal) throw_refusal(*refusal, st, now);
+  // A refusal answers only a claim that could have taken a train task now: one waiting for a
+  // later round, for a round being closed or after the last training round is told to retry
+  // (or that the population finished), and meets its limits when a train task is there.
+  const bool train_pool_open = std::any_of(
+      pools.begin(), pools.end(), [](const Pool& pool) { return pool.kind == TaskKind::kTrain; });
+  if (refusal && train_pool_open) throw_refusal(*refusal, st, now);
   // Nothing leased: a client at its bound (the store's claim counted it, across servers) is told
   // so; any other gets the usual hint.
   check_client_bound(st, presented_hash, now);
