@@ -25,8 +25,8 @@
 # --mode buffered trains without a barrier (FedBuff): --rounds model versions, each published
 # after --buffer-size reports (default 3/4 of the leaves); one table row per version.
 # --privacy EPS makes the population private (docs/design.md "Privacy"): each leaf enrolls as a
-# device, the noise keeps ε ≤ EPS (δ 1e-5) after --rounds rounds, the server stops at the budget,
-# and each row shows ε spent (scripts/demo/run_demo.mjs says what 16 devices can and cannot do).
+# device, the noise keeps ε ≤ EPS (δ 1e-5) after --rounds rounds, the run ends with that budget
+# spent, and each row shows ε spent (scripts/demo/run_demo.mjs says what 16 devices can and cannot do).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -33,8 +33,10 @@
 // --privacy EPS makes the population private (docs/design.md "Privacy"): each leaf is a device
 // that enrolls once, every device takes part in every round (min_separation 0), the noise
 // multiplier is the least that keeps ε ≤ EPS at δ (--delta, default 1e-5) after --rounds rounds
-// (planPrivacy, the server's accountant), and the spec gives no "rounds": the server runs until
-// the next round would pass EPS and finishes with that reason. Each table row then shows ε spent.
+// (planPrivacy, the server's accountant), so the run ends with its budget spent: the server
+// refuses settings that would pass EPS, and never opens a round past it. Each table row then
+// shows ε spent. (Without "rounds" the server would run the most rounds EPS allows, but the 16
+// devices would have used their max_participations = --rounds before that.)
 // With 16 devices the noise that keeps ε small swamps the model (every coordinate of every row is
 // noised, σ·C/16 per round): the table shows the mechanism, scripts/bench.sh privacy the
 // population size a private model needs.
@@ -125,7 +127,8 @@ const created = await client.createPopulation({
   ...(args.population ? { id: args.population } : {}),
   plan,
   seed: 1,
-  ...(privacy ? { privacy } : { rounds }),
+  rounds,
+  ...(privacy ? { privacy } : {}),
   ...(buffered
     ? { mode: 'buffered', buffer_size: bufferSize, concurrency: clients, max_staleness: 10 }
     : { clients_per_round: clients, min_reports: Math.max(1, Math.ceil(clients / 2)) }),

@@ -80,7 +80,9 @@ async function privacySection(targetEpsilon) {
   const plan = await planPrivacy({ devices: N, perRound, rounds, maxParticipations: ring.maxParticipations,
     minSeparation: ring.minSeparation, delta, targetEpsilon });
   return { mechanism: 'dp_ftrl_tree', noise_multiplier: plan.noiseMultiplier, clip_norm: clipNorm, delta,
-    max_epsilon: targetEpsilon, max_participations: ring.maxParticipations, min_separation: ring.minSeparation };
+    max_epsilon: targetEpsilon, max_participations: ring.maxParticipations, min_separation: ring.minSeparation,
+    // Every simulated device enrolls through the one client token within the hour.
+    enrollments_per_token_per_hour: N };
 }
 
 // One device's one task; resolves to its bytes up and down.
