@@ -25,11 +25,10 @@
 //   once, never accept two results for one lease, never close one round twice. A row an
 //   operation changes stays locked until its transaction ends (PostgreSQL), or the whole store
 //   does (SQLite: one writer).
-// - One connection is used by one thread at a time (TaskRepository holds one mutex) — except
-//   sync(), which may run on another thread while the store is in use.
-// - Blobs (models, results, checkpoints) are byte strings held in std::string. Where a store
-//   keeps a model's bytes (a row, a file) is its own choice; a model it cannot read back whole
-//   is an Error of find_model.
+// - One connection is used by one thread at a time (TaskRepository holds one mutex), except
+//   sync(), which may run on another thread meanwhile.
+// - Blobs (models, results, checkpoints) are std::string bytes; where a store keeps a model's
+//   (a row, a file) is its own choice, and one it cannot read back whole is find_model's Error.
 // - Errors: Conflict when a creation collides with an existing key, NotFound when an operation
 //   names a row that does not exist, fedleaf::Error for storage failures.
 #pragma once
@@ -63,14 +62,12 @@ struct PopulationRecord {
   std::string finish_reason;
   // Moves with each client token issued or revoked (servers sharing the store re-read them).
   std::int64_t tokens_epoch = 0;
-  // A private population's noise secret (settings.privacy_json set): 32 bytes from the kernel's
-  // CSPRNG drawn at creation, as 64 hex digits; "" otherwise. Whoever holds it can subtract the
-  // noise: never logged, never served (docs/design.md "Privacy").
+  // A private population's noise secret: 32 CSPRNG bytes as 64 hex digits ("" when not private).
+  // Whoever holds it can subtract the noise: never logged or served (design.md "Privacy").
   std::string privacy_secret;
 };
 
-// A population's client token, by its hash: id 0 is the token made with the population
-// (client_token_hash; create_population stores it), 1, 2, ... those issued after, in order.
+// A population's client token, by its hash: id 0 made with the population, 1, 2, ... after.
 struct ClientTokenRecord {
   std::string population_id;
   int id = 0;
