@@ -406,7 +406,8 @@ TEST_CASE("postgres_a_version_9_database_is_migrated_and_keeps_a_private_populat
   admin.run("UPDATE schema_version SET version = 9");
 
   auto migrated = backend.open();
-  CHECK(admin.run("SELECT version FROM schema_version") == "10");
+  CHECK(admin.run("SELECT version FROM schema_version") ==
+        std::to_string(PostgresStore::kSchemaVersion));
   PopulationRecord p = *migrated->find_population("p");
   CHECK(p.settings.privacy_json.empty());
   CHECK(p.privacy_secret.empty());

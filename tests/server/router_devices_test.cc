@@ -67,6 +67,8 @@ TEST_CASE("router_enrolls_a_device_and_lists_it_without_its_secret", "[router][d
   const Response enrolled = h.enroll(h.p.client_token);
   REQUIRE(enrolled.status == 201);
   CHECK(enrolled.header("cache-control") == "no-store");
+  // Enrollments share the group commit; the credential is sent only once it is durable.
+  CHECK(enrolled.send_after == SendAfter::kSync);
   const nlohmann::json device = body_of(enrolled);
   const std::string credential = device["credential"];
   const std::string id = device["device_id"];

@@ -537,7 +537,8 @@ TEST_CASE("sqlite_store_migrates_a_version_8_database_and_keeps_a_private_popula
   SqliteStore reopened(backend.path);
   CHECK(reopened.find_population("q")->settings.privacy_json == R"({"mechanism":"dp_ftrl_tree"})");
   CHECK(reopened.find_population("q")->privacy_secret == secret);
-  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") == "9");
+  CHECK(raw_text(backend.path, "SELECT version FROM schema_version") ==
+        std::to_string(SqliteStore::kSchemaVersion));
 }
 
 }  // namespace fedleaf::server

@@ -154,7 +154,7 @@ TEST_CASE("sqlite_store_migrates_a_version_8_database_and_enrolls_devices", "[st
   REQUIRE(sqlite3_exec(raw,
                        "ALTER TABLE populations DROP COLUMN privacy; "
                        "ALTER TABLE populations DROP COLUMN privacy_secret; DROP TABLE devices; "
-                       "UPDATE schema_version SET version = 8",
+                       "DROP TABLE device_enrollments; UPDATE schema_version SET version = 8",
                        nullptr, nullptr, nullptr) == SQLITE_OK);
   sqlite3_close(raw);
 
@@ -162,6 +162,63 @@ TEST_CASE("sqlite_store_migrates_a_version_8_database_and_enrolls_devices", "[st
   CHECK(migrated.find_population("p")->settings.privacy_json.empty());
   CHECK(enroll(migrated, device("a1", "tok", 200), 10).enrolled);
   CHECK(migrated.find_device("p", "cred-a1", false)->id == "a1");
+}
+
+// A version 9 database (devices counted per token by devices_by_token): its enrollments are
+// numbered on migration, so the hour's limit still counts the ones enrolled before it.
+TEST_CASE("sqlite_store_migrates_a_version_9_database_keeping_its_enrollment_limit", "[store]") {
+  SqliteFileBackend backend;
+  {
+    SqliteStore store(backend.path);
+    create(store, "p");
+    REQUIRE(enroll(store, device("a2", "tok", 1500), 2).enrolled);
+    REQUIRE(enroll(store, device("a1", "tok", 1000), 2).enrolled);
+  }
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(backend.path.c_str(), &raw) == SQLITE_OK);
+  // Version 9's devices (a2 enrolled first but at the later time: numbered by time on migration).
+  REQUIRE(sqlite3_exec(raw,
+                       "DROP TABLE device_enrollments; CREATE INDEX devices_by_token ON devices "
+                       "(population_id, token_hash, enrolled_at); "
+                       "UPDATE schema_version SET version = 9",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+
+  SqliteStore migrated(backend.path);
+  const EnrollOutcome refused = enroll(migrated, device("a3", "tok", 2000), 2);
+  CHECK_FALSE(refused.enrolled);
+  CHECK(refused.retry_at == std::optional<double>(1000 + 3600));
+  CHECK(enroll(migrated, device("b1", "other", 2000), 2).enrolled);
+  CHECK_FALSE(enroll(migrated, device("a3", "tok", 4599), 2).enrolled);
+  CHECK(enroll(migrated, device("a3", "tok", 4600), 2).enrolled);        // a1 left the hour
+  CHECK_FALSE(enroll(migrated, device("a4", "tok", 5000), 2).enrolled);  // a2 (1500) is in it
+  CHECK(enroll(migrated, device("a4", "tok", 5100), 2).enrolled);
+  sqlite3* check = nullptr;
+  REQUIRE(sqlite3_open(backend.path.c_str(), &check) == SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  REQUIRE(sqlite3_prepare_v2(check,
+                             "SELECT count(*) FROM sqlite_master WHERE name = 'devices_by_token'",
+                             -1, &stmt, nullptr) == SQLITE_OK);
+  REQUIRE(sqlite3_step(stmt) == SQLITE_ROW);
+  CHECK(sqlite3_column_int(stmt, 0) == 0);  // the index version 9 counted by is gone
+  sqlite3_finalize(stmt);
+  sqlite3_close(check);
+}
+
+// Many enrollments of one token: the limit reads the one `limit` back, whatever the count.
+FEDLEAF_STORE_CASE(store_the_enrollment_limit_holds_after_many_enrollments,
+                   FEDLEAF_STORE_BACKENDS) {
+  create(store, "p");
+  for (int i = 0; i < 300; ++i) {
+    REQUIRE(enroll(store, device("d" + std::to_string(i), "tok", 10 * i), 100).enrolled == i < 100);
+  }
+  // 300 tried over 3,000 s at a limit of 100 an hour: the first 100, then none within the hour.
+  CHECK(store.list_devices("p", "", 1000).size() == 100);
+  CHECK(enroll(store, device("x", "tok", 3600), 100).enrolled);  // d0 (at 0) left the hour
+  const EnrollOutcome full = enroll(store, device("y", "tok", 3605), 100);
+  CHECK_FALSE(full.enrolled);
+  CHECK(full.retry_at == std::optional<double>(10 + 3600));  // when d1 leaves it
+  CHECK(enroll(store, device("y", "tok", 3610), 100).enrolled);
 }
 
 TEST_CASE("postgres_a_version_9_database_is_migrated_and_enrolls_devices", "[store][postgres]") {
@@ -175,7 +232,7 @@ TEST_CASE("postgres_a_version_9_database_is_migrated_and_enrolls_devices", "[sto
   pg_result* r = PQexec(admin,
                         "ALTER TABLE populations DROP COLUMN privacy; "
                         "ALTER TABLE populations DROP COLUMN privacy_secret; DROP TABLE devices; "
-                        "UPDATE schema_version SET version = 9");
+                        "DROP TABLE device_enrollments; UPDATE schema_version SET version = 9");
   REQUIRE(PQresultStatus(r) == PGRES_COMMAND_OK);
   PQclear(r);
 
@@ -187,6 +244,34 @@ TEST_CASE("postgres_a_version_9_database_is_migrated_and_enrolls_devices", "[sto
   CHECK(migrated->find_population("p")->settings.privacy_json.empty());
   CHECK(enroll(*migrated, device("a1", "tok", 200), 10).enrolled);
   CHECK(migrated->find_device("p", "cred-a1", false)->id == "a1");
+}
+
+TEST_CASE("postgres_a_version_10_database_keeps_its_enrollment_limit", "[store][postgres]") {
+  PostgresBackend backend;
+  {
+    const std::unique_ptr<Store> first = backend.open();
+    if (!first) return;
+    create(*first, "p");
+    REQUIRE(enroll(*first, device("a2", "tok", 1500), 2).enrolled);
+    REQUIRE(enroll(*first, device("a1", "tok", 1000), 2).enrolled);
+  }
+  pg_conn* admin = PQconnectdb(backend.url().c_str());
+  pg_result* r = PQexec(admin,
+                        "DROP TABLE device_enrollments; CREATE INDEX devices_by_token ON devices "
+                        "(population_id, token_hash, enrolled_at); "
+                        "UPDATE schema_version SET version = 10");
+  REQUIRE(PQresultStatus(r) == PGRES_COMMAND_OK);
+  PQclear(r);
+  const std::unique_ptr<Store> migrated = backend.open();
+  r = PQexec(admin, "SELECT count(*) FROM pg_indexes WHERE indexname = 'devices_by_token'");
+  CHECK(std::string(PQgetvalue(r, 0, 0)) == "0");
+  PQclear(r);
+  PQfinish(admin);
+  const EnrollOutcome refused = enroll(*migrated, device("a3", "tok", 2000), 2);
+  CHECK_FALSE(refused.enrolled);
+  CHECK(refused.retry_at == std::optional<double>(1000 + 3600));
+  CHECK(enroll(*migrated, device("a3", "tok", 4600), 2).enrolled);
+  CHECK_FALSE(enroll(*migrated, device("a4", "tok", 5000), 2).enrolled);
 }
 
 }  // namespace fedleaf::server

@@ -67,6 +67,7 @@ Response Router::devices_response(const Request& request, const std::string& pop
                                                       {"credential", enrolled.credential}}
                                            .dump());
       r.set_header("Cache-Control", "no-store");
+      r.send_after = SendAfter::kSync;  // a credential is shown once: only once it is durable
       return r;
     }
     check_admin(request);

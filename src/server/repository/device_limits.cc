@@ -9,10 +9,14 @@ std::optional<DeviceLimits> device_limits(const PopulationSettings& settings) {
   const std::optional<PrivacySpec> spec =
       privacy_spec_from_text(settings.privacy_json, "population.privacy");
   if (!spec) return std::nullopt;
+  return device_limits_of(*spec);
+}
+
+DeviceLimits device_limits_of(const PrivacySpec& spec) {
   // Each of the three is at most 2^31 - 1 (privacy_spec.cc).
-  return DeviceLimits{static_cast<int>(spec->max_participations),
-                      static_cast<int>(spec->min_separation),
-                      static_cast<int>(spec->enrollments_per_token_per_hour)};
+  return DeviceLimits{static_cast<int>(spec.max_participations),
+                      static_cast<int>(spec.min_separation),
+                      static_cast<int>(spec.enrollments_per_token_per_hour)};
 }
 
 std::optional<ParticipationRefusal> participation_refusal(const DeviceRecord& device, int round,

@@ -18,6 +18,8 @@
 
 namespace fedleaf::server {
 
+struct PrivacySpec;
+
 struct DeviceLimits {
   int max_participations = 1;                 // >= 1
   int min_separation = 0;                     // >= 0
@@ -29,6 +31,8 @@ struct DeviceLimits {
 // when the population has no privacy section. InvalidInput naming "population.privacy" for
 // stored text that is not a privacy section.
 std::optional<DeviceLimits> device_limits(const PopulationSettings& settings);
+// The limits of a parsed section.
+DeviceLimits device_limits_of(const PrivacySpec& spec);
 
 struct ParticipationRefusal {
   enum class Rule { kMaxParticipations, kMinSeparation };

@@ -82,6 +82,7 @@ std::unique_ptr<PopulationState> load_population_state(Store& store,
   st->update_plan = std::make_shared<const core::UpdatePlan>(
       private_update_plan(core::parse_update_plan(record.plan_json), record.settings));
   st->privacy = privacy_ledger_of(record);
+  if (st->privacy) st->device_limits = device_limits_of(st->privacy->spec());
   st->optimizer = core::server_optimizer_from_text(
       record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
   st->buffered = core::buffered_spec_from_text(record.settings.buffered_json,
@@ -207,6 +208,7 @@ std::unique_ptr<PopulationState> new_population_state(
   st->update_plan = std::move(update_plan);
   st->aggregator.emplace(std::move(aggregator));
   st->privacy = privacy_ledger_of(record);
+  if (st->privacy) st->device_limits = device_limits_of(st->privacy->spec());
   st->optimizer = core::server_optimizer_from_text(
       record.settings.server_optimizer_json, "population '" + record.id + "': server_optimizer");
   st->buffered = core::buffered_spec_from_text(record.settings.buffered_json,

@@ -21,6 +21,7 @@
 #include "core/aggregation/updates/update_plan.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"
+#include "server/repository/device_limits.h"
 #include "server/repository/privacy_spec.h"
 #include "server/repository/results.h"
 #include "server/store/store.h"
@@ -60,6 +61,9 @@ struct PopulationState {
   // A private population's ε ledger (record.settings.privacy_json; null when not private): its
   // accountant's tables are built once per load, each round's ε computed once.
   std::shared_ptr<PrivacyLedger> privacy;
+  // Its device limits, read from the same section once (nullopt when not private): every claim
+  // and enrollment checks them.
+  std::optional<DeviceLimits> device_limits;
   // When aggregator_in_seq_order, the aggregator holds exactly the round's stored results
   // 1..result_seq, folded in seq order (always so for a store one server owns). A server sharing
   // its store with others holds only the results it accepted: it rebuilds the aggregate from the

@@ -42,8 +42,11 @@ std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind ki
   parts_.population_step(population_id, "claim", [&] {
     if (counted) {
       // Checked and recorded under the device row's lock, in the transaction that leases: two
-      // servers never both admit one device past its limits.
-      locked = parts_.store.find_device(population_id, device->credential_hash, true);
+      // servers never both admit one device past its limits. A store this server owns changes
+      // only under the repository's lock, held since admit_device read the device.
+      locked = parts_.store.shared()
+                   ? parts_.store.find_device(population_id, device->credential_hash, true)
+                   : std::optional<DeviceRecord>(*device);
       if (!locked || locked->revoked_at != 0 ||
           participation_refusal(*locked, task.round, *limits)) {
         return;
@@ -158,7 +161,7 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
   // A private population admits enrolled devices only, each within its limits. A device over a
   // limit may still take evaluate tasks (they release nothing private): its refusal is answered
   // when the train pool is reached, or when nothing was leased.
-  const std::optional<DeviceLimits> limits = device_limits(st.record.settings);
+  const std::optional<DeviceLimits>& limits = st.device_limits;
   std::optional<DeviceRecord> device;
   std::optional<ParticipationRefusal> refusal;
   if (limits) {

@@ -39,9 +39,11 @@ class DeviceStore {
   virtual ~DeviceStore() = default;
 
   // Stores `device` unless its client token (token_hash) enrolled `max_per_hour` devices of the
-  // population in the hour before device.enrolled_at, counted in the store (enrollers with one
+  // population in the hour before device.enrolled_at, read in the store (enrollers with one
   // token take turns: PostgreSQL locks the population and token first), so the limit holds across
-  // servers. Conflict: the credential hash is taken; NotFound: unknown population.
+  // servers; its cost does not grow with the devices enrolled (each token's enrollments are
+  // numbered: one index probe reads the one max_per_hour back). Conflict: the credential hash is
+  // taken; NotFound: unknown population.
   virtual EnrollOutcome enroll_device(const DeviceRecord& device, int max_per_hour) = 0;
   // The device whose credential hashes to `credential_hash`, revoked or not (nullopt: none);
   // with `lock` its row stays locked until the transaction ends (PostgreSQL: a claim checks and

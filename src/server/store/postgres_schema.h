@@ -115,7 +115,7 @@ inline std::vector<std::string> postgres_schema() {
          ON client_tokens (population_id, token_hash))sql",
       // Version 10: a private population's devices (DeviceRecord), found by their credential's
       // hash on every claim (devices_by_credential: a million devices cost a claim one index
-      // probe) and counted per client token over the last hour at each enrollment.
+      // probe).
       R"sql(CREATE TABLE IF NOT EXISTS devices (
          population_id TEXT NOT NULL REFERENCES populations(id),
          id TEXT NOT NULL,
@@ -128,15 +128,22 @@ inline std::vector<std::string> postgres_schema() {
          PRIMARY KEY (population_id, id)))sql",
       R"sql(CREATE UNIQUE INDEX IF NOT EXISTS devices_by_credential
          ON devices (population_id, credential_hash))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS devices_by_token
-         ON devices (population_id, token_hash, enrolled_at))sql",
+      // Version 11: each client token's enrollments in a population, numbered 1, 2, … in order
+      // (enroll_device): the hourly limit reads the one enrollment `limit` back, an index probe
+      // however many devices the token enrolled (version 10 counted the hour's rows).
+      R"sql(CREATE TABLE IF NOT EXISTS device_enrollments (
+         population_id TEXT NOT NULL REFERENCES populations(id),
+         token_hash TEXT NOT NULL,
+         seq BIGINT NOT NULL,
+         enrolled_at DOUBLE PRECISION NOT NULL,
+         PRIMARY KEY (population_id, token_hash, seq)))sql",
   };
 }
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs
 // first).
-inline constexpr std::array<const char*, 9> kPostgresMigrations{
+inline constexpr std::array<const char*, 10> kPostgresMigrations{
     // 1 → 2: seqs from result_seq, after those of the results stored by version 1.
     "SELECT setval('result_seq', coalesce((SELECT max(seq) FROM results), 0) + 1, false)",
     // 2 → 3: the bytes of each lease's last refused upload counted (add_rejection). ACCESS
@@ -176,6 +183,13 @@ inline constexpr std::array<const char*, 9> kPostgresMigrations{
     "DO $$ BEGIN ALTER TABLE populations ADD COLUMN IF NOT EXISTS privacy TEXT NOT NULL DEFAULT "
     "''; ALTER TABLE populations ADD COLUMN IF NOT EXISTS privacy_secret TEXT NOT NULL DEFAULT "
     "''; END $$",
+    // 10 → 11: the enrollments so far numbered per client token in enrollment order
+    // (device_enrollments, created by the schema above); the index version 10 counted them by
+    // goes. One statement.
+    "DO $$ BEGIN INSERT INTO device_enrollments (population_id, token_hash, seq, enrolled_at) "
+    "SELECT population_id, token_hash, ROW_NUMBER() OVER (PARTITION BY population_id, "
+    "token_hash ORDER BY enrolled_at, id), enrolled_at FROM devices ON CONFLICT DO NOTHING; "
+    "DROP INDEX IF EXISTS devices_by_token; END $$",
 };
 
 // Indexes on columns a migration adds: created after the migrations (the schema above runs

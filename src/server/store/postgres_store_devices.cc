@@ -3,6 +3,7 @@
 // token's last hour, so enrollers with one token on any server take turns and the hourly limit
 // holds across servers; a claim reads its device FOR UPDATE, so the participation check and its
 // record (in the claim's transaction) are one step for every server.
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,11 +26,25 @@ EnrollOutcome PostgresStore::enroll_device(const DeviceRecord& d, int max_per_ho
   require_population(d.population_id);
   run("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))",
       Params().text("fedleaf enroll " + d.population_id + " " + d.token_hash));
-  Rows window = run(
-      "SELECT count(*), coalesce(min(enrolled_at), 0) FROM devices WHERE population_id = $1 AND "
-      "token_hash = $2 AND enrolled_at > $3",
-      Params().text(d.population_id).text(d.token_hash).real(d.enrolled_at - 3600));
-  if (window.int64(0, 0) >= max_per_hour) return {false, window.real(0, 1) + 3600};
+  // The token's enrollments are numbered 1, 2, … (device_enrollments): it is at its limit when
+  // the one max_per_hour back from the next is still within the hour.
+  Rows newest = run(
+      "SELECT seq FROM device_enrollments WHERE population_id = $1 AND token_hash = $2 ORDER BY "
+      "seq DESC LIMIT 1",
+      Params().text(d.population_id).text(d.token_hash));
+  const std::int64_t last = newest.size() == 0 ? 0 : newest.int64(0, 0);
+  if (last >= max_per_hour) {
+    Rows back = run(
+        "SELECT enrolled_at FROM device_enrollments WHERE population_id = $1 AND token_hash = $2 "
+        "AND seq = $3",
+        Params().text(d.population_id).text(d.token_hash).integer(last - max_per_hour + 1));
+    if (back.size() > 0 && back.real(0, 0) > d.enrolled_at - 3600) {
+      return {false, back.real(0, 0) + 3600};
+    }
+  }
+  run("INSERT INTO device_enrollments (population_id, token_hash, seq, enrolled_at) VALUES ($1, "
+      "$2, $3, $4)",
+      Params().text(d.population_id).text(d.token_hash).integer(last + 1).real(d.enrolled_at));
   run("INSERT INTO devices (population_id, id, credential_hash, token_hash, enrolled_at, "
       "revoked_at, participations, last_round) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
       Params()

@@ -3,6 +3,7 @@
 // connection without further locks.
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,12 +27,31 @@ DeviceRecord read_device(SqliteStatement& s) {
 
 EnrollOutcome SqliteStore::enroll_device(const DeviceRecord& d, int max_per_hour) {
   require_population(d.population_id);
-  auto window = statement(
-      "SELECT count(*), min(enrolled_at) FROM devices WHERE population_id = ? AND token_hash = ? "
-      "AND enrolled_at > ?");
-  window.bind(1, d.population_id).bind(2, d.token_hash).bind(3, d.enrolled_at - 3600);
-  window.step();
-  if (window.int64(0) >= max_per_hour) return {false, window.real(1) + 3600};
+  // The token's enrollments are numbered 1, 2, … (device_enrollments): it is at its limit when
+  // the one max_per_hour back from the next is still within the hour.
+  std::int64_t last = 0;
+  {
+    auto s = statement(
+        "SELECT seq FROM device_enrollments WHERE population_id = ? AND token_hash = ? ORDER BY "
+        "seq DESC LIMIT 1");
+    s.bind(1, d.population_id).bind(2, d.token_hash);
+    if (s.step()) last = s.int64(0);
+  }
+  if (last >= max_per_hour) {
+    auto s = statement(
+        "SELECT enrolled_at FROM device_enrollments WHERE population_id = ? AND token_hash = ? "
+        "AND seq = ?");
+    s.bind(1, d.population_id).bind(2, d.token_hash).bind(3, last - max_per_hour + 1);
+    if (s.step() && s.real(0) > d.enrolled_at - 3600) return {false, s.real(0) + 3600};
+  }
+  statement(
+      "INSERT INTO device_enrollments (population_id, token_hash, seq, enrolled_at) VALUES (?, ?, "
+      "?, ?)")
+      .bind(1, d.population_id)
+      .bind(2, d.token_hash)
+      .bind(3, last + 1)
+      .bind(4, d.enrolled_at)
+      .run();
   statement(
       "INSERT INTO devices (population_id, id, credential_hash, token_hash, enrolled_at, "
       "revoked_at, participations, last_round) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
