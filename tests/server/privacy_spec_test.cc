@@ -109,6 +109,13 @@ TEST_CASE("privacy_spec_refuses_buffered_populations_and_data_dependent_plan_rul
   CHECK_THROWS_MATCHES(parse(buffered), InvalidInput,
                        MessageContains("population.privacy: buffered private populations are not "
                                        "supported (their privacy accounting is not carried)"));
+  json over = body(privacy());
+  over["over_selection"] = 1.3;
+  CHECK_THROWS_MATCHES(parse(over), InvalidInput,
+                       MessageContains("population.over_selection: a private population's round "
+                                       "hands out exactly clients_per_round train tasks"));
+  over["over_selection"] = 1;
+  CHECK_NOTHROW(parse(over));
   json quantile = body(privacy());
   quantile["plan"]["updates"]["emb"] = {{"encoding", "row_sparse"},
                                         {"aggregator", "sum"},

@@ -206,6 +206,14 @@ PopulationSpec parse_population_spec(const std::string& body_text) {
   if (body.contains("privacy")) {
     const PrivacySpec privacy = parse_privacy_spec(body["privacy"]);
     check_private_plan(body["plan"]);
+    // A round's sum takes at most clients_per_round reports (its fixed size): more tasks would
+    // spend devices' participations on reports it cannot use, and servers sharing a store could
+    // together accept more reports than one round's sum may fold.
+    if (spec.settings.train_tasks_per_round != spec.settings.clients_per_round) {
+      throw InvalidInput(
+          "population.over_selection: a private population's round hands out exactly "
+          "clients_per_round train tasks (its sum's fixed size), so over_selection must be 1");
+    }
     try {
       // The sum's own limits (no int64 overflow of clients_per_round clipped updates).
       core::PrivateSum check({}, private_sum_settings(privacy, spec.settings.clients_per_round));
