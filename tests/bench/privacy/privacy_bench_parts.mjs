@@ -20,6 +20,43 @@ export function deviceRing(n, perRound, rounds) {
   };
 }
 
+// The population: `records` cut into devices of `perDevice` in order (copy 0), then, while fewer
+// than `count` devices, copy c = 1, 2, … of `records` shuffled by a generator seeded with c and
+// cut likewise. Without `count`: copy 0's devices only.
+export function populationDevices(records, perDevice, count) {
+  const perCopy = Math.floor(records.length / perDevice);
+  if (!(Number.isInteger(perDevice) && perDevice >= 1 && perCopy >= 1)) {
+    throw new RangeError(`records per device must be in [1, ${records.length}], got ${perDevice}`);
+  }
+  const n = count ?? perCopy;
+  if (!(Number.isInteger(n) && n >= 1)) throw new RangeError(`--devices must be a positive integer, got ${count}`);
+  const devices = [];
+  for (let c = 0; devices.length < n; c += 1) {
+    const order = records.map((_, i) => i);
+    if (c > 0) shuffle(order, c);
+    for (let d = 0; d < perCopy && devices.length < n; d += 1) {
+      devices.push(order.slice(d * perDevice, (d + 1) * perDevice).map((i) => records[i]));
+    }
+  }
+  return devices;
+}
+
+// Fisher–Yates with mulberry32 seeded by `seed`: the same order on every machine.
+function shuffle(values, seed) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  for (let i = values.length - 1; i > 0; i -= 1) {
+    const j = Math.floor(next() * (i + 1));
+    [values[i], values[j]] = [values[j], values[i]];
+  }
+}
+
 // CPU time (user + system) the process `pid` has used, in ms (Linux /proc).
 export function processCpuMs(pid) {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
