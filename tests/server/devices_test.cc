@@ -12,6 +12,7 @@
 #include "server/util/sha256.h"
 #include "tests/core/error_matchers.h"
 #include "tests/server/repository_harness.h"
+#include "tests/server/store_backends.h"
 
 namespace fedleaf::server {
 namespace {
@@ -206,6 +207,51 @@ TEST_CASE("enrollment_needs_a_live_token_of_a_private_population", "[repository]
   CHECK(h.repo.devices(p.id, "").devices.empty());
   // A public population's claims need no device.
   CHECK(std::holds_alternative<TaskAssignment>(h.repo.claim(open.id, open.client_token)));
+}
+
+// Servers sharing a store: a server that has loaded the population leases a private train task
+// from its loaded round (one locked read of the device), and still holds the device to one task
+// per round, refuses an unknown credential and one-less claims as the full claim does.
+TEST_CASE("servers_sharing_a_store_hold_a_device_to_its_limits", "[repository][devices][shared]") {
+  PostgresBackend backend;
+  std::unique_ptr<Store> store0 = backend.open();
+  if (!store0) return;
+  std::unique_ptr<Store> store1 = backend.open();
+  FakeClock clock;
+  ServerMetrics metrics0;
+  ServerMetrics metrics1;
+  TaskRepository s0(*store0, clock, metrics0, TaskRepositoryOptions{});
+  TaskRepository s1(*store1, clock, metrics1, TaskRepositoryOptions{});
+  const auto commit = [](TaskRepository& repo, Store& store) {
+    repo.commit_batch();
+    store.sync();
+  };
+  PopulationSpec spec = private_spec();
+  spec.settings.clients_per_round = spec.settings.min_reports = 3;
+  spec.settings.train_tasks_per_round = 3;
+  const CreatedPopulation p = s0.create_population(spec);
+  const std::string a = s0.enroll_device(p.id, p.client_token).credential;
+  const std::string b = s0.enroll_device(p.id, p.client_token).credential;
+  commit(s0, *store0);
+  // b's claim loads the population on s1; a's own task comes from s0.
+  REQUIRE(std::holds_alternative<TaskAssignment>(s1.claim(p.id, p.client_token, 0, b)));
+  commit(s1, *store1);
+  REQUIRE(std::holds_alternative<TaskAssignment>(s0.claim(p.id, p.client_token, 0, a)));
+  commit(s0, *store0);
+
+  CHECK_THROWS_MATCHES(s1.claim(p.id, p.client_token, 0, a), DeviceTooSoon,
+                       MessageContains("took a train task of round 0 already (one per round)"));
+  CHECK_THROWS_MATCHES(s1.claim(p.id, p.client_token, 0, "forged-credential"), Forbidden,
+                       MessageContains("not a device of population 'p'"));
+  CHECK_THROWS_AS(s1.claim(p.id, p.client_token, 0, ""), DeviceRequired);
+  commit(s1, *store1);
+  CHECK(store0->find_device(p.id, sha256_hex(a), false)->participations == 1);
+  CHECK(store0->find_device(p.id, sha256_hex(b), false)->participations == 1);
+  // A third device takes the round's last task through s1's loaded round.
+  const std::string c = s1.enroll_device(p.id, p.client_token).credential;
+  REQUIRE(std::holds_alternative<TaskAssignment>(s1.claim(p.id, p.client_token, 0, c)));
+  commit(s1, *store1);
+  CHECK(store0->find_device(p.id, sha256_hex(c), false)->participations == 1);
 }
 
 }  // namespace fedleaf::server

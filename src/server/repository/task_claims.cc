@@ -6,6 +6,7 @@
 
 #include "server/repository/round_rules.h"
 #include "server/util/server_errors.h"
+#include "server/util/sha256.h"
 #include "server/util/tokens.h"
 
 namespace fedleaf::server {
@@ -82,16 +83,21 @@ std::optional<TaskAssignment> TaskClaims::lease(PopulationState& st, TaskKind ki
   return task;
 }
 
-std::optional<TaskAssignment> TaskClaims::lease_from_loaded_round(const std::string& population_id,
-                                                                  const std::string& token_hash,
-                                                                  int min_round, double now) {
+std::optional<TaskAssignment> TaskClaims::lease_from_loaded_round(
+    const std::string& population_id, const std::string& token_hash, int min_round, double now,
+    const std::string& device_credential) {
   // Only where the round as last read still creates tasks of every pool, and nothing would
   // close it: a claim that leases nothing here (the round filled or closed meanwhile) re-reads
   // and claims as usual. Counters read earlier are never above the store's, so a pool this
   // read finds used up is, and the claim's statement leases only from an open round, in which
   // case it is the population's current one and its model the loaded one.
   PopulationState* st = parts_.populations.loaded(population_id);
-  if (st == nullptr || !st->record.settings.privacy_json.empty() ||
+  // A private population's train claim too: its device is read only once, locked, in the step
+  // that leases (an unknown credential leases nothing here, and the full claim names why). Not
+  // with evaluate tasks, which the full claim hands out to admitted devices only.
+  const bool is_private = st != nullptr && st->device_limits.has_value();
+  if (st == nullptr ||
+      (is_private && (device_credential.empty() || st->record.settings.eval_tasks_per_round > 0)) ||
       !holds_client_token(*st, token_hash) || st->record.state != RunState::kRunning ||
       st->record.paused || st->buffered || st->closing != 0 ||
       st->round.status != RoundStatus::kOpen || st->round.number < min_round ||
@@ -108,8 +114,12 @@ std::optional<TaskAssignment> TaskClaims::lease_from_loaded_round(const std::str
   for (const Pool& pool : pools) {
     if (pool.created >= pool.limit) return std::nullopt;
   }
+  DeviceRecord device;
+  if (is_private) device.credential_hash = sha256_hex(device_credential);
   for (const Pool& pool : pools) {
-    if (std::optional<TaskAssignment> task = lease(*st, pool.kind, pool.limit, token_hash, now)) {
+    if (std::optional<TaskAssignment> task =
+            lease(*st, pool.kind, pool.limit, token_hash, now, is_private ? &device : nullptr,
+                  is_private ? &*st->device_limits : nullptr)) {
       return task;
     }
   }
@@ -138,8 +148,8 @@ ClaimOutcome TaskClaims::claim(const std::string& population_id, const std::stri
   // A server sharing its store leases from the round it has loaded, without re-reading it first
   // (one statement per claim instead of two).
   if (parts_.store.shared()) {
-    if (std::optional<TaskAssignment> task =
-            lease_from_loaded_round(population_id, presented_hash, min_round, parts_.clock.now())) {
+    if (std::optional<TaskAssignment> task = lease_from_loaded_round(
+            population_id, presented_hash, min_round, parts_.clock.now(), device_credential)) {
       return *task;
     }
   }

@@ -57,10 +57,12 @@ class TaskClaims {
   // max_tasks_per_client tasks (Retry-After: when the first of their leases expires).
   void check_client_bound(const PopulationState& st, const std::string& client_key, double now);
   // A shared store's fast path: a task of the loaded round without re-reading the population
-  // first; nullopt when the loaded state does not allow it or nothing was leased.
+  // first; nullopt when the loaded state does not allow it or nothing was leased. A private
+  // population's device, by `device_credential`, is checked and recorded as lease() does.
   std::optional<TaskAssignment> lease_from_loaded_round(const std::string& population_id,
                                                         const std::string& token_hash,
-                                                        int min_round, double now);
+                                                        int min_round, double now,
+                                                        const std::string& device_credential);
 
   RepositoryParts& parts_;
   RoundLifecycle& rounds_;
