@@ -7,11 +7,11 @@
 #include <string>
 
 #include "core/error.h"
-#include "server/repository/population_spec.h"
+#include "server/api/population_body.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    const fedleaf::server::PopulationSpec spec = fedleaf::server::parse_population_spec(
+    const fedleaf::server::PopulationSpec spec = fedleaf::server::parse_population_body(
         std::string(reinterpret_cast<const char*>(data), size));
     const bool in_range = spec.settings.rounds >= 1 && spec.settings.clients_per_round >= 1 &&
                           spec.settings.min_reports >= 1 &&

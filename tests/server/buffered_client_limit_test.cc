@@ -8,8 +8,8 @@
 #include <variant>
 
 #include "core/aggregation/round/buffered_spec.h"
+#include "server/api/population_body.h"
 #include "server/api/wire_json.h"
-#include "server/repository/population_spec.h"
 #include "server/repository/task_repository.h"
 #include "server/util/server_errors.h"
 #include "tests/server/server_fixtures.h"
@@ -138,17 +138,17 @@ FEDLEAF_STORE_CASE(two_servers_sharing_a_store_hold_a_clients_bound_together,
   refused_claim(b, p);
 }
 
-TEST_CASE("max_tasks_per_client_is_a_population_field_of_both_modes", "[population_spec]") {
+TEST_CASE("max_tasks_per_client_is_a_population_field_of_both_modes", "[population_body]") {
   const char* plan = R"("plan": {}, "seed": 1)";
-  CHECK(parse_population_spec(std::string("{") + plan + R"(, "max_tasks_per_client": 3})")
+  CHECK(parse_population_body(std::string("{") + plan + R"(, "max_tasks_per_client": 3})")
             .settings.max_tasks_per_client == 3);
   CHECK(
-      parse_population_spec(std::string("{") + plan +
+      parse_population_body(std::string("{") + plan +
                             R"(, "mode": "buffered", "buffer_size": 2, "max_tasks_per_client": 1})")
           .settings.max_tasks_per_client == 1);
-  CHECK(parse_population_spec(std::string("{") + plan + "}").settings.max_tasks_per_client == 0);
+  CHECK(parse_population_body(std::string("{") + plan + "}").settings.max_tasks_per_client == 0);
   CHECK_THROWS_WITH(
-      parse_population_spec(std::string("{") + plan + R"(, "max_tasks_per_client": 0})"),
+      parse_population_body(std::string("{") + plan + R"(, "max_tasks_per_client": 0})"),
       Catch::Contains("'max_tasks_per_client' must be in [1, 10000000]"));
 }
 

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "server/api/population_body.h"
 #include "server/util/sha256.h"
 #include "server/util/tokens.h"
 #include "tests/core/error_matchers.h"

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/privacy/dp_ftrl_accountant.h"
-#include "server/repository/population_spec.h"
+#include "server/api/population_body.h"
 #include "tests/core/error_matchers.h"
 
 namespace fedleaf::server {
@@ -34,7 +34,7 @@ json body(const json& section) {
           {"privacy", section}};
 }
 
-PopulationSpec parse(const json& b) { return parse_population_spec(b.dump()); }
+PopulationSpec parse(const json& b) { return parse_population_body(b.dump()); }
 
 double epsilon_of(const json& section, std::int64_t rounds, std::int64_t after) {
   const core::DpFtrlAccountant accountant({rounds,
@@ -63,7 +63,7 @@ TEST_CASE("privacy_spec_is_parsed_and_stored_with_every_field_written_out", "[pr
   CHECK(privacy_spec_from_text(parse(body(with_rate)).settings.privacy_json, "p")
             ->enrollments_per_token_per_hour == 7);
   CHECK_FALSE(privacy_spec_from_text("", "p"));
-  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1})").settings.privacy_json.empty());
+  CHECK(parse_population_body(R"({"plan": {}, "seed": 1})").settings.privacy_json.empty());
 }
 
 TEST_CASE("privacy_spec_refuses_each_broken_rule_naming_the_field", "[privacy]") {

@@ -44,7 +44,7 @@ std::string origin_form(const std::string& target);
 enum class SendAfter { kNothing, kCommit, kSync };
 
 // A claim that may wait for a task (long poll): rather than sending its 204 at once, the
-// transport parks the request on ClaimWaiters (population, epoch), handles it again when woken,
+// transport parks the request on ClaimParking (population, epoch), handles it again when woken,
 // and sends the 204 once wait_s has passed without a task.
 struct ClaimWait {
   std::string population;
@@ -53,8 +53,8 @@ struct ClaimWait {
 };
 
 // The lease a claim's answer hands out. A transport that cannot deliver that answer (the client
-// closed its connection) gives it back with Router::release_undelivered, so the task goes to
-// another leaf at once instead of sitting out a whole lease.
+// closed its connection) gives it back with RequestHandler::release_undelivered, so the task
+// goes to another leaf at once instead of sitting out a whole lease.
 struct HandedLease {
   std::int64_t task_id = 0;
   std::string lease_token;

@@ -12,6 +12,7 @@
 #include "core/version.h"
 #include "server/api/claim_body.h"
 #include "server/api/finish_body.h"
+#include "server/api/population_body.h"
 #include "server/api/protocol_headers.h"
 #include "server/api/router_helpers.h"
 #include "server/api/static_files.h"
@@ -317,7 +318,7 @@ Response Router::route(Request& request, bool admitted) const {
       return Response::json(200, populations_json(repository_.list_populations()).dump());
     }
     const CreatedPopulation created =
-        repository_.create_population(parse_population_spec(request.body));
+        repository_.create_population(parse_population_body(request.body));
     return Response::json(201, created_population_json(created).dump())
         .set_header("Location", population_url(created.id));
   }

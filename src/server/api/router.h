@@ -25,6 +25,7 @@
 
 #include "server/api/client_rate_limiter.h"
 #include "server/api/http_message.h"
+#include "server/api/request_handler.h"
 #include "server/repository/task_repository.h"
 #include "server/util/server_metrics.h"
 
@@ -48,22 +49,22 @@ struct RouterOptions {
   std::function<std::optional<std::string>()> failure;
 };
 
-class Router {
+class Router final : public RequestHandler {
  public:
   Router(TaskRepository& repository, ServerMetrics& metrics, RouterOptions options);
   // An upload's body is moved out of `request` into the store (an upload's bytes are never
   // copied); every other request is left as it was (a parked claim is handled again from it).
-  Response handle(Request& request) const;
+  Response handle(Request& request) const override;
   Response handle(Request&& request) const { return handle(request); }
   // A parked claim handled again once ClaimWaiters woke it: handle() without charging the
   // client's rate limit, which its arrival already did — a request is admitted once (charged
   // again, admitted waiting claims got 429 the moment their round opened, and its tasks sat
   // free).
-  Response handle_woken(Request& request) const;
+  Response handle_woken(Request& request) const override;
   // Gives back the lease of a claim answer the transport could not deliver
   // (TaskRepository::release_lease). Never throws: a lease it cannot give back expires as any
   // other (logged when a logger is set).
-  void release_undelivered(const HandedLease& lease) const;
+  void release_undelivered(const HandedLease& lease) const override;
 
  private:
   // admitted: the request was charged to its client's rate limit already (a woken claim).

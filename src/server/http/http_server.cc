@@ -7,15 +7,17 @@
 #include <thread>
 #include <vector>
 
+#include "core/error.h"
 #include "server/http/http_session.h"
 
 namespace fedleaf::server {
 
 class HttpServer::Impl {
  public:
-  Impl(ListeningSocket socket, Router& router, ClaimWaiters& waiters, GroupCommit& group_commit,
-       ServerMetrics& metrics, HttpServerOptions options, std::shared_ptr<spdlog::logger> logger)
-      : shared_(router, waiters, group_commit, metrics, std::move(options), std::move(logger)),
+  Impl(ListeningSocket socket, const RequestHandler& handler, ClaimParking& parking,
+       CommitGate& commit_gate, ServerMetrics& metrics, HttpServerOptions options,
+       std::shared_ptr<spdlog::logger> logger)
+      : shared_(handler, parking, commit_gate, metrics, std::move(options), std::move(logger)),
         ioc_(std::max(1, shared_.options.threads)),
         acceptor_(net::make_strand(ioc_)),
         signals_(ioc_, SIGTERM, SIGINT),
@@ -114,10 +116,10 @@ class HttpServer::Impl {
   std::chrono::steady_clock::time_point shutdown_started_;
 };
 
-HttpServer::HttpServer(ListeningSocket socket, Router& router, ClaimWaiters& waiters,
-                       GroupCommit& group_commit, ServerMetrics& metrics, HttpServerOptions options,
+HttpServer::HttpServer(ListeningSocket socket, const RequestHandler& handler, ClaimParking& parking,
+                       CommitGate& commit_gate, ServerMetrics& metrics, HttpServerOptions options,
                        std::shared_ptr<spdlog::logger> logger)
-    : impl_(std::make_unique<Impl>(std::move(socket), router, waiters, group_commit, metrics,
+    : impl_(std::make_unique<Impl>(std::move(socket), handler, parking, commit_gate, metrics,
                                    std::move(options), std::move(logger))) {}
 HttpServer::~HttpServer() = default;
 unsigned short HttpServer::port() const { return impl_->port(); }

@@ -1,5 +1,7 @@
-// HttpServer: the Boost.Beast adapter in front of the Router — HTTP/1.1 with keep-alive on a
-// small thread pool, request limits and timeouts, CORS, and graceful shutdown.
+// HttpServer: the Boost.Beast adapter in front of a RequestHandler (the Router) — HTTP/1.1 with
+// keep-alive on a small thread pool, request limits and timeouts, CORS, and graceful shutdown.
+// It is handed the narrow interfaces it uses (RequestHandler, ClaimParking, CommitGate) and
+// includes nothing of the repository.
 //
 //   ListeningSocket socket(address, port);   // bound before the store opens (port 0 picks one)
 //   HttpServer server(std::move(socket), router, repository.waiters(), group_commit, metrics,
@@ -19,24 +21,24 @@
 // here, before the protocol-version check, since browsers cannot add headers to them.
 //
 // Group commit: a response whose send_after is kCommit (claims) or kSync (uploads) is handed
-// to the GroupCommit and written when the commit (and sync) covering its work returns; the
-// connection stays busy meanwhile and the I/O threads serve other connections. When that step
+// to the CommitGate (GroupCommit) and written when the commit (and sync) covering its work returns;
+// the connection stays busy meanwhile and the I/O threads serve other connections. When that step
 // fails, the answer becomes 503 unavailable instead.
 //
 // Long-poll claims: a response carrying `wait` (a claim with {"wait_s": s} that found nothing) is
-// not sent; the session parks on ClaimWaiters — a callback and a timer, no thread — and handles
-// the request again when woken (a task may have appeared) or sends its 204 once s has passed.
-// Every answer it finally sends still waits for its group commit like any claim. A woken claim is
-// not charged to the client rate limit again (Router::handle_woken). Deadlines are not checked
-// here: DeadlineTicker drives the repository's tick().
+// not sent; the session parks on ClaimParking (ClaimWaiters) — a callback and a timer, no thread —
+// and handles the request again when woken (a task may have appeared) or sends its 204 once s has
+// passed. Every answer it finally sends still waits for its group commit like any claim. A woken
+// claim is not charged to the client rate limit again (RequestHandler::handle_woken). Deadlines are
+// not checked here: DeadlineTicker drives the repository's tick().
 //
 // Client disconnects: a parked claim keeps a wait on its socket, so a client that closes the
 // connection (end of stream or reset) is seen at once — its claim is unparked and dropped, with
 // no answer. A woken claim whose client has gone is dropped before it is handled. An answer
 // carrying a task (Response::lease) whose client is seen gone before the write, or whose write
-// fails, gives its lease back (Router::release_undelivered): the task goes to another leaf at
-// once instead of being lost for a whole lease. (An answer the kernel accepted before the
-// close was seen is lost with the connection: its lease expires as usual.)
+// fails, gives its lease back (RequestHandler::release_undelivered): the task goes to another leaf
+// at once instead of being lost for a whole lease. (An answer the kernel accepted before the close
+// was seen is lost with the connection: its lease expires as usual.)
 //
 // Shutdown: on SIGTERM/SIGINT the acceptor closes, idle connections close, requests in flight
 // finish and their responses are written (with Connection: close; parked claims get their 204 at
@@ -49,10 +51,10 @@
 #include <string>
 #include <vector>
 
-#include "server/api/router.h"
+#include "server/api/request_handler.h"
 #include "server/http/listening_socket.h"
-#include "server/repository/claim_waiters.h"
-#include "server/repository/group_commit.h"
+#include "server/util/claim_parking.h"
+#include "server/util/commit_gate.h"
 #include "server/util/server_metrics.h"
 
 namespace spdlog {
@@ -73,10 +75,10 @@ struct HttpServerOptions {
 
 class HttpServer {
  public:
-  // Accepts on the socket. The router, waiters, group commit and metrics must outlive the
-  // server.
-  HttpServer(ListeningSocket socket, Router& router, ClaimWaiters& waiters,
-             GroupCommit& group_commit, ServerMetrics& metrics, HttpServerOptions options,
+  // Accepts on the socket. The handler (the Router), the parking (ClaimWaiters), the commit
+  // gate (GroupCommit) and metrics must outlive the server.
+  HttpServer(ListeningSocket socket, const RequestHandler& handler, ClaimParking& parking,
+             CommitGate& commit_gate, ServerMetrics& metrics, HttpServerOptions options,
              std::shared_ptr<spdlog::logger> logger);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;

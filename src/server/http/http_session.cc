@@ -43,7 +43,7 @@ void Session::close_if_idle() {
       self->stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
       self->stream_.close();
     } else if (self->parked_ &&
-               self->shared_.waiters.cancel(self->parked_->wait->population, self->ticket_)) {
+               self->shared_.parking.cancel(self->parked_->wait->population, self->ticket_)) {
       self->send_parked();
     }
   });
@@ -189,7 +189,7 @@ void Session::dispatch() {
     }
     shared_.metrics.count_request(204);
   } else {
-    response = shared_.router.handle(request);
+    response = shared_.handler.handle(request);
   }
   if (shared_.logger && shared_.logger->should_log(spdlog::level::debug)) {
     shared_.logger->debug("event=request method={} target={} status={} bytes_in={}", request.method,
@@ -229,9 +229,9 @@ void Session::write_after_group_commit(Response response, bool keep_alive, bool 
               });
   };
   if (after == SendAfter::kSync) {
-    shared_.group_commit.after_durable(std::move(release));
+    shared_.commit_gate.after_durable(std::move(release));
   } else {
-    shared_.group_commit.after_commit(std::move(release));
+    shared_.commit_gate.after_commit(std::move(release));
   }
 }
 
@@ -288,8 +288,8 @@ void Session::write(const Response& response, bool keep_alive, bool head) {
 }
 
 void Session::release_lease(const HandedLease& lease) {
-  shared_.router.release_undelivered(lease);
-  shared_.group_commit.after_commit([](bool) {});
+  shared_.handler.release_undelivered(lease);
+  shared_.commit_gate.after_commit([](bool) {});
 }
 
 void Session::close() {

@@ -35,20 +35,20 @@ inline std::chrono::steady_clock::duration steady_seconds(double s) {
 
 class Session;
 
-// What every connection shares: the router, limits, and the registry used for shutdown.
+// What every connection shares: the handler, limits, and the registry used for shutdown.
 struct Shared {
-  Shared(Router& r, ClaimWaiters& w, GroupCommit& g, ServerMetrics& m, HttpServerOptions o,
-         std::shared_ptr<spdlog::logger> l)
-      : router(r),
-        waiters(w),
-        group_commit(g),
+  Shared(const RequestHandler& h, ClaimParking& p, CommitGate& g, ServerMetrics& m,
+         HttpServerOptions o, std::shared_ptr<spdlog::logger> l)
+      : handler(h),
+        parking(p),
+        commit_gate(g),
         metrics(m),
         options(std::move(o)),
         cors(options.cors_origins),
         logger(std::move(l)) {}
-  Router& router;
-  ClaimWaiters& waiters;
-  GroupCommit& group_commit;
+  const RequestHandler& handler;
+  ClaimParking& parking;
+  CommitGate& commit_gate;
   ServerMetrics& metrics;
   HttpServerOptions options;
   CorsPolicy cors;
@@ -85,7 +85,7 @@ class Session : public std::enable_shared_from_this<Session> {
   void dispatch();
   void respond(Response response);
 
-  // Parks a claim that found nothing until ClaimWaiters wakes it (then it is handled again) or
+  // Parks a claim that found nothing until ClaimParking wakes it (then it is handled again) or
   // its wait is over (then its 204 is sent). Each park has a generation, so a stale wake or
   // timer of an earlier park of this request does nothing.
   void park(Response response);
@@ -100,7 +100,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // client that sends more bytes (a pipelined request) is not watched further.
   void watch_peer(std::uint64_t generation);
 
-  // Ends the parked state (its timer and its watch on the socket); the ClaimWaiters entry is the
+  // Ends the parked state (its timer and its watch on the socket); the ClaimParking entry is the
   // caller's to cancel, or already woken.
   void unpark();
 
@@ -146,7 +146,7 @@ class Session : public std::enable_shared_from_this<Session> {
   Request request_;
   bool keep_alive_ = false;
   bool head_ = false;
-  // Long-poll claim: the 204 held back, the end of its wait, the ClaimWaiters ticket.
+  // Long-poll claim: the 204 held back, the end of its wait, the ClaimParking ticket.
   std::optional<Response> parked_;
   std::optional<std::chrono::steady_clock::time_point> claim_deadline_;
   net::steady_timer claim_timer_;

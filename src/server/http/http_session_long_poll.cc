@@ -1,4 +1,4 @@
-// Session (http_session.h): long-poll claims parked on ClaimWaiters — a callback and a timer per
+// Session (http_session.h): long-poll claims parked on ClaimParking — a callback and a timer per
 // claim, no thread — and the peer watched while parked.
 #include <boost/asio/post.hpp>
 #include <cerrno>
@@ -18,13 +18,13 @@ void Session::park(Response response) {
   claim_timer_.async_wait([self = shared_from_this(), generation](beast::error_code ec) {
     if (ec || generation != self->park_generation_ || !self->parked_) return;
     // Not parked any more: the wake is on its way and will answer (the deadline has passed).
-    if (!self->shared_.waiters.cancel(self->parked_->wait->population, self->ticket_)) return;
+    if (!self->shared_.parking.cancel(self->parked_->wait->population, self->ticket_)) return;
     self->send_parked();
   });
   // A weak reference: the pending timer keeps the session alive, and a waiter left in
-  // ClaimWaiters (which outlives the server) must not own a session.
+  // ClaimParking (which outlives the server) must not own a session.
   ticket_ =
-      shared_.waiters.park(wait.population, wait.epoch, [weak = weak_from_this(), generation] {
+      shared_.parking.park(wait.population, wait.epoch, [weak = weak_from_this(), generation] {
         const auto self = weak.lock();
         if (!self) return;
         net::post(self->stream_.get_executor(), [self, generation] {
@@ -32,7 +32,7 @@ void Session::park(Response response) {
           self->unpark();
           // A client that left while the wake was on its way gets no task.
           if (self->peer() == Peer::kClosed) return self->drop_claim();
-          self->respond(self->shared_.router.handle_woken(self->request_));
+          self->respond(self->shared_.handler.handle_woken(self->request_));
         });
       });
   watch_peer(generation);
@@ -55,7 +55,7 @@ void Session::watch_peer(std::uint64_t generation) {
                                   case Peer::kClosed: {
                                     const std::string population = self->parked_->wait->population;
                                     self->unpark();
-                                    self->shared_.waiters.cancel(population, self->ticket_);
+                                    self->shared_.parking.cancel(population, self->ticket_);
                                     return self->drop_claim();
                                   }
                                   case Peer::kQuiet:

@@ -24,20 +24,20 @@
 #include <mutex>
 #include <string>
 
+#include "server/util/claim_parking.h"
+
 namespace fedleaf::server {
 
-class ClaimWaiters {
+class ClaimWaiters final : public ClaimParking {
  public:
-  using Wake = std::function<void()>;
-
   // The population's epoch: how many times it was notified.
   std::uint64_t epoch(const std::string& population) const;
   // Parks `wake` until the next notify(population) and returns its ticket (> 0); when the epoch
   // has moved past seen_epoch already, calls wake at once instead (still returns a ticket, which
   // cancel() then reports as woken).
-  std::uint64_t park(const std::string& population, std::uint64_t seen_epoch, Wake wake);
+  std::uint64_t park(const std::string& population, std::uint64_t seen_epoch, Wake wake) override;
   // Removes a parked waiter whose wait ended otherwise; false when it was woken already.
-  bool cancel(const std::string& population, std::uint64_t ticket);
+  bool cancel(const std::string& population, std::uint64_t ticket) override;
   // Wakes every waiter parked on the population and bumps its epoch.
   void notify(const std::string& population);
   // Parked waiters of one population, and of all.

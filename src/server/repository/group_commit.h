@@ -42,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/util/commit_gate.h"
 #include "server/util/server_metrics.h"
 
 namespace spdlog {
@@ -50,10 +51,9 @@ class logger;
 
 namespace fedleaf::server {
 
-class GroupCommit {
+class GroupCommit final : public CommitGate {
  public:
   using Step = std::function<void()>;
-  using Release = std::function<void(bool ok)>;
 
   // `metrics` (commits, syncs and answers released) must outlive this object; `logger` may be
   // null; `on_failure` (may be empty) runs once, on the committer thread, after the first failed
@@ -66,10 +66,10 @@ class GroupCommit {
 
   // Calls release(true) once every operation done before this call is committed; release(false)
   // when that cannot be promised.
-  void after_commit(Release release);
+  void after_commit(Release release) override;
   // Calls release(true) once every operation done before this call is committed and synced
   // (durable); release(false) when that cannot be promised.
-  void after_durable(Release release);
+  void after_durable(Release release) override;
   // Why nothing can be promised any more ("commit failed: <the store's error>"), once a step
   // has failed; nullopt before. Thread-safe.
   std::optional<std::string> failure() const;

@@ -6,7 +6,7 @@
 //   ServerMetrics metrics;
 //   TaskRepository repo(store, clock, metrics, {});
 //   (results are typed; api/wire_json renders them for the wire)
-//   CreatedPopulation p = repo.create_population(parse_population_spec(body));
+//   CreatedPopulation p = repo.create_population(parse_population_body(body));
 //   ClaimOutcome c = repo.claim(p.id, p.client_token);
 //   if (auto* task = std::get_if<TaskAssignment>(&c)) {
 //     UploadOutcome u = repo.upload(task->task_id, task->lease_token, result_bytes);  // 201

@@ -1,8 +1,7 @@
-// The PostgreSQL schema of the task repository (version PostgresStore::kSchemaVersion): one
-// statement per entry, indexes next to their tables, the tables of records rendered from their
-// column tables (store_tables.h), the same tables and rules as SQLite's
-// (sqlite_schema.h). set_up_postgres_schema (postgres_schema_setup.h) runs them when it creates
-// or migrates the schema, never on a start that finds the version current.
+// The PostgreSQL schema of the task repository (version PostgresStore::kSchemaVersion): every
+// table declared once for both backends (store_schema.h), rendered for PostgreSQL, and
+// PostgreSQL's migrations. set_up_postgres_schema (postgres_schema_setup.h) runs them when it
+// creates or migrates the schema, never on a start that finds the version current.
 //
 //   for (const std::string& sql : postgres_schema()) pg_exec(conn, sql.c_str());
 #pragma once
@@ -11,134 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "server/store/store_tables.h"
+#include "server/store/store_schema.h"
 
 namespace fedleaf::server {
 
-inline std::vector<std::string> postgres_schema() {
-  return {
-      R"sql(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))sql",
-      create_table_sql(kPopulationsTable, Dialect::kPostgres),
-      create_table_sql(kRoundsTable, Dialect::kPostgres),
-      R"sql(CREATE TABLE IF NOT EXISTS models (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         etag TEXT NOT NULL,
-         bytes BYTEA NOT NULL,
-         PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      create_table_sql(kTasksTable, Dialect::kPostgres),
-      // Version 6: no foreign keys on the rows every claim and report writes (tasks, leases,
-      // results; SQLite keeps them: kTasksTable's sqlite_only_constraints). The server writes
-      // them only under the row they would point to (a task under its round's lock, a lease and a
-      // result under their task's), deletes no task, round or population, and its own reads are
-      // the checks; each key was a lookup and a KEY SHARE lock (on the round row: a multixact
-      // among servers) per row written.
-      // Version 6: the claim's order (lease_expires_at, id) is the index's, so a claim reads one
-      // entry instead of sorting every leasable task of the round (tasks_by_expiry, up to 5).
-      R"sql(CREATE INDEX IF NOT EXISTS tasks_to_lease
-         ON tasks (population_id, round, kind, state, lease_expires_at, id))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS leases (
-         id BIGSERIAL PRIMARY KEY,
-         task_id BIGINT NOT NULL,
-         token_hash TEXT NOT NULL,
-         expires_at DOUBLE PRECISION NOT NULL,
-         refused_sha256 TEXT NOT NULL DEFAULT '',
-         client_key TEXT NOT NULL DEFAULT ''))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
-      // One result per task and one per seq: a second acceptance is a unique violation even if
-      // the locks were bypassed.
-      R"sql(CREATE TABLE IF NOT EXISTS results (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         seq BIGINT NOT NULL,
-         task_id BIGINT NOT NULL UNIQUE,
-         bytes BYTEA NOT NULL,
-         PRIMARY KEY (population_id, round, seq)))sql",
-      // Result seqs come from one sequence (no round row to count on): increasing in the order
-      // the results were accepted, so a round's results read in seq order are folded as one
-      // server would have folded them.
-      R"sql(CREATE SEQUENCE IF NOT EXISTS result_seq)sql",
-      // A round's report counters while it is open, one row per server connection (shard = its
-      // backend pid): an accept adds to its own row only, so servers never wait for one another's
-      // commits; a round's counters are its row plus its shards (close_round folds them in). A
-      // closer locks every shard row first: that waits for the accepts in flight, and an accept
-      // locks its shard row before it reads whether the round is open.
-      // Version 7: no foreign key to rounds (a shard row is created under its round row's lock,
-      // and deleted by the close that holds it; no round is deleted). The key's check ran on
-      // every increment but a batch's first (the row version its own transaction wrote), each a
-      // KEY SHARE lock on the round row: a multixact among the servers' batches.
-      R"sql(CREATE TABLE IF NOT EXISTS round_shards (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         shard BIGINT NOT NULL,
-         reports INTEGER NOT NULL,
-         examples DOUBLE PRECISION NOT NULL,
-         loss_sum DOUBLE PRECISION NOT NULL,
-         accuracy_sum DOUBLE PRECISION NOT NULL,
-         accuracy_examples DOUBLE PRECISION NOT NULL,
-         upload_bytes BIGINT NOT NULL,
-         eval_reports INTEGER NOT NULL,
-         eval_examples DOUBLE PRECISION NOT NULL,
-         eval_sums_json TEXT NOT NULL,
-         PRIMARY KEY (population_id, round, shard)))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         seq BIGINT NOT NULL,
-         bytes BYTEA NOT NULL,
-         PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS rejections (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         reason TEXT NOT NULL,
-         count BIGINT NOT NULL,
-         PRIMARY KEY (population_id, reason)))sql",
-      // Version 4: the server optimizer's state with the latest model (OptimizerStateRecord).
-      R"sql(CREATE TABLE IF NOT EXISTS optimizer_states (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         etag TEXT NOT NULL,
-         bytes BYTEA NOT NULL,
-         PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      // Version 9: each population's client tokens (ClientTokenRecord), by their hash.
-      R"sql(CREATE TABLE IF NOT EXISTS client_tokens (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         id INTEGER NOT NULL,
-         token_hash TEXT NOT NULL,
-         created_at DOUBLE PRECISION NOT NULL,
-         revoked_at DOUBLE PRECISION NOT NULL DEFAULT 0,
-         PRIMARY KEY (population_id, id)))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS client_tokens_by_hash
-         ON client_tokens (population_id, token_hash))sql",
-      // Version 10: a private population's devices (DeviceRecord), found by their credential's
-      // hash on every claim (devices_by_credential: a million devices cost a claim one index
-      // probe).
-      R"sql(CREATE TABLE IF NOT EXISTS devices (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         id TEXT NOT NULL,
-         credential_hash TEXT NOT NULL,
-         token_hash TEXT NOT NULL,
-         enrolled_at DOUBLE PRECISION NOT NULL,
-         revoked_at DOUBLE PRECISION NOT NULL DEFAULT 0,
-         participations INTEGER NOT NULL DEFAULT 0,
-         last_round INTEGER NOT NULL DEFAULT -1,
-         PRIMARY KEY (population_id, id)))sql",
-      R"sql(CREATE UNIQUE INDEX IF NOT EXISTS devices_by_credential
-         ON devices (population_id, credential_hash))sql",
-      // Version 11: each client token's enrollments in a population, numbered 1, 2, … in order
-      // (enroll_device): the hourly limit reads the one enrollment `limit` back, an index probe
-      // however many devices the token enrolled (version 10 counted the hour's rows).
-      R"sql(CREATE TABLE IF NOT EXISTS device_enrollments (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         token_hash TEXT NOT NULL,
-         seq BIGINT NOT NULL,
-         enrolled_at DOUBLE PRECISION NOT NULL,
-         PRIMARY KEY (population_id, token_hash, seq)))sql",
-  };
-}
+inline std::vector<std::string> postgres_schema() { return store_schema(Dialect::kPostgres); }
 
 // Migrations: kPostgresMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (the new tables exist already: the schema above runs

@@ -1,6 +1,6 @@
-// The SQLite schema of the task repository (version SqliteStore::kSchemaVersion): one statement
-// per entry, indexes next to their tables, the tables of records rendered from their column
-// tables (store_tables.h). SqliteStore runs them on open.
+// The SQLite schema of the task repository (version SqliteStore::kSchemaVersion): every table
+// declared once for both backends (store_schema.h), rendered for SQLite, and SQLite's
+// migrations. SqliteStore runs them on open.
 //
 //   for (const std::string& sql : sqlite_schema()) exec(sql.c_str());
 #pragma once
@@ -8,102 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "server/store/store_tables.h"
+#include "server/store/store_schema.h"
 
 namespace fedleaf::server {
 
-inline std::vector<std::string> sqlite_schema() {
-  return {
-      R"sql(CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL))sql",
-      create_table_sql(kPopulationsTable, Dialect::kSqlite),
-      create_table_sql(kRoundsTable, Dialect::kSqlite),
-      R"sql(CREATE TABLE IF NOT EXISTS models (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         etag TEXT NOT NULL,
-         bytes BLOB NOT NULL,
-         storage TEXT NOT NULL DEFAULT 'blob' CHECK (storage IN ('blob', 'file')),
-         PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      create_table_sql(kTasksTable, Dialect::kSqlite),
-      R"sql(CREATE INDEX IF NOT EXISTS tasks_by_expiry
-         ON tasks (population_id, round, kind, state, lease_expires_at))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks (state, lease_expires_at))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS leases (
-         id INTEGER PRIMARY KEY AUTOINCREMENT,
-         task_id INTEGER NOT NULL REFERENCES tasks(id),
-         token_hash TEXT NOT NULL,
-         expires_at REAL NOT NULL,
-         refused_sha256 TEXT NOT NULL DEFAULT '',
-         client_key TEXT NOT NULL DEFAULT ''))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS leases_by_task ON leases (task_id))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS results (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         seq INTEGER NOT NULL,
-         task_id INTEGER NOT NULL REFERENCES tasks(id),
-         bytes BLOB NOT NULL,
-         PRIMARY KEY (population_id, round, seq),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS checkpoints (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         seq INTEGER NOT NULL,
-         bytes BLOB NOT NULL,
-         PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      R"sql(CREATE TABLE IF NOT EXISTS rejections (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         reason TEXT NOT NULL,
-         count INTEGER NOT NULL,
-         PRIMARY KEY (population_id, reason)))sql",
-      // Version 5: the server optimizer's state with the latest model (OptimizerStateRecord).
-      // Its bytes in a file of the model directory ('file': `bytes` empty) or in the row ('blob':
-      // an in-memory store).
-      R"sql(CREATE TABLE IF NOT EXISTS optimizer_states (
-         population_id TEXT NOT NULL,
-         round INTEGER NOT NULL,
-         etag TEXT NOT NULL,
-         bytes BLOB NOT NULL,
-         storage TEXT NOT NULL CHECK (storage IN ('blob', 'file')),
-         PRIMARY KEY (population_id, round),
-         FOREIGN KEY (population_id, round) REFERENCES rounds(population_id, number)))sql",
-      // Version 8: each population's client tokens (ClientTokenRecord), by their hash.
-      R"sql(CREATE TABLE IF NOT EXISTS client_tokens (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         id INTEGER NOT NULL,
-         token_hash TEXT NOT NULL,
-         created_at REAL NOT NULL,
-         revoked_at REAL NOT NULL DEFAULT 0,
-         PRIMARY KEY (population_id, id)))sql",
-      R"sql(CREATE INDEX IF NOT EXISTS client_tokens_by_hash
-         ON client_tokens (population_id, token_hash))sql",
-      // Version 9: a private population's devices (DeviceRecord), found by their credential's
-      // hash on every claim (devices_by_credential: a million devices cost a claim one index
-      // probe).
-      R"sql(CREATE TABLE IF NOT EXISTS devices (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         id TEXT NOT NULL,
-         credential_hash TEXT NOT NULL,
-         token_hash TEXT NOT NULL,
-         enrolled_at REAL NOT NULL,
-         revoked_at REAL NOT NULL DEFAULT 0,
-         participations INTEGER NOT NULL DEFAULT 0,
-         last_round INTEGER NOT NULL DEFAULT -1,
-         PRIMARY KEY (population_id, id)))sql",
-      R"sql(CREATE UNIQUE INDEX IF NOT EXISTS devices_by_credential
-         ON devices (population_id, credential_hash))sql",
-      // Version 10: each client token's enrollments in a population, numbered 1, 2, … in order
-      // (enroll_device): the hourly limit reads the one enrollment `limit` back, an index probe
-      // however many devices the token enrolled (version 9 counted the hour's rows).
-      R"sql(CREATE TABLE IF NOT EXISTS device_enrollments (
-         population_id TEXT NOT NULL REFERENCES populations(id),
-         token_hash TEXT NOT NULL,
-         seq INTEGER NOT NULL,
-         enrolled_at REAL NOT NULL,
-         PRIMARY KEY (population_id, token_hash, seq)))sql",
-  };
-}
+inline std::vector<std::string> sqlite_schema() { return store_schema(Dialect::kSqlite); }
 
 // Migrations: kSqliteMigrations[v - 1] turns a version v database into version v + 1, in the
 // same transaction as the version bump (a database is never left half migrated).

@@ -1,4 +1,4 @@
-#include "server/repository/population_spec.h"
+#include "server/api/population_body.h"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -10,8 +10,8 @@ namespace fedleaf::server {
 
 using test::MessageContains;
 
-TEST_CASE("parse_population_spec_reads_fields_and_defaults", "[population_spec]") {
-  const PopulationSpec s = parse_population_spec(
+TEST_CASE("parse_population_body_reads_fields_and_defaults", "[population_body]") {
+  const PopulationSpec s = parse_population_body(
       R"({"id": "spam-1", "plan": {"updates": {}}, "seed": 7, "rounds": 5,
           "clients_per_round": 10, "over_selection": 1.25, "eval_tasks_per_round": 2})");
 
@@ -28,84 +28,84 @@ TEST_CASE("parse_population_spec_reads_fields_and_defaults", "[population_spec]"
   CHECK(s.settings.lease_s == 120);
 }
 
-TEST_CASE("parse_population_spec_decodes_the_initial_model", "[population_spec]") {
+TEST_CASE("parse_population_body_decodes_the_initial_model", "[population_body]") {
   const PopulationSpec s =
-      parse_population_spec(R"({"plan": {}, "initial_model_b64": "aGVsbG8="})");
+      parse_population_body(R"({"plan": {}, "initial_model_b64": "aGVsbG8="})");
   CHECK(s.initial_model == std::optional<std::string>("hello"));
   CHECK_FALSE(s.id);
 }
 
-TEST_CASE("parse_population_spec_rejects_broken_rules_naming_the_field", "[population_spec]") {
-  CHECK_THROWS_MATCHES(parse_population_spec("[1]"), InvalidInput, MessageContains("object"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"seed": 1})"), InvalidInput,
+TEST_CASE("parse_population_body_rejects_broken_rules_naming_the_field", "[population_body]") {
+  CHECK_THROWS_MATCHES(parse_population_body("[1]"), InvalidInput, MessageContains("object"));
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"seed": 1})"), InvalidInput,
                        MessageContains("'plan'"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}})"), InvalidInput,
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}})"), InvalidInput,
                        MessageContains("exactly one"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "initial_model_b64": ""})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "initial_model_b64": ""})"),
                        InvalidInput, MessageContains("exactly one"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": -1})"), InvalidInput,
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": -1})"), InvalidInput,
                        MessageContains("'seed'"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 0})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "rounds": 0})"),
                        InvalidInput, MessageContains("'rounds'"));
   CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {}, "seed": 1, "clients_per_round": 2, "min_reports": 3})"),
+      parse_population_body(R"({"plan": {}, "seed": 1, "clients_per_round": 2, "min_reports": 3})"),
       InvalidInput, MessageContains("'min_reports'"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 0})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "lease_s": 0})"),
                        InvalidInput, MessageContains("'lease_s'"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "over_selection": 0.5})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "over_selection": 0.5})"),
                        InvalidInput, MessageContains("'over_selection'"));
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "id": "a/b"})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "id": "a/b"})"),
                        InvalidInput, MessageContains("'id'"));
   // Regression: an unknown field (a typo such as "clients_per_rnd") was skipped, so the
   // population ran with the default.
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "clients_per_rnd": 5})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "clients_per_rnd": 5})"),
                        InvalidInput,
                        MessageContains("population: unknown field 'clients_per_rnd' (the fields "
                                        "are id, plan, initial_model_b64, seed, rounds,"));
   // Regression: an unsigned above INT64_MAX was reported as a negative number.
   CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 18446744073709551615})"),
+      parse_population_body(R"({"plan": {}, "seed": 1, "rounds": 18446744073709551615})"),
       InvalidInput, MessageContains("'rounds' must be in [1, 1000000], got 18446744073709551615"));
   // Regression: leases and deadlines of 1e300 s, and 2^31 evaluate tasks a round, were taken.
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 1e300})"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, "lease_s": 1e300})"),
                        InvalidInput, MessageContains("'lease_s' must be a number > 0 and <= "));
   CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {}, "seed": 1, "round_deadline_s": 31536001})"),
+      parse_population_body(R"({"plan": {}, "seed": 1, "round_deadline_s": 31536001})"),
       InvalidInput, MessageContains("'round_deadline_s' must be a number > 0 and <= "));
-  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1, "lease_s": 31536000})").settings.lease_s ==
+  CHECK(parse_population_body(R"({"plan": {}, "seed": 1, "lease_s": 31536000})").settings.lease_s ==
         31536000);
   CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {}, "seed": 1, "eval_tasks_per_round": 1000001})"),
+      parse_population_body(R"({"plan": {}, "seed": 1, "eval_tasks_per_round": 1000001})"),
       InvalidInput, MessageContains("'eval_tasks_per_round' must be in [0, 1000000]"));
   // Regression: a key given twice kept its last value (the plan is stored as the server read it).
   CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {}, "seed": 1, "rounds": 2, "rounds": 9})"), InvalidInput,
+      parse_population_body(R"({"plan": {}, "seed": 1, "rounds": 2, "rounds": 9})"), InvalidInput,
       MessageContains("population: the key 'rounds' appears twice"));
   CHECK_THROWS_MATCHES(
-      parse_population_spec(R"({"plan": {"train": {"epochs": 1, "epochs": 50}}, "seed": 1})"),
+      parse_population_body(R"({"plan": {"train": {"epochs": 1, "epochs": 50}}, "seed": 1})"),
       InvalidInput, MessageContains("population: the key 'epochs' (in 'train') appears twice"));
 }
 
 // Regression: a plan 100,000 arrays deep was accepted and then printed recursively (plan_json),
 // which overflowed the server's stack.
-TEST_CASE("parse_population_spec_rejects_json_nested_past_the_limit", "[population_spec]") {
+TEST_CASE("parse_population_body_rejects_json_nested_past_the_limit", "[population_body]") {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  CHECK_THROWS_MATCHES(parse_population_spec(R"({"seed": 1, "plan": {"zz": )" + deep + "}}"),
+  CHECK_THROWS_MATCHES(parse_population_body(R"({"seed": 1, "plan": {"zz": )" + deep + "}}"),
                        InvalidInput, MessageContains("population: JSON nested deeper than 64"));
   const std::string fits = std::string(62, '[') + std::string(62, ']');
-  CHECK(parse_population_spec(R"({"seed": 1, "plan": {"zz": )" + fits + "}}").plan_json.size() ==
+  CHECK(parse_population_body(R"({"seed": 1, "plan": {"zz": )" + fits + "}}").plan_json.size() ==
         fits.size() + 7);
 }
 
-TEST_CASE("parse_population_spec_defaults_to_fedavg_and_stores_the_optimizer_written_out",
-          "[population_spec]") {
-  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1})").settings.server_optimizer_json == "");
-  const PopulationSpec adam = parse_population_spec(
+TEST_CASE("parse_population_body_defaults_to_fedavg_and_stores_the_optimizer_written_out",
+          "[population_body]") {
+  CHECK(parse_population_body(R"({"plan": {}, "seed": 1})").settings.server_optimizer_json == "");
+  const PopulationSpec adam = parse_population_body(
       R"({"plan": {}, "seed": 1, "server_optimizer": {"type": "adam", "beta2": 0.999}})");
   CHECK(nlohmann::json::parse(adam.settings.server_optimizer_json) ==
         nlohmann::json::parse(R"({"type": "adam", "learning_rate": 0.01, "beta1": 0.9,
                                   "beta2": 0.999, "epsilon": 0.001, "bias_correction": true})"));
-  const PopulationSpec sgd = parse_population_spec(
+  const PopulationSpec sgd = parse_population_body(
       R"({"plan": {}, "seed": 1,
           "server_optimizer": {"type": "sgd", "learning_rate": 0.5, "momentum": 0.9}})");
   CHECK(nlohmann::json::parse(sgd.settings.server_optimizer_json) ==
@@ -113,12 +113,12 @@ TEST_CASE("parse_population_spec_defaults_to_fedavg_and_stores_the_optimizer_wri
 }
 
 // One case per rule (the rules themselves: server_optimizer_test.cc); each names the field.
-TEST_CASE("parse_population_spec_rejects_a_broken_server_optimizer_naming_the_field",
-          "[population_spec]") {
+TEST_CASE("parse_population_body_rejects_a_broken_server_optimizer_naming_the_field",
+          "[population_body]") {
   const auto refused = [](const std::string& optimizer, const std::string& fragment) {
     INFO(optimizer);
     CHECK_THROWS_MATCHES(
-        parse_population_spec(R"({"plan": {}, "seed": 1, "server_optimizer": )" + optimizer + "}"),
+        parse_population_body(R"({"plan": {}, "seed": 1, "server_optimizer": )" + optimizer + "}"),
         InvalidInput, MessageContains(fragment));
   };
   refused(R"("adam")", "population.server_optimizer: expected an object");
@@ -139,12 +139,12 @@ TEST_CASE("parse_population_spec_rejects_a_broken_server_optimizer_naming_the_fi
   refused(R"({"type": "sgd", "beta1": 0.9})", "population.server_optimizer: unknown field 'beta1'");
 }
 
-TEST_CASE("parse_population_spec_reads_a_buffered_population", "[population_spec][buffered]") {
-  const PopulationSpec sync = parse_population_spec(R"({"plan": {}, "seed": 1})");
+TEST_CASE("parse_population_body_reads_a_buffered_population", "[population_body][buffered]") {
+  const PopulationSpec sync = parse_population_body(R"({"plan": {}, "seed": 1})");
   CHECK(sync.settings.buffered_json.empty());
-  CHECK(parse_population_spec(R"({"plan": {}, "seed": 1, "mode": "synchronous"})")
+  CHECK(parse_population_body(R"({"plan": {}, "seed": 1, "mode": "synchronous"})")
             .settings.buffered_json.empty());
-  const PopulationSpec s = parse_population_spec(
+  const PopulationSpec s = parse_population_body(
       R"({"plan": {}, "seed": 1, "rounds": 40, "mode": "buffered", "buffer_size": 4,
           "concurrency": 12, "max_staleness": 3, "staleness_weight": {"weight": "constant"}})");
   CHECK(nlohmann::json::parse(s.settings.buffered_json) ==
@@ -156,11 +156,11 @@ TEST_CASE("parse_population_spec_reads_a_buffered_population", "[population_spec
   CHECK(s.settings.train_tasks_per_round == 12);
 }
 
-TEST_CASE("parse_population_spec_rejects_a_broken_buffered_population_naming_the_field",
-          "[population_spec][buffered]") {
+TEST_CASE("parse_population_body_rejects_a_broken_buffered_population_naming_the_field",
+          "[population_body][buffered]") {
   const auto refused = [](const std::string& fields, const std::string& fragment) {
     INFO(fields);
-    CHECK_THROWS_MATCHES(parse_population_spec(R"({"plan": {}, "seed": 1, )" + fields + "}"),
+    CHECK_THROWS_MATCHES(parse_population_body(R"({"plan": {}, "seed": 1, )" + fields + "}"),
                          InvalidInput, MessageContains(fragment));
   };
   refused(R"("mode": "async")", R"(population.mode: expected "synchronous" or "buffered")");
@@ -181,7 +181,7 @@ TEST_CASE("parse_population_spec_rejects_a_broken_buffered_population_naming_the
           "population: unknown field 'buffer'");
 }
 
-TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_spec]") {
+TEST_CASE("is_valid_population_id_allows_url_safe_names", "[population_body]") {
   CHECK(is_valid_population_id("spam_v2-A"));
   CHECK_FALSE(is_valid_population_id(""));
   CHECK_FALSE(is_valid_population_id("a b"));

@@ -1,4 +1,4 @@
-#include "server/repository/population_spec.h"
+#include "server/api/population_body.h"
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +92,7 @@ bool is_valid_population_id(const std::string& id) {
   return true;
 }
 
-PopulationSpec parse_population_spec(const std::string& body_text) {
+PopulationSpec parse_population_body(const std::string& body_text) {
   core::check_json_nesting(body_text, core::kMaxJsonNesting, "population");
   core::DuplicateKeys duplicates;
   json body = json::parse(body_text, duplicates.callback(), false);
