@@ -2,7 +2,7 @@
 // the featurization of raw text.
 //
 //   Plan plan = parse_plan(R"({"model": {...}, "train": {...}, "updates": {...}})");
-//   plan.model.layers[0].type == LayerType::kEmbeddingBag;
+//   plan.model.layers[0].kind->type == std::string("embedding_bag");
 //
 // Schema (js_bindings/PLAN.md is the reference npm users read: change both together; the fields
 // and choices are constants the parsers check, plan_schema.h lists them and
