@@ -128,7 +128,7 @@ std::string node_name(const ModelSpec& spec, const NodeRef& ref) {
   return l.name.empty() ? l.path : l.name;
 }
 
-// The kinds reading "inputs", as the layer table lists them: "concatenate and add".
+// The kinds reading "inputs", as the layer table lists them ("a, b and c").
 std::string several_input_kinds() {
   std::vector<std::string> kinds;
   for (const LayerKind* kind : layer_kinds()) {
