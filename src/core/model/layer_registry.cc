@@ -9,6 +9,7 @@
 #include "core/model/dense_layer.h"
 #include "core/model/dropout.h"
 #include "core/model/embedding_bag.h"
+#include "core/model/multiply_layer.h"
 
 namespace fedleaf::core {
 namespace {
@@ -24,6 +25,7 @@ constexpr LayerKind kLayerKinds[] = {
     {"concatenate", false, true, kConcatenateFields, parse_concatenate_spec, nullptr,
      make_concatenate},
     {"add", false, true, kAddFields, parse_add_spec, nullptr, make_add},
+    {"multiply", false, true, kMultiplyFields, parse_multiply_spec, nullptr, make_multiply},
     {"dropout", false, false, kDropoutFields, parse_dropout_spec, nullptr, make_dropout},
 };
 

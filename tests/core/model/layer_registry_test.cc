@@ -71,8 +71,8 @@ LayerInput after_layer(std::size_t index, std::size_t width) {
 }  // namespace
 
 TEST_CASE("layer_table_finds_each_type_by_name", "[layer_registry]") {
-  const std::vector<std::string> types = {"embedding_bag", "dense",       "relu", "sigmoid",
-                                          "tanh",          "concatenate", "add",  "dropout"};
+  const std::vector<std::string> types = {"embedding_bag", "dense", "relu",     "sigmoid", "tanh",
+                                          "concatenate",   "add",   "multiply", "dropout"};
   for (const std::string& name : types) {
     const LayerKind* kind = find_layer_kind(name);
     REQUIRE(kind != nullptr);
@@ -89,7 +89,8 @@ TEST_CASE("layer_table_unknown_type_lists_every_known_type", "[layer_registry]")
   CHECK_THROWS_MATCHES(
       layer_kind_named("conv2d", "plan.model.layers[2].type"), fedleaf::InvalidInput,
       MessageContains("plan.model.layers[2].type: unknown layer type 'conv2d' (expected "
-                      "embedding_bag, dense, relu, sigmoid, tanh, concatenate, add or dropout)"));
+                      "embedding_bag, dense, relu, sigmoid, tanh, concatenate, add, multiply or "
+                      "dropout)"));
 }
 
 TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
@@ -258,7 +259,44 @@ TEST_CASE("concatenate_add_and_dropout_specs_parse_through_the_table", "[layer_r
   check_rejects(R"({"type": "dropout"})", after_layer(2, 5), "layers[0].rate: missing");
   check_rejects(R"({"type": "dropout", "rate": 0.5})", kSparseFirst,
                 "layers[0].type: a sparse_ids input needs an embedding_bag first layer");
-  for (const std::string t : {"concatenate", "add", "dropout"}) {
+  for (const std::string t : {"concatenate", "add", "multiply", "dropout"}) {
     CHECK(find_layer_kind(t)->several_inputs == (t != "dropout"));
   }
+}
+
+TEST_CASE("multiply_spec_parses_through_the_table", "[layer_registry]") {
+  const LayerInput three{3,
+                         {{"a", false, InputKind::kDense, 4},
+                          {"b", false, InputKind::kDense, 4},
+                          {"x", true, InputKind::kDense, 4}}};
+  const std::vector<LayerSpec> layers =
+      parse_layer(R"({"type": "multiply", "inputs": ["a", "b", "x"]})", three, "m");
+  REQUIRE(layers.size() == 1);
+  CHECK(std::string(layers[0].kind->type) == "multiply");
+  CHECK_FALSE(layers[0].kind->has_parameters);
+  CHECK(layers[0].input_width == 4);
+  CHECK(layers[0].output_width == 4);
+  CHECK(layers[0].config == nullptr);
+  CHECK_FALSE(layers[0].owned_table.has_value());
+  CHECK(parameters_of(layers[0]).empty());
+  std::vector<DenseTensor> none;
+  FakeBinder binder(none);
+  ModelLayer multiply;
+  layers[0].kind->make(layers[0], binder, 8, multiply);
+  CHECK(multiply.op != nullptr);
+  CHECK(multiply.weight_gradient == -1);
+
+  const LayerInput unequal{3,
+                           {{"a", false, InputKind::kDense, 4}, {"x", true, InputKind::kDense, 2}}};
+  check_rejects(R"({"type": "multiply", "inputs": ["a", "x"]})", unequal,
+                "layers[0]: multiply needs equal widths, got 4 ('a') and 2 ('x')");
+  const LayerInput one{3, {{"a", false, InputKind::kDense, 4}}};
+  check_rejects(R"({"type": "multiply", "inputs": ["a"]})", one,
+                "layers[0].inputs: multiply needs \"inputs\": at least two names");
+  const LayerInput ids{3,
+                       {{"a", false, InputKind::kDense, 4}, {"t", true, InputKind::kSparseIds, 0}}};
+  check_rejects(R"({"type": "multiply", "inputs": ["a", "t"]})", ids,
+                "layers[0].inputs[1]: 't' is a sparse_ids input: an embedding_bag reads it");
+  check_rejects(R"({"type": "multiply", "inputs": ["a", "b"], "units": 3})", three,
+                "layers[0]: unknown field 'units'");
 }

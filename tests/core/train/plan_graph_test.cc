@@ -241,8 +241,8 @@ TEST_CASE("graph_validation_names_each_rule", "[plan_graph]") {
       "one namespace)");
   check_rejects("{" + two + R"(, "layers": [)" + emb + R"(,
       {"type": "dense", "name": "o", "inputs": ["e", "b"], "units": 1}], "loss": "sigmoid_cross_entropy"})",
-                "plan.model.layers[1].inputs: dense reads one \"input\" (only concatenate and add "
-                "read several)");
+                "plan.model.layers[1].inputs: dense reads one \"input\" (only concatenate, add and "
+                "multiply read several)");
   check_rejects("{" + two + R"(, "layers": [)" + emb + R"(,
       {"type": "concatenate", "name": "c", "input": "e"},
       {"type": "dense", "name": "o", "units": 1}], "loss": "sigmoid_cross_entropy"})",
