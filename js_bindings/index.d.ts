@@ -69,7 +69,7 @@ export type Aggregator = 'sum' | 'weighted_mean' | 'mean_over_contributors' | 'c
 /**
  * A layer of the plan's model graph. `input` names what it reads (a model input or an earlier
  * layer; default the previous layer, or the only input), `inputs` the several tensors
- * concatenate and add read.
+ * concatenate, add and multiply read.
  */
 export type Layer =
   /** use_bias: a dense "<name>/bias" [dim] added to every example (sum + use_bias: Keras's Dense on a sparse input). */
@@ -83,8 +83,8 @@ export type Layer =
   | { type: 'relu' | 'sigmoid' | 'tanh'; name?: string; input?: string }
   /** Inverted dropout while training (seeded, identical native and wasm); the identity otherwise. */
   | { type: 'dropout'; name?: string; rate: number; seed?: number; input?: string }
-  /** `input` is refused (concatenate and add read `inputs`, at least two names). */
-  | { type: 'concatenate' | 'add'; name?: string; inputs: string[]; input?: never };
+  /** `input` is refused (concatenate, add and multiply read `inputs`, at least two names). */
+  | { type: 'concatenate' | 'add' | 'multiply'; name?: string; inputs: string[]; input?: never };
 
 /** A model input: ids (CSR, optional weights) or dense float rows of width `dim`; `features` says how records fill it. */
 export type ModelInput =
@@ -885,7 +885,7 @@ export interface ImportedTfjsModel {
  * A TF.js Layers model (model.json + weight shards, or tf.io ModelArtifacts; Sequential or
  * functional, Keras 2, Keras 3 or TF.js) → a fedleaf plan and model. Supports InputLayers (ids,
  * dense, or sparse: true read by Dense layers, each an embedding_bag sum + use_bias), Embedding + GlobalAveragePooling1D or + Flatten (one id), one Embedding on several
- * inputs, Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add, one output (the table is
+ * inputs, Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add, Multiply, one output (the table is
  * in the package README); throws an Error naming any other layer's class and name (or the
  * topology) and listing the supported ones.
  */

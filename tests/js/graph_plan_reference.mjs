@@ -104,6 +104,7 @@ export function referenceForward(plan, tensors, inputs) {
         case 'dropout': y = x[0]; break;
         case 'concatenate': y = x.flat(); break;
         case 'add': y = x[0].map((v, k) => x.reduce((s, xi) => s + xi[k], 0)); break;
+        case 'multiply': y = x[0].map((v, k) => x.reduce((p, xi) => p * xi[k], 1)); break;
         default: throw new Error(`reference: layer type ${layer.type}`);
       }
       values.set(name, y);

@@ -73,7 +73,7 @@ function fedleafPredictions(plan, modelBytes, examples) {
   return plan.model.loss === 'sigmoid_cross_entropy' ? rows.map(([, p]) => [p]) : rows;
 }
 
-for (const name of ['wideAndDeep', 'sharedEmbedding', 'regression']) {
+for (const name of ['wideAndDeep', 'sharedEmbedding', 'regression', 'gated']) {
   test(`${name}: fedleaf's executor predicts as TF.js, and the export as fedleaf`, async () => {
     const { model: original, examples } = models[name]();
     const { plan, model } = importTfjsLayersModel(executor, await saved(tf, original), undefined, { onWarning: assert.fail });

@@ -1,6 +1,6 @@
 // TF.js / Keras functional models (issue 29): importTfjsLayersModel maps a model built with the
 // real @tensorflow/tfjs — several InputLayers, Embedding + GlobalAveragePooling1D or + Flatten, one
-// Embedding on two inputs, Concatenate, Add, Dense, Dropout, Activation — to a graph plan; a
+// Embedding on two inputs, Concatenate, Add, Multiply, Dense, Dropout, Activation — to a graph plan; a
 // reference forward pass of that plan (graph_plan_reference.mjs, float64) on the same examples
 // equals model.predict within 1e-5; exportTfjsLayersModel writes the plan back as a functional
 // model that tf.loadLayersModel loads and that predicts as the original. The same through the C++
@@ -132,6 +132,34 @@ test('ids → Embedding + Flatten → Dense regression with mean_squared_error i
   assert.deepEqual(sequentialExport.modelTopology.config.layers.map((l) => l.class_name), ['Embedding', 'Flatten', 'Dense', 'Dense']);
 });
 
+test('Multiply of three inputs (a sigmoid gate, a tanh value, a pooled Embedding) imports as multiply and exports as Multiply', async () => {
+  const { exported } = await roundTrip('gated', {
+    inputs: { numeric: { type: 'dense', dim: 3 }, ids: { type: 'sparse_ids' } },
+    layers: [
+      { type: 'dense', name: 'gate', input: 'numeric', units: 6, activation: 'sigmoid' },
+      { type: 'dense', name: 'value', input: 'numeric', units: 6, activation: 'tanh' },
+      { type: 'embedding_bag', name: 'ids_emb', input: 'ids', vocab: 25, dim: 6, combiner: 'mean' },
+      { type: 'multiply', name: 'product', inputs: ['gate', 'value', 'ids_emb'] },
+      { type: 'dense', name: 'out', input: 'product', units: 1 },
+    ],
+    output: 'out',
+    loss: 'sigmoid_cross_entropy',
+  });
+  const multiply = exported.modelTopology.config.layers.find((l) => l.class_name === 'Multiply');
+  assert.equal(multiply.name, 'product');
+  assert.deepEqual(multiply.inbound_nodes[0].map((n) => n[0]), ['gate', 'value', 'ids_mean']);
+});
+
+test('Multiply of unequal widths is an Error naming the layer and each width', async () => {
+  // TF.js refuses unequal shapes when building, so the saved model.json is edited: the Multiply
+  // reads the numeric input (width 3) in place of the tanh Dense (width 6).
+  const artifacts = await saved(tf, models.gated().model);
+  const product = artifacts.modelTopology.config.layers.find((l) => l.name === 'product');
+  product.inbound_nodes[0][1][0] = 'numeric';
+  assert.throws(() => importTfjsLayersModel(executor, artifacts, undefined, { onWarning: assert.fail }),
+    /Multiply 'product'.*: Multiply needs equal widths, got 6 \('gate'\), 3 \('numeric'\), 6 \('ids_emb'\)/);
+});
+
 test('the Keras 3 shape of a functional model.json imports as the TF.js one', async () => {
   for (const name of ['wideAndDeep', 'sharedEmbedding']) {
     const { model } = models[name]();
@@ -144,7 +172,7 @@ test('the Keras 3 shape of a functional model.json imports as the TF.js one', as
   }
 });
 
-const SUPPORTED = /\(supported: InputLayer \(ids, dense numbers, or sparse numbers read by Dense\), Embedding \+ GlobalAveragePooling1D, Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add; one output\)$/;
+const SUPPORTED = /\(supported: InputLayer \(ids, dense numbers, or sparse numbers read by Dense\), Embedding \+ GlobalAveragePooling1D, Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, SpatialDropout1D, Concatenate, Add, Multiply; one output\)$/;
 
 // The error of importing `model`: its message must match every pattern.
 async function importError(model, ...patterns) {

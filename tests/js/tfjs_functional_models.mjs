@@ -29,7 +29,7 @@ function examplesOf(columns, labels) {
   };
 }
 
-/** The three models of the issue's tests, built with the given @tensorflow/tfjs module. */
+/** The models of the issue's tests (and a Multiply, issue 38), built with the given @tensorflow/tfjs module. */
 export function functionalModels(tf) {
   const uniform = (seed, scale = 0.5) => tf.initializers.randomUniform({ minval: -scale, maxval: scale, seed });
   const glorot = (seed) => tf.initializers.glorotUniform({ seed });
@@ -82,6 +82,29 @@ export function functionalModels(tf) {
       const random = seededRandom(12);
       const examples = examplesOf({ left: idsInput(random, 30, 3), right: idsInput(random, 30, 4) },
         Array.from({ length: EXAMPLES }, (_, i) => i % 3));
+      return { model, examples };
+    },
+
+    // A gate: numeric features through Dense 6 sigmoid and Dense 6 tanh, and ids through
+    // Embedding(dim 6) + GlobalAveragePooling1D, multiplied elementwise (Multiply of three) →
+    // Dense 1 → sigmoid.
+    gated() {
+      const numeric = tf.input({ shape: [3], name: 'numeric' });
+      const ids = tf.input({ shape: [null], dtype: 'int32', name: 'ids' });
+      const gate = tf.layers.dense({ name: 'gate', units: 6, activation: 'sigmoid', kernelInitializer: glorot(14),
+        biasInitializer: bias(0.1) }).apply(numeric);
+      const value = tf.layers.dense({ name: 'value', units: 6, activation: 'tanh', kernelInitializer: glorot(15),
+        biasInitializer: bias(-0.1) }).apply(numeric);
+      const pooled = tf.layers.globalAveragePooling1d({ name: 'ids_mean' }).apply(
+        tf.layers.embedding({ name: 'ids_emb', inputDim: 25, outputDim: 6, embeddingsInitializer: uniform(16, 1) }).apply(ids));
+      const product = tf.layers.multiply({ name: 'product' }).apply([gate, value, pooled]);
+      const out = tf.layers.dense({ name: 'out', units: 1, activation: 'sigmoid', kernelInitializer: glorot(17),
+        biasInitializer: bias(0.3) }).apply(product);
+      const model = tf.model({ name: 'gated', inputs: [numeric, ids], outputs: out });
+      model.compile({ optimizer: tf.train.sgd(0.1), loss: 'binaryCrossentropy' });
+      const random = seededRandom(14);
+      const examples = examplesOf({ numeric: denseInput(random, 3), ids: idsInput(random, 25, 3) },
+        Array.from({ length: EXAMPLES }, (_, i) => (i + 1) % 2));
       return { model, examples };
     },
 

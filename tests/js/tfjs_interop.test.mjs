@@ -178,7 +178,7 @@ test('an Embedding with mask_zero imports with token 0 as padding: fedleaf id i 
 
 const SUPPORTED = new RegExp(String.raw`\(supported: InputLayer \(ids, dense numbers, or sparse numbers read by Dense\), Embedding \+ GlobalAveragePooling1D, ` +
   String.raw`Embedding \+ Flatten \(one id per example; an Embedding may read several inputs\), Dense, Activation, Dropout, ` +
-  String.raw`SpatialDropout1D, Concatenate, Add; one output\)$`);
+  String.raw`SpatialDropout1D, Concatenate, Add, Multiply; one output\)$`);
 
 test('importing a model with a layer fedleaf does not support names its class and name and lists the supported ones', async () => {
   const model = tf.sequential();

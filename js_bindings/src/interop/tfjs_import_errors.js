@@ -3,7 +3,7 @@
 
 export const SUPPORTED = 'InputLayer (ids, dense numbers, or sparse numbers read by Dense), Embedding + GlobalAveragePooling1D, Embedding + Flatten ' +
   '(one id per example; an Embedding may read several inputs), Dense, Activation, Dropout, SpatialDropout1D, ' +
-  'Concatenate, Add; one output';
+  'Concatenate, Add, Multiply; one output';
 
 export function fail(message) {
   throw new Error(`TF.js model import: ${message}`);

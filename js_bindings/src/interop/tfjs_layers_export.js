@@ -27,7 +27,7 @@
 //                                  computes on dense [batch, vocab] tensors; Keras feeds it
 //                                  SparseTensors)
 //   dense → Dense; relu/sigmoid/tanh → Activation; dropout → Dropout (rate, seed);
-//   concatenate → Concatenate; add → Add
+//   concatenate → Concatenate; add → Add; multiply → Multiply
 // The table owner's pooling is named "<layer>_mean" / "<layer>_flatten", a sharer's pooling
 // "<layer>", so importing the export gives the plan back. The loss's sigmoid or softmax becomes the
 // output Dense's activation (or a final Activation layer), and the training config holds the
@@ -252,6 +252,9 @@ function kerasLayersOf(spec, tensors, origin, sparseNames = []) {
         break;
       case 'add':
         out = keras.apply(keras.add('Add', name, {}), from);
+        break;
+      case 'multiply':
+        out = keras.apply(keras.add('Multiply', name, {}), from);
         break;
       default:
         fail(`layer type ${layer.type} '${name}' is not supported`);

@@ -34,7 +34,7 @@
 //                                    GlobalAveragePooling1D draws other noise: a warning)
 //   Dense(units, activation, use_bias) → dense (relu, sigmoid, tanh, linear)
 //   Activation(relu | sigmoid | tanh)  → relu | sigmoid | tanh layer (linear: nothing)
-//   Concatenate (last axis), Add   → concatenate, add
+//   Concatenate (last axis), Add, Multiply → concatenate, add, multiply
 // One output. Its sigmoid (units 1) or softmax — a Dense's activation or a final Activation layer
 // — becomes the loss (sigmoid_cross_entropy or softmax_cross_entropy, which apply it to the
 // logits); the training config's loss must agree (binary_crossentropy;

@@ -11,7 +11,9 @@ import { weightOf as findWeight } from './tfjs_weights.js';
 const DROPOUT = new Set(['Dropout', 'SpatialDropout1D']);
 const POOLING = new Set(['GlobalAveragePooling1D', 'Flatten']);
 const HIDDEN_ACTIVATIONS = new Set(['relu', 'sigmoid', 'tanh']);
-const KNOWN = new Set(['InputLayer', 'Embedding', 'Dense', 'Activation', 'Concatenate', 'Add', ...DROPOUT, ...POOLING]);
+// An elementwise merge of equal widths → its plan type.
+const ELEMENTWISE = new Map([['Add', 'add'], ['Multiply', 'multiply']]);
+const KNOWN = new Set(['InputLayer', 'Embedding', 'Dense', 'Activation', 'Concatenate', ...ELEMENTWISE.keys(), ...DROPOUT, ...POOLING]);
 
 function weightOf(weights, layer, kind) {
   return findWeight(weights, layer, kind, fail);
@@ -322,9 +324,9 @@ export class PlanBuilder {
       this.emit(node, { type: 'concatenate', name: this.nameOf(node), inputs }, widths.reduce((a, b) => a + b, 0));
     } else {
       if (widths.some((w) => w !== widths[0])) {
-        fail(`${layerLabel(layer)}: Add needs equal widths, got ${widths.map((w, k) => `${w} ('${inputs[k]}')`).join(', ')}`);
+        fail(`${layerLabel(layer)}: ${layer.class_name} needs equal widths, got ${widths.map((w, k) => `${w} ('${inputs[k]}')`).join(', ')}`);
       }
-      this.emit(node, { type: 'add', name: this.nameOf(node), inputs }, widths[0]);
+      this.emit(node, { type: ELEMENTWISE.get(layer.class_name), name: this.nameOf(node), inputs }, widths[0]);
     }
   }
 
@@ -346,7 +348,8 @@ export class PlanBuilder {
           this.emit(node, this.dropoutLayer(node, this.one(node)), this.widthOf.get(this.one(node)));
           break;
         case 'Concatenate':
-        case 'Add': this.merge(node); break;
+        case 'Add':
+        case 'Multiply': this.merge(node); break;
         case 'GlobalAveragePooling1D':
         case 'Flatten':
         case 'SpatialDropout1D':

@@ -36,14 +36,14 @@ std::vector<std::size_t> dataset_inputs_for(const ModelSpec& spec, const Dataset
 
 namespace {
 
-// Throws when an id of dataset input `k` is not below `layer`'s vocab.
-void check_ids_below(const Dataset& dataset, std::size_t k, const LayerSpec& emb) {
+// Throws when an id of dataset input `k` is not below `table`'s rows.
+void check_ids_below(const Dataset& dataset, std::size_t k, const TableSpec& table) {
   const CompactRows& distinct = dataset.distinct_ids(k);
-  if (distinct.end_row() <= emb.vocab) return;
+  if (distinct.end_row() <= table.rows) return;
   // Compact ids increase with ids: the ids not below vocab are the compact ids from `first`.
   const std::vector<std::uint32_t> rows = distinct.rows();
   const auto first = static_cast<std::uint32_t>(
-      std::lower_bound(rows.begin(), rows.end(), emb.vocab) - rows.begin());
+      std::lower_bound(rows.begin(), rows.end(), table.rows) - rows.begin());
   const std::vector<std::uint32_t>& compact = dataset.compact_ids(k);
   const std::vector<std::uint32_t>& offsets = dataset.offsets(k);
   const auto j =
@@ -55,8 +55,8 @@ void check_ids_below(const Dataset& dataset, std::size_t k, const LayerSpec& emb
   const std::string input =
       dataset.input_name(k).empty() ? "" : " of input '" + dataset.input_name(k) + "'";
   throw InvalidInput("dataset: id " + std::to_string(rows[compact[j]]) + " of example " +
-                     std::to_string(i) + input + " is not below " + emb.path + ".vocab " +
-                     std::to_string(emb.vocab));
+                     std::to_string(i) + input + " is not below " + table.rows_field + " " +
+                     std::to_string(table.rows));
 }
 
 }  // namespace
@@ -81,7 +81,7 @@ void check_dataset_fits(const ModelSpec& spec, const Dataset& dataset) {
   }
   // Every lookup reads its ids through a sparse feed of (input, table).
   for (const FeedSpec& f : spec.feeds) {
-    if (f.sparse) check_ids_below(dataset, from[f.input], spec.layers[f.table_layer]);
+    if (f.sparse) check_ids_below(dataset, from[f.input], feed_table(spec, f));
   }
   if (spec.loss == LossType::kMeanSquaredError) {
     if (dataset.target_width() != spec.output_width) {

@@ -1,6 +1,7 @@
 #include "core/model/dense_layer.h"
 
 #include <memory>
+#include <optional>
 
 #include "core/json/json_known_fields.h"
 #include "core/json/plan_json.h"
@@ -20,44 +21,41 @@ void parse_dense_spec(const nlohmann::json& l, const LayerInput& input, LayerSpe
   if (source.kind != InputKind::kDense) {
     fail(path + ".type", "a sparse_ids input needs an embedding_bag first layer");
   }
-  spec.units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
-  spec.use_bias = get_bool(l, path, "use_bias", true);
-  spec.initializer =
+  auto config = std::make_shared<DenseConfig>();
+  config->units = get_size(l, path, "units", std::nullopt, 1, 1u << 20);
+  config->use_bias = get_bool(l, path, "use_bias", true);
+  config->initializer =
       get_choice(l, path, "initializer", "glorot_uniform", "initializer", kDenseInitializers);
   spec.input_width = source.width;
-  spec.output_width = spec.units;
+  spec.output_width = config->units;
+  spec.config = std::move(config);
   const json* act = find_field(l, "activation");
-  LayerType activation = LayerType::kRelu;
-  if (act != nullptr &&
-      (!act->is_string() || !activation_type(act->get<std::string>(), activation))) {
-    fail(path + ".activation", "expected relu, sigmoid or tanh");
-  }
-  const std::size_t width = spec.output_width;
-  layers.push_back(std::move(spec));
+  std::optional<LayerSpec> activation;
   if (act != nullptr) {
-    LayerSpec expanded;
-    expanded.type = activation;
-    expanded.path = path + ".activation";
-    expanded.input_width = width;
-    expanded.output_width = width;
-    expanded.sources = {NodeRef{false, layers.size() - 1}};
-    layers.push_back(std::move(expanded));
+    if (act->is_string()) {
+      activation = activation_layer(act->get<std::string>(), path + ".activation", layers.size(),
+                                    spec.output_width);
+    }
+    if (!activation) fail(path + ".activation", "expected relu, sigmoid or tanh");
   }
+  layers.push_back(std::move(spec));
+  if (activation) layers.push_back(std::move(*activation));
 }
 
 void dense_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out) {
+  const auto& config = layer_config<DenseConfig>(spec);
   ParameterSpec w;
   w.name = spec.name + "/weight";
-  w.shape = {spec.input_width, spec.units};
-  w.initializer = spec.initializer;
+  w.shape = {spec.input_width, config.units};
+  w.initializer = config.initializer;
   w.fan_in = spec.input_width;
-  w.fan_out = spec.units;
+  w.fan_out = config.units;
   w.declared_by = spec.path;
   out.push_back(w);
-  if (spec.use_bias) {
+  if (config.use_bias) {
     ParameterSpec b;
     b.name = spec.name + "/bias";
-    b.shape = {spec.units};
+    b.shape = {config.units};
     b.initializer = Initializer::kZeros;
     b.declared_by = spec.path;
     out.push_back(b);
@@ -89,16 +87,17 @@ class DenseOp : public LayerOp {
 
 void make_dense(const LayerSpec& spec, ParameterBinder& binder, std::size_t /*max_batch_size*/,
                 ModelLayer& layer) {
+  const auto& config = layer_config<DenseConfig>(spec);
   const ParameterBinder::Bound w = binder.next();
   layer.weight_gradient = w.gradient;
   const float* bias = nullptr;
-  if (spec.use_bias) {
+  if (config.use_bias) {
     const ParameterBinder::Bound b = binder.next();
     layer.bias_gradient = b.gradient;
     bias = b.tensor->data<float>();
   }
   layer.op = std::make_unique<DenseOp>(
-      DenseLayer(w.tensor->data<float>(), bias, spec.input_width, spec.units));
+      DenseLayer(w.tensor->data<float>(), bias, spec.input_width, config.units));
 }
 
 void DenseLayer::forward(const float* x, std::size_t batch_size, float* y) const {

@@ -30,6 +30,13 @@ inline constexpr std::array kDenseInitializers{
     std::pair{"glorot_uniform", Initializer::kGlorotUniform},
     std::pair{"zeros", Initializer::kZeros}};
 
+// What parse_dense_spec read (its activation is a layer of its own).
+struct DenseConfig : LayerConfig {
+  std::size_t units = 0;
+  bool use_bias = true;
+  Initializer initializer = Initializer::kGlorotUniform;
+};
+
 void parse_dense_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                       std::vector<LayerSpec>& layers);
 void dense_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out);

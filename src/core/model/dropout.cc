@@ -38,9 +38,11 @@ void parse_dropout_spec(const nlohmann::json& l, const LayerInput& input, LayerS
   if (source.kind != InputKind::kDense) {
     fail(spec.path + ".type", "a sparse_ids input needs an embedding_bag first layer");
   }
-  spec.rate = get_float(l, spec.path, "rate", std::nullopt, "in [0, 1)",
-                        [](double d) { return d >= 0 && d < 1; });
-  spec.seed = get_integer(l, spec.path, "seed", 0, 0, ~std::uint64_t{0});
+  auto config = std::make_shared<DropoutConfig>();
+  config->rate = get_float(l, spec.path, "rate", std::nullopt, "in [0, 1)",
+                           [](double d) { return d >= 0 && d < 1; });
+  config->seed = get_integer(l, spec.path, "seed", 0, 0, ~std::uint64_t{0});
+  spec.config = std::move(config);
   spec.input_width = source.width;
   spec.output_width = source.width;
   layers.push_back(std::move(spec));
@@ -106,7 +108,9 @@ class DropoutOp : public LayerOp {
 
 void make_dropout(const LayerSpec& spec, ParameterBinder& /*binder*/, std::size_t max_batch_size,
                   ModelLayer& layer) {
-  layer.op = std::make_unique<DropoutOp>(spec.rate, spec.seed, max_batch_size * spec.output_width);
+  const auto& config = layer_config<DropoutConfig>(spec);
+  layer.op =
+      std::make_unique<DropoutOp>(config.rate, config.seed, max_batch_size * spec.output_width);
 }
 
 }  // namespace fedleaf::core

@@ -23,6 +23,12 @@ namespace fedleaf::core {
 // (integer, default 0), "name" optional; reads float rows; output width = input width.
 inline constexpr std::array kDropoutFields{"type", "name", "input", "rate", "seed"};
 
+// What parse_dropout_spec read.
+struct DropoutConfig : LayerConfig {
+  float rate = 0.0f;
+  std::uint64_t seed = 0;
+};
+
 void parse_dropout_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                         std::vector<LayerSpec>& layers);
 void make_dropout(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,

@@ -23,10 +23,10 @@ std::size_t table_owner(const std::vector<LayerSpec>& layers, const std::string&
   for (std::size_t k = 0; k < layers.size(); ++k) {
     const LayerSpec& l = layers[k];
     if (l.name != name) continue;
-    if (l.type != LayerType::kEmbeddingBag) {
+    if (dynamic_cast<const EmbeddingBagConfig*>(l.config.get()) == nullptr) {
       plan_json::fail(path, "'" + name + "' is not an embedding_bag layer");
     }
-    if (l.table_layer != k) {
+    if (!l.owned_table) {
       plan_json::fail(path, "'" + name + "' shares the table of '" + layers[l.table_layer].name +
                                 "': name that layer");
     }
@@ -47,15 +47,16 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
     fail(path + ".input", "embedding_bag reads a sparse_ids input, '" + source.name + "' is " +
                               (source.is_input ? "a dense input" : "a layer's output"));
   }
-  spec.combiner = get_choice(l, path, "combiner", "mean", "combiner", kCombiners);
+  auto config = std::make_shared<EmbeddingBagConfig>();
+  config->combiner = get_choice(l, path, "combiner", "mean", "combiner", kCombiners);
   // Off by default, so that every plan written before the field keeps its parameters.
-  spec.use_bias = get_bool(l, path, "use_bias", false);
+  config->use_bias = get_bool(l, path, "use_bias", false);
   if (const json* table = find_field(l, "table")) {
     if (!table->is_string()) fail(path + ".table", "expected the name of an embedding_bag layer");
     const std::string owner_name = table->get<std::string>();
     spec.table_layer = table_owner(layers, owner_name, path + ".table");
-    spec.table = owner_name;
-    const LayerSpec& owner = layers[spec.table_layer];
+    config->table = owner_name;
+    const auto& owner = layer_config<EmbeddingBagConfig>(layers[spec.table_layer]);
     for (const char* field : {"initializer", "init_scale"}) {
       if (find_field(l, field) != nullptr) {
         fail(path + "." + field, "set by the table's owner '" + owner_name + "'");
@@ -63,7 +64,7 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
     }
     // A second lookup declares no parameter, so it has no bias tensor; the owner's bias belongs
     // to the owner's output alone (a shared table is not a shared layer).
-    if (spec.use_bias) {
+    if (config->use_bias) {
       fail(path + ".use_bias", "a lookup of the table of '" + owner_name +
                                    "' has no parameter of its own: no bias (give an own table "
                                    "for a biased lookup)");
@@ -79,36 +80,39 @@ void parse_embedding_bag_spec(const nlohmann::json& l, const LayerInput& input, 
     };
     same("vocab", owner.vocab);
     same("dim", owner.dim);
-    spec.vocab = owner.vocab;
-    spec.dim = owner.dim;
+    config->vocab = owner.vocab;
+    config->dim = owner.dim;
   } else {
-    spec.vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
-    spec.dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
-    spec.initializer =
+    config->vocab = get_size(l, path, "vocab", std::nullopt, 1, 0x7fffffffull);
+    config->dim = get_size(l, path, "dim", std::nullopt, 1, 1u << 20);
+    config->initializer =
         get_choice(l, path, "initializer", "uniform", "initializer", kEmbeddingInitializers);
-    spec.init_scale =
+    config->init_scale =
         get_float(l, path, "init_scale", 0.05f, ">= 0", [](double d) { return d >= 0; });
     spec.table_layer = layers.size();
+    spec.owned_table = TableSpec{spec.name + "/weight", config->vocab, path + ".vocab"};
   }
   spec.input_width = 0;
-  spec.output_width = spec.dim;
+  spec.output_width = config->dim;
+  spec.config = std::move(config);
   layers.push_back(std::move(spec));
 }
 
 void embedding_bag_parameters(const LayerSpec& spec, std::vector<ParameterSpec>& out) {
-  if (!spec.table.empty()) return;  // a second lookup of another layer's table
+  const auto& config = layer_config<EmbeddingBagConfig>(spec);
+  if (!config.table.empty()) return;  // a second lookup of another layer's table
   ParameterSpec w;
-  w.name = spec.name + "/weight";
-  w.shape = {spec.vocab, spec.dim};
+  w.name = spec.owned_table->parameter;
+  w.shape = {config.vocab, config.dim};
   w.row_sparse_gradient = true;
-  w.initializer = spec.initializer;
-  w.init_scale = spec.init_scale;
+  w.initializer = config.initializer;
+  w.init_scale = config.init_scale;
   w.declared_by = spec.path;
   out.push_back(w);
-  if (spec.use_bias) {
+  if (config.use_bias) {
     ParameterSpec b;
     b.name = spec.name + "/bias";
-    b.shape = {spec.dim};
+    b.shape = {config.dim};
     b.initializer = Initializer::kZeros;
     b.declared_by = spec.path;
     out.push_back(b);
@@ -159,17 +163,18 @@ class EmbeddingBagOp : public LayerOp {
 
 void make_embedding_bag(const LayerSpec& spec, ParameterBinder& binder,
                         std::size_t /*max_batch_size*/, ModelLayer& layer) {
+  const auto& config = layer_config<EmbeddingBagConfig>(spec);
   const ParameterBinder::Bound table =
-      spec.table.empty() ? binder.next() : binder.bound(spec.table + "/weight");
+      config.table.empty() ? binder.next() : binder.bound(config.table + "/weight");
   const float* bias = nullptr;
-  if (spec.use_bias) {
+  if (config.use_bias) {
     const ParameterBinder::Bound b = binder.next();
     layer.bias_gradient = b.gradient;
     bias = b.tensor->data<float>();
   }
   layer.op = std::make_unique<EmbeddingBagOp>(EmbeddingBag(spec.name, table.tensor->data<float>(),
-                                                           table.tensor->shape()[0], spec.dim,
-                                                           spec.combiner, bias));
+                                                           table.tensor->shape()[0], config.dim,
+                                                           config.combiner, bias));
   layer.weight_gradient = table.gradient;
 }
 

@@ -36,6 +36,7 @@ namespace fedleaf::core {
 // gradient (a table owner only), then "<name>/bias" [dim] (zeros, a dense gradient) with
 // use_bias.
 // The fields of an embedding_bag layer (its own table, or "table": another's) and its choices.
+enum class Combiner { kSum, kMean, kSqrtn };
 inline constexpr std::array kEmbeddingBagFields{"type",        "name",      "input", "vocab",
                                                 "dim",         "combiner",  "table", "use_bias",
                                                 "initializer", "init_scale"};
@@ -44,6 +45,19 @@ inline constexpr std::array kCombiners{std::pair{"sum", Combiner::kSum},
                                        std::pair{"sqrtn", Combiner::kSqrtn}};
 inline constexpr std::array kEmbeddingInitializers{std::pair{"uniform", Initializer::kUniform},
                                                    std::pair{"zeros", Initializer::kZeros}};
+
+// What parse_embedding_bag_spec read: a table owner's fields, or a lookup of `table`'s (vocab and
+// dim then the owner's). The spec's owned_table is the owner's "<name>/weight"; its table_layer
+// the owner (itself for an owner).
+struct EmbeddingBagConfig : LayerConfig {
+  std::size_t vocab = 0;
+  std::size_t dim = 0;
+  Combiner combiner = Combiner::kMean;
+  bool use_bias = false;
+  Initializer initializer = Initializer::kUniform;
+  float init_scale = 0.05f;
+  std::string table;  // the owner's name when the layer looks up another's table, else ""
+};
 
 void parse_embedding_bag_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                               std::vector<LayerSpec>& layers);

@@ -58,16 +58,16 @@ class ParameterBinder {
 };
 
 struct LayerKind {
-  const char* type;  // the plan's "type"
-  LayerType layer_type;
+  const char* type;     // the plan's "type"
   bool has_parameters;  // then "name" is required (it prefixes the parameter names)
   bool several_inputs;  // reads "inputs" (a list); every other kind reads one "input"
   FieldList fields;     // the fields `parse` accepts (the plan's schema lists them)
   // Reads the layer's own fields from `object` (the plan checked "type", "input"/"inputs" and
-  // "name" and set spec.type, spec.name, spec.path and spec.sources): known fields, defaults,
-  // what it may read, and its input and output widths. `layers` holds the earlier layers. Appends
-  // the layer, then any layer it expands into (a dense layer's "activation"). Throws InvalidInput
-  // "<path>.<field>: <rule>".
+  // "name" and set spec.kind, spec.name, spec.path and spec.sources) into its own config
+  // (spec.config, a LayerConfig its header derives): known fields, defaults, what it may read,
+  // its input and output widths and the generic facts (spec.owned_table, spec.table_layer).
+  // `layers` holds the earlier layers. Appends the layer, then any layer it expands into (a dense
+  // layer's "activation"). Throws InvalidInput "<path>.<field>: <rule>".
   void (*parse)(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
                 std::vector<LayerSpec>& layers);
   // Appends the parameters `spec` declares (weight before bias); null: none.

@@ -9,27 +9,24 @@
 #include "core/model/dense_layer.h"
 #include "core/model/dropout.h"
 #include "core/model/embedding_bag.h"
+#include "core/model/multiply_layer.h"
 
 namespace fedleaf::core {
 namespace {
 
 // One line per layer type, in the order the unknown-type message lists them.
 constexpr LayerKind kLayerKinds[] = {
-    {"embedding_bag", LayerType::kEmbeddingBag, true, false, kEmbeddingBagFields,
-     parse_embedding_bag_spec, embedding_bag_parameters, make_embedding_bag},
-    {"dense", LayerType::kDense, true, false, kDenseFields, parse_dense_spec, dense_parameters,
-     make_dense},
-    {"relu", LayerType::kRelu, false, false, kActivationFields, parse_activation_spec, nullptr,
-     make_activation},
-    {"sigmoid", LayerType::kSigmoid, false, false, kActivationFields, parse_activation_spec,
-     nullptr, make_activation},
-    {"tanh", LayerType::kTanh, false, false, kActivationFields, parse_activation_spec, nullptr,
-     make_activation},
-    {"concatenate", LayerType::kConcatenate, false, true, kConcatenateFields,
-     parse_concatenate_spec, nullptr, make_concatenate},
-    {"add", LayerType::kAdd, false, true, kAddFields, parse_add_spec, nullptr, make_add},
-    {"dropout", LayerType::kDropout, false, false, kDropoutFields, parse_dropout_spec, nullptr,
-     make_dropout},
+    {"embedding_bag", true, false, kEmbeddingBagFields, parse_embedding_bag_spec,
+     embedding_bag_parameters, make_embedding_bag},
+    {"dense", true, false, kDenseFields, parse_dense_spec, dense_parameters, make_dense},
+    {"relu", false, false, kActivationFields, parse_activation_spec, nullptr, make_activation},
+    {"sigmoid", false, false, kActivationFields, parse_activation_spec, nullptr, make_activation},
+    {"tanh", false, false, kActivationFields, parse_activation_spec, nullptr, make_activation},
+    {"concatenate", false, true, kConcatenateFields, parse_concatenate_spec, nullptr,
+     make_concatenate},
+    {"add", false, true, kAddFields, parse_add_spec, nullptr, make_add},
+    {"multiply", false, true, kMultiplyFields, parse_multiply_spec, nullptr, make_multiply},
+    {"dropout", false, false, kDropoutFields, parse_dropout_spec, nullptr, make_dropout},
 };
 
 }  // namespace
@@ -55,14 +52,6 @@ std::vector<const LayerKind*> layer_kinds() {
   std::vector<const LayerKind*> out;
   for (const LayerKind& kind : kLayerKinds) out.push_back(&kind);
   return out;
-}
-
-const LayerKind& layer_kind(LayerType type) {
-  for (const LayerKind& kind : kLayerKinds) {
-    if (kind.layer_type == type) return kind;
-  }
-  throw InvalidInput("layer type " + std::to_string(static_cast<int>(type)) +
-                     " is in no layer table entry");
 }
 
 }  // namespace fedleaf::core

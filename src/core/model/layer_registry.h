@@ -3,7 +3,6 @@
 // layer_registry.cc lists it (CONTRIBUTING.md, "Adding a layer").
 //
 //   const LayerKind& kind = layer_kind_named(type, "plan.model.layers[0].type");
-//   const LayerKind& same = layer_kind(LayerType::kDense);
 #pragma once
 
 #include <string>
@@ -21,8 +20,5 @@ const LayerKind& layer_kind_named(const std::string& type, const std::string& pa
 
 // Every kind, in table order.
 std::vector<const LayerKind*> layer_kinds();
-
-// The kind of a parsed layer.
-const LayerKind& layer_kind(LayerType type);
 
 }  // namespace fedleaf::core

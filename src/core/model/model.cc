@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/model/layer_kind.h"
 #include "core/model/layer_pass.h"
-#include "core/model/layer_registry.h"
 
 namespace fedleaf::core {
 namespace {
@@ -76,7 +76,7 @@ Model::Model(const ModelSpec& spec, Parameters& parameters, std::size_t max_batc
     layer.feed = l.feed;
     layer.output.assign(max_batch_size * l.output_width, 0.0f);
     layer.grad_output.assign(max_batch_size * l.output_width, 0.0f);
-    layer_kind(l.type).make(l, binder, max_batch_size, layer);
+    l.kind->make(l, binder, max_batch_size, layer);
     widest = std::max(widest, l.output_width);
     layers_.push_back(std::move(layer));
   }

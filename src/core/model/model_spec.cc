@@ -128,6 +128,19 @@ std::string node_name(const ModelSpec& spec, const NodeRef& ref) {
   return l.name.empty() ? l.path : l.name;
 }
 
+// The kinds reading "inputs", as the layer table lists them ("a, b and c").
+std::string several_input_kinds() {
+  std::vector<std::string> kinds;
+  for (const LayerKind* kind : layer_kinds()) {
+    if (kind->several_inputs) kinds.emplace_back(kind->type);
+  }
+  std::string out;
+  for (std::size_t k = 0; k < kinds.size(); ++k) {
+    out += (k == 0 ? "" : k + 1 == kinds.size() ? " and " : ", ") + kinds[k];
+  }
+  return out;
+}
+
 // The sources of plan entry `entry`: "input", "inputs" or the default.
 std::vector<NodeRef> parse_sources(const json& l, const LayerKind& kind, std::size_t entry,
                                    const GraphNames& names, const ModelSpec& spec,
@@ -139,8 +152,8 @@ std::vector<NodeRef> parse_sources(const json& l, const LayerKind& kind, std::si
   }
   if (inputs != nullptr) {
     if (!kind.several_inputs) {
-      fail(path + ".inputs",
-           std::string(kind.type) + " reads one \"input\" (only concatenate and add read several)");
+      fail(path + ".inputs", std::string(kind.type) + " reads one \"input\" (only " +
+                                 several_input_kinds() + " read several)");
     }
     if (!inputs->is_array()) fail(path + ".inputs", "expected an array of names");
     std::vector<NodeRef> out;
@@ -173,7 +186,7 @@ void parse_layers(const json& model, ModelSpec& spec) {
     }
     if (name != nullptr) layer.name = name->get<std::string>();
     const LayerKind& kind = layer_kind_named(type, path + ".type");
-    layer.type = kind.layer_type;
+    layer.kind = &kind;
     layer.sources = parse_sources(l, kind, i, names, spec, path);
     LayerInput input;
     input.index = i;
@@ -254,15 +267,18 @@ ModelSpec parse_model_spec(const json& plan) {
   return spec;
 }
 
-std::string table_parameter(const ModelSpec& model, const LayerSpec& layer) {
-  return model.layers[layer.table_layer].name + "/weight";
+void throw_wrong_layer_config(const LayerSpec& spec) {
+  throw InvalidInput(spec.path + ": the layer's config is not its kind's");
+}
+
+const TableSpec& feed_table(const ModelSpec& model, const FeedSpec& feed) {
+  return *model.layers[feed.table_layer].owned_table;
 }
 
 std::vector<ParameterSpec> parameter_specs(const ModelSpec& model) {
   std::vector<ParameterSpec> out;
   for (const LayerSpec& l : model.layers) {
-    const LayerKind& kind = layer_kind(l.type);
-    if (kind.parameters != nullptr) kind.parameters(l, out);
+    if (l.kind->parameters != nullptr) l.kind->parameters(l, out);
   }
   return out;
 }

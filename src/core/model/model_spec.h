@@ -13,6 +13,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,17 +25,8 @@
 
 namespace fedleaf::core {
 
-enum class LayerType {
-  kEmbeddingBag,
-  kDense,
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kConcatenate,
-  kAdd,
-  kDropout
-};
-enum class Combiner { kSum, kMean, kSqrtn };
+struct LayerKind;
+
 enum class Initializer { kUniform, kGlorotUniform, kZeros };
 enum class LossType { kSoftmaxCrossEntropy, kSigmoidCrossEntropy, kMeanSquaredError };
 
@@ -52,28 +45,48 @@ inline constexpr std::array kLosses{
     std::pair{"sigmoid_cross_entropy", LossType::kSigmoidCrossEntropy},
     std::pair{"mean_squared_error", LossType::kMeanSquaredError}};
 
-struct LayerSpec {
-  LayerType type = LayerType::kDense;
-  std::string name;       // empty for unnamed activation layers
-  std::string path;       // "plan.model.layers[i]", for error messages
-  std::size_t vocab = 0;  // embedding_bag
-  std::size_t dim = 0;    // embedding_bag
-  Combiner combiner = Combiner::kMean;
-  std::size_t units = 0;  // dense
-  bool use_bias = true;   // dense (default true); embedding_bag (parsed, default false)
-  Initializer initializer = Initializer::kGlorotUniform;
-  float init_scale = 0.05f;
-  std::size_t input_width = 0;   // derived: width of the layer's input (concatenate: the sum)
-  std::size_t output_width = 0;  // derived
-  std::vector<NodeRef> sources;  // what the layer reads, in order (several: concatenate, add)
-  // embedding_bag: the layer owning its table (its own index unless "table" names another), and
-  // the feed (ModelSpec::feeds) its ids come from.
-  std::size_t table_layer = 0;
-  std::string table;  // embedding_bag: the owner's name when it shares a table, else ""
-  std::size_t feed = 0;
-  float rate = 0.0f;       // dropout
-  std::uint64_t seed = 0;  // dropout
+// What a layer's kind parsed from its own fields (units, vocab, rate, ...): each kind derives its
+// config from this and only its own file reads it back (layer_config<T>), so the graph, the walk
+// and the plan know a layer by LayerSpec's generic facts alone.
+class LayerConfig {
+ public:
+  virtual ~LayerConfig() = default;
 };
+
+// A table of rows that sparse ids index (an embedding_bag's weight), as the layer owning it
+// declares it: what the dataset's ids and the plan's feature buckets are checked against.
+struct TableSpec {
+  std::string parameter;   // "<owner>/weight"
+  std::size_t rows = 0;    // ids must be below it
+  std::string rows_field;  // the field setting rows, for messages ("plan.model.layers[0].vocab")
+};
+
+struct LayerSpec {
+  const LayerKind* kind = nullptr;  // its entry of the layer table (layer_kind.h)
+  std::string name;                 // empty for unnamed activation layers
+  std::string path;                 // "plan.model.layers[i]", for error messages
+  std::size_t input_width = 0;      // derived: width of the layer's input (concatenate: the sum)
+  std::size_t output_width = 0;     // derived
+  std::vector<NodeRef> sources;     // what the layer reads, in order (several: concatenate, add)
+  // A layer owning a table that ids index: the table (its kind's parse sets it).
+  std::optional<TableSpec> owned_table;
+  // A layer reading a sparse_ids input: the layer owning the table its ids index (its kind's
+  // parse sets it), and the feed (ModelSpec::feeds) its ids come from (the graph check sets it).
+  std::size_t table_layer = 0;
+  std::size_t feed = 0;
+  std::shared_ptr<const LayerConfig> config;  // its kind's own fields; null for a kind with none
+};
+
+// layer_config's error: InvalidInput "<path>: the layer's config is not its kind's".
+[[noreturn]] void throw_wrong_layer_config(const LayerSpec& spec);
+
+// The config of `spec`, which the kind's own file knows to be a Config; InvalidInput naming the
+// layer when it is not (a spec built for another kind).
+template <class Config>
+const Config& layer_config(const LayerSpec& spec) {
+  if (const auto* config = dynamic_cast<const Config*>(spec.config.get())) return *config;
+  throw_wrong_layer_config(spec);
+}
 
 struct InputSpec {
   std::string name;
@@ -109,8 +122,8 @@ struct ModelSpec {
   std::size_t output_width = 0;
 };
 
-// The parameter name of the table embedding_bag layer `layer` looks up: "<owner>/weight".
-std::string table_parameter(const ModelSpec& model, const LayerSpec& layer);
+// The table the ids of sparse feed `feed` index (its owner's TableSpec).
+const TableSpec& feed_table(const ModelSpec& model, const FeedSpec& feed);
 
 // One trainable tensor the model declares.
 struct ParameterSpec {

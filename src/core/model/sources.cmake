@@ -13,4 +13,5 @@ set(FEDLEAF_MODEL_SOURCES
   model_parameters.cc
   model_spec.cc
   model_view.cc
+  multiply_layer.cc
 )

@@ -61,8 +61,8 @@ std::vector<InputFeatures> parse_records_features(const json& plan, const ModelS
   for (const InputFeatures& f : out) {
     for (const FeedSpec& feed : model.feeds) {
       if (!feed.sparse || model.inputs[feed.input].name != f.input) continue;
-      const LayerSpec& table = model.layers[feed.table_layer];
-      check_buckets_fit_vocab(f, table.vocab, table_parameter(model, table));
+      const TableSpec& table = feed_table(model, feed);
+      check_buckets_fit_vocab(f, table.rows, table.parameter);
     }
   }
   return out;
@@ -74,11 +74,11 @@ void check_text_buckets_fit_vocab(const TextFeatureOptions& features, const Mode
   if (model.inputs.size() != 1) return;
   for (const FeedSpec& feed : model.feeds) {
     if (!feed.sparse) continue;
-    const LayerSpec& table = model.layers[feed.table_layer];
-    if (features.num_buckets <= table.vocab) continue;
+    const TableSpec& table = feed_table(model, feed);
+    if (features.num_buckets <= table.rows) continue;
     fail("plan.features.num_buckets",
          std::to_string(features.num_buckets) + " buckets exceed the vocab " +
-             std::to_string(table.vocab) + " of table '" + table_parameter(model, table) +
+             std::to_string(table.rows) + " of table '" + table.parameter +
              "' (an id would fall outside the table)");
   }
 }

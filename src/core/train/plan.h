@@ -2,7 +2,7 @@
 // the featurization of raw text.
 //
 //   Plan plan = parse_plan(R"({"model": {...}, "train": {...}, "updates": {...}})");
-//   plan.model.layers[0].type == LayerType::kEmbeddingBag;
+//   plan.model.layers[0].kind->type == std::string("embedding_bag");
 //
 // Schema (js_bindings/PLAN.md is the reference npm users read: change both together; the fields
 // and choices are constants the parsers check, plan_schema.h lists them and
@@ -28,7 +28,8 @@
 //                                                        model_spec.h, each type's fields by its
 //                                                        entry of the layer table
 //                                                        (layer_registry.h)
-//      every layer: "input": <name> (one) or "inputs": [<name>, ...] (concatenate, add): an
+//      every layer: "input": <name> (one) or "inputs": [<name>, ...] (concatenate, add,
+//        multiply): an
 //        input name or an EARLIER layer's name (inputs and layers share one namespace; a later
 //        layer or the layer itself is a cycle). Neither given: the previous layer's output; for
 //        the first layer the only input (an error when there are several). So a one-input chain
@@ -54,6 +55,8 @@
 //      {"type": "relu" | "sigmoid" | "tanh", "name": S (optional)}
 //      {"type": "concatenate", "name": S, "inputs": [>= 2 names]}   width = sum, in list order
 //      {"type": "add", "name": S, "inputs": [>= 2 names of equal width]}
+//      {"type": "multiply", "name": S, "inputs": [>= 2 names of equal width]}   the elementwise
+//         product, in list order (Keras's Multiply)
 //      {"type": "dropout", "name": S (optional), "rate": F in [0, 1), "seed": N (default 0)}
 //         training only (identity in evaluation and prediction): inverted dropout, kept units
 //         scaled by 1/(1-rate), the mask a counter-based hash of (seed, step, example position

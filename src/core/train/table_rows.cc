@@ -1,6 +1,7 @@
 #include "core/train/table_rows.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/data/compact_rows.h"
 #include "core/error.h"
@@ -24,10 +25,10 @@ std::vector<std::uint32_t> table_distinct_ids(const ModelSpec& spec, const Datas
                                               const std::string& tensor) {
   std::string tables;
   for (std::size_t i = 0; i < spec.layers.size(); ++i) {
-    const LayerSpec& l = spec.layers[i];
-    if (l.type != LayerType::kEmbeddingBag || !l.table.empty()) continue;
-    if (l.name + "/weight" != tensor) {
-      tables += (tables.empty() ? "" : ", ") + l.name + "/weight";
+    const std::optional<TableSpec>& table = spec.layers[i].owned_table;
+    if (!table) continue;
+    if (table->parameter != tensor) {
+      tables += (tables.empty() ? "" : ", ") + table->parameter;
       continue;
     }
     std::vector<const CompactRows*> sets;

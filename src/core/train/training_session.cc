@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "core/data/compact_rows.h"
 #include "core/data/seeded_random.h"
@@ -78,8 +79,8 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
   }
   std::map<std::string, std::size_t> table_of;  // "<owner>/weight" → owner layer
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const LayerSpec& l = model.layers[i];
-    if (l.type == LayerType::kEmbeddingBag && l.table.empty()) table_of[l.name + "/weight"] = i;
+    const std::optional<TableSpec>& table = model.layers[i].owned_table;
+    if (table) table_of[table->parameter] = i;
   }
 
   for (const ParameterSpec& p : parameter_specs(model)) {

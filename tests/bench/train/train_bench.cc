@@ -39,6 +39,7 @@
 #include "core/data/input_columns.h"
 #include "core/data/seeded_random.h"
 #include "core/features/text_features.h"
+#include "core/model/embedding_bag.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
 #include "core/train/training_session.h"
@@ -137,9 +138,9 @@ Workload read_workload(const std::string& path) {
 // full-vocabulary weight vector. The machine's practical limit for workload (a).
 bool reference_applies(const Plan& plan) {
   const LayerSpec& layer = plan.model.layers.front();
-  return plan.model.layers.size() == 1 && layer.type == LayerType::kEmbeddingBag &&
-         layer.dim == 1 && layer.combiner == Combiner::kSum &&
-         plan.model.loss == LossType::kSigmoidCrossEntropy &&
+  const auto* bag = dynamic_cast<const EmbeddingBagConfig*>(layer.config.get());
+  return plan.model.layers.size() == 1 && bag != nullptr && bag->dim == 1 &&
+         bag->combiner == Combiner::kSum && plan.model.loss == LossType::kSigmoidCrossEntropy &&
          plan.train->optimizer.type == OptimizerType::kSgd && plan.train->clip_norm == 0.0f;
 }
 

@@ -4,6 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/activation.h"
+#include "core/model/dense_layer.h"
+#include "core/model/dropout.h"
+#include "core/model/embedding_bag.h"
 #include "core/model/layer_registry.h"
 #include "core/model/model_layer.h"
 #include "tests/core/error_matchers.h"
@@ -20,7 +24,7 @@ std::vector<LayerSpec> parse_layer(const std::string& object, const LayerInput& 
   const json l = json::parse(object);
   const LayerKind& kind = layer_kind_named(l.at("type").get<std::string>(), "layers[0].type");
   LayerSpec spec;
-  spec.type = kind.layer_type;
+  spec.kind = &kind;
   spec.name = name;
   spec.path = "layers[0]";
   std::vector<LayerSpec> layers;
@@ -36,8 +40,7 @@ void check_rejects(const std::string& object, const LayerInput& input, const std
 
 std::vector<ParameterSpec> parameters_of(const LayerSpec& spec) {
   std::vector<ParameterSpec> out;
-  const LayerKind& kind = layer_kind(spec.type);
-  if (kind.parameters != nullptr) kind.parameters(spec, out);
+  if (spec.kind->parameters != nullptr) spec.kind->parameters(spec, out);
   return out;
 }
 
@@ -67,24 +70,17 @@ LayerInput after_layer(std::size_t index, std::size_t width) {
 
 }  // namespace
 
-TEST_CASE("layer_table_finds_each_type_by_name_and_by_layer_type", "[layer_registry]") {
-  const std::vector<std::pair<std::string, LayerType>> types = {
-      {"embedding_bag", LayerType::kEmbeddingBag},
-      {"dense", LayerType::kDense},
-      {"relu", LayerType::kRelu},
-      {"sigmoid", LayerType::kSigmoid},
-      {"tanh", LayerType::kTanh},
-      {"concatenate", LayerType::kConcatenate},
-      {"add", LayerType::kAdd},
-      {"dropout", LayerType::kDropout}};
-  for (const auto& [name, type] : types) {
+TEST_CASE("layer_table_finds_each_type_by_name", "[layer_registry]") {
+  const std::vector<std::string> types = {"embedding_bag", "dense", "relu",     "sigmoid", "tanh",
+                                          "concatenate",   "add",   "multiply", "dropout"};
+  for (const std::string& name : types) {
     const LayerKind* kind = find_layer_kind(name);
     REQUIRE(kind != nullptr);
-    CHECK(kind->layer_type == type);
-    CHECK(&layer_kind(type) == kind);
+    CHECK(kind->type == name);
     CHECK(&layer_kind_named(name, "p") == kind);
-    CHECK(kind->has_parameters == (type == LayerType::kEmbeddingBag || type == LayerType::kDense));
+    CHECK(kind->has_parameters == (name == "embedding_bag" || name == "dense"));
   }
+  CHECK(layer_kinds().size() == types.size());
   CHECK(find_layer_kind("conv2d") == nullptr);
   CHECK(find_layer_kind("Dense") == nullptr);
 }
@@ -93,7 +89,8 @@ TEST_CASE("layer_table_unknown_type_lists_every_known_type", "[layer_registry]")
   CHECK_THROWS_MATCHES(
       layer_kind_named("conv2d", "plan.model.layers[2].type"), fedleaf::InvalidInput,
       MessageContains("plan.model.layers[2].type: unknown layer type 'conv2d' (expected "
-                      "embedding_bag, dense, relu, sigmoid, tanh, concatenate, add or dropout)"));
+                      "embedding_bag, dense, relu, sigmoid, tanh, concatenate, add, multiply or "
+                      "dropout)"));
 }
 
 TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
@@ -101,13 +98,19 @@ TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
       parse_layer(R"({"type": "embedding_bag", "vocab": 100, "dim": 8})", kSparseFirst, "emb");
   REQUIRE(layers.size() == 1);
   const LayerSpec& e = layers[0];
-  CHECK(e.type == LayerType::kEmbeddingBag);
+  CHECK(std::string(e.kind->type) == "embedding_bag");
   CHECK(e.name == "emb");
-  CHECK(e.vocab == 100);
-  CHECK(e.dim == 8);
-  CHECK(e.combiner == Combiner::kMean);
-  CHECK(e.initializer == Initializer::kUniform);
-  CHECK(e.init_scale == 0.05f);
+  const auto& config = layer_config<EmbeddingBagConfig>(e);
+  CHECK(config.vocab == 100);
+  CHECK(config.dim == 8);
+  CHECK(config.combiner == Combiner::kMean);
+  CHECK(config.initializer == Initializer::kUniform);
+  CHECK(config.init_scale == 0.05f);
+  REQUIRE(e.owned_table.has_value());
+  CHECK(e.owned_table->parameter == "emb/weight");
+  CHECK(e.owned_table->rows == 100);
+  CHECK(e.owned_table->rows_field == "layers[0].vocab");
+  CHECK(e.table_layer == 0);
   CHECK(e.input_width == 0);
   CHECK(e.output_width == 8);
   const std::vector<ParameterSpec> params = parameters_of(e);
@@ -121,9 +124,9 @@ TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
       R"({"type": "embedding_bag", "vocab": 3, "dim": 2, "combiner": "sqrtn",
           "initializer": "zeros", "init_scale": 0.5})",
       kSparseFirst);
-  CHECK(layers[0].combiner == Combiner::kSqrtn);
-  CHECK(layers[0].initializer == Initializer::kZeros);
-  CHECK(layers[0].init_scale == 0.5f);
+  CHECK(layer_config<EmbeddingBagConfig>(layers[0]).combiner == Combiner::kSqrtn);
+  CHECK(layer_config<EmbeddingBagConfig>(layers[0]).initializer == Initializer::kZeros);
+  CHECK(layer_config<EmbeddingBagConfig>(layers[0]).init_scale == 0.5f);
 
   check_rejects(R"({"type": "embedding_bag", "vocab": 3, "dim": 2, "units": 4})", kSparseFirst,
                 "layers[0]: unknown field 'units'");
@@ -141,10 +144,14 @@ TEST_CASE("embedding_bag_spec_parses_through_the_table", "[layer_registry]") {
 TEST_CASE("dense_spec_parses_through_the_table", "[layer_registry]") {
   std::vector<LayerSpec> layers = parse_layer(R"({"type": "dense", "units": 3})", kDenseFirst, "d");
   REQUIRE(layers.size() == 1);
-  CHECK(layers[0].type == LayerType::kDense);
-  CHECK(layers[0].units == 3);
-  CHECK(layers[0].use_bias);
-  CHECK(layers[0].initializer == Initializer::kGlorotUniform);
+  CHECK(std::string(layers[0].kind->type) == "dense");
+  CHECK(layer_config<DenseConfig>(layers[0]).units == 3);
+  CHECK(layer_config<DenseConfig>(layers[0]).use_bias);
+  CHECK(layer_config<DenseConfig>(layers[0]).initializer == Initializer::kGlorotUniform);
+  CHECK_FALSE(layers[0].owned_table.has_value());
+  // A kind reads back only its own config.
+  CHECK_THROWS_MATCHES(layer_config<DropoutConfig>(layers[0]), fedleaf::InvalidInput,
+                       MessageContains("layers[0]: the layer's config is not its kind's"));
   CHECK(layers[0].input_width == 6);
   CHECK(layers[0].output_width == 3);
   std::vector<ParameterSpec> params = parameters_of(layers[0]);
@@ -163,7 +170,9 @@ TEST_CASE("dense_spec_parses_through_the_table", "[layer_registry]") {
   REQUIRE(layers.size() == 2);
   CHECK(layers[0].input_width == 4);
   CHECK(parameters_of(layers[0]).size() == 1);
-  CHECK(layers[1].type == LayerType::kTanh);
+  CHECK(std::string(layers[1].kind->type) == "tanh");
+  CHECK(layer_config<ActivationConfig>(layers[1]).function == Activation::kTanh);
+  CHECK(layers[1].sources.size() == 1);
   CHECK(layers[1].name.empty());
   CHECK(layers[1].path == "layers[0].activation");
   CHECK(layers[1].input_width == 2);
@@ -183,7 +192,9 @@ TEST_CASE("activation_specs_parse_through_the_table", "[layer_registry]") {
     const std::vector<LayerSpec> layers =
         parse_layer(R"({"type": ")" + type + R"("})", after_layer(2, 5));
     REQUIRE(layers.size() == 1);
-    CHECK(layers[0].type == find_layer_kind(type)->layer_type);
+    CHECK(layers[0].kind == find_layer_kind(type));
+    CHECK(kActivations[static_cast<std::size_t>(layer_config<ActivationConfig>(layers[0]).function)]
+              .first == type);
     CHECK(layers[0].input_width == 5);
     CHECK(layers[0].output_width == 5);
     CHECK(parameters_of(layers[0]).empty());
@@ -202,7 +213,7 @@ TEST_CASE("layer_table_makes_layers_over_the_bound_tensors", "[layer_registry]")
   tensors.push_back(DenseTensor::zeros(DType::F32, Shape{2}));
   FakeBinder binder(tensors);
   ModelLayer dense;
-  layer_kind(LayerType::kDense).make(layers[0], binder, 8, dense);
+  layers[0].kind->make(layers[0], binder, 8, dense);
   CHECK(dense.op != nullptr);
   CHECK(dense.weight_gradient == 0);
   CHECK(dense.bias_gradient == 1);
@@ -213,7 +224,7 @@ TEST_CASE("layer_table_makes_layers_over_the_bound_tensors", "[layer_registry]")
       DenseTensor::zeros(DType::F32, Shape{4, 2}));  // a compact table: any number of rows
   FakeBinder table_binder(table);
   ModelLayer embedding;
-  layer_kind(LayerType::kEmbeddingBag).make(layers[0], table_binder, 8, embedding);
+  layers[0].kind->make(layers[0], table_binder, 8, embedding);
   CHECK(embedding.op != nullptr);
   CHECK(embedding.weight_gradient == 0);
   CHECK(embedding.bias_gradient == -1);
@@ -227,7 +238,7 @@ TEST_CASE("concatenate_add_and_dropout_specs_parse_through_the_table", "[layer_r
   std::vector<LayerSpec> layers =
       parse_layer(R"({"type": "concatenate", "inputs": ["a", "x"]})", two, "c");
   REQUIRE(layers.size() == 1);
-  CHECK(layers[0].type == LayerType::kConcatenate);
+  CHECK(std::string(layers[0].kind->type) == "concatenate");
   CHECK(layers[0].input_width == 6);
   CHECK(layers[0].output_width == 6);
   CHECK(parameters_of(layers[0]).empty());
@@ -241,14 +252,51 @@ TEST_CASE("concatenate_add_and_dropout_specs_parse_through_the_table", "[layer_r
                 "layers[0]: unknown field 'units'");
 
   layers = parse_layer(R"({"type": "dropout", "rate": 0.25, "seed": 9})", after_layer(2, 5));
-  CHECK(layers[0].type == LayerType::kDropout);
-  CHECK(layers[0].rate == 0.25f);
-  CHECK(layers[0].seed == 9);
+  CHECK(std::string(layers[0].kind->type) == "dropout");
+  CHECK(layer_config<DropoutConfig>(layers[0]).rate == 0.25f);
+  CHECK(layer_config<DropoutConfig>(layers[0]).seed == 9);
   CHECK(layers[0].output_width == 5);
   check_rejects(R"({"type": "dropout"})", after_layer(2, 5), "layers[0].rate: missing");
   check_rejects(R"({"type": "dropout", "rate": 0.5})", kSparseFirst,
                 "layers[0].type: a sparse_ids input needs an embedding_bag first layer");
-  for (const LayerType t : {LayerType::kConcatenate, LayerType::kAdd, LayerType::kDropout}) {
-    CHECK(layer_kind(t).several_inputs == (t != LayerType::kDropout));
+  for (const std::string t : {"concatenate", "add", "multiply", "dropout"}) {
+    CHECK(find_layer_kind(t)->several_inputs == (t != "dropout"));
   }
+}
+
+TEST_CASE("multiply_spec_parses_through_the_table", "[layer_registry]") {
+  const LayerInput three{3,
+                         {{"a", false, InputKind::kDense, 4},
+                          {"b", false, InputKind::kDense, 4},
+                          {"x", true, InputKind::kDense, 4}}};
+  const std::vector<LayerSpec> layers =
+      parse_layer(R"({"type": "multiply", "inputs": ["a", "b", "x"]})", three, "m");
+  REQUIRE(layers.size() == 1);
+  CHECK(std::string(layers[0].kind->type) == "multiply");
+  CHECK_FALSE(layers[0].kind->has_parameters);
+  CHECK(layers[0].input_width == 4);
+  CHECK(layers[0].output_width == 4);
+  CHECK(layers[0].config == nullptr);
+  CHECK_FALSE(layers[0].owned_table.has_value());
+  CHECK(parameters_of(layers[0]).empty());
+  std::vector<DenseTensor> none;
+  FakeBinder binder(none);
+  ModelLayer multiply;
+  layers[0].kind->make(layers[0], binder, 8, multiply);
+  CHECK(multiply.op != nullptr);
+  CHECK(multiply.weight_gradient == -1);
+
+  const LayerInput unequal{3,
+                           {{"a", false, InputKind::kDense, 4}, {"x", true, InputKind::kDense, 2}}};
+  check_rejects(R"({"type": "multiply", "inputs": ["a", "x"]})", unequal,
+                "layers[0]: multiply needs equal widths, got 4 ('a') and 2 ('x')");
+  const LayerInput one{3, {{"a", false, InputKind::kDense, 4}}};
+  check_rejects(R"({"type": "multiply", "inputs": ["a"]})", one,
+                "layers[0].inputs: multiply needs \"inputs\": at least two names");
+  const LayerInput ids{3,
+                       {{"a", false, InputKind::kDense, 4}, {"t", true, InputKind::kSparseIds, 0}}};
+  check_rejects(R"({"type": "multiply", "inputs": ["a", "t"]})", ids,
+                "layers[0].inputs[1]: 't' is a sparse_ids input: an embedding_bag reads it");
+  check_rejects(R"({"type": "multiply", "inputs": ["a", "b"], "units": 3})", three,
+                "layers[0]: unknown field 'units'");
 }

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/model/dropout.h"
+#include "core/model/embedding_bag.h"
 #include "core/train/plan.h"
 #include "tests/core/error_matchers.h"
 
@@ -66,13 +68,17 @@ TEST_CASE("wide_and_deep_plan_parses_into_a_graph", "[plan_graph]") {
   CHECK(m.inputs[1].features_json.empty());
   REQUIRE(m.layers.size() == 10);  // h1 expands into dense + relu
   const LayerSpec& subject = m.layers[1];
-  CHECK(subject.table == "tokens");
+  CHECK(layer_config<EmbeddingBagConfig>(subject).table == "tokens");
   CHECK(subject.table_layer == 0);
-  CHECK(subject.vocab == 1000);
-  CHECK(subject.dim == 16);
-  CHECK(table_parameter(m, subject) == "tokens/weight");
+  CHECK_FALSE(subject.owned_table.has_value());
+  CHECK(layer_config<EmbeddingBagConfig>(subject).vocab == 1000);
+  CHECK(layer_config<EmbeddingBagConfig>(subject).dim == 16);
+  REQUIRE(m.layers[0].owned_table.has_value());
+  CHECK(m.layers[0].owned_table->parameter == "tokens/weight");
+  CHECK(m.layers[0].owned_table->rows == 1000);
+  CHECK(m.layers[0].owned_table->rows_field == "plan.model.layers[0].vocab");
   const LayerSpec& deep_in = m.layers[3];
-  CHECK(deep_in.type == LayerType::kConcatenate);
+  CHECK(std::string(deep_in.kind->type) == "concatenate");
   CHECK(deep_in.output_width == 16 + 16 + 8 + 8);
   REQUIRE(deep_in.sources.size() == 4);
   CHECK_FALSE(deep_in.sources[0].is_input);
@@ -80,12 +86,12 @@ TEST_CASE("wide_and_deep_plan_parses_into_a_graph", "[plan_graph]") {
   CHECK(deep_in.sources[3].is_input);
   CHECK(deep_in.sources[3].index == 2);
   // drop1 reads "h1": the relu the dense layer expanded into.
-  CHECK(m.layers[5].type == LayerType::kRelu);
-  CHECK(m.layers[6].type == LayerType::kDropout);
+  CHECK(std::string(m.layers[5].kind->type) == "relu");
+  CHECK(std::string(m.layers[6].kind->type) == "dropout");
   CHECK(m.layers[6].sources[0].index == 5);
-  CHECK(m.layers[6].rate == 0.2f);
-  CHECK(m.layers[6].seed == 7);
-  CHECK(m.layers[9].type == LayerType::kAdd);
+  CHECK(layer_config<DropoutConfig>(m.layers[6]).rate == 0.2f);
+  CHECK(layer_config<DropoutConfig>(m.layers[6]).seed == 7);
+  CHECK(std::string(m.layers[9].kind->type) == "add");
   CHECK(m.output_width == 1);
 
   // One table per owner: the shared lookup declares nothing.
@@ -235,8 +241,8 @@ TEST_CASE("graph_validation_names_each_rule", "[plan_graph]") {
       "one namespace)");
   check_rejects("{" + two + R"(, "layers": [)" + emb + R"(,
       {"type": "dense", "name": "o", "inputs": ["e", "b"], "units": 1}], "loss": "sigmoid_cross_entropy"})",
-                "plan.model.layers[1].inputs: dense reads one \"input\" (only concatenate and add "
-                "read several)");
+                "plan.model.layers[1].inputs: dense reads one \"input\" (only concatenate, add and "
+                "multiply read several)");
   check_rejects("{" + two + R"(, "layers": [)" + emb + R"(,
       {"type": "concatenate", "name": "c", "input": "e"},
       {"type": "dense", "name": "o", "units": 1}], "loss": "sigmoid_cross_entropy"})",
@@ -268,8 +274,8 @@ TEST_CASE("embedding_bag_use_bias_declares_a_dense_bias_and_is_off_by_default", 
     "train": {"optimizer": {"type": "sgd", "learning_rate": 0.1}},
     "updates": {"d/weight": {"encoding": "row_sparse", "aggregator": "weighted_mean"},
                 "d/bias": {"encoding": "dense", "aggregator": "weighted_mean"}}})");
-  CHECK(p.model.layers[0].use_bias);
-  CHECK_FALSE(p.model.layers[1].use_bias);
+  CHECK(layer_config<EmbeddingBagConfig>(p.model.layers[0]).use_bias);
+  CHECK_FALSE(layer_config<EmbeddingBagConfig>(p.model.layers[1]).use_bias);
   const auto params = parameter_specs(p.model);
   REQUIRE(params.size() == 4);
   CHECK(params[0].name == "d/weight");
@@ -284,7 +290,7 @@ TEST_CASE("embedding_bag_use_bias_declares_a_dense_bias_and_is_off_by_default", 
   const Plan q = parse_plan(plan_for(R"({"inputs": {"x": "sparse_ids"},
       "layers": [{"type": "embedding_bag", "name": "d", "vocab": 30, "dim": 1,
                   "combiner": "sum"}], "loss": "sigmoid_cross_entropy"})"));
-  CHECK_FALSE(q.model.layers[0].use_bias);
+  CHECK_FALSE(layer_config<EmbeddingBagConfig>(q.model.layers[0]).use_bias);
   CHECK(parameter_specs(q.model).size() == 1);
 
   check_rejects(R"({"inputs": {"x": "sparse_ids"},

@@ -85,7 +85,7 @@ TEST_CASE("plan_schema_lists_every_layer_type_and_the_names_each_choice_accepts"
   const core::PlanSchema s = plan_schema();
   CHECK(s.choices.at("plan.model.layers.*.type") ==
         std::vector<std::string>{"embedding_bag", "dense", "relu", "sigmoid", "tanh", "concatenate",
-                                 "add", "dropout"});
+                                 "add", "multiply", "dropout"});
   CHECK(s.choices.at("plan.updates.*.compression.ids") ==
         std::vector<std::string>{"i64", "u32", "delta_varint"});
   // Every name listed is one the parser takes: a loss it does not know would fail here.

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 
+#include "core/model/embedding_bag.h"
 #include "core/train/plan.h"
 #include "tests/core/error_matchers.h"
 #include "tests/core/train/train_test_util.h"
@@ -35,9 +36,9 @@ TEST_CASE("design_example_plan_parses", "[plan]") {
   CHECK(p.model.input_name == "tokens");
   CHECK(p.model.input_kind == InputKind::kSparseIds);
   REQUIRE(p.model.layers.size() == 2);
-  CHECK(p.model.layers[0].type == LayerType::kEmbeddingBag);
-  CHECK(p.model.layers[0].vocab == 262144);
-  CHECK(p.model.layers[0].combiner == Combiner::kMean);
+  CHECK(std::string(p.model.layers[0].kind->type) == "embedding_bag");
+  CHECK(layer_config<EmbeddingBagConfig>(p.model.layers[0]).vocab == 262144);
+  CHECK(layer_config<EmbeddingBagConfig>(p.model.layers[0]).combiner == Combiner::kMean);
   CHECK(p.model.layers[1].input_width == 16);
   CHECK(p.model.output_width == 2);
   CHECK(p.model.loss == LossType::kSoftmaxCrossEntropy);
@@ -77,8 +78,8 @@ TEST_CASE("dense_inputs_activations_and_train_settings_parse", "[plan]") {
     "eval": {"batch_size": 100}})");
 
   REQUIRE(p.model.layers.size() == 4);  // dense + its relu, tanh, dense
-  CHECK(p.model.layers[1].type == LayerType::kRelu);
-  CHECK(p.model.layers[2].type == LayerType::kTanh);
+  CHECK(std::string(p.model.layers[1].kind->type) == "relu");
+  CHECK(std::string(p.model.layers[2].kind->type) == "tanh");
   CHECK(p.model.layers[3].input_width == 32);
   CHECK(p.model.input_dim == 784);
   CHECK(p.train->optimizer.type == OptimizerType::kAdam);
