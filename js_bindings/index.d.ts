@@ -210,6 +210,58 @@ export type PlanInput = Plan | string;
  */
 export function parsePlan(executor: Pick<Executor, 'validatePlan'>, json: unknown): Plan;
 
+/** An embedding table of a plan's model, as the C++ parse found it (core/train/plan_tables.h). */
+export interface PlanTable {
+  /** "<owner>/weight" */
+  name: string;
+  /** The embedding_bag layer owning it. */
+  owner: string;
+  /** The embedding_bag layers reading it, the owner first. */
+  lookups: string[];
+  /** The model inputs feeding it, in the order the layers first read them. */
+  inputs: string[];
+  vocab: number;
+  dim: number;
+  /** How a leaf downloads it: "select" (model:select) or "full" (with the model). */
+  download: 'select' | 'full';
+  /** select: the most rows a request may ask (0: no cap). */
+  maxSelectRows: number;
+  /** select: the random ids a request adds. */
+  padding: { multiple: number } | { count: number } | null;
+}
+
+/** One table of a model:select request, before padding: the rows the data touch, and its rules. */
+export interface SelectTable {
+  name: string;
+  /** Sorted, unique: the union over the inputs feeding the table. */
+  ids: Uint32Array;
+  vocab: number;
+  maxSelectRows: number;
+  padding: { multiple: number } | { count: number } | null;
+}
+
+/**
+ * A plan parsed once by the C++ core and held in wasm memory (executor.loadPlan): every call
+ * taking a plan takes it without parsing the plan again. delete() it when done (a training
+ * session started with it keeps what it needs).
+ */
+export class PlanHandle {
+  private constructor(handle: unknown);
+  readonly kind: 'train' | 'evaluate';
+  /** The model's embedding tables, by owner layer. */
+  readonly tables: PlanTable[];
+  /** The sorted distinct ids the dataset holds for table `tensor`: the union over its inputs. */
+  tableRows(dataset: Dataset, tensor: string): Uint32Array;
+  /** The tables downloading by select, with the rows the dataset touches in each. */
+  selectRequest(dataset: Dataset): SelectTable[];
+  /** The rows the dataset touches, summed over the tables. */
+  touchedRows(dataset: Dataset): number;
+  delete(): void;
+}
+
+/** A plan: its object, its JSON text, or the handle of its parse. */
+export type AnyPlan = PlanInput | PlanHandle;
+
 // ---- datasets
 
 /** A dataset living in wasm memory. Call delete() when done with it. */
@@ -225,7 +277,7 @@ export class Dataset {
   /** The distinct ids, sorted ascending: the rows a leaf asks model:select for. */
   distinctIds(): Uint32Array;
   /** The sorted distinct ids of the plan's embedding table `tensor`: the union over its inputs. */
-  distinctIdsFor(plan: PlanInput, tensor: string): Uint32Array;
+  distinctIdsFor(plan: AnyPlan, tensor: string): Uint32Array;
   /** Named inputs (datasetFromInputs); 1 for the other datasets. */
   readonly numInputs: number;
   /** The examples at `indices` (integers in [0, size), repeats allowed), as a new dataset. */
@@ -239,9 +291,12 @@ export interface TextPart {
   labels: ArrayLike<number>;
 }
 
-/** Something that picks the dataset of each task (TextLeafData does). */
+/**
+ * Something that picks the dataset of each task (TextLeafData does); `plan` is the task's plan
+ * parsed once when the caller holds it.
+ */
 export interface DatasetSource {
-  datasetFor(task: TaskLike): Dataset;
+  datasetFor(task: TaskLike, plan?: PlanHandle): Dataset;
 }
 
 /** What runTask, distinctIds and runLeaf train on: a Dataset, or a source picking one per task. */
@@ -256,7 +311,7 @@ export class TextLeafData implements DatasetSource {
   readonly numTrainExamples: number;
   /** Distinct feature ids of the training part under the plan: the embedding rows it touches. */
   touchedRows(plan: Plan): number;
-  datasetFor(task: TaskLike): Dataset;
+  datasetFor(task: TaskLike, plan?: PlanHandle): Dataset;
   delete(): void;
 }
 
@@ -279,7 +334,7 @@ export class RecordLeafData implements DatasetSource {
   readonly numTrainExamples: number;
   /** Distinct ids of the training part under the plan, over its embedding tables: the rows it touches. */
   touchedRows(plan: Plan): number;
-  datasetFor(task: TaskLike): Dataset;
+  datasetFor(task: TaskLike, plan?: PlanHandle): Dataset;
   delete(): void;
 }
 
@@ -406,21 +461,26 @@ export interface Executor {
    * a flat plain object (strings, finite numbers, booleans, null, arrays of those); a broken one
    * throws an Error naming it: "records[17].length: NaN is not a finite number ...".
    */
-  featurizeRecords(records: RecordValues[], plan: PlanInput): RecordInputColumns[];
+  featurizeRecords(records: RecordValues[], plan: AnyPlan): RecordInputColumns[];
   /**
    * A dataset of several named inputs from plain records: featurizeRecords, then
    * datasetFromInputs; labels one per record. Errors as featurizeRecords'.
    */
-  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number>, plan: PlanInput): Dataset;
+  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number>, plan: AnyPlan): Dataset;
+  /**
+   * The plan parsed once (an Error naming the JSON path when invalid), for the calls below in
+   * place of the plan; inference: a plan needing only its model (predict, evaluate).
+   */
+  loadPlan(plan: PlanInput, options?: { inference?: boolean }): PlanHandle;
   /** A fresh model for the plan, as safetensors; same seed, same bytes. */
-  initializeModel(plan: PlanInput, seed?: number): Uint8Array;
+  initializeModel(plan: AnyPlan, seed?: number): Uint8Array;
   /** Throws an Error naming the JSON path when the plan is invalid. */
   validatePlan(plan: PlanInput): void;
   /** One synchronous call of the stateless executor: the result as safetensors. */
-  execute(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset, options?: { taskId?: string }): Uint8Array;
+  execute(plan: AnyPlan, modelBytes: BytesLike, dataset: Dataset, options?: { taskId?: string }): Uint8Array;
   /** Trains locally in slices that yield to the event loop; byte-identical to execute(). */
-  train(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset, options?: TrainOptions): Promise<TrainResult>;
-  evaluate(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): EvaluateResult;
+  train(plan: AnyPlan, modelBytes: BytesLike, dataset: Dataset, options?: TrainOptions): Promise<TrainResult>;
+  evaluate(plan: AnyPlan, modelBytes: BytesLike, dataset: Dataset): EvaluateResult;
   /**
    * Class probabilities of the model on the dataset: [dataset.size, classes] row-major; classes is
    * the output width for softmax losses, 2 ([1 - p, p]) for the sigmoid loss; for
@@ -428,15 +488,17 @@ export interface Executor {
    * its model (`{model}`: inference). The dataset's labels must be valid for the loss but do not
    * change the result.
    */
-  predict(plan: PlanInput, modelBytes: BytesLike, dataset: Dataset): Float32Array;
+  predict(plan: AnyPlan, modelBytes: BytesLike, dataset: Dataset): Float32Array;
   /**
    * The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for;
    * with `tensor`, those of that embedding table of the task's plan (the union over its inputs).
    */
   distinctIds(source: LeafData, task?: TaskLike, tensor?: string): Uint32Array;
-  /** What runLeaf calls per task: train or evaluate the task's plan on the local data. */
+  /** What runLeaf asks model:select for: the select tables of `plan` (default task.plan), each with its rows. */
+  selectRequest(source: LeafData, task: TaskLike, plan?: AnyPlan): SelectTable[];
+  /** What runLeaf calls per task: train or evaluate the task's plan (`plan`: its handle, else task.plan). */
   runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
-          options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void }): Promise<TaskResult>;
+          options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void; plan?: AnyPlan }): Promise<TaskResult>;
   /**
    * Local training: the model with one update (a train() result) applied, as safetensors — model +
    * update for every tensor of the plan's updates, without the robust rules of a federated round
@@ -800,12 +862,21 @@ export type LeafEvent =
   | { type: 'error'; error: unknown; fatal: boolean }
   | { type: 'finished' };
 
-/** What runLeaf needs of an executor (createExecutor's has both). */
-export interface LeafExecutor<D = LeafData> {
+/** A task's plan parsed once by an executor: runLeaf deletes it when the task ends. */
+export interface LeafPlan {
+  delete(): void;
+}
+
+/** What runLeaf needs of an executor (createExecutor's has all three). */
+export interface LeafExecutor<D = LeafData, P extends LeafPlan = PlanHandle> {
+  /** `plan`: the task's plan from loadPlan when present (parse failed: absent). */
   runTask(task: Task, modelBytes: Uint8Array, dataset: D,
-          options: { signal?: AbortSignal; onProgress: (step: number, loss: number) => void }): Promise<TaskResult>;
+          options: { signal?: AbortSignal; onProgress: (step: number, loss: number) => void; plan?: P }): Promise<TaskResult>;
+  /** When present, each task's plan is parsed once, for selectRequest and runTask. */
+  loadPlan?(plan: Plan, options: { inference: boolean }): P;
   /** When present, train tasks of select plans download only these rows (model:select). */
-  distinctIds?(dataset: D, task: Task, tensor?: string): ArrayLike<number>;
+  selectRequest?(dataset: D, task: Task, plan: P | Plan): { name: string; ids: ArrayLike<number>; vocab: number;
+    maxSelectRows: number; padding: { multiple: number } | { count: number } | null }[];
 }
 
 export interface RunLeafOptions<D = LeafData> {

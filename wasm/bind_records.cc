@@ -2,12 +2,15 @@
 // (core/features/featurize_records.h), for the executor's datasets.
 //
 //   const inputs = module.featurizeRecords(planJson, JSON.stringify(records));
+//   const same = plan.featurizeRecords(JSON.stringify(records));   // plan: module.Plan
 //   // [{name: 'body', kind: 'sparse_ids', offsets: Uint32Array, ids: Uint32Array,
 //   //   weights: Float32Array, numFeatures: 262144},
 //   //  {name: 'numeric', kind: 'dense', dense: Float32Array, width: 3}, ...]
 //
 // One entry per plan input that has "features", in the order of the inputs' names. An Error with
 // the core's message ("records[17].sender_domain: ...") when the plan or a record breaks a rule.
+// The JSON form parses only the plan's inputs (a plan of inputs alone featurizes); a Plan's were
+// parsed with it.
 #include <emscripten/bind.h>
 
 #include <cstdint>
@@ -16,6 +19,7 @@
 
 #include "core/features/featurize_records.h"
 #include "js_interop.h"
+#include "plan_handle.h"
 
 namespace fedleaf::wasm {
 namespace {
@@ -46,20 +50,27 @@ val input_to_js(const core::InputColumns& c) {
   return out;
 }
 
+val columns_to_js(std::vector<core::InputColumns> columns) {
+  val out = val::array();
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    out.set(i, input_to_js(columns[i]));
+    // Each input's arrays are in JS now: free them before converting the next.
+    columns[i] = core::InputColumns{};
+  }
+  return out;
+}
+
 val featurize_records(const std::string& plan_json, const std::string& records_json) {
-  return call_from_js([&] {
-    std::vector<core::InputColumns> columns = core::featurize_records(plan_json, records_json);
-    val out = val::array();
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      out.set(i, input_to_js(columns[i]));
-      // Each input's arrays are in JS now: free them before converting the next.
-      columns[i] = core::InputColumns{};
-    }
-    return out;
-  });
+  return call_from_js(
+      [&] { return columns_to_js(core::featurize_records(plan_json, records_json)); });
 }
 
 }  // namespace
+
+val PlanHandle::featurize_records(const std::string& records_json) const {
+  return call_from_js(
+      [&] { return columns_to_js(core::featurize_records(plan_->input_features, records_json)); });
+}
 
 EMSCRIPTEN_BINDINGS(fedleaf_records) {
   emscripten::function("featurizeRecords", &featurize_records);

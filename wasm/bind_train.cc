@@ -1,9 +1,11 @@
 // JS API of local training: datasets built from whole buffers, a training session driven one
 // batch per call (so V8 tiers the code up and the page stays responsive), the stateless
-// execute(), and model initialization.
+// execute() and evaluate(), and model initialization; each takes the plan parsed once
+// (module.Plan, plan_handle.h).
 //
 //   const data = module.Dataset.fromTexts(utf8Bytes, byteOffsets, labels, featuresJson);
-//   const s = module.TrainingSession.create(planJson, modelBytes, data);
+//   const plan = module.Plan.parse(planJson, false);
+//   const s = module.TrainingSession.create(plan, modelBytes, data);
 //   while (s.step(16)) report(s.completedSteps(), s.meanLoss());
 //   const update = s.result('task-7');     // Uint8Array (safetensors)
 //   s.delete(); data.delete();             // embind objects are freed explicitly
@@ -18,11 +20,11 @@
 #include "core/features/text_features.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
-#include "core/train/plan_schema.h"
 #include "core/train/training_session.h"
 #include "core/wire/safetensors_index.h"
 #include "dataset_handle.h"
 #include "js_interop.h"
+#include "plan_handle.h"
 
 namespace fedleaf::wasm {
 namespace {
@@ -34,7 +36,7 @@ class TrainingSessionHandle {
   // JS (the session holds a reference: model_bytes must not change until result()): only its
   // header and the byte ranges the session trains (dense parameters, the embedding rows the data
   // touch) are copied into wasm memory, and read again to compute the update.
-  static TrainingSessionHandle* create(const std::string& plan_json, val model_bytes,
+  static TrainingSessionHandle* create(const PlanHandle& plan, val model_bytes,
                                        const DatasetHandle& dataset) {
     return call_from_js([&] {
       const std::uint64_t size = byte_length_of_js(model_bytes);
@@ -56,8 +58,8 @@ class TrainingSessionHandle {
         copy_bytes_from_js(model_bytes, begin, count, out);
       };
       std::shared_ptr<const core::Dataset> data = dataset.shared_dataset();
-      auto session =
-          std::make_unique<core::TrainingSession>(plan_json, index, std::move(read), *data);
+      auto session = std::make_unique<core::TrainingSession>(plan.shared_plan(), index,
+                                                             std::move(read), *data);
       return new TrainingSessionHandle(std::move(data), std::move(session));
     });
   }
@@ -104,26 +106,33 @@ class TrainingSessionHandle {
   std::unique_ptr<core::TrainingSession> session_;
 };
 
-val execute(const std::string& plan_json, val model_bytes, const DatasetHandle& dataset,
+val execute(const PlanHandle& plan, val model_bytes, const DatasetHandle& dataset,
             const std::string& task_id) {
   return call_from_js([&] {
     const std::vector<std::uint8_t> model = bytes_from_js(model_bytes);
     core::ExecuteOptions options;
     options.task_id = task_id;
     return bytes_to_js(
-        core::execute(plan_json, model.data(), model.size(), dataset.dataset(), options));
+        core::execute(plan.shared_plan(), model.data(), model.size(), dataset.dataset(), options));
   });
 }
 
-val initialize_model(const std::string& plan_json, double seed) {
+// The evaluate result whatever the plan's kind (an evaluate task may carry a train plan).
+val evaluate(const PlanHandle& plan, val model_bytes, const DatasetHandle& dataset,
+             const std::string& task_id) {
   return call_from_js([&] {
-    return bytes_to_js(core::initialize_model(plan_json, static_cast<std::uint64_t>(seed)));
+    const std::vector<std::uint8_t> model = bytes_from_js(model_bytes);
+    core::ExecuteOptions options;
+    options.task_id = task_id;
+    return bytes_to_js(
+        core::evaluate(plan.plan(), model.data(), model.size(), dataset.dataset(), options));
   });
 }
 
-// The plan normalized by the core's parser, or an Error naming the JSON path.
-void validate_plan(const std::string& plan_json) {
-  call_from_js([&] { core::parse_plan(plan_json); });
+val initialize_model(const PlanHandle& plan, double seed) {
+  return call_from_js([&] {
+    return bytes_to_js(core::initialize_model_from(plan.plan(), static_cast<std::uint64_t>(seed)));
+  });
 }
 
 }  // namespace
@@ -157,10 +166,8 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
       .function("accuracy", &TrainingSessionHandle::accuracy)
       .function("result", &TrainingSessionHandle::result);
   emscripten::function("execute", &execute);
+  emscripten::function("evaluate", &evaluate);
   emscripten::function("initializeModel", &initialize_model);
-  emscripten::function("validatePlan", &validate_plan);
-  // The plan's fields and choices as the parsers check them (tests/js/plan_types.test.mjs).
-  emscripten::function("planSchema", &core::plan_schema_json);
 }
 
 }  // namespace fedleaf::wasm

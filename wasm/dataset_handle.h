@@ -172,8 +172,7 @@ class DatasetHandle {
   val distinct_ids_for(const std::string& plan_json, const std::string& tensor) const {
     return call_from_js([&] {
       const core::Plan plan = core::parse_plan(plan_json, core::PlanUse::kInference);
-      const std::vector<std::uint32_t> ids =
-          core::table_distinct_ids(plan.model, *dataset_, tensor);
+      const std::vector<std::uint32_t> ids = core::table_distinct_ids(plan, *dataset_, tensor);
       return bytes_to_js(reinterpret_cast<const std::uint8_t*>(ids.data()),
                          ids.size() * sizeof(std::uint32_t));
     });

@@ -99,11 +99,14 @@ async function loadData(source) {
   if (plan) postPlanStats();
 }
 
-// Rows of every embedding table of the plan's model (a lookup of a shared table owns none).
+// Rows of every embedding table of the plan's model: its tables as the C++ parse found them.
 function embeddingRows(p) {
-  return (p.model?.layers ?? [])
-    .filter((l) => l.type === 'embedding_bag' && l.table === undefined)
-    .reduce((n, l) => n + (l.vocab ?? 0), 0);
+  const parsed = executor.loadPlan(p, { inference: true });
+  try {
+    return parsed.tables.reduce((n, table) => n + table.vocab, 0);
+  } finally {
+    parsed.delete();
+  }
 }
 
 // What a dense upload of every tensor in plan.updates would weigh (F32), from the model's shapes.

@@ -22,6 +22,7 @@ export { LeafStoppedError } from './leaf/leaf_stopped_error.js';
 export { memoryDeviceStore } from './leaf/device_store.js';
 export { indexedDbDeviceStore } from './leaf/indexeddb_device_store.js';
 export { Dataset } from './engine/training.js';
+export { PlanHandle } from './engine/plan_handle.js';
 export { parsePlan } from './engine/parse_plan.js';
 export { TextLeafData } from './leaf/text_leaf_data.js';
 export { RecordLeafData, planTakesRecords } from './leaf/record_leaf_data.js';

@@ -1,26 +1,9 @@
-// The leaf's side of model:select: which tensors a plan selects, padding, the binary request.
+// The leaf's side of model:select: padding, the binary request (which tables a plan selects is
+// the plan's C++ parse's: plan_handle.test.mjs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { encodeSelectRequest, selectedTensors, selectionIds } from '../../js_bindings/src/protocol/model_select.js';
-
-const layers = [{ type: 'embedding_bag', name: 'emb', vocab: 1000, dim: 4 }, { type: 'dense', name: 'out', units: 2 }];
-
-test('row_sparse embedding tables download by select unless the plan says full', () => {
-  const plan = {
-    model: { layers },
-    updates: {
-      'emb/weight': { encoding: 'row_sparse', max_select_rows: 50, select_padding: { multiple: 8 } },
-      'out/weight': { encoding: 'row_sparse' },
-    },
-  };
-  assert.deepEqual(selectedTensors(plan),
-    [{ name: 'emb/weight', vocab: 1000, maxSelectRows: 50, padding: { multiple: 8 } }]);
-  assert.deepEqual(selectedTensors(JSON.stringify(plan)), selectedTensors(plan));
-  plan.updates['emb/weight'].download = 'full';
-  assert.deepEqual(selectedTensors(plan), []);
-  assert.deepEqual(selectedTensors({ model: { layers }, updates: { 'emb/weight': { encoding: 'dense' } } }), []);
-});
+import { encodeSelectRequest, selectionIds } from '../../js_bindings/src/protocol/model_select.js';
 
 test('selection ids are the distinct ids, padded with sorted unused ids, or null over max_select_rows', () => {
   const ids = Uint32Array.of(5, 9, 100);

@@ -38,23 +38,42 @@ function fakeClient({ selectAnswer = new Uint8Array([9, 9]), model = new Uint8Ar
   };
 }
 
+// An executor whose select request (the plan's C++ facts in a real one: plan_handle.test.mjs) is
+// the table emb/weight with `distinctIds` for SELECT_PLAN (or a handle of it), none for another
+// plan, recording what it was asked with.
 function source(client, { distinctIds = [3, 7] } = {}) {
   const events = [];
+  const asked = [];
   const models = new ModelSource({
     client, population: 'p', token: 'client-token', dataset: { name: 'data' },
-    executor: { distinctIds: () => Uint32Array.from(distinctIds) },
+    executor: {
+      asked,
+      selectRequest: (dataset, task, plan) => {
+        asked.push({ dataset, task, plan });
+        if (plan !== SELECT_PLAN && !plan.parsed) return [];
+        return [{ name: 'emb/weight', ids: Uint32Array.from(distinctIds), vocab: 100, maxSelectRows: 3, padding: null }];
+      },
+    },
     retry: (what, call) => call(),
     emit: (event) => events.push(event),
   });
-  return { models, events };
+  return { models, events, asked };
 }
 
 const downloaded = (events) => events.map(({ taskId, bytes, cached, select }) => ({ taskId, bytes, cached, select }));
 
 test('a select plan fetches the rows of the data\'s distinct ids', async () => {
   const client = fakeClient();
-  const { models, events } = source(client);
-  assert.deepEqual(await models.fetch(task('t0', { plan: SELECT_PLAN })), new Uint8Array([9, 9]));
+  const { models, events, asked } = source(client);
+  const t = task('t0', { plan: SELECT_PLAN });
+  const handle = { parsed: true };
+  assert.deepEqual(await models.fetch(t, handle), new Uint8Array([9, 9]));
+  // The executor is asked with the plan the caller parsed once, else the task's plan.
+  assert.deepEqual(asked, [{ dataset: { name: 'data' }, task: t, plan: handle }]);
+  await models.fetch(t);
+  assert.equal(asked[1].plan, SELECT_PLAN);
+  client.calls.splice(1);
+  events.splice(1);
   assert.deepEqual(client.calls.map((c) => c.call), ['select']);
   assert.equal(client.calls[0].population, 'p');
   assert.deepEqual(client.calls[0].entries.map(({ name, ids }) => ({ name, ids: [...ids] })), [{ name: 'emb/weight', ids: [3, 7] }]);

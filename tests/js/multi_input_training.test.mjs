@@ -7,7 +7,6 @@ import assert from 'node:assert/strict';
 
 import { createExecutor } from '../../js_bindings/src/index.js';
 import { ModelSource } from '../../js_bindings/src/leaf/model_source.js';
-import { selectedTensors } from '../../js_bindings/src/protocol/model_select.js';
 
 const plan = {
   model: {
@@ -90,9 +89,11 @@ for (const simd of [true, false]) {
         /'subject_emb\/weight' is no embedding table of the model \(tables: tokens\/weight\)/);
 
       // The leaf asks for each table once, with that table's ids, in one request.
-      assert.deepEqual(selectedTensors(plan).map((t) => t.name), ['tokens/weight']);
+      const parsed = executor.loadPlan(plan);
+      assert.deepEqual(parsed.selectRequest(data).map((t) => t.name), ['tokens/weight']);
       const source = new ModelSource({ executor, dataset: data });
-      const entries = source.selection(task);
+      const entries = source.selection(task, parsed);
+      parsed.delete();
       assert.equal(entries.length, 1);
       assert.equal(entries[0].name, 'tokens/weight');
       assert.deepEqual([...entries[0].ids], union);

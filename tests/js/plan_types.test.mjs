@@ -1,4 +1,5 @@
-// js_bindings/index.d.ts describes the plan the C++ parsers read: for every object of a plan, the
+// js_bindings/index.d.ts describes the plan the C++ parsers read, and the facts of a parsed plan
+// the wasm module gives (the second test): for every object of a plan, the
 // fields the d.ts declares are the fields the parser accepts, and every field naming one of a set
 // takes the same names. The C++ side comes from the wasm module's planSchema() (core/train/
 // plan_schema.h: the very constants the parsers check against); the d.ts side from the TypeScript
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { loadModule } from '../../js_bindings/src/engine/load_module.js';
+import { createExecutor } from '../../js_bindings/src/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -70,6 +72,12 @@ test('index.d.ts declares the fields and names the C++ plan parsers accept, path
   for (const [schemaPath, fields] of objects) check('fields', schemaPath, fields, 'Fields');
   for (const [schemaPath, names] of choices) check('names', schemaPath, names, 'Names');
 
+  const problems = typeErrors(lines, what);
+  assert.deepEqual(problems, [], problems.join('\n'));
+});
+
+// Runs tsc over `lines` (a generated plan_types.ts); the meaning (`what`) of each line with an error.
+function typeErrors(lines, what) {
   const dir = mkdtempSync(path.join(tmpdir(), 'fedleaf-plan-types-'));
   try {
     writeFileSync(path.join(dir, 'plan_types.ts'), `${lines.join('\n')}\n`);
@@ -88,9 +96,41 @@ test('index.d.ts declares the fields and names the C++ plan parsers accept, path
       assert.ok(meaning, `tsc: an error outside the checks (line ${line}): ${message}`);
       problems.push(`${meaning}: ${/Type '(.*)' does not satisfy/.exec(message)?.[1] ?? message}`);
     }
-    assert.deepEqual(problems, [], problems.join('\n'));
-    assert.equal(tsc.status, 0, output);
+    if (problems.length === 0) assert.equal(tsc.status, 0, output);
+    return problems;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+// The facts of a parsed plan cross from C++ (wasm/bind_plan.cc) as plain objects: the fields the
+// d.ts declares for PlanTable and SelectTable are the fields the binding sets, and each padding
+// form's.
+test('index.d.ts declares the fields of the plan facts the wasm module gives (PlanTable, SelectTable)', async () => {
+  const executor = await createExecutor();
+  const plan = {
+    model: { inputs: { t: 'sparse_ids' }, layers: [{ type: 'embedding_bag', name: 'e', vocab: 9, dim: 1 }],
+      loss: 'sigmoid_cross_entropy' },
+    train: { optimizer: { type: 'sgd', learning_rate: 0.1 } },
+    updates: { 'e/weight': { encoding: 'row_sparse', aggregator: 'sum', select_padding: { multiple: 4 } } },
+  };
+  const data = executor.datasetFromCsr({ offsets: [0, 1], ids: [3], labels: [1] });
+  const parsed = executor.loadPlan(plan);
+  const objects = { PlanTable: parsed.tables[0], SelectTable: parsed.selectRequest(data)[0] };
+  parsed.delete();
+  data.delete();
+  const lines = [`import type { PlanTable, SelectTable } from ${literal(path.join(root, 'js_bindings/index'))};`,
+    ...PRELUDE.trim().split('\n')];
+  const what = new Map();
+  for (const [type, object] of Object.entries(objects)) {
+    const keys = union(Object.keys(object));
+    lines.push(`none<Exclude<${keys}, keyof ${type}>>();`);
+    what.set(lines.length, `${type}: fields the binding sets that index.d.ts lacks`);
+    lines.push(`none<Exclude<keyof ${type}, ${keys}>>();`);
+    what.set(lines.length, `${type}: fields index.d.ts declares that the binding does not set`);
+    lines.push(`none<Exclude<${union(Object.keys(object.padding))}, Fields<${type}['padding']>>>();`);
+    what.set(lines.length, `${type}.padding: fields the binding sets that index.d.ts lacks`);
+  }
+  const problems = typeErrors(lines, what);
+  assert.deepEqual(problems, [], problems.join('\n'));
 });

@@ -65,10 +65,13 @@ function fakeServer({ tasks = 3, uploadStatus = () => 201, claimScript = [], ver
   return { fetch, state };
 }
 
+// selectRequest (with `distinctIds`): the table emb/weight of SELECT_PLAN with those rows.
 function fakeExecutor({ trainMs = 0, fail, distinctIds } = {}) {
   return {
     calls: 0,
-    ...(distinctIds ? { distinctIds: () => distinctIds } : {}),
+    ...(distinctIds ? {
+      selectRequest: () => [{ name: 'emb/weight', ids: distinctIds, vocab: 100, maxSelectRows: 4, padding: null }],
+    } : {}),
     async runTask(task, model, dataset, { onProgress, signal }) {
       this.calls += 1;
       if (fail?.(task)) throw new Error('bad data');
@@ -192,6 +195,60 @@ test('abort during training stops the leaf without uploading the task it was tra
   assert.deepEqual(server.state.uploads.map((u) => u.id), ['t0']);
   assert.equal(new Set(server.state.uploads.map((u) => u.id)).size, server.state.uploads.length,
     'no task uploaded twice');
+});
+
+// An executor that parses plans (createExecutor's loadPlan): each task's plan parsed once, handed
+// to runTask, and deleted once its training ends — the task trained, failed, or prefetched and
+// never trained because the leaf stopped.
+test('each task\'s plan is parsed once, given to runTask, and deleted when the task ends', async () => {
+  for (const stop of ['finished', 'failed', 'aborted']) {
+    const server = fakeServer({ tasks: 4, plan: { p: 1 }, roundOf: (i) => i + 1 });
+    const controller = new AbortController();
+    const executor = fakeExecutor({ trainMs: 20, fail: (task) => stop === 'failed' && task.task_id === 't1' });
+    const handles = [];
+    const given = [];
+    executor.loadPlan = (plan, options) => {
+      const handle = { plan, options, deleted: 0, delete() { this.deleted += 1; } };
+      handles.push(handle);
+      return handle;
+    };
+    const runTask = executor.runTask;
+    executor.runTask = function (task, model, dataset, options) {
+      given.push([task.task_id, options.plan]);
+      assert.equal(options.plan.deleted, 0, 'alive while it trains');
+      return runTask.call(this, task, model, dataset, options);
+    };
+    await runLeaf({
+      server: SERVER, population: 'p', token: 'c', dataset: {}, executor, fetch: server.fetch, prefetch: 2,
+      backoff: fast, signal: controller.signal,
+      onEvent: (e) => {
+        if (stop === 'aborted' && e.type === 'trained' && e.taskId === 't0') controller.abort();
+      },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));  // jobs prepared ahead settle
+    assert.ok(handles.length >= given.length && handles.length >= 2, stop);
+    assert.deepEqual(handles.map((h) => [h.deleted, h.plan, h.options]),
+      handles.map(() => [1, { p: 1 }, { inference: false }]), stop);
+    assert.deepEqual(given.map(([, plan]) => plan), handles.slice(0, given.length), stop);
+    if (stop === 'aborted') assert.ok(handles.length > given.length, 'a prefetched plan was never trained');
+  }
+});
+
+test('a plan the executor cannot parse: the full model is fetched, the task dropped, the leaf goes on', async () => {
+  const server = fakeServer({ tasks: 2, plan: SELECT_PLAN, roundOf: (i) => i + 1 });
+  const executor = fakeExecutor({ distinctIds: Uint32Array.of(3), fail: () => true });
+  executor.loadPlan = () => {
+    throw new Error('plan.model.layers[0]: bad');
+  };
+  executor.selectRequest = () => assert.fail('selectRequest of a plan that did not parse');
+  const events = [];
+  const summary = await runLeaf({
+    server: SERVER, population: 'p', token: 'c', dataset: {}, executor, fetch: server.fetch, backoff: fast,
+    onEvent: (e) => events.push(e),
+  });
+  assert.deepEqual(summary, { uploaded: 0, dropped: 2, stopped: 'finished' });
+  assert.equal(server.state.selects.length, 0);
+  assert.deepEqual(events.filter((e) => e.type === 'downloaded').map((e) => e.select), [false, false]);
 });
 
 test('a training failure drops the task and the leaf continues', async () => {
@@ -322,7 +379,7 @@ test('a select the server refuses falls back to the full model', async () => {
   }
 });
 
-test('an executor without distinctIds downloads the full model', async () => {
+test('an executor without selectRequest downloads the full model', async () => {
   const server = fakeServer({ tasks: 1, plan: SELECT_PLAN });
   await runLeaf({
     server: SERVER, population: 'p', token: 'tok', dataset: {}, executor: fakeExecutor(), fetch: server.fetch, backoff: fast,

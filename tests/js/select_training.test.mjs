@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
 import { createExecutor } from '../../js_bindings/src/index.js';
-import { selectedTensors, selectionIds } from '../../js_bindings/src/protocol/model_select.js';
+import { selectionIds } from '../../js_bindings/src/protocol/model_select.js';
 
 const plan = {
   model: {
@@ -63,7 +63,9 @@ for (const simd of [true, false]) {
       const full = await executor.train(plan, model, data, { taskId: 't1' });
       const distinct = executor.distinctIds(data);
       assert.ok(distinct.length > 100 && distinct.every((id, i) => i === 0 || distinct[i - 1] < id));
-      const rows = selectionIds(distinct, selectedTensors(plan)[0]);
+      const [table] = executor.selectRequest(data, { kind: 'train', plan });
+      assert.deepEqual(table.ids, distinct);
+      const rows = selectionIds(table.ids, table);
       assert.equal(rows.length % 64, 0);
       const answer = selectAnswer(executor, model, rows);
       assert.ok(answer.length * 4 < model.length, 'the selection is a fraction of the model');

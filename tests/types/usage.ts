@@ -4,12 +4,12 @@
 import {
   createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, indexedDbDeviceStore,
   LeafStoppedError, memoryDeviceStore, networkErrorMessage, parsePlan, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
-  RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
+  PlanHandle, RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, DeviceEntry, DeviceStore, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
   PopulationStatus, PrivacyPlan, PrivacySettings, RecordInputColumns, RoundAggregator, RunLeafSummary, ServerOptimizerSpec, Task, TfjsModelJson,
-  TfjsWeightSpec,
+  PlanTable, SelectTable, TfjsWeightSpec,
   TrainResult,
 } from 'fedleaf';
 
@@ -73,6 +73,13 @@ export async function executorCalls(): Promise<void> {
   console.log(sparse.numInputs);
   const tableIds: Uint32Array = multi.distinctIdsFor(plan, 'emb/weight');
   console.log(multi.numInputs, tableIds.length);
+  const parsed: PlanHandle = executor.loadPlan(plan);
+  const tables: PlanTable[] = parsed.tables;
+  const request: SelectTable[] = parsed.selectRequest(multi);
+  console.log(parsed.kind, tables[0]?.owner, tables[0]?.download, request[0]?.ids.length, parsed.touchedRows(multi),
+    parsed.tableRows(multi, 'emb/weight').length, multi.distinctIdsFor(parsed, 'emb/weight').length,
+    executor.selectRequest(multi, { kind: 'train', plan }, parsed).length, executor.predict(parsed, new Uint8Array(0), multi).length);
+  parsed.delete();
   const part: Dataset = dataset.subset([0]);
   console.log(dataset.size, dataset.numFeatures, dataset.numNonzeros, dataset.numDistinctIds, dataset.isSparse,
     dataset.labels[0], ids.length, part.size, svm.size, dense.size, csr.size, fromFeatures.size);

@@ -47,8 +47,8 @@ export class EmailLeafData {
     return this.sourceFor(plan).touchedRows(plan);
   }
 
-  datasetFor(task) {
-    return this.sourceFor(task?.plan).datasetFor(task);
+  datasetFor(task, plan) {
+    return this.sourceFor(task?.plan).datasetFor(task, plan);
   }
 
   delete() {

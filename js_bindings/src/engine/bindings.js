@@ -9,9 +9,13 @@
 // would return undefined on failure instead of throwing.
 
 export const BINDINGS = {
-  functions: ['version', 'encodeSafetensors', 'decodeSafetensors', 'coalesce', 'predict', 'execute',
+  functions: ['version', 'encodeSafetensors', 'decodeSafetensors', 'coalesce', 'predict', 'execute', 'evaluate',
     'initializeModel', 'validatePlan', 'applyUpdate', 'featurizeRecords', 'planPrivacy', 'planSchema'],
   classes: {
+    Plan: {
+      statics: ['parse'],
+      methods: ['kind', 'tables', 'tableRows', 'selectRequest', 'featurizeRecords'],
+    },
     Dataset: {
       statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr', 'fromInputs', 'fromInputsWithTargets'],
       methods: ['subset', 'size', 'numFeatures', 'numNonzeros', 'numDistinctIds', 'distinctIds', 'distinctIdsFor',

@@ -15,7 +15,8 @@
 //
 //   records[17].length: NaN is not a finite number (JSON would carry it as null)
 
-import { planJson } from './training.js';
+import { PlanHandle } from './plan_handle.js';
+import { planJson } from './plan_json.js';
 
 const PLAIN_NAME = /^[A-Za-z_$][A-Za-z0-9_$]{0,63}$/;
 
@@ -92,7 +93,7 @@ export function checkRecords(records) {
 }
 
 /**
- * The columns of every input of `plan` (an object or JSON text) that has "features", computed
+ * The columns of every input of `plan` (a PlanHandle, an object or JSON text) that has "features", computed
  * from `records` by the module's featurizer: an array of
  * {name, kind: 'sparse_ids', offsets: Uint32Array, ids: Uint32Array, weights: Float32Array,
  *  numFeatures} or {name, kind: 'dense', dense: Float32Array, width}, in the order of the inputs'
@@ -100,5 +101,8 @@ export function checkRecords(records) {
  */
 export function featurizeRecords(module, records, plan) {
   checkRecords(records);
-  return module.featurizeRecords(planJson(plan), JSON.stringify(records));
+  const json = JSON.stringify(records);
+  // A PlanHandle's inputs were parsed with it; plan JSON needs only its inputs parsed.
+  if (plan instanceof PlanHandle) return plan.handle.featurizeRecords(json);
+  return module.featurizeRecords(planJson(plan), json);
 }

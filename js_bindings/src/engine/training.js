@@ -7,20 +7,12 @@ import { bytesOf } from './bytes.js';
 import {
   UINT32_LIMIT, float32Array, integerArg, integerArray, labelArray, stringArray, uint32Array, zeroOrOneArg,
 } from './dataset_inputs.js';
+import { PlanHandle, selectRequestOf, withPlan } from './plan_handle.js';
+import { planJson } from './plan_json.js';
 import { csrOfSparseTensor, isSparseTensorInput } from './sparse_tensor_input.js';
 
 const encoder = new TextEncoder();
-
-export function planJson(plan) {
-  if (typeof plan === 'string') return plan;
-  if (plan === null || typeof plan !== 'object') throw new TypeError('plan must be an object or JSON text');
-  return JSON.stringify(plan);
-}
-
-function withKind(plan, kind) {
-  const object = typeof plan === 'string' ? JSON.parse(plan) : plan;
-  return JSON.stringify({ ...object, kind });
-}
+const inference = { inference: true };
 
 const yieldToEventLoop = typeof setImmediate === 'function'
   ? () => new Promise((resolve) => setImmediate(resolve))
@@ -50,9 +42,11 @@ export class Dataset {
   }
   /**
    * The sorted distinct ids of the plan's embedding table `tensor` ("<layer>/weight"): the union
-   * over every input feeding it (a shared table), what model:select is asked for that table.
+   * over every input feeding it (a shared table), what model:select is asked for that table. The
+   * plan: a PlanHandle (executor.loadPlan), or a plan object or its JSON text.
    */
   distinctIdsFor(plan, tensor) {
+    if (plan instanceof PlanHandle) return plan.tableRows(this, tensor);
     const bytes = this.handle.distinctIdsFor(planJson(plan), String(tensor));
     return new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4);
   }
@@ -189,11 +183,25 @@ function metadataOf(module, bytes) {
   return module.decodeSafetensors(bytes).metadata;
 }
 
+// The dataset a task runs on: `source` itself, or the one source.datasetFor(task, plan) picks.
+const datasetOf = (source, task, plan) =>
+  (typeof source?.datasetFor === 'function' ? source.datasetFor(task, plan) : source);
+
 export function trainingApi(module) {
   const api = {
+    /**
+     * The plan parsed once (a PlanHandle, plan_handle.js): what every call below takes in place of
+     * the plan object, without parsing it again; delete() it when done. inference: a plan that
+     * needs only its model (predict, evaluate: "train" and "updates" may be absent).
+     */
+    loadPlan(plan, { inference = false } = {}) {
+      return new PlanHandle(module.Plan.parse(planJson(plan), Boolean(inference)));
+    },
+
     /** A fresh model for the plan, as safetensors bytes; same seed (an integer in [0, 2^53)) → same bytes. */
     initializeModel(plan, seed = 0) {
-      return module.initializeModel(planJson(plan), integerArg('seed', seed, 0, 2 ** 53, '2^53'));
+      integerArg('seed', seed, 0, 2 ** 53, '2^53');
+      return withPlan(module, plan, (handle) => module.initializeModel(handle, seed));
     },
 
     /** Throws an Error naming the JSON path when the plan is invalid. */
@@ -203,7 +211,8 @@ export function trainingApi(module) {
 
     /** One synchronous call of the stateless executor: result safetensors bytes. */
     execute(plan, modelBytes, dataset, { taskId = '' } = {}) {
-      return module.execute(planJson(plan), bytesOf('modelBytes', modelBytes), dataset.handle, taskId);
+      const bytes = bytesOf('modelBytes', modelBytes);
+      return withPlan(module, plan, (handle) => module.execute(handle, bytes, dataset.handle, taskId));
     },
 
     /**
@@ -215,8 +224,9 @@ export function trainingApi(module) {
      */
     async train(plan, modelBytes, dataset, { taskId = '', signal, onProgress, sliceMs = 25 } = {}) {
       const t0 = performance.now();
-      const session = module.TrainingSession.create(planJson(plan), bytesOf('modelBytes', modelBytes),
-        dataset.handle);
+      const bytes = bytesOf('modelBytes', modelBytes);
+      // The session holds the plan as long as it lives: a handle parsed for it alone goes at once.
+      const session = withPlan(module, plan, (handle) => module.TrainingSession.create(handle, bytes, dataset.handle));
       const setupMs = performance.now() - t0;
       // The session keeps the dataset's memory alive: the caller may delete() it while this trains.
       const numExamples = dataset.size;
@@ -253,14 +263,24 @@ export function trainingApi(module) {
      * the task's plan), the ids of that table: the union over the inputs feeding it.
      */
     distinctIds(source, task, tensor) {
-      const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
+      const dataset = datasetOf(source, task);
       if (tensor !== undefined && task?.plan) return dataset.distinctIdsFor(task.plan, tensor);
       return dataset.distinctIds();
     },
 
+    /**
+     * What a train task asks model:select for: the tables its plan (a PlanHandle, else task.plan)
+     * downloads by select, each with the rows the task's data touch (PlanHandle.selectRequest).
+     */
+    selectRequest(source, task, plan = task.plan) {
+      const dataset = datasetOf(source, task, plan instanceof PlanHandle ? plan : undefined);
+      return withPlan(module, plan, (handle) => selectRequestOf(handle, dataset));
+    },
+
     /** Evaluates the model on the dataset: {numExamples, loss, accuracy, auc?}. */
     evaluate(plan, modelBytes, dataset) {
-      const bytes = module.execute(withKind(plan, 'evaluate'), bytesOf('modelBytes', modelBytes), dataset.handle, '');
+      const model = bytesOf('modelBytes', modelBytes);
+      const bytes = withPlan(module, plan, (handle) => module.evaluate(handle, model, dataset.handle, ''), inference);
       const metadata = metadataOf(module, bytes);
       const out = {
         numExamples: Number(metadata.num_examples),
@@ -280,24 +300,26 @@ export function trainingApi(module) {
      * change the result.
      */
     predict(plan, modelBytes, dataset) {
-      return module.predict(planJson(plan), bytesOf('modelBytes', modelBytes), dataset.handle).probabilities;
+      const bytes = bytesOf('modelBytes', modelBytes);
+      return withPlan(module, plan, (handle) => module.predict(handle, bytes, dataset.handle), inference).probabilities;
     },
 
     /**
-     * What runLeaf calls for each task: train or evaluate the task's plan on the local data
-     * (a Dataset, or an object with datasetFor(task) such as TextLeafData).
-     * Resolves to {bytes, numExamples, loss}.
+     * What runLeaf calls for each task: train or evaluate the task's plan (`plan`: its PlanHandle
+     * when the caller holds one, else task.plan) on the local data (a Dataset, or an object with
+     * datasetFor(task, plan) such as TextLeafData). Resolves to {bytes, numExamples, loss}.
      */
-    async runTask(task, modelBytes, source, { signal, onProgress } = {}) {
+    async runTask(task, modelBytes, source, { signal, onProgress, plan = task.plan } = {}) {
       // `source` is a Dataset, or an object that picks one per task (see TextLeafData).
-      const dataset = typeof source?.datasetFor === 'function' ? source.datasetFor(task) : source;
+      const dataset = datasetOf(source, task, plan instanceof PlanHandle ? plan : undefined);
       if ((task.kind ?? 'train') === 'evaluate') {
-        const bytes = module.execute(withKind(task.plan, 'evaluate'), bytesOf('modelBytes', modelBytes), dataset.handle,
-          String(task.task_id ?? ''));
+        const model = bytesOf('modelBytes', modelBytes);
+        const taskId = String(task.task_id ?? '');
+        const bytes = withPlan(module, plan, (handle) => module.evaluate(handle, model, dataset.handle, taskId), inference);
         const metadata = metadataOf(module, bytes);
         return { bytes, numExamples: Number(metadata.num_examples), loss: Number(metadata.loss) };
       }
-      return api.train(task.plan, modelBytes, dataset, {
+      return api.train(plan, modelBytes, dataset, {
         taskId: String(task.task_id ?? ''), signal, onProgress,
       });
     },

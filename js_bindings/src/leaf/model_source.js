@@ -3,10 +3,11 @@
 //   const models = new ModelSource({client, population, token, executor, dataset, signal, retry, emit});
 //   const bytes = await models.fetch(task);   // emits downloaded {taskId, bytes, cached, select, ms}
 //
-// Select (issue 11): for a train task whose plan downloads embedding tables by "select"
-// (protocol/model_select.js), and an executor with distinctIds(dataset, task, tensor), the rows
-// of each table's distinct ids (the union over the inputs feeding it), every table in one
-// request to .../rounds/{r}/model:select; the update trained on them is the same as
+// Select (issue 11): for a train task whose plan downloads embedding tables by "select", and an
+// executor with selectRequest(dataset, task, plan) (the tables and each one's rows, from the
+// plan's C++ parse: engine/plan_handle.js), those rows padded as the plan says
+// (protocol/model_select.js), every table in one request to .../rounds/{r}/model:select; the
+// update trained on them is the same as
 // with the full model. Full: when a request would exceed max_select_rows or the server refuses the
 // selection (400, 404, 405), the model at the task's model_url. Cache: the last full model (one
 // model per round: only the newest is kept) with its ETag; a task naming that ETag is served from
@@ -15,7 +16,7 @@
 // A request is retried through `retry` (the leaf's withRetry); one answered with a status no retry
 // fixes rejects with a LeafStoppedError, an abort with the signal's reason.
 
-import { selectedTensors, selectionIds } from '../protocol/model_select.js';
+import { selectionIds } from '../protocol/model_select.js';
 import { ProtocolError } from '../protocol/protocol_error.js';
 import { LeafStoppedError } from './leaf_stopped_error.js';
 
@@ -27,8 +28,9 @@ export class ModelSource {
    * @param {import('../protocol/protocol_client.js').ProtocolClient} options.client
    * @param {string} options.population
    * @param {string} [options.token]
-   * @param {{distinctIds?: (dataset: object, task: object, tensor: string) => ArrayLike<number>}} options.executor
-   * @param {object} options.dataset  what executor.distinctIds takes
+   * @param {{selectRequest?: (dataset: object, task: object, plan: object) =>
+   *   {name: string, ids: ArrayLike<number>, vocab: number, maxSelectRows: number, padding: object | null}[]}} options.executor
+   * @param {object} options.dataset  what executor.selectRequest takes
    * @param {AbortSignal} [options.signal]
    * @param {<T>(what: string, call: () => Promise<T>) => Promise<T>} options.retry  repeats a
    *   request that fails transiently; rejects with its last error
@@ -42,10 +44,13 @@ export class ModelSource {
     this.cached = null;
   }
 
-  /** The model of `task`: its selected rows, else the full model. Emits one downloaded event. */
-  async fetch(task) {
+  /**
+   * The model of `task`: its selected rows, else the full model. Emits one downloaded event.
+   * `plan`: the task's plan parsed once (executor.loadPlan), else task.plan is.
+   */
+  async fetch(task, plan = task.plan) {
     const t0 = performance.now();
-    const selection = this.selection(task);
+    const selection = this.selection(task, plan);
     const selected = selection && await this.select(task, selection);
     if (selected) {
       this.downloaded(task, selected.length, false, true, t0);
@@ -55,16 +60,16 @@ export class ModelSource {
   }
 
   // The select request for a train task, or null when the leaf downloads the full model.
-  selection(task) {
-    if (!isTrain(task) || typeof this.executor.distinctIds !== 'function' || !task.plan) return null;
-    const wanted = selectedTensors(task.plan);
+  selection(task, plan) {
+    if (!isTrain(task) || typeof this.executor.selectRequest !== 'function' || !plan) return null;
+    const wanted = this.executor.selectRequest(this.dataset, task, plan);
     if (wanted.length === 0) return null;
     // Each table's own rows (the union over the inputs feeding it), all in one request.
     const entries = [];
-    for (const tensor of wanted) {
-      const ids = selectionIds(this.executor.distinctIds(this.dataset, task, tensor.name), tensor);
+    for (const table of wanted) {
+      const ids = selectionIds(table.ids, table);
       if (!ids) return null;
-      entries.push({ name: tensor.name, ids });
+      entries.push({ name: table.name, ids });
     }
     return entries;
   }

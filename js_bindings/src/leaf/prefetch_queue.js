@@ -65,6 +65,11 @@ export class PrefetchQueue {
     this.slots.release();
   }
 
+  /** Jobs prepared ahead and never taken: each given to dispose(job) once it settles. */
+  discard(dispose) {
+    for (const job of this.waiting.splice(0)) job.then(dispose, () => {});
+  }
+
   start() {
     const job = this.run();
     job.catch(() => {});  // observed when taken from the queue

@@ -25,13 +25,6 @@ function featuresKey(plan) {
   return JSON.stringify(Object.entries(plan?.model?.inputs ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-// The embedding tables of the plan's model: "<layer>/weight" of every embedding_bag owning one.
-function embeddingTables(plan) {
-  return (plan.model?.layers ?? [])
-    .filter((layer) => layer.type === 'embedding_bag' && layer.table === undefined)
-    .map((layer) => `${layer.name}/weight`);
-}
-
 export class RecordLeafData {
   /**
    * @param {object} executor  from createExecutor()
@@ -53,19 +46,27 @@ export class RecordLeafData {
 
   /**
    * The embedding rows the training part touches under the plan: its distinct ids in each table,
-   * summed over the model's tables (a table shared by several inputs counts the union once).
+   * summed over the model's tables (a table shared by several inputs counts the union once; the
+   * tables are the plan's C++ parse's: PlanHandle.touchedRows).
    */
   touchedRows(plan) {
-    const dataset = this.datasetFor({ kind: 'train', plan });
-    return embeddingTables(plan).reduce((n, tensor) => n + dataset.distinctIdsFor(plan, tensor).length, 0);
+    const handle = this.executor.loadPlan(plan, { inference: true });
+    try {
+      return handle.touchedRows(this.datasetFor({ kind: 'train', plan }, handle));
+    } finally {
+      handle.delete();
+    }
   }
 
   get numTrainExamples() {
     return this.parts.train.records.length;
   }
 
-  /** The dataset a task trains or evaluates on: executor.datasetFromRecords with the task's plan. */
-  datasetFor(task) {
+  /**
+   * The dataset a task trains or evaluates on: executor.datasetFromRecords with the task's plan
+   * (`plan`: its PlanHandle when the caller holds one, featurizing without parsing it again).
+   */
+  datasetFor(task, plan = task?.plan) {
     if (!planTakesRecords(task?.plan)) {
       throw new TypeError('RecordLeafData: the task\'s plan takes no records (no model input has "features")');
     }
@@ -74,7 +75,7 @@ export class RecordLeafData {
     let dataset = this.cache.get(key);
     if (!dataset) {
       const { records, labels } = this.parts[kind];
-      dataset = this.executor.datasetFromRecords(records, labels, task.plan);
+      dataset = this.executor.datasetFromRecords(records, labels, plan);
       this.cache.set(key, dataset);
     }
     return dataset;

@@ -17,6 +17,8 @@
 //     its min_round comes from a RoundBook (round_book.js): a leaf trains on one dataset, so it
 //     takes at most one train task per round; claims go out one at a time, each past the round
 //     the claim before brought, so prefetched tasks are of distinct rounds;
+//   - executor.loadPlan: the task's plan parsed once (a PlanHandle) for everything below, deleted
+//     when the task's training ends (or its job is dropped unused);
 //   - ModelSource (model_source.js): the task's model — the rows of the data's distinct ids for a
 //     plan that downloads embedding tables by "select" (issue 11), else the full model, kept with
 //     its ETag;
@@ -60,6 +62,22 @@ import { RoundBook } from './round_book.js';
 import { TaskClaims } from './task_claims.js';
 import { uploadResult } from './upload_result.js';
 
+const isTrain = (task) => (task.kind ?? 'train') === 'train';
+
+// The task's plan parsed once, when the executor can (createExecutor's loadPlan), else undefined;
+// null for a plan the core refuses: the full model is downloaded, runTask fails naming the JSON
+// path, and the task is dropped.
+function loadTaskPlan(executor, task) {
+  if (typeof executor.loadPlan !== 'function' || !task.plan) return undefined;
+  try {
+    return executor.loadPlan(task.plan, { inference: !isTrain(task) });
+  } catch {
+    return null;
+  }
+}
+
+const deletePlan = (job) => job?.plan?.delete?.();
+
 // The options runLeaf checks before it starts: prefetch and waitS with their defaults.
 function checkedOptions({ prefetch = 1, waitS = 20, executor }) {
   if (!Number.isInteger(prefetch) || prefetch < 0) {
@@ -80,8 +98,9 @@ function checkedOptions({ prefetch = 1, waitS = 20, executor }) {
  * @param {string} options.population
  * @param {string} options.token       client token of the population
  * @param {object} options.dataset     what options.executor.runTask takes
- * @param {object} options.executor    {runTask(task, modelBytes, dataset, {signal, onProgress}),
- *                                      distinctIds?(dataset, task)} (createExecutor() has both)
+ * @param {object} options.executor    {runTask(task, modelBytes, dataset, {signal, onProgress, plan}),
+ *                                      loadPlan?(plan, {inference}), selectRequest?(dataset, task,
+ *                                      plan)} (createExecutor() has all three)
  * @param {number} [options.prefetch=1]  tasks claimed and downloaded ahead of the one training
  * @param {number} [options.waitS=20]  long poll: seconds the server may hold a claim until a task
  *   appears (it caps the wait; an older server ignores it and answers at once); 0: poll with the
@@ -131,7 +150,14 @@ export async function runLeaf(options) {
     prefetch, maxTasks, signal,
     prepare: async () => {
       const job = await claims.next();
-      return job.task ? { task: job.task, model: await models.fetch(job.task) } : job;
+      if (!job.task) return job;
+      const plan = loadTaskPlan(executor, job.task);
+      try {
+        return { task: job.task, plan, model: await models.fetch(job.task, plan === undefined ? job.task.plan : plan) };
+      } catch (error) {
+        plan?.delete();
+        throw error;
+      }
     },
   });
 
@@ -146,10 +172,12 @@ export async function runLeaf(options) {
     emit({ type: 'error', error, fatal: true });
   };
   const uploads = new Set();
+  let current;  // the job awaited next
   try {
-    let current = queue.next();
+    current = queue.next();
     while (!fatal) {
       const job = await current;
+      current = undefined;
       if (job.finished) {
         finished = true;
         break;
@@ -170,6 +198,7 @@ export async function runLeaf(options) {
         result = await executor.runTask(task, model, dataset, {
           signal,
           onProgress: (step, loss) => emit({ type: 'progress', taskId: task.task_id, step, loss }),
+          ...(job.plan ? { plan: job.plan } : {}),
         });
       } catch (error) {
         if (signal?.aborted) throw error;
@@ -179,6 +208,8 @@ export async function runLeaf(options) {
         dropped += 1;
         emit({ type: 'error', error, fatal: false });
         emit({ type: 'dropped', taskId: task.task_id, status: 0, reason: `training failed: ${error.message}` });
+      } finally {
+        deletePlan(job);  // the task's training is over: its plan handle with it
       }
       if (!failed) {
         emit({ type: 'trained', taskId: task.task_id, numExamples: result.numExamples, loss: result.loss,
@@ -212,6 +243,9 @@ export async function runLeaf(options) {
       stop(error);
     }
   }
+  // Plans of jobs prepared but never trained (the leaf stopped first).
+  current?.then(deletePlan, () => {});
+  queue.discard(deletePlan);
   await Promise.allSettled([...uploads]);
   if (fatal) throw fatal;
   if (finished) emit({ type: 'finished' });

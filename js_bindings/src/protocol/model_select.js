@@ -1,43 +1,20 @@
-// Sparse download: which tensors of a task's model a leaf fetches as a selection of rows
-// (POST .../rounds/{r}/model:select) instead of whole, and the request it posts.
+// Sparse download: the request a leaf posts for the rows of its task's model it fetches as a
+// selection (POST .../rounds/{r}/model:select) instead of whole.
 //
-//   const wanted = selectedTensors(task.plan);       // [{name, vocab, maxSelectRows, padding}]
-//   const ids = selectionIds(dataset.distinctIds(), wanted[0]);  // null: download the full model
-//   const body = encodeSelectRequest([{name: wanted[0].name, ids}]);
+//   const [table] = plan.selectRequest(dataset);  // PlanHandle: [{name, ids, vocab, maxSelectRows, padding}]
+//   const ids = selectionIds(table.ids, table);   // null: download the full model
+//   const body = encodeSelectRequest([{name: table.name, ids}]);
 //
-// The plan is the task's JSON (docs/design.md, "updates"): a tensor's "download" is "select" or
-// "full", by default "select" for a "row_sparse" update. Only embedding tables can be selected:
-// their rows are the ids of the leaf's data. "max_select_rows" (0 or absent: no limit) bounds a
+// Which tables download by select, and the rows of each, are the plan's C++ parse's
+// (engine/plan_handle.js; docs/design.md, "updates"): a tensor's "download" is "select" or
+// "full", by default "select" for a "row_sparse" update; only embedding tables can be selected,
+// their rows the ids of the leaf's data. "max_select_rows" (0 or absent: no limit) bounds a
 // request: a leaf whose data touch more rows downloads the full model. "select_padding" hides the
 // exact count: {"multiple": N} pads the ids with random unused ones up to a multiple of N,
 // {"count": N} up to at least N ids; padding never exceeds max_select_rows or the vocabulary
 // (core/aggregation/updates/update_plan.h states the same rules for the server).
 
 import { uint32Array } from '../engine/dataset_inputs.js';
-
-/**
- * The embedding tables of the plan that download as a selection, in layer order, each once: a
- * lookup of another layer's table ("table") owns none.
- */
-export function selectedTensors(plan) {
-  const object = typeof plan === 'string' ? JSON.parse(plan) : plan;
-  const out = [];
-  for (const layer of object?.model?.layers ?? []) {
-    if (layer.type !== 'embedding_bag' || layer.table !== undefined) continue;
-    const name = `${layer.name}/weight`;
-    const update = object.updates?.[name];
-    if (!update) continue;
-    const download = update.download ?? (update.encoding === 'row_sparse' ? 'select' : 'full');
-    if (download !== 'select') continue;
-    out.push({
-      name,
-      vocab: Number(layer.vocab),
-      maxSelectRows: Number(update.max_select_rows ?? 0),
-      padding: update.select_padding ?? null,
-    });
-  }
-  return out;
-}
 
 function paddedCount(count, padding, vocab) {
   let target = count;

@@ -15,7 +15,6 @@
 #include "core/wire/safetensors.h"
 
 namespace fedleaf::core {
-namespace {
 
 std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_bytes,
                                    std::size_t model_size, const Dataset& dataset,
@@ -51,23 +50,30 @@ std::vector<std::uint8_t> evaluate(const Plan& plan, const std::uint8_t* model_b
   return write_safetensors({}, result_metadata(report));
 }
 
-}  // namespace
-
-std::vector<std::uint8_t> execute(const std::string& plan_json, const std::uint8_t* model,
-                                  std::size_t model_size, const Dataset& dataset,
-                                  const ExecuteOptions& options) {
-  const Plan plan = parse_plan(plan_json);
-  if (plan.kind == PlanKind::kEvaluate) {
-    return evaluate(plan, model, model_size, dataset, options);
+std::vector<std::uint8_t> execute(const std::shared_ptr<const Plan>& plan,
+                                  const std::uint8_t* model, std::size_t model_size,
+                                  const Dataset& dataset, const ExecuteOptions& options) {
+  if (plan->kind == PlanKind::kEvaluate) {
+    return evaluate(*plan, model, model_size, dataset, options);
   }
-  TrainingSession session(plan_json, model, model_size, dataset);
+  TrainingSession session(plan, model, model_size, dataset);
   while (session.step()) {
   }
   return session.result(options.task_id);
 }
 
+std::vector<std::uint8_t> execute(const std::string& plan_json, const std::uint8_t* model,
+                                  std::size_t model_size, const Dataset& dataset,
+                                  const ExecuteOptions& options) {
+  return execute(std::make_shared<const Plan>(parse_plan(plan_json)), model, model_size, dataset,
+                 options);
+}
+
 std::vector<std::uint8_t> initialize_model(const std::string& plan_json, std::uint64_t seed) {
-  const Plan plan = parse_plan(plan_json);
+  return initialize_model_from(parse_plan(plan_json), seed);
+}
+
+std::vector<std::uint8_t> initialize_model_from(const Plan& plan, std::uint64_t seed) {
   NamedTensors model;
   for (const ParameterSpec& p : parameter_specs(plan.model)) {
     DenseTensor t = DenseTensor::zeros(DType::F32, p.shape);

@@ -1,5 +1,7 @@
 // The plan a task carries, parsed and validated: model, training settings, update encodings and
-// the featurization of raw text.
+// the featurization of raw text. Parsed once per task: the entry points (execute, evaluate,
+// TrainingSession, predict, initialize_model) take the Plan, and the wasm module holds it as a
+// handle (wasm/plan_handle.h) that JS passes to each call.
 //
 //   Plan plan = parse_plan(R"({"model": {...}, "train": {...}, "updates": {...}})");
 //   plan.model.layers[0].kind->type == std::string("embedding_bag");
@@ -127,6 +129,7 @@
 #include "core/features/input_features.h"
 #include "core/features/text_features.h"
 #include "core/model/model_spec.h"
+#include "core/train/plan_tables.h"
 
 namespace fedleaf::core {
 
@@ -185,6 +188,9 @@ struct Plan {
   // parsed once: what featurize_records (core/features/featurize_records.h) takes.
   std::vector<InputFeatures> input_features;
   std::size_t eval_batch_size = 256;
+  // The model's embedding tables with their owners, lookups and inputs (plan_tables.h), worked
+  // out once here for every reader.
+  std::vector<PlanTable> tables;
 };
 
 // What the plan is parsed for. kTask: a task a leaf runs (kind "train" needs "train" and

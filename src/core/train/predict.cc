@@ -25,7 +25,11 @@ void softmax_row(const float* logits, std::size_t width, float* out) {
 
 Predictions predict(const std::string& plan_json, const std::uint8_t* model_bytes,
                     std::size_t model_size, const Dataset& dataset) {
-  const Plan plan = parse_plan(plan_json, PlanUse::kInference);
+  return predict(parse_plan(plan_json, PlanUse::kInference), model_bytes, model_size, dataset);
+}
+
+Predictions predict(const Plan& plan, const std::uint8_t* model_bytes, std::size_t model_size,
+                    const Dataset& dataset) {
   const bool sigmoid = plan.model.loss == LossType::kSigmoidCrossEntropy;
   Predictions out;
   out.num_classes = sigmoid ? 2 : plan.model.output_width;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/data/dataset.h"
+#include "core/train/plan.h"
 
 namespace fedleaf::core {
 
@@ -28,6 +29,9 @@ struct Predictions {
   std::vector<float> probabilities;  // [dataset.size(), num_classes] row-major, rows sum to 1
 };
 
+Predictions predict(const Plan& plan, const std::uint8_t* model, std::size_t model_size,
+                    const Dataset& dataset);
+// The same from the plan's JSON, parsed here (PlanUse::kInference).
 Predictions predict(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
                     const Dataset& dataset);
 

@@ -6,6 +6,7 @@ set(FEDLEAF_TRAIN_SOURCES
   plan.cc
   plan_format.cc
   plan_schema.cc
+  plan_tables.cc
   predict.cc
   table_rows.cc
   training_session.cc

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <optional>
 
 #include "core/data/compact_rows.h"
 #include "core/data/seeded_random.h"
@@ -16,8 +15,13 @@ namespace fedleaf::core {
 
 TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_t* model,
                                  std::size_t model_size, const Dataset& dataset)
+    : TrainingSession(std::make_shared<const Plan>(parse_plan(plan_json)), model, model_size,
+                      dataset) {}
+
+TrainingSession::TrainingSession(std::shared_ptr<const Plan> plan, const std::uint8_t* model,
+                                 std::size_t model_size, const Dataset& dataset)
     : TrainingSession(
-          plan_json, index_safetensors(model, model_size),
+          std::move(plan), index_safetensors(model, model_size),
           [model, model_size](std::uint64_t begin, std::size_t size, std::uint8_t* out) {
             // The index vouches for every range it hands out; a read past the bytes would be a
             // bug here, not bad input, and must not become a read of unrelated memory.
@@ -30,31 +34,34 @@ TrainingSession::TrainingSession(const std::string& plan_json, const std::uint8_
           },
           dataset) {}
 
-TrainingSession::TrainingSession(const std::string& plan_json, const SafetensorsIndex& index,
+TrainingSession::TrainingSession(std::shared_ptr<const Plan> plan, const SafetensorsIndex& index,
                                  ModelByteReader read, const Dataset& dataset)
-    : plan_(parse_plan(plan_json)), dataset_(dataset), read_(std::move(read)) {
-  if (plan_.kind != PlanKind::kTrain) {
+    : plan_(std::move(plan)), dataset_(dataset), read_(std::move(read)) {
+  if (plan_->kind != PlanKind::kTrain) {
     throw InvalidInput("plan.kind: a training session needs kind \"train\"");
   }
-  check_dataset_fits(plan_.model, dataset_);
+  // A plan parsed for inference (PlanUse::kInference) may lack what training needs.
+  if (!plan_->train) throw InvalidInput("plan.train: missing");
+  check_dataset_fits(plan_->model, dataset_);
   const ModelView view(index, read_);
-  const ModelSpec& model = plan_.model;
+  const ModelSpec& model = plan_->model;
   const std::vector<std::size_t> from = dataset_inputs_for(model, dataset_);
 
   // Each table's compact rows: the distinct ids of the one input feeding it, or the union over
   // several, with each feeding input's ids renumbered into the union.
-  std::map<std::size_t, std::vector<std::size_t>> feeders;  // table layer → dataset inputs
-  for (const FeedSpec& f : model.feeds) {
-    if (f.sparse) feeders[f.table_layer] = table_inputs(model, from, f.table_layer);
-  }
-  std::map<std::size_t, const CompactRows*> table_rows;
+  std::map<std::size_t, const CompactRows*> table_rows;  // owner layer → its rows
   std::map<std::pair<std::size_t, std::size_t>, const std::vector<std::uint32_t>*> renumbered;
-  for (const auto& [table, inputs] : feeders) {
+  std::map<std::string, std::size_t> table_of;  // "<owner>/weight" → owner layer
+  for (const PlanTable& t : plan_->tables) {
+    const std::size_t table = t.owner;
+    table_of[t.parameter] = table;
+    const std::vector<std::size_t> inputs = table_inputs(t, from);
     if (inputs.size() == 1) {
       table_rows[table] = &dataset_.distinct_ids(inputs.front());
       continue;
     }
     std::vector<const CompactRows*> sets;
+    sets.reserve(inputs.size());
     for (const std::size_t k : inputs) sets.push_back(&dataset_.distinct_ids(k));
     std::vector<std::vector<std::uint32_t>> maps;
     table_unions_.push_back(std::make_unique<CompactRows>(CompactRows::union_of(sets, &maps)));
@@ -77,12 +84,6 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
     }
     sources.push_back(source);
   }
-  std::map<std::string, std::size_t> table_of;  // "<owner>/weight" → owner layer
-  for (std::size_t i = 0; i < model.layers.size(); ++i) {
-    const std::optional<TableSpec>& table = model.layers[i].owned_table;
-    if (table) table_of[table->parameter] = i;
-  }
-
   for (const ParameterSpec& p : parameter_specs(model)) {
     auto trained = std::make_unique<TrainedParameter>();
     trained->spec = p;
@@ -102,10 +103,10 @@ TrainingSession::TrainingSession(const std::string& plan_json, const Safetensors
     trained_.push_back(std::move(trained));
   }
 
-  const TrainSpec& train = *plan_.train;
+  const TrainSpec& train = *plan_->train;
   const std::size_t batch_size = std::min(train.batch_size, dataset_.size());
   gatherer_ = std::make_unique<BatchGatherer>(dataset_, std::move(sources));
-  model_ = std::make_unique<Model>(plan_.model, parameters_, batch_size);
+  model_ = std::make_unique<Model>(plan_->model, parameters_, batch_size);
   if (train.optimizer.type == OptimizerType::kSgd && train.clip_norm == 0.0f) {
     model_->fuse_sparse_sgd(train.optimizer.learning_rate);
   }
@@ -182,7 +183,7 @@ TrainingSession::~TrainingSession() = default;
 
 bool TrainingSession::step() {
   if (done()) return false;
-  const TrainSpec& train = *plan_.train;
+  const TrainSpec& train = *plan_->train;
   const std::size_t epoch = completed_steps_ / steps_per_epoch_;
   const std::size_t in_epoch = completed_steps_ % steps_per_epoch_;
   if (in_epoch == 0) {

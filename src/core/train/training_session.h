@@ -1,7 +1,7 @@
 // One local training run of a train plan, one batch per step() — what execute() runs to the end
 // in a single call, exposed so a caller (the wasm binding) can drive batches and report progress.
 //
-//   TrainingSession s(plan_json, model.data(), model.size(), dataset);
+//   TrainingSession s(plan, model.data(), model.size(), dataset);   // plan: parse_plan's, shared
 //   while (s.step()) report(s.completed_steps(), s.total_steps(), s.mean_loss());
 //   std::vector<std::uint8_t> update = s.result("task-7");
 //
@@ -57,15 +57,18 @@ class TrainingSession {
   // "train", model bytes that are not valid safetensors or lack / mis-shape a declared
   // parameter, a selection that lacks a row the data touch (naming the tensor and the row), or
   // a dataset that does not fit the model (see check_dataset_fits).
-  TrainingSession(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
-                  const Dataset& dataset);
+  TrainingSession(std::shared_ptr<const Plan> plan, const std::uint8_t* model,
+                  std::size_t model_size, const Dataset& dataset);
   // The same from the model's header index and a reader of its byte ranges: the session copies
   // out only the dense parameters and the embedding rows the dataset touches (with the rows
   // between them inside one kModelRowBlockBytes block), so a model held elsewhere (a leaf's
   // download, in JS) is never copied or decoded whole. `read` is called
   // during construction and again by result() / write_result() (the initial values of what was
   // trained), with ranges inside index.file_size; it must return the same bytes every time.
-  TrainingSession(const std::string& plan_json, const SafetensorsIndex& index, ModelByteReader read,
+  TrainingSession(std::shared_ptr<const Plan> plan, const SafetensorsIndex& index,
+                  ModelByteReader read, const Dataset& dataset);
+  // The same from the plan's JSON, parsed here.
+  TrainingSession(const std::string& plan_json, const std::uint8_t* model, std::size_t model_size,
                   const Dataset& dataset);
   ~TrainingSession();
   TrainingSession(const TrainingSession&) = delete;
@@ -102,7 +105,7 @@ class TrainingSession {
   template <class Block>
   void for_each_delta_block(const TrainedParameter& trained, Block block) const;
 
-  Plan plan_;
+  std::shared_ptr<const Plan> plan_;  // shared: the wasm Plan handle may go before the session
   const Dataset& dataset_;
   ModelByteReader read_;
   std::vector<std::unique_ptr<TrainedParameter>> trained_;

@@ -211,7 +211,7 @@ void TrainingSession::write_result(const std::string& task_id, const ResultSink&
   for (const auto& owned : trained_) {
     const TrainedParameter& trained = *owned;
     const ParameterSpec& p = trained.spec;
-    const TensorUpdatePlan* update = plan_.updates.find(p.name);
+    const TensorUpdatePlan* update = plan_->updates.find(p.name);
     if (update == nullptr) continue;
     const std::size_t row_size = trained.row_size();
     const std::size_t local_rows = parameters_.at(p.name).size() / row_size;

@@ -385,12 +385,11 @@ TEST_CASE("mean_squared_error_trains_on_float_targets", "[multi_input]") {
 TEST_CASE("table_distinct_ids_are_the_union_over_the_tables_inputs", "[multi_input]") {
   const Plan plan = parse_plan(wide_deep_plan(R"({"type": "sgd", "learning_rate": 0.1})"));
   const Dataset data = wide_deep_data(7, 9);
-  CHECK(table_distinct_ids(plan.model, data, "tokens/weight") == union_rows(data, 0, 1));
-  CHECK(table_distinct_ids(plan.model, data, "wide/weight") == data.distinct_ids(2).rows());
+  CHECK(table_distinct_ids(plan, data, "tokens/weight") == union_rows(data, 0, 1));
+  CHECK(table_distinct_ids(plan, data, "wide/weight") == data.distinct_ids(2).rows());
   const std::vector<std::size_t> from = dataset_inputs_for(plan.model, data);
-  CHECK(table_inputs(plan.model, from, 0) == std::vector<std::size_t>{0, 1});
-  CHECK_THROWS_MATCHES(table_distinct_ids(plan.model, data, "subject_emb/weight"),
-                       fedleaf::InvalidInput,
+  CHECK(table_inputs(plan.tables[0], from) == std::vector<std::size_t>{0, 1});
+  CHECK_THROWS_MATCHES(table_distinct_ids(plan, data, "subject_emb/weight"), fedleaf::InvalidInput,
                        MessageContains("'subject_emb/weight' is no embedding table of the model "
                                        "(tables: tokens/weight, wide/weight)"));
   // A one-input dataset feeds a one-input plan's table.
@@ -398,5 +397,5 @@ TEST_CASE("table_distinct_ids_are_the_union_over_the_tables_inputs", "[multi_inp
       "layers": [{"type": "embedding_bag", "name": "e", "vocab": 30, "dim": 1}],
       "loss": "sigmoid_cross_entropy"}})");
   const Dataset csr = fedleaf::test::random_sparse_dataset(1, 5, 30, 3, false, 2);
-  CHECK(table_distinct_ids(one.model, csr, "e/weight") == csr.distinct_ids().rows());
+  CHECK(table_distinct_ids(one, csr, "e/weight") == csr.distinct_ids().rows());
 }

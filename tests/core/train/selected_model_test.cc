@@ -148,7 +148,7 @@ std::vector<std::uint8_t> train_logging_reads(const std::string& plan,
     if (!built) log.reads.emplace_back(begin, size);
     std::memcpy(out, model.data() + begin, size);
   };
-  TrainingSession session(plan, index, read, data);
+  TrainingSession session(std::make_shared<const Plan>(parse_plan(plan)), index, read, data);
   built = true;
   while (session.step()) {
   }
