@@ -199,7 +199,7 @@ int serve(const std::string& engine, const std::string& path) {
         double start_cpu = 0.0;
         Clock::time_point start_wall;
         if (reference) {
-          std::vector<float> weight(w.plan.model.layers.front().vocab, 0.0f);
+          std::vector<float> weight(w.plan.model.layers.front().owned_table->rows, 0.0f);
           start_cpu = cpu_seconds();
           start_wall = Clock::now();
           loss = reference_loop(w, global_ids, weight);
