@@ -234,21 +234,21 @@ test('each task\'s plan is parsed once, given to runTask, and deleted when the t
   }
 });
 
-test('a plan the executor cannot parse: the full model is fetched, the task dropped, the leaf goes on', async () => {
+test('a plan the executor cannot parse stops the leaf naming the rule, before any download', async () => {
   const server = fakeServer({ tasks: 2, plan: SELECT_PLAN, roundOf: (i) => i + 1 });
-  const executor = fakeExecutor({ distinctIds: Uint32Array.of(3), fail: () => true });
+  const executor = fakeExecutor({ distinctIds: Uint32Array.of(3) });
   executor.loadPlan = () => {
     throw new Error('plan.model.layers[0]: bad');
   };
   executor.selectRequest = () => assert.fail('selectRequest of a plan that did not parse');
   const events = [];
-  const summary = await runLeaf({
+  await assert.rejects(runLeaf({
     server: SERVER, population: 'p', token: 'c', dataset: {}, executor, fetch: server.fetch, backoff: fast,
     onEvent: (e) => events.push(e),
-  });
-  assert.deepEqual(summary, { uploaded: 0, dropped: 2, stopped: 'finished' });
+  }), /plan\.model\.layers\[0\]: bad/);
   assert.equal(server.state.selects.length, 0);
-  assert.deepEqual(events.filter((e) => e.type === 'downloaded').map((e) => e.select), [false, false]);
+  assert.equal(server.state.uploads.length, 0);
+  assert.deepEqual(events.filter((e) => e.type === 'downloaded'), []);
 });
 
 test('a training failure drops the task and the leaf continues', async () => {

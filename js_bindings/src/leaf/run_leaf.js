@@ -64,16 +64,12 @@ import { uploadResult } from './upload_result.js';
 
 const isTrain = (task) => (task.kind ?? 'train') === 'train';
 
-// The task's plan parsed once, when the executor can (createExecutor's loadPlan), else undefined;
-// null for a plan the core refuses: the full model is downloaded, runTask fails naming the JSON
-// path, and the task is dropped.
+// The task's plan parsed once, when the executor can (createExecutor's loadPlan), else undefined.
+// A plan the core refuses (a newer format, a rule broken) throws, naming the JSON path: runLeaf
+// stops with it, since every task of the population carries that plan.
 function loadTaskPlan(executor, task) {
   if (typeof executor.loadPlan !== 'function' || !task.plan) return undefined;
-  try {
-    return executor.loadPlan(task.plan, { inference: !isTrain(task) });
-  } catch {
-    return null;
-  }
+  return executor.loadPlan(task.plan, { inference: !isTrain(task) });
 }
 
 const deletePlan = (job) => job?.plan?.delete?.();
