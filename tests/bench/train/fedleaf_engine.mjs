@@ -37,7 +37,9 @@ export async function fedleafWasmEngine(simd, file, stepsPerCall) {
       let loss = 0;
       do {
         const t0 = performance.now();
-        const session = module.TrainingSession.create(data.plan, model, dataset);
+        // A leaf parses each task's plan once (a module.Plan) and creates its session from it.
+        const parsed = module.Plan.parse(data.plan, false);
+        const session = module.TrainingSession.create(parsed, model, dataset);
         memory.after_session_setup ??= wasmMemory();
         const t1 = performance.now();
         const cpu = process.cpuUsage();
@@ -48,6 +50,7 @@ export async function fedleafWasmEngine(simd, file, stepsPerCall) {
         setup = (t1 - t0) / 1000;
         loss = session.meanLoss();
         session.delete();
+        parsed.delete();
         runs++;
       } while (seconds < minSeconds);
       return {
@@ -56,11 +59,13 @@ export async function fedleafWasmEngine(simd, file, stepsPerCall) {
       };
     },
     digest() {
-      const session = module.TrainingSession.create(data.plan, model, dataset);
+      const parsed = module.Plan.parse(data.plan, false);
+      const session = module.TrainingSession.create(parsed, model, dataset);
       while (session.step(stepsPerCall)) { /* to the end */ }
       const result = { result_digest: fnv1a(session.result('')), mean_loss: session.meanLoss() };
       memory.after_result ??= wasmMemory();
       session.delete();
+      parsed.delete();
       return result;
     },
     stats: () => ({
