@@ -1,9 +1,13 @@
 // A private population through TaskRepository: its rounds publish the model plus the noised sum
 // of the clipped updates over the fixed denominator (every row noised), the same after a restart,
 // with ε in the status and /metrics, and no round past the budget.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/privacy/dp_ftrl_accountant.h"
 #include "core/privacy/tree_noise.h"
@@ -183,6 +187,64 @@ TEST_CASE("a_private_round_publishes_the_same_model_after_a_restart", "[reposito
   };
   run(false);
   run(true);
+}
+
+TEST_CASE("a_private_round_closed_in_the_background_releases_noise_drawn_while_it_was_open",
+          "[repository][privacy]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  ServerMetrics metrics;
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "noise-ahead-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%v");
+  TaskRepositoryOptions options;
+  options.close_in_background = true;
+  options.logger = logger;
+  TaskRepository repo(store, clock, metrics, options);
+  const CreatedPopulation p = repo.create_population(private_spec(3, 3, test_privacy()));
+  const core::TreeNoiseSecret secret = privacy_secret_of(*store.find_population("p"));
+  const auto model0 = test::decode_dense(model_of(repo, "p", 0));
+  upload_all(repo, p, kRound0);
+  repo.wait_for_closes();
+  const auto model1 = test::decode_dense(model_of(repo, "p", 1));
+  CHECK(model1 == reference_model(model0, kRound0, 3, secret, 1));
+  // Round 1's noise is drawn as soon as it opens, before any of its reports.
+  const std::vector<TrainUpload> round1 = {kRound1[0], kRound1[1], kRound0[2]};
+  upload_all(repo, p, round1);
+  repo.wait_for_closes();
+  CHECK(test::decode_dense(model_of(repo, "p", 2)) ==
+        reference_model(model1, round1, 3, secret, 2));
+  logger->flush();
+  const std::string lines = log.str();
+  INFO(lines);
+  CHECK(lines.find("round=0 ") != std::string::npos);
+  CHECK(lines.find("round=1 ") != std::string::npos);
+  CHECK(lines.find("noise=inline") == std::string::npos);
+  std::size_t ahead = 0;
+  for (std::size_t at = lines.find("noise=ahead"); at != std::string::npos;
+       at = lines.find("noise=ahead", at + 1)) {
+    ++ahead;
+  }
+  CHECK(ahead == 2);
+  CHECK(lines.find(store.find_population("p")->privacy_secret) == std::string::npos);
+}
+
+TEST_CASE("a_private_round_closed_inline_draws_its_noise_at_the_close", "[repository][privacy]") {
+  std::ostringstream log;
+  auto logger = std::make_shared<spdlog::logger>(
+      "noise-inline-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log));
+  logger->set_pattern("%v");
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepositoryOptions options;
+  options.logger = logger;
+  TaskRepository repo(store, clock, metrics, options);
+  const CreatedPopulation p = repo.create_population(private_spec(3, 3, test_privacy()));
+  upload_all(repo, p, kRound0);
+  logger->flush();
+  CHECK(log.str().find("noise=inline") != std::string::npos);
 }
 
 TEST_CASE("a_private_populations_status_and_metrics_show_the_accountants_epsilon",

@@ -76,8 +76,8 @@ void PrivateSum::add(const NamedTensors& update) {
   if (contribution.clipped) ++clipped_reports_;
 }
 
-NamedTensors PrivateSum::release(const TreeNoiseSecret& secret, std::uint64_t round) const {
-  const TreeNoise tree_noise = TreeNoise::for_round(secret, noise_, round);
+template <class AddNoise>
+NamedTensors PrivateSum::release_rows(const AddNoise& add_noise) const {
   const auto denominator = static_cast<double>(settings_.denominator);
   NamedTensors out;
   std::uint32_t ordinal = 0;
@@ -94,7 +94,7 @@ NamedTensors PrivateSum::release(const TreeNoiseSecret& secret, std::uint64_t ro
         std::copy_n(sum.units.begin() + static_cast<std::ptrdiff_t>(touched->second),
                     split.row_size, units.begin());
       }
-      tree_noise.add_to_row(ordinal, row, units.data(), units.size());
+      add_noise(ordinal, row, units.data(), units.size());
       const std::size_t first = static_cast<std::size_t>(row) * split.row_size;
       if (layout.dtype == DType::F32) {
         write_row(units.data(), units.size(), noise_.grid(), denominator,
@@ -108,6 +108,36 @@ NamedTensors PrivateSum::release(const TreeNoiseSecret& secret, std::uint64_t ro
     ++ordinal;
   }
   return out;
+}
+
+NamedTensors PrivateSum::release(const TreeNoiseSecret& secret, std::uint64_t round) const {
+  const TreeNoise tree_noise = TreeNoise::for_round(secret, noise_, round);
+  return release_rows([&](std::uint32_t ordinal, std::uint64_t row, std::int64_t* units,
+                          std::size_t n) { tree_noise.add_to_row(ordinal, row, units, n); });
+}
+
+NamedTensors PrivateSum::release(const RoundNoise& noise) const {
+  if (noise.grid() != noise_.grid() || noise.scale() != noise_.scale()) {
+    throw InvalidInput("noise: drawn for another Gaussian (scale " + std::to_string(noise.scale()) +
+                       " units, this sum's is " + std::to_string(noise_.scale()) + ")");
+  }
+  if (noise.tensors() != layouts_.size()) {
+    throw InvalidInput("noise: drawn for " + std::to_string(noise.tensors()) +
+                       " tensors, this sum releases " + std::to_string(layouts_.size()));
+  }
+  std::uint32_t ordinal = 0;
+  for (const auto& [name, layout] : layouts_) {
+    const RowSplit split = row_split(name, layout);
+    if (noise.units(ordinal).size() != split.rows * split.row_size) {
+      throw InvalidInput("noise: drawn for another layout of '" + name + "'");
+    }
+    ++ordinal;
+  }
+  return release_rows(
+      [&](std::uint32_t ordinal, std::uint64_t row, std::int64_t* units, std::size_t n) {
+        const std::int64_t* drawn = noise.units(ordinal).data() + row * n;
+        for (std::size_t i = 0; i < n; ++i) units[i] += drawn[i];
+      });
 }
 
 std::size_t PrivateSum::touched_rows() const {

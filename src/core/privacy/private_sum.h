@@ -6,6 +6,7 @@
 //                            /*denominator=*/6500, /*max_reports=*/6500});
 //   sum.add(update);                                  // each accepted device's decoded update
 //   NamedTensors delta = sum.release(secret, round);  // dense, every tensor of `layouts`
+//   NamedTensors same = sum.release(RoundNoise::draw(sum.noise_shape(), secret, round));
 //
 // What keeps the accounting of dp_ftrl_accountant.h valid (docs/design.md, "Privacy"): every
 // device adds clip_to_grid(update) (clipped_contribution.h), so the integer sum changes by at most
@@ -32,6 +33,7 @@
 
 #include "core/privacy/clipped_contribution.h"
 #include "core/privacy/grid_gaussian.h"
+#include "core/privacy/round_noise.h"
 #include "core/privacy/tensor_layout.h"
 #include "core/privacy/tree_noise.h"
 #include "core/tensor/tensor.h"
@@ -59,6 +61,12 @@ class PrivateSum {
   // dense. The same secret and round give the same noise on every call and in every process.
   // InvalidInput ("round: ...") unless 1 <= round <= kMaxTreeRounds.
   NamedTensors release(const TreeNoiseSecret& secret, std::uint64_t round) const;
+  // The same release with the round's noise drawn ahead (round_noise.h): bit-identical to
+  // release(secret, noise.round()) for the noise drawn from noise_shape() with that secret.
+  // InvalidInput ("noise: ...") when `noise` was drawn for other layouts or another grid.
+  NamedTensors release(const RoundNoise& noise) const;
+  // What this sum's release noise is drawn for.
+  RoundNoiseShape noise_shape() const { return {layouts_, noise_}; }
 
   const GridGaussian& noise() const { return noise_; }
   std::int64_t reports() const { return reports_; }
@@ -72,6 +80,10 @@ class PrivateSum {
     std::unordered_map<std::uint64_t, std::size_t> offsets;  // row -> offset in units
     std::vector<std::int64_t> units;
   };
+
+  // Every row of every tensor: its summed units plus add_noise(ordinal, row, units, n), scaled.
+  template <class AddNoise>
+  NamedTensors release_rows(const AddNoise& add_noise) const;
 
   TensorLayouts layouts_;
   PrivateSumSettings settings_;

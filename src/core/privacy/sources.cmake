@@ -7,6 +7,7 @@ set(FEDLEAF_PRIVACY_SOURCES
   grid_gaussian.cc
   private_sum.cc
   privacy_plan.cc
+  round_noise.cc
   tensor_layout.cc
   tree_forest.cc
   tree_noise.cc

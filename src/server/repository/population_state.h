@@ -22,6 +22,7 @@
 #include "core/tensor/tensor.h"
 #include "core/wire/safetensors_index.h"
 #include "server/repository/device_limits.h"
+#include "server/repository/noise_ahead.h"
 #include "server/repository/privacy_spec.h"
 #include "server/repository/results.h"
 #include "server/store/store.h"
@@ -64,6 +65,9 @@ struct PopulationState {
   // Its device limits, read from the same section once (nullopt when not private): every claim
   // and enrollment checks them.
   std::optional<DeviceLimits> device_limits;
+  // A private round's release noise, drawn ahead on the closer's thread (noise_ahead.h): null
+  // until the round lifecycle posts the draw for the open round.
+  std::shared_ptr<NoiseAhead> noise_ahead;
   // When aggregator_in_seq_order, the aggregator holds exactly the round's stored results
   // 1..result_seq, folded in seq order (always so for a store one server owns). A server sharing
   // its store with others holds only the results it accepted: it rebuilds the aggregate from the

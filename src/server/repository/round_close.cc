@@ -29,13 +29,19 @@ RoundClose close_training_round(PopulationState& state, double now,
   } else {
     const core::ServerOptimizer optimizer(state.optimizer);
     static const core::NamedTensors kInitial;
-    // A private round releases only its noised sum, of tree round number + 1 (1-based); the
-    // server optimizer's step on it is post-processing (FedAvg: model + delta).
+    // A private round releases only its noised sum, of tree round number + 1 (1-based), with
+    // the noise drawn ahead when it was (noise_ahead.h); the server optimizer's step on it is
+    // post-processing (FedAvg: model + delta).
+    const auto tree_round = static_cast<std::uint64_t>(state.round.number) + 1;
+    const std::shared_ptr<const core::RoundNoise> drawn =
+        is_private && state.noise_ahead && state.noise_ahead->tree_round() == tree_round
+            ? state.noise_ahead->take()
+            : nullptr;
     std::vector<core::TensorAggregate> aggregates =
-        is_private ? state.aggregator->private_aggregates(
-                         privacy_secret_of(state.record),
-                         static_cast<std::uint64_t>(state.round.number) + 1)
+        is_private ? state.aggregator->private_aggregates(privacy_secret_of(state.record),
+                                                          tree_round, drawn.get())
                    : state.aggregator->aggregates();
+    if (is_private) out.timings.noise = drawn ? "ahead" : "inline";
     if (unnormalized) {
       // state.round holds every report of the version (lock_open_round), its examples capped.
       scale_aggregates(aggregates, *state.update_plan,

@@ -26,6 +26,9 @@ struct RoundCloseTimings {
   double finalize_s = 0;  // the next model from the aggregate
   double encode_s = 0;    // its safetensors
   double hash_s = 0;      // sha256 of the bytes
+  // A private round's release: "ahead" when its noise was drawn while the round was open
+  // (noise_ahead.h), "inline" when the finalize drew it; "" for a round that is not private.
+  const char* noise = "";
 };
 
 struct RoundClose {

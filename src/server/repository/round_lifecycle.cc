@@ -9,6 +9,7 @@
 
 #include "core/aggregation/round/next_round_plan.h"
 #include "core/aggregation/round/round_aggregator.h"
+#include "server/repository/private_round.h"
 #include "server/repository/round_close.h"
 #include "server/util/server_errors.h"
 
@@ -32,6 +33,7 @@ void RoundLifecycle::advance(PopulationState& st, double now) {
   for (;;) {
     switch (next_round_step(st.record, st.round, now)) {
       case RoundStep::kStay:
+        draw_noise_ahead(st);
         return;
       case RoundStep::kCloseTraining:
         // A buffered population closes its version inline: the upload completing the buffer
@@ -177,10 +179,10 @@ void RoundLifecycle::apply_close(PopulationState& st, RoundClose& close, double 
     parts_.options.logger->info(
         "event=round_closed population={} round={} reports={} examples={} duration_s={:.3f} "
         "model_etag={} model_bytes={} finalize_ms={:.1f} encode_ms={:.1f} hash_ms={:.1f} "
-        "persist_ms={:.1f} store_ms={:.1f}",
+        "persist_ms={:.1f} store_ms={:.1f}{}{}",
         id, closed.number, closed.reports, closed.examples, closed.closed_at - closed.started_at,
         close.model_etag, close.model_bytes.size(), 1e3 * t.finalize_s, 1e3 * t.encode_s,
-        1e3 * t.hash_s, 1e3 * persist_s, 1e3 * store_s);
+        1e3 * t.hash_s, 1e3 * persist_s, 1e3 * store_s, *t.noise ? " noise=" : "", t.noise);
   }
   st.record = close.record;
   st.round = close.opened;
@@ -188,6 +190,7 @@ void RoundLifecycle::apply_close(PopulationState& st, RoundClose& close, double 
   st.result_seq = st.checkpoint_seq = 0;
   st.aggregator_in_seq_order = true;
   st.optimizer_state = std::move(close.optimizer_state);
+  st.noise_ahead.reset();  // the next round's is drawn once it is open (draw_noise_ahead)
   if (close.training_over) {
     st.aggregator.reset();
   } else {
@@ -204,6 +207,28 @@ void RoundLifecycle::apply_close(PopulationState& st, RoundClose& close, double 
   }
 }
 
+void RoundLifecycle::draw_noise_ahead(PopulationState& st) {
+  if (!closer_ || st.closing != 0 || st.buffered || !st.aggregator ||
+      !st.aggregator->is_private()) {
+    return;
+  }
+  const auto tree_round = static_cast<std::uint64_t>(st.round.number) + 1;
+  if (st.noise_ahead && st.noise_ahead->tree_round() == tree_round) return;
+  // Set first: a population whose draw cannot start is not retried on every claim; its close
+  // draws inline and reports the failure there.
+  st.noise_ahead = std::make_shared<NoiseAhead>(tree_round);
+  core::TreeNoiseSecret secret;
+  try {
+    secret = privacy_secret_of(st.record);
+  } catch (const Error&) {
+    return;  // a damaged store: the close names it
+  }
+  closer_->post(noise_draw_job(st.noise_ahead, st.aggregator->private_noise_shape(), secret,
+                               st.record.id, parts_.options.logger));
+  volatile std::uint8_t* key = secret.data();
+  for (std::size_t i = 0; i < secret.size(); ++i) key[i] = 0;
+}
+
 void RoundLifecycle::schedule_close(PopulationState& st, double now) {
   if (st.closing != 0) return;
   if (!st.aggregator_in_seq_order || st.result_seq != st.round.reports) {
@@ -216,6 +241,7 @@ void RoundLifecycle::schedule_close(PopulationState& st, double now) {
   snapshot->aggregator = std::move(st.aggregator);
   snapshot->optimizer = st.optimizer;
   snapshot->optimizer_state = st.optimizer_state;
+  snapshot->noise_ahead = st.noise_ahead;
   st.aggregator.reset();
   st.closing = ++last_close_id_;
   closer_->post(

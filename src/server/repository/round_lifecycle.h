@@ -84,6 +84,9 @@ class RoundLifecycle {
   // of their own when the next round's close is scheduled (it runs alongside the close job's
   // finalize, encode, hash and model file, which take no lock).
   void drop_closed_results(PopulationState& state);
+  // close_in_background, a private synchronous round: posts the draw of its release noise to
+  // closer_ (once per round), so its close need not draw it (noise_ahead.h).
+  void draw_noise_ahead(PopulationState& state);
   // close_in_background: hands the round's aggregator to a close job on closer_ (once per round).
   void schedule_close(PopulationState& state, double now);
   // The close job: runs without the mutex until the close step; consumes the snapshot's

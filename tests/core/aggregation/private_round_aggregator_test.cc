@@ -78,6 +78,15 @@ TEST_CASE("private_round_releases_what_a_private_sum_of_its_reports_releases") {
     CHECK(a.delta == expected.at(a.name));
   }
   CHECK_FALSE(round.private_aggregates(secret(), 5)[0].delta == released[0].delta);
+
+  // The noise drawn ahead, while the round was open, gives the same release.
+  const core::RoundNoise drawn = core::RoundNoise::draw(round.private_noise_shape(), secret(), 4);
+  const std::vector<core::TensorAggregate> ahead = round.private_aggregates(secret(), 4, &drawn);
+  REQUIRE(ahead.size() == released.size());
+  for (std::size_t i = 0; i < ahead.size(); ++i) CHECK(ahead[i].delta == released[i].delta);
+  CHECK_THROWS_MATCHES(round.private_aggregates(secret(), 5, &drawn), InvalidInput,
+                       test::MessageContains("noise: drawn for tree round 4, the release is of "
+                                             "round 5"));
 }
 
 TEST_CASE("private_round_refuses_every_output_but_the_noised_release") {
@@ -93,6 +102,7 @@ TEST_CASE("private_round_refuses_every_output_but_the_noised_release") {
   CHECK_FALSE(plain.is_private());
   CHECK_THROWS_MATCHES(plain.private_aggregates(secret(), 1), Conflict,
                        MessageContains("not private"));
+  CHECK_THROWS_MATCHES(plain.private_noise_shape(), Conflict, MessageContains("not private"));
   CHECK_THROWS_MATCHES(core::RoundAggregator::restore(plan, model(), nullptr, 0), Conflict,
                        MessageContains("restore"));
 }

@@ -12,6 +12,8 @@ using fedleaf::core::DType;
 using fedleaf::core::NamedTensors;
 using fedleaf::core::PrivateSum;
 using fedleaf::core::PrivateSumSettings;
+using fedleaf::core::RoundNoise;
+using fedleaf::core::RoundNoiseShape;
 using fedleaf::core::RowSparseTensor;
 using fedleaf::core::TensorLayouts;
 using fedleaf::core::TreeNoise;
@@ -133,6 +135,37 @@ TEST_CASE("private_sum_gives_the_same_release_after_a_restart") {
   };
   CHECK(run(9) == run(9));
   CHECK_FALSE(run(9) == run(10));
+}
+
+TEST_CASE("private_sum_releases_bit_identically_with_the_noise_drawn_ahead") {
+  const TensorLayouts layouts = fedleaf::test::private_test_layouts();
+  PrivateSum sum(layouts, {1.0, 0.7, 12, 12});
+  std::mt19937_64 rng(5);
+  for (int device = 0; device < 12; ++device)
+    sum.add(fedleaf::test::random_private_update(rng, 0.4));
+  for (const std::uint64_t round : {1, 2, 8, 11}) {
+    INFO("round " << round);
+    const RoundNoise drawn = RoundNoise::draw(sum.noise_shape(), test_secret(4), round);
+    CHECK(sum.release(drawn) == sum.release(test_secret(4), round));
+  }
+}
+
+TEST_CASE("private_sum_refuses_noise_drawn_for_another_shape") {
+  const TensorLayouts layouts = fedleaf::test::private_test_layouts();
+  PrivateSum sum(layouts, {1.0, 0.7, 12, 12});
+  PrivateSum louder(layouts, {1.0, 3.0, 12, 12});
+  CHECK_THROWS_MATCHES(sum.release(RoundNoise::draw(louder.noise_shape(), test_secret(4), 1)),
+                       fedleaf::InvalidInput, MessageContains("noise: drawn for another Gaussian"));
+  RoundNoiseShape fewer = sum.noise_shape();
+  fewer.layouts.erase("bias");
+  CHECK_THROWS_MATCHES(sum.release(RoundNoise::draw(fewer, test_secret(4), 1)),
+                       fedleaf::InvalidInput,
+                       MessageContains("noise: drawn for 2 tensors, this sum releases 3"));
+  RoundNoiseShape wider = sum.noise_shape();
+  wider.layouts.at("emb").shape = {51, 4};
+  CHECK_THROWS_MATCHES(sum.release(RoundNoise::draw(wider, test_secret(4), 1)),
+                       fedleaf::InvalidInput,
+                       MessageContains("noise: drawn for another layout of 'emb'"));
 }
 
 TEST_CASE("private_sum_changes_by_at_most_the_clip_when_one_device_comes_or_goes") {

@@ -73,11 +73,17 @@ void RoundAggregator::refuse_if_private(const char* what) const {
 }
 
 std::vector<TensorAggregate> RoundAggregator::private_aggregates(const TreeNoiseSecret& secret,
-                                                                 std::uint64_t tree_round) const {
+                                                                 std::uint64_t tree_round,
+                                                                 const RoundNoise* drawn) const {
   if (!state_->private_sum) {
     throw Conflict("private_aggregates: the round is not private (the plan has no privacy)");
   }
-  NamedTensors released = state_->private_sum->release(secret, tree_round);
+  if (drawn && drawn->round() != tree_round) {
+    throw InvalidInput("noise: drawn for tree round " + std::to_string(drawn->round()) +
+                       ", the release is of round " + std::to_string(tree_round));
+  }
+  NamedTensors released = drawn ? state_->private_sum->release(*drawn)
+                                : state_->private_sum->release(secret, tree_round);
   std::vector<TensorAggregate> out;
   out.reserve(released.size());
   for (auto& [name, delta] : released) {
@@ -88,6 +94,13 @@ std::vector<TensorAggregate> RoundAggregator::private_aggregates(const TreeNoise
     out.push_back(std::move(a));
   }
   return out;
+}
+
+RoundNoiseShape RoundAggregator::private_noise_shape() const {
+  if (!state_->private_sum) {
+    throw Conflict("private_noise_shape: the round is not private (the plan has no privacy)");
+  }
+  return state_->private_sum->noise_shape();
 }
 
 RoundAggregator::RoundAggregator(std::unique_ptr<State> state) : state_(std::move(state)) {}

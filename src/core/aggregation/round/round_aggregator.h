@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/aggregation/updates/update_plan.h"
+#include "core/privacy/round_noise.h"
 #include "core/privacy/tree_noise.h"
 #include "core/tensor/tensor.h"
 #include "core/wire/result_format.h"
@@ -148,9 +149,16 @@ class RoundAggregator {
   // aggregates, checkpoint and merge are Conflict for a private round: none of them may publish
   // or persist the un-noised sum (a private round is rebuilt from its stored results instead).
   // stats() of a private round holds its reports and example counts, nothing per tensor.
+  // `drawn`, when given, is round `tree_round`'s noise drawn ahead from private_noise_shape()
+  // under `secret` (round_noise.h): the same release without the draws (InvalidInput "noise: ..."
+  // when it was drawn for another round or shape).
   bool is_private() const;
   std::vector<TensorAggregate> private_aggregates(const TreeNoiseSecret& secret,
-                                                  std::uint64_t tree_round) const;
+                                                  std::uint64_t tree_round,
+                                                  const RoundNoise* drawn = nullptr) const;
+  // What a private round's release noise is drawn for (Conflict unless private): a copy, so the
+  // noise can be drawn on another thread while reports still come.
+  RoundNoiseShape private_noise_shape() const;
 
  private:
   class State;
