@@ -2,7 +2,8 @@
 # scripts/bench.sh privacy_release [--models small,spam,wide_deep] [--rounds R] [--draws N]:
 # a private round's release (tree noise on every coordinate, tests/bench/privacy_release) on the
 # demo's models at one and two tree nodes, interleaved with the implementation before issue 39's
-# speed-up; ns per coordinate per node and random words per draw. Builds the Release bench in
+# speed-up, and with the round's noise drawn ahead (what a server's close still does: add it);
+# ns per coordinate per node and random words per draw. Builds the Release bench in
 # build/, runs it from the repository root, prints the table and writes
 # build/bench/privacy_release.json. About a minute on 2 cores (the legacy path dominates).
 set -euo pipefail

@@ -3,18 +3,21 @@
 // noise draw. Timed on the demo's models (shapes read from the demo plans, parameter_specs) and
 // a small one, at round 1 (one node) and round 2 (two nodes: the node it closes and the one it
 // retires; a round releases about two on average), against the implementation before issue 39's
-// speed-up (legacy_noise.h: the same mechanism, slower) measured in the same run.
+// speed-up (legacy_noise.h: the same mechanism, slower) measured in the same run, and the release
+// a server's close makes when the round's noise was drawn ahead (round_noise.h: the draws done
+// while the round was open, the close only adding them).
 //
 //   fedleaf_privacy_release_bench [--json PATH] [--models small,spam,wide_deep] [--rounds R]
 //                                 [--draws N]
 //
-// Method: per model and node count, R rounds; a round times one release of each implementation,
-// alternating which goes first. Times are this thread's CPU time; a figure is the median over
-// rounds, and the speed ratio (legacy / new) the median of per-round ratios, with its min-max.
-// "ns per coordinate per node" = release time / (coordinates x nodes). Words per draw: 64-bit
-// words of ChaCha20 keystream one discrete Gaussian draw consumes, counted over N draws at the
-// grid's scale for noise_multiplier x clip_norm = 1 (scale 4096; the cost barely depends on it).
-// The legacy path is checked against the frozen pin of the old derivation before timing.
+// Method: per model and node count, R rounds; a round times one release of each implementation
+// and one with the noise drawn ahead (drawn once before the rounds: the draw is the same work as
+// the inline release's), rotating which goes first. Times are this thread's CPU time; a figure is
+// the median over rounds, and the speed ratio (legacy / new) the median of per-round ratios, with
+// its min-max. "ns per coordinate per node" = release time / (coordinates x nodes). Words per draw:
+// 64-bit words of ChaCha20 keystream one discrete Gaussian draw consumes, counted over N draws at
+// the grid's scale for noise_multiplier x clip_norm = 1 (scale 4096; the cost barely depends on
+// it). The legacy path is checked against the frozen pin of the old derivation before timing.
 #include <time.h>
 
 #include <algorithm>
@@ -30,6 +33,7 @@
 #include "core/privacy/chacha20.h"
 #include "core/privacy/grid_gaussian.h"
 #include "core/privacy/private_sum.h"
+#include "core/privacy/round_noise.h"
 #include "core/privacy/tree_forest.h"
 #include "core/train/plan.h"
 #include "tests/bench/privacy_release/legacy_noise.h"
@@ -239,10 +243,11 @@ int main(int argc, char** argv) {
   results.push_back({{"name", "words_per_draw"}, {"legacy", words_old}, {"new", words_new}});
   ratios["words_per_draw_legacy_over_new"] = words_old / words_new;
 
-  std::printf("%-10s %10s %5s | %12s %12s | %10s %10s | %8s\n", "model", "coords", "nodes",
-              "legacy s", "new s", "legacy ns", "new ns", "speed-up");
-  std::printf("%-10s %10s %5s | %12s %12s | %10s %10s | %8s\n", "", "", "", "(release)",
-              "(release)", "/coord/node", "/coord/node", "(min-max)");
+  std::printf("%-10s %10s %5s | %12s %12s | %10s %10s | %8s | %10s %6s\n", "model", "coords",
+              "nodes", "legacy s", "new s", "legacy ns", "new ns", "speed-up", "ahead s",
+              "inline/ahead");
+  std::printf("%-10s %10s %5s | %12s %12s | %10s %10s | %8s | %10s %6s\n", "", "", "", "(release)",
+              "(release)", "/coord/node", "/coord/node", "(min-max)", "(release)", "(min-max)");
   for (const std::string& model : split(models)) {
     const TensorLayouts layouts = model_layouts(model);
     const std::uint64_t coords = coordinates(layouts);
@@ -251,37 +256,52 @@ int main(int argc, char** argv) {
     for (const std::uint64_t round : {std::uint64_t{1}, std::uint64_t{2}}) {
       const core::RoundNoiseNodes nodes = core::round_noise_nodes(round);
       const double node_count = static_cast<double>(nodes.added.size() + nodes.removed.size());
+      const core::RoundNoise drawn = core::RoundNoise::draw(sum.noise_shape(), secret, round);
       std::vector<double> t_new;
       std::vector<double> t_old;
+      std::vector<double> t_ahead;
       std::vector<double> speedups;
+      std::vector<double> ahead_speedups;
       for (int r = 0; r < rounds; ++r) {
         double a = 0;
         double b = 0;
-        for (int which = 0; which < 2; ++which) {
-          const bool new_now = (which == 0) == (r % 2 == 0);
+        double c = 0;
+        for (int step = 0; step < 3; ++step) {
+          const int which = (step + r) % 3;
           const double start = cpu_seconds();
-          if (new_now) {
+          if (which == 0) {
             const core::NamedTensors out = sum.release(secret, round);
             a = cpu_seconds() - start;
-          } else {
+          } else if (which == 1) {
             const auto out = legacy_release(layouts, secret, round, scale, sum.noise().grid(),
                                             static_cast<double>(settings.denominator));
             b = cpu_seconds() - start;
+          } else {
+            const core::NamedTensors out = sum.release(drawn);
+            c = cpu_seconds() - start;
           }
         }
         t_new.push_back(a);
         t_old.push_back(b);
+        t_ahead.push_back(c);
         speedups.push_back(b / a);
+        ahead_speedups.push_back(a / c);
       }
       const double m_new = median(t_new);
       const double m_old = median(t_old);
       const double per = static_cast<double>(coords) * node_count;
+      const double m_ahead = median(t_ahead);
       const double speedup = median(speedups);
-      std::printf("%-10s %10llu %5.0f | %12.4f %12.4f | %10.1f %10.1f | %5.1fx (%.1f-%.1f)\n",
-                  model.c_str(), static_cast<unsigned long long>(coords), node_count, m_old, m_new,
-                  1e9 * m_old / per, 1e9 * m_new / per, speedup,
-                  *std::min_element(speedups.begin(), speedups.end()),
-                  *std::max_element(speedups.begin(), speedups.end()));
+      const double ahead_speedup = median(ahead_speedups);
+      std::printf(
+          "%-10s %10llu %5.0f | %12.4f %12.4f | %10.1f %10.1f | %5.1fx (%.1f-%.1f) | %10.4f "
+          "%6.1fx (%.1f-%.1f)\n",
+          model.c_str(), static_cast<unsigned long long>(coords), node_count, m_old, m_new,
+          1e9 * m_old / per, 1e9 * m_new / per, speedup,
+          *std::min_element(speedups.begin(), speedups.end()),
+          *std::max_element(speedups.begin(), speedups.end()), m_ahead, ahead_speedup,
+          *std::min_element(ahead_speedups.begin(), ahead_speedups.end()),
+          *std::max_element(ahead_speedups.begin(), ahead_speedups.end()));
       results.push_back(
           {{"name", "release_" + model + "_nodes_" + std::to_string(static_cast<int>(node_count))},
            {"model", model},
@@ -289,6 +309,7 @@ int main(int argc, char** argv) {
            {"nodes", node_count},
            {"legacy_release_s", m_old},
            {"new_release_s", m_new},
+           {"drawn_ahead_release_s", m_ahead},
            {"legacy_ns_per_coordinate_per_node", 1e9 * m_old / per},
            {"new_ns_per_coordinate_per_node", 1e9 * m_new / per},
            {"rounds", rounds}});
@@ -297,6 +318,11 @@ int main(int argc, char** argv) {
           {"median", speedup},
           {"min", *std::min_element(speedups.begin(), speedups.end())},
           {"max", *std::max_element(speedups.begin(), speedups.end())}};
+      ratios["close_inline_over_drawn_ahead_" + model + "_nodes_" +
+             std::to_string(static_cast<int>(node_count))] = {
+          {"median", ahead_speedup},
+          {"min", *std::min_element(ahead_speedups.begin(), ahead_speedups.end())},
+          {"max", *std::max_element(ahead_speedups.begin(), ahead_speedups.end())}};
     }
   }
   const double load_end = load_average();
@@ -305,7 +331,8 @@ int main(int argc, char** argv) {
       {"benchmark", "privacy_release"},
       {"method",
        "per model and node count, releases interleaved round by round (alternating "
-       "order); thread CPU time, medians; ratios: median of per-round legacy/new"},
+       "order); thread CPU time, medians; ratios: median of per-round legacy/new, and of "
+       "per-round inline/drawn-ahead release (the noise drawn before the close)"},
       {"load_average", {{"start", load_start}, {"end", load_end}}},
       {"results", results},
       {"ratios", ratios}};
