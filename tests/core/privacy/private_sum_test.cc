@@ -6,6 +6,7 @@
 
 #include "tests/core/error_matchers.h"
 #include "tests/core/privacy/private_test_updates.h"
+#include "tests/core/privacy/test_secret.h"
 
 using fedleaf::core::DenseTensor;
 using fedleaf::core::DType;
@@ -19,16 +20,9 @@ using fedleaf::core::TensorLayouts;
 using fedleaf::core::TreeNoise;
 using fedleaf::core::TreeNoiseSecret;
 using fedleaf::test::MessageContains;
+using fedleaf::test::test_secret;
 
 namespace {
-
-// A fixed secret for tests only; a population's comes from the OS's CSPRNG.
-TreeNoiseSecret test_secret(std::uint8_t seed) {
-  TreeNoiseSecret secret;
-  for (std::size_t i = 0; i < secret.size(); ++i)
-    secret[i] = static_cast<std::uint8_t>(seed ^ (31 * i));
-  return secret;
-}
 
 std::vector<double> values_of(const DenseTensor& t) {
   std::vector<double> out(t.size());

@@ -4,25 +4,14 @@
 
 #include "tests/core/error_matchers.h"
 #include "tests/core/privacy/private_test_updates.h"
+#include "tests/core/privacy/test_secret.h"
 
 using fedleaf::core::GridGaussian;
 using fedleaf::core::RoundNoise;
 using fedleaf::core::RoundNoiseShape;
 using fedleaf::core::TreeNoise;
-using fedleaf::core::TreeNoiseSecret;
 using fedleaf::test::MessageContains;
-
-namespace {
-
-// A fixed secret for tests only; a population's comes from the OS's CSPRNG.
-TreeNoiseSecret test_secret(std::uint8_t seed) {
-  TreeNoiseSecret secret;
-  for (std::size_t i = 0; i < secret.size(); ++i)
-    secret[i] = static_cast<std::uint8_t>(seed ^ (17 * i + 1));
-  return secret;
-}
-
-}  // namespace
+using fedleaf::test::test_secret;
 
 TEST_CASE("round_noise_is_the_rounds_tree_noise_on_every_row_of_every_tensor") {
   const RoundNoiseShape shape{fedleaf::test::private_test_layouts(), GridGaussian(0.9)};
