@@ -8,6 +8,7 @@
 #include "core/model/concatenate.h"
 #include "core/model/dense_layer.h"
 #include "core/model/dropout.h"
+#include "core/model/elementwise_inputs.h"
 #include "core/model/embedding_bag.h"
 #include "core/model/multiply_layer.h"
 
@@ -28,9 +29,10 @@ constexpr LayerKind kLayerKinds[] = {
      make_activation},
     {"concatenate", false, true, kConcatenateFields, kNoChoices, parse_concatenate_spec, nullptr,
      make_concatenate},
-    {"add", false, true, kAddFields, kNoChoices, parse_add_spec, nullptr, make_add},
-    {"multiply", false, true, kMultiplyFields, kNoChoices, parse_multiply_spec, nullptr,
-     make_multiply},
+    {"add", false, true, kElementwiseInputsFields, kNoChoices, parse_elementwise_inputs, nullptr,
+     make_add},
+    {"multiply", false, true, kElementwiseInputsFields, kNoChoices, parse_elementwise_inputs,
+     nullptr, make_multiply},
     {"dropout", false, false, kDropoutFields, kNoChoices, parse_dropout_spec, nullptr,
      make_dropout},
 };
