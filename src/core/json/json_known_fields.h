@@ -7,8 +7,9 @@
 //   // InvalidInput "plan.train: unknown field 'epoch' (the fields are optimizer, epochs,
 //   batch_size)"
 //
-// A plan's objects keep their field lists as such named constants, so that the parser's check
-// and the plan's schema export (core/train/plan_schema.h) read one list.
+// A plan's objects keep their field lists (and a choice field's names) as such named constants,
+// so that the parser's check and the plan's schema export (core/train/plan_schema.h) read one
+// list.
 #pragma once
 
 #include <array>
@@ -52,5 +53,15 @@ void check_known_fields(const nlohmann::json& object, const std::string& path,
 
 // Whether `key` is one of `known`.
 bool is_known_field(const std::string& key, FieldList known);
+
+// The names of a constant std::array of {name, value} pairs (what plan_json::get_choice reads a
+// field with) as a constant array a FieldList views, so that a field's choices are listed from
+// the pairs its parser checks: choice_names_of<kCombiners> == {"sum", "mean", "sqrtn"}.
+template <const auto& Choices>
+inline constexpr auto choice_names_of = [] {
+  std::array<const char*, Choices.size()> out{};
+  for (std::size_t k = 0; k < out.size(); ++k) out[k] = Choices[k].first;
+  return out;
+}();
 
 }  // namespace fedleaf::core

@@ -7,7 +7,6 @@
 // No parameters.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -16,13 +15,8 @@
 namespace fedleaf::core {
 
 // The "add" entry of the layer table (layer_kind.h): "inputs" (at least two names of float rows
-// of equal width), "name" optional; output width = that width.
-// The fields of an add layer ("input" is known so that a plan giving it is told that add needs
-// "inputs").
-inline constexpr std::array kAddFields{"type", "name", "input", "inputs"};
-
-void parse_add_spec(const nlohmann::json& object, const LayerInput& input, LayerSpec spec,
-                    std::vector<LayerSpec>& layers);
+// of equal width), "name" optional; output width = that width. Its fields and parse are an
+// elementwise layer's (elementwise_inputs.h).
 void make_add(const LayerSpec& spec, ParameterBinder& binder, std::size_t max_batch_size,
               ModelLayer& layer);
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/model/activation.h"
 #include "core/model/layer_kind.h"
 #include "core/model/parameter_gradient.h"
 
@@ -23,12 +24,15 @@ namespace fedleaf::core {
 // activation layer, whose output the layer's name stands for); reads float rows, never a
 // sparse_ids input. Declares "<name>/weight" [in, units] and,
 // with use_bias, "<name>/bias" [units].
-// The fields of a dense layer and its initializers (its activations: activation.h).
+// The fields of a dense layer, its initializers and its choices (its activations: activation.h).
 inline constexpr std::array kDenseFields{"type",     "name",        "input",     "units",
                                          "use_bias", "initializer", "activation"};
 inline constexpr std::array kDenseInitializers{
     std::pair{"glorot_uniform", Initializer::kGlorotUniform},
     std::pair{"zeros", Initializer::kZeros}};
+inline constexpr std::array kDenseChoices{
+    LayerChoice{"initializer", choice_names_of<kDenseInitializers>},
+    LayerChoice{"activation", choice_names_of<kActivations>}};
 
 // What parse_dense_spec read (its activation is a layer of its own).
 struct DenseConfig : LayerConfig {

@@ -45,6 +45,9 @@ inline constexpr std::array kCombiners{std::pair{"sum", Combiner::kSum},
                                        std::pair{"sqrtn", Combiner::kSqrtn}};
 inline constexpr std::array kEmbeddingInitializers{std::pair{"uniform", Initializer::kUniform},
                                                    std::pair{"zeros", Initializer::kZeros}};
+inline constexpr std::array kEmbeddingBagChoices{
+    LayerChoice{"combiner", choice_names_of<kCombiners>},
+    LayerChoice{"initializer", choice_names_of<kEmbeddingInitializers>}};
 
 // What parse_embedding_bag_spec read: a table owner's fields, or a lookup of `table`'s (vocab and
 // dim then the owner's). The spec's owned_table is the owner's "<name>/weight"; its table_layer

@@ -1,6 +1,7 @@
 // What one layer type contributes to a model, as an entry of the explicit layer table
-// (layer_registry.cc): its spec parsing, its parameters and its op (layer_op.h: its forward and
-// backward passes, which the graph walk calls without naming the type). The layer's own file
+// (layer_registry.cc): its fields and choices (which the plan's schema lists, plan_schema.h), its
+// spec parsing, its parameters and its op (layer_op.h: its forward and backward passes, which the
+// graph walk calls without naming the type). The layer's own file
 // (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc, dropout.cc)
 // holds these next to each other; CONTRIBUTING.md's "Adding a layer" lists what else a new type
 // touches.
@@ -11,6 +12,7 @@
 //   kind->make(layers.back(), binder, max_batch_size, model_layer);   // model_layer.op set
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -57,11 +59,39 @@ class ParameterBinder {
   virtual Bound bound(const std::string& parameter_name) = 0;
 };
 
+// A field of a layer that names one of a set, and the names `parse` accepts there
+// (choice_names_of the {name, value} pairs it reads the field with).
+struct LayerChoice {
+  const char* field;
+  FieldList names;
+};
+
+// A view of a kind's choice fields, held by a constant std::array (empty: a kind without any).
+class LayerChoices {
+ public:
+  constexpr LayerChoices() = default;
+  template <std::size_t N>
+  constexpr LayerChoices(
+      const std::array<LayerChoice, N>& choices)  // NOLINT(google-explicit-constructor)
+      : begin_(choices.data()), size_(N) {}
+  constexpr const LayerChoice* begin() const { return begin_; }
+  constexpr const LayerChoice* end() const { return begin_ + size_; }
+  constexpr std::size_t size() const { return size_; }
+
+ private:
+  const LayerChoice* begin_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// The choices of a kind without any.
+inline constexpr LayerChoices kNoChoices{};
+
 struct LayerKind {
-  const char* type;     // the plan's "type"
-  bool has_parameters;  // then "name" is required (it prefixes the parameter names)
-  bool several_inputs;  // reads "inputs" (a list); every other kind reads one "input"
-  FieldList fields;     // the fields `parse` accepts (the plan's schema lists them)
+  const char* type;      // the plan's "type"
+  bool has_parameters;   // then "name" is required (it prefixes the parameter names)
+  bool several_inputs;   // reads "inputs" (a list); every other kind reads one "input"
+  FieldList fields;      // the fields `parse` accepts (the plan's schema lists them)
+  LayerChoices choices;  // those of its fields naming one of a set (the schema lists them too)
   // Reads the layer's own fields from `object` (the plan checked "type", "input"/"inputs" and
   // "name" and set spec.kind, spec.name, spec.path and spec.sources) into its own config
   // (spec.config, a LayerConfig its header derives): known fields, defaults, what it may read,

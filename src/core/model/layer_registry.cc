@@ -8,6 +8,7 @@
 #include "core/model/concatenate.h"
 #include "core/model/dense_layer.h"
 #include "core/model/dropout.h"
+#include "core/model/elementwise_inputs.h"
 #include "core/model/embedding_bag.h"
 #include "core/model/multiply_layer.h"
 
@@ -16,17 +17,24 @@ namespace {
 
 // One line per layer type, in the order the unknown-type message lists them.
 constexpr LayerKind kLayerKinds[] = {
-    {"embedding_bag", true, false, kEmbeddingBagFields, parse_embedding_bag_spec,
-     embedding_bag_parameters, make_embedding_bag},
-    {"dense", true, false, kDenseFields, parse_dense_spec, dense_parameters, make_dense},
-    {"relu", false, false, kActivationFields, parse_activation_spec, nullptr, make_activation},
-    {"sigmoid", false, false, kActivationFields, parse_activation_spec, nullptr, make_activation},
-    {"tanh", false, false, kActivationFields, parse_activation_spec, nullptr, make_activation},
-    {"concatenate", false, true, kConcatenateFields, parse_concatenate_spec, nullptr,
+    {"embedding_bag", true, false, kEmbeddingBagFields, kEmbeddingBagChoices,
+     parse_embedding_bag_spec, embedding_bag_parameters, make_embedding_bag},
+    {"dense", true, false, kDenseFields, kDenseChoices, parse_dense_spec, dense_parameters,
+     make_dense},
+    {"relu", false, false, kActivationFields, kNoChoices, parse_activation_spec, nullptr,
+     make_activation},
+    {"sigmoid", false, false, kActivationFields, kNoChoices, parse_activation_spec, nullptr,
+     make_activation},
+    {"tanh", false, false, kActivationFields, kNoChoices, parse_activation_spec, nullptr,
+     make_activation},
+    {"concatenate", false, true, kConcatenateFields, kNoChoices, parse_concatenate_spec, nullptr,
      make_concatenate},
-    {"add", false, true, kAddFields, parse_add_spec, nullptr, make_add},
-    {"multiply", false, true, kMultiplyFields, parse_multiply_spec, nullptr, make_multiply},
-    {"dropout", false, false, kDropoutFields, parse_dropout_spec, nullptr, make_dropout},
+    {"add", false, true, kElementwiseInputsFields, kNoChoices, parse_elementwise_inputs, nullptr,
+     make_add},
+    {"multiply", false, true, kElementwiseInputsFields, kNoChoices, parse_elementwise_inputs,
+     nullptr, make_multiply},
+    {"dropout", false, false, kDropoutFields, kNoChoices, parse_dropout_spec, nullptr,
+     make_dropout},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@ set(FEDLEAF_MODEL_SOURCES
   dataset_fit.cc
   dense_layer.cc
   dropout.cc
+  elementwise_inputs.cc
   embedding_bag.cc
   layer_pass.cc
   layer_registry.cc

@@ -9,9 +9,6 @@
 #include "core/features/input_features.h"
 #include "core/features/text_features.h"
 #include "core/json/json_known_fields.h"
-#include "core/model/activation.h"
-#include "core/model/dense_layer.h"
-#include "core/model/embedding_bag.h"
 #include "core/model/layer_registry.h"
 #include "core/train/plan.h"
 #include "core/wire/update_compression.h"
@@ -48,13 +45,13 @@ PlanSchema plan_schema() {
   c["plan.model.inputs.*.type"] = first_names(kInputKinds);
   const std::string layers = "plan.model.layers.*";
   for (const LayerKind* kind : layer_kinds()) {
+    const std::string form = layers + "[type=" + kind->type + "]";
     c[layers + ".type"].emplace_back(kind->type);
-    o[layers + "[type=" + kind->type + "]"] = names(kind->fields);
+    o[form] = names(kind->fields);
+    for (const LayerChoice& choice : kind->choices) {
+      c[form + "." + choice.field] = names(choice.names);
+    }
   }
-  c[layers + "[type=embedding_bag].combiner"] = first_names(kCombiners);
-  c[layers + "[type=embedding_bag].initializer"] = first_names(kEmbeddingInitializers);
-  c[layers + "[type=dense].initializer"] = first_names(kDenseInitializers);
-  c[layers + "[type=dense].activation"] = first_names(kActivations);
   o["plan.train"] = names(kTrainFields);
   o["plan.train.optimizer"] = names(kOptimizerFields);
   c["plan.train.optimizer.type"] = first_names(kOptimizerTypes);

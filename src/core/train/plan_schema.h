@@ -1,8 +1,9 @@
 // The plan's schema as its parsers check it: for each JSON object a plan may hold, the fields it
 // accepts, and for each field that names one of a set, the names. Both are read from the
-// constants the parsers themselves check against (kTrainFields, kLosses, the layer table...), so
-// a field or name added to a parser appears here with no other edit; the wasm module exports it
-// (planSchema) and tests/js/plan_types.test.mjs compares it with js_bindings/index.d.ts.
+// constants the parsers themselves check against (kTrainFields, kLosses, each layer kind's fields
+// and choices in the layer table...), so a field or name added to a parser appears here with no
+// other edit (a new layer kind: its table line); the wasm module exports it (planSchema) and
+// tests/js/plan_types.test.mjs compares it with js_bindings/index.d.ts.
 //
 //   const PlanSchema s = plan_schema();
 //   s.objects["plan.train"] == {"optimizer", "epochs", "batch_size", ...};

@@ -24,8 +24,6 @@
 // claim was answered 204 claims again.
 #include <algorithm>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/beast/core.hpp>
-#include <boost/beast/http.hpp>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -37,25 +35,16 @@
 #include <string>
 #include <vector>
 
-#include "core/version.h"
 #include "core/wire/safetensors.h"
+#include "tests/bench/server/server_connection.h"
 
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
+using namespace fedleaf::bench;
 using Clock = std::chrono::steady_clock;
 
 namespace {
 
 struct Options {
-  std::string host = "127.0.0.1";
-  unsigned short port = 8080;
-  std::string population;
-  std::string token;
-  // Fedleaf-Version: this build's MAJOR.MINOR (CMake's project version), unless --version says.
-  std::string version =
-      std::to_string(fedleaf::kVersionMajor) + "." + std::to_string(fedleaf::kVersionMinor);
+  ServerOptions server;
   int concurrency = 50;
   double duration_s = 10;
   // Connections open and traffic flows during the warm-up, but nothing is recorded: a burst of
@@ -127,16 +116,15 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
         o_(o),
         stats_(stats),
         devices_(devices),
-        stream_(ioc),
+        connection_(ioc, o.server),
         timer_(ioc),
         result_(std::move(result)),
         end_(end),
         rng_(seed) {}
 
   void start() {
-    tcp::endpoint ep(net::ip::make_address(o_.host), o_.port);
-    stream_.async_connect(ep, [self = shared_from_this()](beast::error_code ec) {
-      if (ec) return self->fail("connect");
+    connection_.connect([self = shared_from_this()](const char* error) {
+      if (error != nullptr) return self->fail(error);
       self->claim();
     });
   }
@@ -144,29 +132,16 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
  private:
   bool finished() const { return Clock::now() >= end_ || stats_.cycles >= o_.max_cycles; }
 
-  void send(http::verb verb, std::string target, std::string token, std::string body,
+  void send(http::verb verb, const std::string& target, const std::string& token, std::string body,
             void (Leaf::*on_done)()) {
-    req_ = {};
-    req_.method(verb);
-    req_.target(target);
-    req_.version(11);
-    req_.set(http::field::host, o_.host);
-    req_.set(http::field::authorization, "Bearer " + token);
-    req_.set("Fedleaf-Version", o_.version);
-    if (on_done == &Leaf::on_claim && !device_.empty()) req_.set("Fedleaf-Device", device_);
-    req_.body() = std::move(body);
-    req_.prepare_payload();
+    auto& req = connection_.request(verb, target, token);
+    if (on_done == &Leaf::on_claim && !device_.empty()) req.set("Fedleaf-Device", device_);
+    req.body() = std::move(body);
     started_ = Clock::now();
-    http::async_write(stream_, req_,
-                      [self = shared_from_this(), on_done](beast::error_code ec, std::size_t) {
-                        if (ec) return self->fail("write");
-                        self->res_ = {};
-                        http::async_read(self->stream_, self->buffer_, self->res_,
-                                         [self, on_done](beast::error_code rec, std::size_t) {
-                                           if (rec) return self->fail("read");
-                                           ((*self).*on_done)();
-                                         });
-                      });
+    connection_.exchange([self = shared_from_this(), on_done](const char* error) {
+      if (error != nullptr) return self->fail(error);
+      ((*self).*on_done)();
+    });
   }
 
   float elapsed_ms() const {
@@ -182,7 +157,8 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
         return close();
       }
     }
-    send(http::verb::post, "/v1/populations/" + o_.population + "/tasks:claim", o_.token,
+    send(http::verb::post, "/v1/populations/" + o_.server.population + "/tasks:claim",
+         o_.server.token,
          o_.wait_s > 0 ? nlohmann::json{{"wait_s", o_.wait_s}}.dump() : std::string(),
          &Leaf::on_claim);
   }
@@ -190,12 +166,13 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
   void on_claim() {
     const bool record = stats_.recording(started_);
     if (record) stats_.claim_ms.push_back(elapsed_ms());
-    const int status = res_.result_int();
+    const int status = connection_.response().result_int();
     if (status == 204) {
       if (record) ++stats_.no_task;
       int retry_ms = o_.retry_ms;
-      const auto hinted = res_.find("Fedleaf-Retry-After-Ms");
-      if (o_.wait_s > 0 && hinted != res_.end()) retry_ms = std::stoi(std::string(hinted->value()));
+      const auto& res = connection_.response();
+      const auto hinted = res.find("Fedleaf-Retry-After-Ms");
+      if (o_.wait_s > 0 && hinted != res.end()) retry_ms = std::stoi(std::string(hinted->value()));
       timer_.expires_after(std::chrono::milliseconds(retry_ms));
       timer_.async_wait([self = shared_from_this()](beast::error_code) { self->claim(); });
       return;
@@ -207,7 +184,7 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     }
     device_.clear();
     if (record) ++stats_.claims;
-    const auto task = nlohmann::json::parse(res_.body());
+    const auto task = nlohmann::json::parse(connection_.response().body());
     upload_url_ = task["upload_url"].get<std::string>();
     lease_token_ = task["lease_token"].get<std::string>();
     if (o_.think_ms <= 0) return upload();
@@ -221,7 +198,7 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
   void on_upload() {
     const bool record = stats_.recording(started_);
     if (record) stats_.upload_ms.push_back(elapsed_ms());
-    const int status = res_.result_int();
+    const int status = connection_.response().result_int();
     if (status == 201) {
       if (record) {
         ++stats_.uploads;
@@ -240,22 +217,15 @@ class Leaf : public std::enable_shared_from_this<Leaf> {
     ++stats_.errors[what];
     close();
   }
-  void close() {
-    beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
-  }
+  void close() { connection_.close(); }
 
   net::io_context& ioc_;
   const Options& o_;
   Stats& stats_;
   Devices& devices_;
   std::string device_;  // the credential this leaf claims with ("" without --devices-file)
-  beast::tcp_stream stream_;
+  ServerConnection connection_;
   net::steady_timer timer_;
-  beast::flat_buffer buffer_;
-  http::request<http::string_body> req_;
-  http::response<http::string_body> res_;
   std::string result_;
   std::string upload_url_;
   std::string lease_token_;
@@ -277,17 +247,8 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--host")
-      o.host = v;
-    else if (k == "--port")
-      o.port = static_cast<unsigned short>(std::stoi(v));
-    else if (k == "--population")
-      o.population = v;
-    else if (k == "--token")
-      o.token = v;
-    else if (k == "--version")
-      o.version = v;
-    else if (k == "--concurrency")
+    if (o.server.parse_option(k, v)) continue;
+    if (k == "--concurrency")
       o.concurrency = std::stoi(v);
     else if (k == "--duration-s")
       o.duration_s = std::stod(v);

@@ -1,5 +1,7 @@
 #include "core/train/plan_schema.h"
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/model/layer_registry.h"
 #include "core/train/plan.h"
 
 namespace fedleaf {
@@ -101,6 +104,63 @@ TEST_CASE("plan_schema_lists_every_layer_type_and_the_names_each_choice_accepts"
   }
   const nlohmann::json text = nlohmann::json::parse(core::plan_schema_json());
   CHECK(text.at("objects").at("plan.eval") == nlohmann::json{"batch_size"});
+}
+
+TEST_CASE("plan_schema_lists_each_layer_kinds_choices_from_the_layer_table") {
+  const core::PlanSchema s = plan_schema();
+  const std::string layers = "plan.model.layers.*";
+  std::set<std::string> from_table;
+  for (const core::LayerKind* kind : core::layer_kinds()) {
+    const std::string form = layers + "[type=" + kind->type + "]";
+    const std::vector<std::string> fields = s.objects.at(form);
+    for (const core::LayerChoice& choice : kind->choices) {
+      const std::string path = form + "." + choice.field;
+      INFO(path);
+      from_table.insert(path);
+      CHECK(std::count(fields.begin(), fields.end(), choice.field) == 1);
+      REQUIRE(s.choices.count(path) == 1);
+      CHECK(s.choices.at(path) ==
+            std::vector<std::string>(choice.names.begin(), choice.names.end()));
+    }
+  }
+  // No layer choice is listed but the table's, and the table holds the kinds' own lists.
+  std::set<std::string> listed;
+  for (const auto& [path, names] : s.choices) {
+    if (path.rfind(layers + "[", 0) == 0) listed.insert(path);
+  }
+  CHECK(listed == from_table);
+  CHECK(s.choices.at(layers + "[type=embedding_bag].combiner") ==
+        std::vector<std::string>{"sum", "mean", "sqrtn"});
+  CHECK(s.choices.at(layers + "[type=dense].activation") ==
+        std::vector<std::string>{"relu", "sigmoid", "tanh"});
+}
+
+TEST_CASE("each_layer_choice_the_table_lists_is_the_one_its_parser_reads") {
+  const nlohmann::json& entries = kPlan["model"]["layers"];
+  for (const core::LayerKind* kind : core::layer_kinds()) {
+    for (const core::LayerChoice& choice : kind->choices) {
+      INFO(kind->type << "." << choice.field);
+      // The first layer of the kind in kPlan (a kind with choices needs one there).
+      std::size_t at = 0;
+      while (at < entries.size() && entries[at]["type"] != kind->type) ++at;
+      REQUIRE(at < entries.size());
+      const std::string path = "plan.model.layers[" + std::to_string(at) + "]." + choice.field;
+      nlohmann::json plan = kPlan;
+      plan["model"]["layers"][at][choice.field] = "zz";
+      try {
+        parse_plan(plan.dump());
+        FAIL("'zz' accepted at " << path);
+      } catch (const InvalidInput& e) {
+        const std::string m = e.what();
+        CHECK(m.rfind(path + ": ", 0) == 0);
+        for (const char* name : choice.names) CHECK_THAT(m, Catch::Contains(name));
+      }
+      for (const char* name : choice.names) {
+        plan["model"]["layers"][at][choice.field] = name;
+        CHECK_NOTHROW(parse_plan(plan.dump()));
+      }
+    }
+  }
 }
 
 }  // namespace
