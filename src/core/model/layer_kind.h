@@ -2,10 +2,9 @@
 // (layer_registry.cc): its fields and choices (which the plan's schema lists, plan_schema.h), its
 // spec parsing, its parameters and its op (layer_op.h: its forward and backward passes, which the
 // graph walk calls without naming the type). The layer's own file
-// (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc, multiply_layer.cc,
-// dropout.cc; add and multiply share elementwise_inputs.cc)
-// holds these next to each other; CONTRIBUTING.md's "Adding a layer" lists what else a new type
-// touches.
+// (embedding_bag.cc, dense_layer.cc, activation.cc, concatenate.cc, add_layer.cc,
+// multiply_layer.cc, dropout.cc; add and multiply share elementwise_inputs.cc) holds these next to
+// each other; CONTRIBUTING.md's "Adding a layer" lists what else a new type touches.
 //
 //   const LayerKind* kind = find_layer_kind("dense");
 //   kind->parse(object, LayerInput{i, {{"h1", false, InputKind::kDense, 16}}}, spec, layers);
