@@ -463,10 +463,12 @@ export interface Executor {
    */
   featurizeRecords(records: RecordValues[], plan: AnyPlan): RecordInputColumns[];
   /**
-   * A dataset of several named inputs from plain records: featurizeRecords, then
-   * datasetFromInputs; labels one per record. Errors as featurizeRecords'.
+   * A dataset of several named inputs from plain records, featurized and built in wasm by one
+   * call (the dataset of featurizeRecords then datasetFromInputs); labels one per record, or
+   * {targets, width} for mean_squared_error. Errors as featurizeRecords'.
    */
-  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number>, plan: AnyPlan): Dataset;
+  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number> | { targets: ArrayLike<number>; width?: number },
+                     plan: AnyPlan): Dataset;
   /**
    * The plan parsed once (an Error naming the JSON path when invalid), for the calls below in
    * place of the plan; inference: a plan needing only its model (predict, evaluate).

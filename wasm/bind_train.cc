@@ -141,6 +141,7 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
   using emscripten::allow_raw_pointers;
   emscripten::class_<DatasetHandle>("Dataset")
       .class_function("fromTexts", &DatasetHandle::from_texts, allow_raw_pointers())
+      .class_function("fromRecords", &DatasetHandle::from_records, allow_raw_pointers())
       .class_function("fromSvmlight", &DatasetHandle::from_svmlight, allow_raw_pointers())
       .class_function("fromDense", &DatasetHandle::from_dense, allow_raw_pointers())
       .class_function("fromCsr", &DatasetHandle::from_csr, allow_raw_pointers())

@@ -5,6 +5,7 @@
 //   const data = module.Dataset.fromTexts(utf8Bytes, byteOffsets, labels, planJson);
 //   data.size(); data.numDistinctIds(); data.delete();
 //   const multi = module.Dataset.fromInputs([{name: 'body', sparse: true, ...}], labels);
+//   const records = module.Dataset.fromRecords(planJson, JSON.stringify(records), labels, 0);
 //   multi.distinctIdsFor(planJson, 'tokens/weight');
 #pragma once
 
@@ -94,6 +95,13 @@ class DatasetHandle {
           labs.data(), core::text_features_from_plan(plan_json)));
     });
   }
+
+  // Plain records (JSON text) featurized and built into a dataset by the core in one call
+  // (core/features/records_dataset.h), the plan's inputs parsed from its JSON (bind_records.cc;
+  // Plan.datasetFromRecords does the same with a parsed plan). labels: an Int32Array of class
+  // labels when target_width is 0, else a Float32Array of float targets [records, target_width].
+  static DatasetHandle* from_records(const std::string& plan_json, const std::string& records_json,
+                                     val labels, double target_width);
 
   static DatasetHandle* from_svmlight(const std::string& text, int index_base,
                                       double num_features) {

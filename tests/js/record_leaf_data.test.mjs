@@ -1,4 +1,5 @@
-// Records as a leaf's data: executor.datasetFromRecords (featurizeRecords, then datasetFromInputs),
+// Records as a leaf's data: executor.datasetFromRecords (one call into wasm: the dataset of
+// featurizeRecords then datasetFromInputs),
 // RecordLeafData (TextLeafData's equivalent for records plans), planTakesRecords, EmailLeafData
 // (raw emails trained as text or as records as the plan says), and two leaves training the demo's
 // wide & deep model (tables cut down) for two rounds against a real fedleaf-server.
@@ -36,24 +37,63 @@ test('planTakesRecords: a model input with features means records; top-level tex
   assert.equal(planTakesRecords({}), false);
 });
 
-test('datasetFromRecords is featurizeRecords then datasetFromInputs: same examples, same metrics', () => {
-  const model = executor.initializeModel(PLAN, 3);
-  const direct = executor.datasetFromRecords(records, labels, PLAN);
+// The path before records crossed into wasm once: the columns into JS, then back as inputs.
+function twoStepDataset(plan, labelsOrTargets, recordsOf = records) {
   const inputs = {};
-  for (const c of executor.featurizeRecords(records, PLAN)) {
+  for (const c of executor.featurizeRecords(recordsOf, plan)) {
     inputs[c.name] = c.kind === 'dense' ? { dense: c.dense, width: c.width }
       : { ids: c.ids, offsets: c.offsets, weights: c.weights, numFeatures: c.numFeatures };
   }
-  const composed = executor.datasetFromInputs(inputs, labels);
+  return executor.datasetFromInputs(inputs, labelsOrTargets);
+}
+
+test('datasetFromRecords (one call into wasm) gives the dataset of featurizeRecords then datasetFromInputs', () => {
+  const model = executor.initializeModel(PLAN, 3);
+  const handle = executor.loadPlan(PLAN);
+  const direct = executor.datasetFromRecords(records, labels, PLAN);
+  const viaHandle = executor.datasetFromRecords(records, labels, handle);
+  const composed = twoStepDataset(PLAN, labels);
   try {
-    assert.equal(direct.size, records.length);
-    assert.deepEqual(executor.evaluate(PLAN, model, direct), executor.evaluate(PLAN, model, composed));
-    const probabilities = executor.predict(PLAN, model, direct);
-    assert.equal(probabilities.length, 2 * records.length);
+    for (const data of [direct, viaHandle]) {
+      assert.equal(data.size, records.length);
+      assert.equal(data.numInputs, composed.numInputs);
+      assert.deepEqual(data.labels, composed.labels);
+      for (const { name } of handle.tables) assert.deepEqual(data.distinctIdsFor(PLAN, name), composed.distinctIdsFor(PLAN, name));
+      assert.deepEqual(executor.execute(PLAN, model, data, { taskId: 't' }), executor.execute(PLAN, model, composed, { taskId: 't' }));
+      assert.deepEqual(executor.evaluate(PLAN, model, data), executor.evaluate(PLAN, model, composed));
+      assert.deepEqual(executor.predict(PLAN, model, data), executor.predict(PLAN, model, composed));
+    }
+  } finally {
+    handle.delete();
+    direct.delete();
+    viaHandle.delete();
+    composed.delete();
+  }
+});
+
+test('datasetFromRecords takes float targets for mean_squared_error, as datasetFromInputs does', () => {
+  const plan = {
+    model: {
+      inputs: { n: { type: 'dense', dim: 2, features: { numeric: [{ field: 'length', transform: 'log1p' }, { field: 'links' }] } } },
+      layers: [{ type: 'dense', name: 'out', units: 1 }],
+      loss: 'mean_squared_error',
+    },
+    train: { optimizer: { type: 'sgd', learning_rate: 0.1 } },
+    updates: { 'out/weight': { encoding: 'dense', aggregator: 'weighted_mean' }, 'out/bias': { encoding: 'dense', aggregator: 'weighted_mean' } },
+  };
+  const targets = { targets: records.map((r) => r.caps_share), width: 1 };
+  const model = executor.initializeModel(plan, 2);
+  const direct = executor.datasetFromRecords(records, targets, plan);
+  const composed = twoStepDataset(plan, targets);
+  try {
+    assert.deepEqual(executor.evaluate(plan, model, direct), executor.evaluate(plan, model, composed));
+    assert.deepEqual(executor.predict(plan, model, direct), executor.predict(plan, model, composed));
   } finally {
     direct.delete();
     composed.delete();
   }
+  assert.throws(() => executor.datasetFromRecords(records.slice(0, 3), { targets: [1, 2], width: 1 }, plan),
+    /labels: 2 rows of targets for 3 records/);
 });
 
 test('datasetFromRecords refuses a broken record or a label count that differs, naming it', () => {
