@@ -5,6 +5,7 @@
 //
 //   const data = module.Dataset.fromRecords(planJson, JSON.stringify(records), labels, 0);
 //   const same = plan.datasetFromRecords(JSON.stringify(records), labels, 0);  // plan: module.Plan
+//   const texts = module.Dataset.fromTexts(planJson, JSON.stringify([{text: 'win'}]), labels);
 //   const inputs = module.featurizeRecords(planJson, JSON.stringify(records));
 //   const again = plan.featurizeRecords(JSON.stringify(records));
 //   // [{name: 'body', kind: 'sparse_ids', offsets: Uint32Array, ids: Uint32Array,
@@ -24,6 +25,7 @@
 #include "core/features/featurize_records.h"
 #include "core/features/input_features.h"
 #include "core/features/records_dataset.h"
+#include "core/train/plan.h"
 #include "dataset_handle.h"
 #include "js_interop.h"
 #include "plan_handle.h"
@@ -94,6 +96,15 @@ DatasetHandle* DatasetHandle::from_records(const std::string& plan_json,
   return call_from_js([&] {
     return new DatasetHandle(
         records_dataset(core::parse_input_features(plan_json), records_json, labels, target_width));
+  });
+}
+
+DatasetHandle* DatasetHandle::from_texts(const std::string& plan_json,
+                                         const std::string& records_json, val labels) {
+  return call_from_js([&] {
+    const std::vector<core::InputFeatures> text{
+        core::text_input_features(core::text_features_from_plan(plan_json))};
+    return new DatasetHandle(records_dataset(text, records_json, labels, 0));
   });
 }
 
