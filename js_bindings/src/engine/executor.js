@@ -58,7 +58,7 @@ export async function createExecutor(options = {}) {
     /**
      * A dataset of the plan's inputs from plain records, featurized and built in wasm by one call
      * (the records cross once; the same dataset as featurizeRecords then datasetFromInputs).
-     * labels: one per record, or {targets, width} for mean_squared_error. What RecordLeafData
+     * labels: one per record, or {targets, width} for mean_squared_error. What a LeafData
      * builds for each task's plan.
      */
     datasetFromRecords(records, labels, plan) {

@@ -314,10 +314,10 @@ export function trainingApi(module) {
     /**
      * What runLeaf calls for each task: train or evaluate the task's plan (`plan`: its PlanHandle
      * when the caller holds one, else task.plan) on the local data (a Dataset, or an object with
-     * datasetFor(task, plan) such as TextLeafData). Resolves to {bytes, numExamples, loss}.
+     * datasetFor(task, plan) such as a LeafData). Resolves to {bytes, numExamples, loss}.
      */
     async runTask(task, modelBytes, source, { signal, onProgress, plan = task.plan } = {}) {
-      // `source` is a Dataset, or an object that picks one per task (see TextLeafData).
+      // `source` is a Dataset, or an object that picks one per task (see LeafData).
       const dataset = datasetOf(source, task, plan instanceof PlanHandle ? plan : undefined);
       if ((task.kind ?? 'train') === 'evaluate') {
         const model = bytesOf('modelBytes', modelBytes);
