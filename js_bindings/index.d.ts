@@ -285,14 +285,14 @@ export class Dataset {
   delete(): void;
 }
 
-/** Texts and labels of one part of a leaf's data. */
+/** Texts and labels of one part of a leaf's data (TextLeafData). */
 export interface TextPart {
   texts: string[];
   labels: ArrayLike<number>;
 }
 
 /**
- * Something that picks the dataset of each task (TextLeafData does); `plan` is the task's plan
+ * Something that picks the dataset of each task (LeafData does); `plan` is the task's plan
  * parsed once when the caller holds it.
  */
 export interface DatasetSource {
@@ -300,20 +300,7 @@ export interface DatasetSource {
 }
 
 /** What runTask, distinctIds and runLeaf train on: a Dataset, or a source picking one per task. */
-export type LeafData = Dataset | DatasetSource;
-
-/**
- * A leaf's local texts, featurized with each task's plan on first use (and again only when a
- * plan featurizes differently). Evaluate tasks use `eval` when given, else `train`.
- */
-export class TextLeafData implements DatasetSource {
-  constructor(executor: Executor, parts: { train: TextPart; eval?: TextPart });
-  readonly numTrainExamples: number;
-  /** Distinct feature ids of the training part under the plan: the embedding rows it touches. */
-  touchedRows(plan: Plan): number;
-  datasetFor(task: TaskLike, plan?: PlanHandle): Dataset;
-  delete(): void;
-}
+export type TaskData = Dataset | DatasetSource;
 
 /** Records (flat plain objects) and labels of one part of a leaf's data. */
 export interface RecordPart {
@@ -325,18 +312,31 @@ export interface RecordPart {
 export function planTakesRecords(plan: PlanInput | undefined): boolean;
 
 /**
- * A leaf's local records, featurized with each task's plan (every model input's "features",
- * executor.datasetFromRecords) on first use, and again only when a plan's inputs differ. Evaluate
- * tasks use `eval` when given, else `train`. A task whose plan takes no records throws a TypeError.
+ * A leaf's local data, the one type runLeaf takes for every plan: records and labels per part,
+ * featurized with each task's plan on first use, and again only when a plan featurizes
+ * differently. A records plan reads the records' fields (executor.datasetFromRecords); a text
+ * plan reads each record's `text` (a string: a TypeError naming the record otherwise) with its
+ * top-level "features". Evaluate tasks use `eval` when given, else `train`.
  */
-export class RecordLeafData implements DatasetSource {
+export class LeafData implements DatasetSource {
   constructor(executor: Executor, parts: { train: RecordPart; eval?: RecordPart });
   readonly numTrainExamples: number;
-  /** Distinct ids of the training part under the plan, over its embedding tables: the rows it touches. */
+  /**
+   * The embedding rows the training part touches under the plan: a records plan's distinct ids
+   * over its tables, a text plan's distinct ids.
+   */
   touchedRows(plan: Plan): number;
   datasetFor(task: TaskLike, plan?: PlanHandle): Dataset;
   delete(): void;
 }
+
+/** A LeafData of texts: each text is the record {text}. */
+export class TextLeafData extends LeafData {
+  constructor(executor: Executor, parts: { train: TextPart; eval?: TextPart });
+}
+
+/** A LeafData of records (the same constructor). */
+export class RecordLeafData extends LeafData {}
 
 // ---- training, evaluation, aggregation
 
@@ -463,10 +463,12 @@ export interface Executor {
    */
   featurizeRecords(records: RecordValues[], plan: AnyPlan): RecordInputColumns[];
   /**
-   * A dataset of several named inputs from plain records: featurizeRecords, then
-   * datasetFromInputs; labels one per record. Errors as featurizeRecords'.
+   * A dataset of several named inputs from plain records, featurized and built in wasm by one
+   * call (the dataset of featurizeRecords then datasetFromInputs); labels one per record, or
+   * {targets, width} for mean_squared_error. Errors as featurizeRecords'.
    */
-  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number>, plan: AnyPlan): Dataset;
+  datasetFromRecords(records: RecordValues[], labels: ArrayLike<number> | { targets: ArrayLike<number>; width?: number },
+                     plan: AnyPlan): Dataset;
   /**
    * The plan parsed once (an Error naming the JSON path when invalid), for the calls below in
    * place of the plan; inference: a plan needing only its model (predict, evaluate).
@@ -493,11 +495,11 @@ export interface Executor {
    * The sorted distinct ids of the data a task trains on: the rows runLeaf asks model:select for;
    * with `tensor`, those of that embedding table of the task's plan (the union over its inputs).
    */
-  distinctIds(source: LeafData, task?: TaskLike, tensor?: string): Uint32Array;
+  distinctIds(source: TaskData, task?: TaskLike, tensor?: string): Uint32Array;
   /** What runLeaf asks model:select for: the select tables of `plan` (default task.plan), each with its rows. */
-  selectRequest(source: LeafData, task: TaskLike, plan?: AnyPlan): SelectTable[];
+  selectRequest(source: TaskData, task: TaskLike, plan?: AnyPlan): SelectTable[];
   /** What runLeaf calls per task: train or evaluate the task's plan (`plan`: its handle, else task.plan). */
-  runTask(task: TaskLike, modelBytes: BytesLike, source: LeafData,
+  runTask(task: TaskLike, modelBytes: BytesLike, source: TaskData,
           options?: { signal?: AbortSignal; onProgress?: (step: number, loss: number) => void; plan?: AnyPlan }): Promise<TaskResult>;
   /**
    * Local training: the model with one update (a train() result) applied, as safetensors — model +
@@ -868,7 +870,7 @@ export interface LeafPlan {
 }
 
 /** What runLeaf needs of an executor (createExecutor's has all three). */
-export interface LeafExecutor<D = LeafData, P extends LeafPlan = PlanHandle> {
+export interface LeafExecutor<D = TaskData, P extends LeafPlan = PlanHandle> {
   /** `plan`: the task's plan from loadPlan when present (parse failed: absent). */
   runTask(task: Task, modelBytes: Uint8Array, dataset: D,
           options: { signal?: AbortSignal; onProgress: (step: number, loss: number) => void; plan?: P }): Promise<TaskResult>;
@@ -879,7 +881,7 @@ export interface LeafExecutor<D = LeafData, P extends LeafPlan = PlanHandle> {
     maxSelectRows: number; padding: { multiple: number } | { count: number } | null }[];
 }
 
-export interface RunLeafOptions<D = LeafData> {
+export interface RunLeafOptions<D = TaskData> {
   /** Base URL of the task repository. */
   server: string | URL;
   population: string;
@@ -916,7 +918,7 @@ export interface RunLeafSummary {
 }
 
 /** The leaf loop: claim → download → train → upload → repeat, until finished, aborted or maxTasks. */
-export function runLeaf<D = LeafData>(options: RunLeafOptions<D>): Promise<RunLeafSummary>;
+export function runLeaf<D = TaskData>(options: RunLeafOptions<D>): Promise<RunLeafSummary>;
 
 /** An error that stops the leaf: wrong version, bad credentials, unknown population. */
 export class LeafStoppedError extends Error {

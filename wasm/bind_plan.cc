@@ -100,7 +100,9 @@ EMSCRIPTEN_BINDINGS(fedleaf_plan) {
       .function("tables", &PlanHandle::tables)
       .function("tableRows", &PlanHandle::table_rows)
       .function("selectRequest", &PlanHandle::select_request)
-      .function("featurizeRecords", &PlanHandle::featurize_records);
+      .function("featurizeRecords", &PlanHandle::featurize_records)
+      .function("datasetFromRecords", &PlanHandle::dataset_from_records,
+                emscripten::allow_raw_pointers());
   emscripten::function("validatePlan", &validate_plan);
   // The plan's fields and choices as the parsers check them (tests/js/plan_types.test.mjs).
   emscripten::function("planSchema", &core::plan_schema_json);

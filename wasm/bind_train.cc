@@ -3,7 +3,7 @@
 // execute() and evaluate(), and model initialization; each takes the plan parsed once
 // (module.Plan, plan_handle.h).
 //
-//   const data = module.Dataset.fromTexts(utf8Bytes, byteOffsets, labels, featuresJson);
+//   const data = module.Dataset.fromTexts(planJson, JSON.stringify([{text: 'win'}]), labels);
 //   const plan = module.Plan.parse(planJson, false);
 //   const s = module.TrainingSession.create(plan, modelBytes, data);
 //   while (s.step(16)) report(s.completedSteps(), s.meanLoss());
@@ -17,7 +17,6 @@
 
 #include "core/data/dataset.h"
 #include "core/data/svmlight.h"
-#include "core/features/text_features.h"
 #include "core/train/executor.h"
 #include "core/train/plan.h"
 #include "core/train/training_session.h"
@@ -141,6 +140,7 @@ EMSCRIPTEN_BINDINGS(fedleaf_train) {
   using emscripten::allow_raw_pointers;
   emscripten::class_<DatasetHandle>("Dataset")
       .class_function("fromTexts", &DatasetHandle::from_texts, allow_raw_pointers())
+      .class_function("fromRecords", &DatasetHandle::from_records, allow_raw_pointers())
       .class_function("fromSvmlight", &DatasetHandle::from_svmlight, allow_raw_pointers())
       .class_function("fromDense", &DatasetHandle::from_dense, allow_raw_pointers())
       .class_function("fromCsr", &DatasetHandle::from_csr, allow_raw_pointers())

@@ -2,9 +2,10 @@
 // built from whole buffers. Registered with embind in bind_train.cc; other bindings (predict)
 // take it as `const DatasetHandle&`.
 //
-//   const data = module.Dataset.fromTexts(utf8Bytes, byteOffsets, labels, planJson);
+//   const data = module.Dataset.fromTexts(planJson, JSON.stringify([{text: 'win'}]), labels);
 //   data.size(); data.numDistinctIds(); data.delete();
 //   const multi = module.Dataset.fromInputs([{name: 'body', sparse: true, ...}], labels);
+//   const records = module.Dataset.fromRecords(planJson, JSON.stringify(records), labels, 0);
 //   multi.distinctIdsFor(planJson, 'tokens/weight');
 #pragma once
 
@@ -17,7 +18,6 @@
 #include "core/data/dataset.h"
 #include "core/data/svmlight.h"
 #include "core/error.h"
-#include "core/features/text_features.h"
 #include "core/train/plan.h"
 #include "core/train/table_rows.h"
 #include "js_interop.h"
@@ -76,24 +76,19 @@ class DatasetHandle {
   explicit DatasetHandle(core::Dataset dataset)
       : dataset_(std::make_shared<const core::Dataset>(std::move(dataset))) {}
 
-  // texts: UTF-8 bytes of every text back to back; offsets: Uint32Array of num_texts + 1 byte
-  // offsets; labels: Int32Array; plan_or_features_json: a plan (its "features" section is used)
-  // or "{}" for the defaults.
-  static DatasetHandle* from_texts(val texts, val offsets, val labels,
-                                   const std::string& plan_json) {
-    return call_from_js([&] {
-      const std::vector<std::uint8_t> bytes = bytes_from_js(texts);
-      const auto offs = typed_vector_from_js<std::uint32_t>(offsets, "offsets");
-      const auto labs = typed_vector_from_js<std::int32_t>(labels, "labels");
-      if (offs.size() != labs.size() + 1) {
-        throw InvalidInput("offsets: expected " + std::to_string(labs.size() + 1) +
-                           " entries (one more than labels), got " + std::to_string(offs.size()));
-      }
-      return new DatasetHandle(core::build_hashed_text_dataset(
-          reinterpret_cast<const char*>(bytes.data()), bytes.size(), offs.data(), labs.size(),
-          labs.data(), core::text_features_from_plan(plan_json)));
-    });
-  }
+  // Texts as records: records_json is [{"text": ...}, ...] (JSON text), featurized on the records
+  // path by the plan's top-level "features" (the defaults when absent; "{}" for the defaults)
+  // into one unnamed input (core/features/input_features.h: text_input_features); labels an
+  // Int32Array. Defined in bind_records.cc.
+  static DatasetHandle* from_texts(const std::string& plan_json, const std::string& records_json,
+                                   val labels);
+
+  // Plain records (JSON text) featurized and built into a dataset by the core in one call
+  // (core/features/records_dataset.h), the plan's inputs parsed from its JSON (bind_records.cc;
+  // Plan.datasetFromRecords does the same with a parsed plan). labels: an Int32Array of class
+  // labels when target_width is 0, else a Float32Array of float targets [records, target_width].
+  static DatasetHandle* from_records(const std::string& plan_json, const std::string& records_json,
+                                     val labels, double target_width);
 
   static DatasetHandle* from_svmlight(const std::string& text, int index_base,
                                       double num_features) {

@@ -39,6 +39,10 @@ class PlanHandle {
   val select_request(const DatasetHandle& dataset) const;
   // The records featurizer's columns (bind_records.cc) of the plan's inputs with "features".
   val featurize_records(const std::string& records_json) const;
+  // The dataset of the records (bind_records.cc), featurized and built in one call: labels as
+  // DatasetHandle::from_records takes them.
+  DatasetHandle* dataset_from_records(const std::string& records_json, val labels,
+                                      double target_width) const;
 
   const core::Plan& plan() const { return *plan_; }
   // Shared with what outlives a call (a training session): JS may delete() the handle while a

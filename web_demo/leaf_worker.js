@@ -3,8 +3,8 @@
 // round's model on the held-out SpamAssassin emails, and classifies texts for "try the model".
 // Emails are kept raw (headers and body): the population's plan decides, task by task, whether
 // they train as text (a plan with top-level "features") or as records of fields (a plan whose
-// model inputs carry "features", e.g. the demo's wide & deep plan) — EmailLeafData; a pasted
-// email is parsed into a record by the same spamAssassinEmailRecord as the corpus.
+// model inputs carry "features", e.g. the demo's wide & deep plan) — EmailLeafData, a LeafData of
+// one record per email carrying both; a pasted email becomes the same record.
 //
 // Messages (every one has a `type`):
 //   page → worker  load-data {source: {kind: 'shard', url, name} | {kind: 'own', text, fileName}}
@@ -23,8 +23,7 @@
 
 import { createExecutor, indexedDbDeviceStore, runLeaf, ProtocolClient } from './fedleaf/src/index.js';
 import { EmailLeafData } from './fedleaf/src/datasets/email_leaf_data.js';
-import { spamAssassinEmailRecord } from './fedleaf/src/datasets/spamassassin.js';
-import { planTakesRecords } from './fedleaf/src/leaf/record_leaf_data.js';
+import { planTakesRecords } from './fedleaf/src/leaf/leaf_data.js';
 
 const EVAL_URL = 'data/spamassassin/eval.json';
 
@@ -248,14 +247,13 @@ function forgetPopulation() {
 function predict({ id, text }) {
   try {
     if (!plan || !latest.bytes) throw new Error('no model yet: join the population first');
-    const data = planTakesRecords(plan)
-      ? executor.datasetFromRecords([spamAssassinEmailRecord(text)], [0], plan)
-      : executor.datasetFromTexts([text], [0], plan);
+    // The pasted email as the corpus's are held: one record serving the plan, text or records.
+    const one = new EmailLeafData(executor, { train: { texts: [text], labels: [0] } });
     try {
-      const probabilities = executor.predict(plan, latest.bytes, data);
+      const probabilities = executor.predict(plan, latest.bytes, one.datasetFor({ plan }));
       post({ type: 'prediction', id, round: latest.round, probabilities: Array.from(probabilities) });
     } finally {
-      data.delete();
+      one.delete();
     }
   } catch (error) {
     post({ type: 'prediction-error', id, message: errorText(error) });

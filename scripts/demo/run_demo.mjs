@@ -47,8 +47,9 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
 import { createExecutor, ProtocolClient } from '../../js_bindings/src/index.js';
-import { loadSpamAssassin, spamAssassinEmailRecord } from '../../js_bindings/src/datasets/spamassassin.js';
-import { planTakesRecords } from '../../js_bindings/src/leaf/record_leaf_data.js';
+import { EmailLeafData } from '../../js_bindings/src/datasets/email_leaf_data.js';
+import { loadSpamAssassin } from '../../js_bindings/src/datasets/spamassassin.js';
+import { planTakesRecords } from '../../js_bindings/src/leaf/leaf_data.js';
 import { simulateLeaves } from '../../js_bindings/src/node/simulate.js';
 import { leafSpeeds } from '../../js_bindings/src/node/leaf_speeds.js';
 import { LeafProgress } from '../../js_bindings/src/node/leaf_progress.js';
@@ -119,9 +120,9 @@ const records = await loadSpamAssassin();
 const evalRecords = records.filter((r) => r.split === 'eval');
 const evalLabels = evalRecords.map((r) => r.label);
 const takesRecords = planTakesRecords(plan);
-const evalData = takesRecords
-  ? executor.datasetFromRecords(evalRecords.map((r) => spamAssassinEmailRecord(r.text)), evalLabels, plan)
-  : executor.datasetFromTexts(evalRecords.map((r) => r.text), evalLabels, plan);
+// The eval split held as the leaves hold their shards: one record per email, text or records.
+const evalSource = new EmailLeafData(executor, { train: { texts: evalRecords.map((r) => r.text), labels: evalLabels } });
+const evalData = evalSource.datasetFor({ plan });
 
 const created = await client.createPopulation({
   ...(args.population ? { id: args.population } : {}),
@@ -252,4 +253,4 @@ if (args.json) {
     records: takesRecords, clients, rounds, mode: args.mode, iid: args.iid, initial_model_bytes: initialModelBytes,
     dense_update_bytes: denseUpdateBytes, server_optimizer: optimizer, results }, null, 2));
 }
-evalData.delete();
+evalSource.delete();

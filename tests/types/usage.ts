@@ -3,13 +3,13 @@
 // Checked only, never run.
 import {
   createExecutor, Dataset, exportTfjsLayersModel, formatBytes, importTfjsLayersModel, indexedDbDeviceStore,
-  LeafStoppedError, memoryDeviceStore, networkErrorMessage, parsePlan, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
+  LeafData, LeafStoppedError, memoryDeviceStore, networkErrorMessage, parsePlan, planPrivacy, planTakesRecords, PROTOCOL_VERSION, ProtocolClient, ProtocolError, RecordLeafData,
   PlanHandle, RequestTimeoutError, runLeaf, TextLeafData, VERSION, wasmSimdSupported,
 } from 'fedleaf';
 import type {
   ClaimOutcome, DecodedTensor, DeviceEntry, DeviceStore, EvaluateResult, Executor, ExportedTfjsModel, FedleafError, LeafEvent, Plan,
   PopulationStatus, PrivacyPlan, PrivacySettings, RecordInputColumns, RoundAggregator, RunLeafSummary, ServerOptimizerSpec, Task, TfjsModelJson,
-  PlanTable, SelectTable, TfjsWeightSpec,
+  PlanTable, SelectTable, TaskData, TfjsWeightSpec,
   TrainResult,
 } from 'fedleaf';
 
@@ -111,6 +111,11 @@ export async function executorCalls(): Promise<void> {
   }
   recordData.delete();
   fromRecords.delete();
+  // One record serves a text plan (its "text") and a records plan (its fields).
+  const leafData = new LeafData(executor, { train: { records: [{ ...records[0], text: 'Win cash now' }], labels: [1] } });
+  const source: TaskData = leafData;
+  console.log(leafData.numTrainExamples, leafData.touchedRows(plan), executor.distinctIds(source, { kind: 'train', plan }).length);
+  leafData.delete();
   const taskResult = await executor.runTask({ kind: 'train', plan, task_id: 3 }, model, data,
     { signal: controller.signal, onProgress: (step, loss) => console.log(step, loss) });
   console.log(taskResult.bytes.length, taskResult.numExamples, taskResult.loss);

@@ -14,10 +14,10 @@ export const BINDINGS = {
   classes: {
     Plan: {
       statics: ['parse'],
-      methods: ['kind', 'tables', 'tableRows', 'selectRequest', 'featurizeRecords'],
+      methods: ['kind', 'tables', 'tableRows', 'selectRequest', 'featurizeRecords', 'datasetFromRecords'],
     },
     Dataset: {
-      statics: ['fromTexts', 'fromSvmlight', 'fromDense', 'fromCsr', 'fromInputs', 'fromInputsWithTargets'],
+      statics: ['fromTexts', 'fromRecords', 'fromSvmlight', 'fromDense', 'fromCsr', 'fromInputs', 'fromInputsWithTargets'],
       methods: ['subset', 'size', 'numFeatures', 'numNonzeros', 'numDistinctIds', 'distinctIds', 'distinctIdsFor',
         'numInputs', 'isSparse', 'labels'],
     },

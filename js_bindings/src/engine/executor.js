@@ -5,20 +5,9 @@
 
 import { bytesOf } from './bytes.js';
 import { loadModule } from './load_module.js';
-import { featurizeRecords } from './records.js';
+import { datasetHandleFromRecords, featurizeRecords } from './records.js';
 import { normalizeTensor, normalizeTensors, publicTensor, publicTensors } from './tensors.js';
-import { datasetApi, trainingApi } from './training.js';
-
-// featurizeRecords' columns as datasetFromInputs takes them: {name: {ids, offsets, weights,
-// numFeatures} | {dense, width}}.
-function inputsOfColumns(columns) {
-  const inputs = {};
-  for (const c of columns) {
-    inputs[c.name] = c.kind === 'dense' ? { dense: c.dense, width: c.width }
-      : { ids: c.ids, offsets: c.offsets, weights: c.weights, numFeatures: c.numFeatures };
-  }
-  return inputs;
-}
+import { Dataset, datasetApi, trainingApi } from './training.js';
 
 function checkMetadata(metadata) {
   if (metadata === undefined) return {};
@@ -67,11 +56,13 @@ export async function createExecutor(options = {}) {
       return featurizeRecords(module, records, plan);
     },
     /**
-     * A dataset of the plan's inputs from plain records: featurizeRecords, then datasetFromInputs
-     * (labels: one per record, as there). What RecordLeafData builds for each task's plan.
+     * A dataset of the plan's inputs from plain records, featurized and built in wasm by one call
+     * (the records cross once; the same dataset as featurizeRecords then datasetFromInputs).
+     * labels: one per record, or {targets, width} for mean_squared_error. What a LeafData
+     * builds for each task's plan.
      */
     datasetFromRecords(records, labels, plan) {
-      return datasets.datasetFromInputs(inputsOfColumns(featurizeRecords(module, records, plan)), labels);
+      return new Dataset(datasetHandleFromRecords(module, records, labels, plan));
     },
     ...datasets,
     ...trainingApi(module),

@@ -1,6 +1,9 @@
-// Records in: plain JS objects → the columns of a plan's inputs, featurized by the C++ core
-// (src/core/features/featurize_records.h: one featurizer for native, wasm and tests).
+// Records in: plain JS objects → the dataset of a plan's inputs, featurized and built by the C++
+// core in one call (src/core/features/records_dataset.h: the records cross into wasm once), or
+// the columns alone for inspection (featurize_records.h: one featurizer for native, wasm and
+// tests).
 //
+//   const data = executor.datasetFromRecords(records, labels, plan);   // a Dataset
 //   const inputs = executor.featurizeRecords(
 //     [{ subject_tokens: ['win', 'cash'], sender_domain: 'example.com', length: 1200 }], plan);
 //   // [{name, kind: 'sparse_ids', offsets, ids, weights, numFeatures}
@@ -15,6 +18,7 @@
 //
 //   records[17].length: NaN is not a finite number (JSON would carry it as null)
 
+import { float32Array, integerArg, labelArray, UINT32_LIMIT } from './dataset_inputs.js';
 import { PlanHandle } from './plan_handle.js';
 import { planJson } from './plan_json.js';
 
@@ -105,4 +109,29 @@ export function featurizeRecords(module, records, plan) {
   // A PlanHandle's inputs were parsed with it; plan JSON needs only its inputs parsed.
   if (plan instanceof PlanHandle) return plan.handle.featurizeRecords(json);
   return module.featurizeRecords(planJson(plan), json);
+}
+
+// The labels of `count` records as the module takes them: [Int32Array, 0], or for
+// {targets, width} (mean_squared_error) [Float32Array, width].
+function labelsOf(labels, count) {
+  if (labels !== null && typeof labels === 'object' && labels.targets !== undefined) {
+    const { targets, width = 1 } = labels;
+    integerArg('labels.width', width, 1, UINT32_LIMIT, '2^32');
+    return [float32Array('labels.targets', targets), width];
+  }
+  return [labelArray('labels', labels, count), 0];
+}
+
+/**
+ * The wasm handle of the dataset of `plan`'s inputs with "features" from `records`: featurized
+ * and built by the module in one call, the records crossing as one JSON text. `labels` one per
+ * record (integers in [0, 2^31)), or {targets, width} for mean_squared_error. Errors as
+ * featurizeRecords', and "labels: ..." for a count other than the records'.
+ */
+export function datasetHandleFromRecords(module, records, labels, plan) {
+  checkRecords(records);
+  const [values, width] = labelsOf(labels, records.length);
+  const json = JSON.stringify(records);
+  if (plan instanceof PlanHandle) return plan.handle.datasetFromRecords(json, values, width);
+  return module.Dataset.fromRecords(planJson(plan), json, values, width);
 }

@@ -11,8 +11,15 @@ import { PlanHandle, selectRequestOf, withPlan } from './plan_handle.js';
 import { planJson } from './plan_json.js';
 import { csrOfSparseTensor, isSparseTensorInput } from './sparse_tensor_input.js';
 
-const encoder = new TextEncoder();
 const inference = { inference: true };
+
+// `text` with each lone surrogate made U+FFFD, as UTF-8 encoding makes it (where the engine lacks
+// String.prototype.toWellFormed: a round trip through UTF-8).
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const wellFormed = typeof String.prototype.toWellFormed === 'function'
+  ? (text) => text.toWellFormed()
+  : (text) => decoder.decode(encoder.encode(text));
 
 const yieldToEventLoop = typeof setImmediate === 'function'
   ? () => new Promise((resolve) => setImmediate(resolve))
@@ -91,17 +98,17 @@ export function datasetApi(module) {
   return {
     /**
      * Hashed bag-of-words from raw texts, featurized as the plan's "features" section says
-     * (src/core/features/text_features.h documents the tokenizer and the hash exactly).
+     * (src/core/features/text_features.h documents the tokenizer and the hash exactly): the texts
+     * are records [{text}] on the records path (one call into wasm), their dataset's one input
+     * unnamed, so it feeds any text plan of the same "features".
      */
     datasetFromTexts(texts, labels, plan = {}) {
       stringArray('texts', texts);
       const checkedLabels = labelArray('labels', labels, texts.length);
-      const encoded = texts.map((t) => encoder.encode(t));
-      const offsets = new Uint32Array(texts.length + 1);
-      for (let i = 0; i < encoded.length; i++) offsets[i + 1] = offsets[i] + encoded[i].length;
-      const bytes = new Uint8Array(offsets[texts.length]);
-      for (let i = 0; i < encoded.length; i++) bytes.set(encoded[i], offsets[i]);
-      return new Dataset(module.Dataset.fromTexts(bytes, offsets, checkedLabels, planJson(plan)));
+      // A lone surrogate becomes U+FFFD, as UTF-8 encoding has always made it (JSON would carry
+      // it as an escape the core's parser refuses).
+      const records = JSON.stringify(texts.map((text) => ({ text: wellFormed(text) })));
+      return new Dataset(module.Dataset.fromTexts(planJson(plan), records, checkedLabels));
     },
     /**
      * svmlight/libsvm text ("label idx:val ..."); indexBase 1 (default) or 0; numFeatures an
@@ -307,10 +314,10 @@ export function trainingApi(module) {
     /**
      * What runLeaf calls for each task: train or evaluate the task's plan (`plan`: its PlanHandle
      * when the caller holds one, else task.plan) on the local data (a Dataset, or an object with
-     * datasetFor(task, plan) such as TextLeafData). Resolves to {bytes, numExamples, loss}.
+     * datasetFor(task, plan) such as a LeafData). Resolves to {bytes, numExamples, loss}.
      */
     async runTask(task, modelBytes, source, { signal, onProgress, plan = task.plan } = {}) {
-      // `source` is a Dataset, or an object that picks one per task (see TextLeafData).
+      // `source` is a Dataset, or an object that picks one per task (see LeafData).
       const dataset = datasetOf(source, task, plan instanceof PlanHandle ? plan : undefined);
       if ((task.kind ?? 'train') === 'evaluate') {
         const model = bytesOf('modelBytes', modelBytes);

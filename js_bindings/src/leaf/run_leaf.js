@@ -93,7 +93,9 @@ function checkedOptions({ prefetch = 1, waitS = 20, executor }) {
  * @param {string|URL} options.server  base URL of the task repository
  * @param {string} options.population
  * @param {string} options.token       client token of the population
- * @param {object} options.dataset     what options.executor.runTask takes
+ * @param {object} options.dataset     what options.executor.runTask takes: a LeafData (leaf_data.js;
+ *                                      TextLeafData, RecordLeafData, EmailLeafData build one) or
+ *                                      a Dataset
  * @param {object} options.executor    {runTask(task, modelBytes, dataset, {signal, onProgress, plan}),
  *                                      loadPlan?(plan, {inference}), selectRequest?(dataset, task,
  *                                      plan)} (createExecutor() has all three)

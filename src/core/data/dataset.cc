@@ -133,13 +133,17 @@ Dataset Dataset::from_columns(std::vector<InputColumns> inputs, std::size_t exam
   Dataset d;
   d.size_ = examples;
   for (InputColumns& c : inputs) {
-    if (c.name.empty()) throw InvalidInput("dataset: an input has an empty name");
+    // One input may go unnamed (a text dataset): it feeds a one-input plan's only input.
+    if (c.name.empty() && inputs.size() > 1) {
+      throw InvalidInput("dataset: an input has an empty name (only the input of a one-input " +
+                         std::string("dataset may go unnamed)"));
+    }
     for (const Input& earlier : d.inputs_) {
       if (earlier.name == c.name) {
         throw InvalidInput("dataset: input '" + c.name + "' is given twice");
       }
     }
-    const std::string where = "dataset input '" + c.name + "': ";
+    const std::string where = c.name.empty() ? "dataset: " : "dataset input '" + c.name + "': ";
     Input in = c.kind == InputKind::kSparseIds
                    ? sparse_input(std::move(c.offsets), std::move(c.ids), std::move(c.weights),
                                   examples, c.num_features, where)

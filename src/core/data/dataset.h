@@ -12,9 +12,10 @@
 //   auto [train, eval] = split_dataset(d, 0.2, 1);
 //   for (std::uint32_t i : shuffled_order(d.size(), seed)) ...
 //
-// from_csr and from_dense make a one-input dataset whose input name is "": it feeds a one-input
-// plan's only input, whatever that input's name; a dataset with named inputs feeds a plan's
-// inputs by name. The accessors without an input number read input 0.
+// from_csr and from_dense make a one-input dataset whose input name is "" (so does from_inputs
+// given one unnamed input: a text plan's records, core/features/input_features.h): it feeds a
+// one-input plan's only input, whatever that input's name; a dataset with named inputs feeds a
+// plan's inputs by name. The accessors without an input number read input 0.
 // Labels are class ids (softmax losses) or 0/1 (sigmoid loss); the executor checks them against
 // the plan. An empty weights vector means every weight is 1 (and from_csr drops weights that are
 // all 1, so equal data has one representation). Limits: fewer than 2^32 nonzeros and examples.
@@ -56,9 +57,10 @@ class Dataset {
     std::vector<float> values;
     std::size_t width = 1;
   };
-  // Several named inputs (names unique and not empty), each with the same number of examples as
-  // the labels (targets). Throws InvalidInput naming the input for what from_csr / from_dense
-  // refuse, a repeated or empty name, or no input; non-finite targets too.
+  // Several named inputs (names unique and not empty; the only input may be unnamed), each with
+  // the same number of examples as the labels (targets). Throws InvalidInput naming the input for
+  // what from_csr / from_dense refuse, a repeated or empty name, or no input; non-finite targets
+  // too.
   static Dataset from_inputs(std::vector<InputColumns> inputs, std::vector<std::int32_t> labels);
   static Dataset from_inputs(std::vector<InputColumns> inputs, Targets targets);
 

@@ -153,6 +153,17 @@ InputFeatures parse_one(const std::string& name, const json& input, const json& 
   return out;
 }
 
+// A one-input text plan (the header): a top-level "features", and one sparse_ids input without
+// features of its own (the caller found none).
+bool is_text_plan(const json& plan, const json& inputs) {
+  if (find_field(plan, "features") == nullptr || inputs.size() != 1) return false;
+  const json& input = inputs.begin().value();
+  if (input.is_string()) return input.get_ref<const std::string&>() == "sparse_ids";
+  const json* type = input.is_object() ? find_field(input, "type") : nullptr;
+  return type != nullptr && type->is_string() &&
+         type->get_ref<const std::string&>() == "sparse_ids";
+}
+
 }  // namespace
 
 std::uint32_t InputFeatures::num_features() const {
@@ -168,6 +179,15 @@ std::uint32_t InputFeatures::num_features() const {
   return static_cast<std::uint32_t>(numeric.size());
 }
 
+InputFeatures text_input_features(const TextFeatureOptions& options) {
+  InputFeatures out;
+  out.path = "plan.features";
+  out.kind = FeatureKind::kText;
+  out.fields.emplace_back(kTextRecordField);
+  out.text = options;
+  return out;
+}
+
 std::vector<InputFeatures> parse_input_features(const json& plan) {
   if (!plan.is_object()) fail("plan", "expected a JSON object");
   std::vector<InputFeatures> out;
@@ -181,6 +201,11 @@ std::vector<InputFeatures> parse_input_features(const json& plan) {
     if (!input.is_object()) continue;  // the "sparse_ids" shorthand: no features
     const json* f = find_field(input, "features");
     if (f != nullptr) out.push_back(parse_one(name, input, *f));
+  }
+  if (out.empty() && is_text_plan(plan, *inputs)) {
+    const json& options = plan.at("features");
+    if (!options.is_object()) fail("plan.features", "expected an object");
+    out.push_back(text_input_features(parse_text_feature_options(options, "plan.features")));
   }
   return out;
 }

@@ -29,9 +29,11 @@
 //   "plan.model.inputs.sender.features.hash_buckets: missing",
 //   "plan.model.inputs.numeric.features.numeric: 3 entries for an input of dim 2 (one entry per
 //    unit)".
-// An input without "features" is left out (its data comes from elsewhere). A plan without
-// model.inputs (a one-input plan of today) has none: its top-level "features" is the text spec of
-// its only input, as before (plan.h).
+// An input without "features" is left out (its data comes from elsewhere), but for one case: a
+// one-input text plan — its only input sparse_ids without "features", and the plan's top-level
+// "features" given (scripts/demo/spam_plan.json) — is rewritten here, at parse time, into a
+// records plan whose input reads the record field "text" through the text featurizer with those
+// options (text_input_features). So texts are records [{"text": ...}] on the one records path.
 #pragma once
 
 #include <array>
@@ -93,7 +95,17 @@ struct InputFeatures {
   std::uint32_t num_features() const;
 };
 
-// The features of every input of the plan that has them, in the order of the inputs' names.
+// The record field a text plan's input reads (see above).
+inline constexpr const char* kTextRecordField = "text";
+
+// The features of a text plan's input: kTextRecordField through the text featurizer with
+// `options`, path "plan.features". Its input is unnamed (""), as a dataset of texts has always
+// been: it feeds a one-input plan's only input whatever its name (dataset.h), so one dataset of
+// texts serves every text plan of the same options.
+InputFeatures text_input_features(const TextFeatureOptions& options);
+
+// The features of every input of the plan that has them, in the order of the inputs' names (a
+// one-input text plan: its text input, rewritten as above).
 // The plan text passes the repository's JSON checks first (nesting, duplicate keys: plan_json.h).
 std::vector<InputFeatures> parse_input_features(const std::string& plan_json);
 // The same on a parsed plan (parse_plan calls this one).

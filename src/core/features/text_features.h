@@ -1,5 +1,9 @@
 // Raw texts → hashed bag-of-words CSR dataset: the tokenizer and the feature hashing that every
-// fedleaf component (leaf in wasm, server, tests) shares. The JS side calls this same code.
+// fedleaf component (leaf in wasm, server, tests) shares. Texts from JS reach it as records of one
+// field "text" (a text plan's input, input_features.h) through featurize_records, which hashes
+// each with hash_text_features; build_hashed_text_dataset is the native path over texts back to
+// back (the SpamAssassin fixture, the train bench), giving the same dataset
+// (tests/core/train/text_records_test.cc).
 //
 //   TextFeatureOptions opt;                   // or text_features_from_plan(plan_json)
 //   std::string texts = "Buy NOW!!" "hello world";

@@ -51,9 +51,6 @@ void parse_inputs(const json& model, ModelSpec& spec) {
     }
     spec.inputs.push_back(std::move(input));
   }
-  spec.input_name = spec.inputs.front().name;
-  spec.input_kind = spec.inputs.front().kind;
-  spec.input_dim = spec.inputs.front().dim;
 }
 
 // The names a layer may read while the layer list is parsed: every input, then each layer as it

@@ -110,10 +110,6 @@ struct FeedSpec {
 
 struct ModelSpec {
   std::vector<InputSpec> inputs;  // by name (the JSON object's key order)
-  // The first input (a one-input plan's only one): its name, kind and dense dim.
-  std::string input_name;
-  InputKind input_kind = InputKind::kSparseIds;
-  std::size_t input_dim = 0;
   // Dense layers with an "activation" are expanded into a dense layer and an activation layer.
   // Topologically ordered; the last is the output.
   std::vector<LayerSpec> layers;

@@ -54,34 +54,24 @@ TextFeatureOptions parse_features(const json& f) {
 }
 
 // Each input's "features" (how records become the input), parsed by the records featurizer's
-// parser (core/features/input_features.h: the one parser of them), then checked against the
-// graph: a sparse input's ids must fit every table it feeds (one feed per input and table).
+// parser (core/features/input_features.h: the one parser of them, which also rewrites a one-input
+// text plan into its text input), then checked against the graph: a sparse input's ids must fit
+// every table it feeds (one feed per input and table), since a bucket past a table's vocab would
+// fail every leaf's training. A text plan's input is unnamed: the plan's only input, feeding
+// every table.
 std::vector<InputFeatures> parse_records_features(const json& plan, const ModelSpec& model,
                                                   const std::vector<PlanTable>& tables) {
   std::vector<InputFeatures> out = parse_input_features(plan);
   for (const InputFeatures& f : out) {
     for (const PlanTable& table : tables) {
       for (const std::size_t input : table.inputs) {
-        if (model.inputs[input].name != f.input) continue;
+        if (!f.input.empty() && model.inputs[input].name != f.input) continue;
         check_buckets_fit_vocab(f, table.vocab, table.parameter);
+        break;
       }
     }
   }
   return out;
-}
-
-// The top-level "features" featurize text into the ids of a one-input plan's sparse input: a
-// bucket past a table's vocab would fail every leaf's training, so the plan is refused instead.
-void check_text_buckets_fit_vocab(const TextFeatureOptions& features, const ModelSpec& model,
-                                  const std::vector<PlanTable>& tables) {
-  if (model.inputs.size() != 1) return;
-  for (const PlanTable& table : tables) {
-    if (features.num_buckets <= table.vocab) continue;
-    fail("plan.features.num_buckets",
-         std::to_string(features.num_buckets) + " buckets exceed the vocab " +
-             std::to_string(table.vocab) + " of table '" + table.parameter +
-             "' (an id would fall outside the table)");
-  }
 }
 
 json parse_json(const std::string& text) {
@@ -116,7 +106,6 @@ Plan parse_plan(const std::string& plan_json, PlanUse use) {
   if (const json* features = find_field(plan, "features")) {
     if (!features->is_object()) fail("plan.features", "expected an object");
     out.features = parse_features(*features);
-    check_text_buckets_fit_vocab(*out.features, out.model, out.tables);
   }
   // Read by the TF.js export alone (js_bindings/src/interop/), never by training.
   if (const json* tfjs = find_field(plan, "tfjs"); tfjs != nullptr && !tfjs->is_object()) {

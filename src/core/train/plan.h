@@ -103,7 +103,11 @@
 //  "features": {"hash": "murmur3_32", "num_buckets": N, "ngrams": N, "signed": bool,
 //               "lowercase": bool, "binary": bool, "skip_headers": bool,
 //               "min_token_length": N, "max_token_length": N, "seed": N}   optional, see
-//                                                        text_features.h for meaning and defaults
+//                                                        text_features.h for meaning and defaults;
+//                                                        a one-input text plan's: its only input
+//                                                        reads the record field "text" with them
+//                                                        (rewritten into Plan::input_features by
+//                                                        input_features.h)
 //  "eval": {"batch_size": N}                             optional, default 256 (kind "evaluate")
 //  "tfjs": {...}                                         optional: what importTfjsLayersModel
 //                                                        keeps of the Keras model a plan came
@@ -185,7 +189,8 @@ struct Plan {
   UpdatePlan updates;  // entries name parameters of `model`
   std::optional<TextFeatureOptions> features;
   // Each input's "features" (model.inputs.<name>.features), in the order of the inputs' names,
-  // parsed once: what featurize_records (core/features/featurize_records.h) takes.
+  // parsed once: what featurize_records (core/features/featurize_records.h) takes. A one-input
+  // text plan's: its unnamed text input reading the record field "text" (input_features.h).
   std::vector<InputFeatures> input_features;
   std::size_t eval_batch_size = 256;
   // The model's embedding tables with their owners, lookups and inputs (plan_tables.h), worked

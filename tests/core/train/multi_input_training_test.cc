@@ -174,8 +174,18 @@ TEST_CASE("datasets_from_inputs_hold_named_inputs_labels_or_targets", "[multi_in
   CHECK_THROWS_MATCHES(Dataset::from_inputs({sparse("a", {0, 1, 1}, {1})}, {0}),
                        fedleaf::InvalidInput,
                        MessageContains("dataset input 'a': offsets has 3 entries"));
-  CHECK_THROWS_MATCHES(Dataset::from_inputs({sparse("", {0, 1}, {1})}, {0}), fedleaf::InvalidInput,
-                       MessageContains("dataset: an input has an empty name"));
+  CHECK_THROWS_MATCHES(
+      Dataset::from_inputs({sparse("", {0, 1}, {1}), sparse("b", {0, 1}, {1})}, {0}),
+      fedleaf::InvalidInput,
+      MessageContains("dataset: an input has an empty name (only the input of a "
+                      "one-input dataset may go unnamed)"));
+  // The only input may go unnamed: the dataset from_csr makes.
+  const Dataset unnamed = Dataset::from_inputs({sparse("", {0, 2}, {1, 5})}, {1});
+  const Dataset csr = Dataset::from_csr({0, 2}, {1, 5}, {}, {1});
+  CHECK(unnamed.input_name(0).empty());
+  CHECK(unnamed.offsets() == csr.offsets());
+  CHECK(unnamed.global_ids() == csr.global_ids());
+  CHECK(unnamed.num_features() == csr.num_features());
   CHECK_THROWS_MATCHES(Dataset::from_inputs({}, std::vector<std::int32_t>{}), fedleaf::InvalidInput,
                        MessageContains("dataset: no inputs"));
   CHECK_THROWS_MATCHES(Dataset::from_inputs({dense("x", 1, {1})}, Dataset::Targets{{NAN}, 1}),

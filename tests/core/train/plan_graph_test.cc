@@ -130,7 +130,7 @@ TEST_CASE("one_input_chain_plans_keep_their_meaning", "[plan_graph]") {
     CHECK(m.layers[i].sources[0].index == i - 1);
   }
   CHECK(m.feeds.size() == 1);
-  CHECK(m.input_name == "t");
+  CHECK(m.inputs[0].name == "t");
 }
 
 TEST_CASE("mean_squared_error_and_output_parse", "[plan_graph]") {

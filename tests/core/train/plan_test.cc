@@ -33,8 +33,9 @@ TEST_CASE("design_example_plan_parses", "[plan]") {
   const Plan p = parse_plan(kDesignPlan);
 
   CHECK(p.kind == PlanKind::kTrain);
-  CHECK(p.model.input_name == "tokens");
-  CHECK(p.model.input_kind == InputKind::kSparseIds);
+  REQUIRE(p.model.inputs.size() == 1);
+  CHECK(p.model.inputs[0].name == "tokens");
+  CHECK(p.model.inputs[0].kind == InputKind::kSparseIds);
   REQUIRE(p.model.layers.size() == 2);
   CHECK(std::string(p.model.layers[0].kind->type) == "embedding_bag");
   CHECK(layer_config<EmbeddingBagConfig>(p.model.layers[0]).vocab == 262144);
@@ -81,7 +82,7 @@ TEST_CASE("dense_inputs_activations_and_train_settings_parse", "[plan]") {
   CHECK(std::string(p.model.layers[1].kind->type) == "relu");
   CHECK(std::string(p.model.layers[2].kind->type) == "tanh");
   CHECK(p.model.layers[3].input_width == 32);
-  CHECK(p.model.input_dim == 784);
+  CHECK(p.model.inputs[0].dim == 784);
   CHECK(p.train->optimizer.type == OptimizerType::kAdam);
   CHECK(p.train->optimizer.beta1 == 0.8f);
   CHECK(p.train->optimizer.epsilon_form == AdamEpsilonForm::kKeras);
