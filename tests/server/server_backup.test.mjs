@@ -44,8 +44,8 @@ function run(command, args) {
   });
 }
 
-// Leaves claim and upload on a server started with `args` (and `db`); once round 2 is open,
-// `backup()` runs while they go on; after 20 more reports the server is SIGKILLed, `restore()`
+// Leaves claim and upload on a server started with `args` (and `db`); once round 2 is open and
+// 24 reports are acknowledged, `backup()` runs while they go on; after 20 more reports the server is SIGKILLed, `restore()`
 // puts the backup in place and the server starts again. Checks that every report acknowledged
 // before the backup began is there and that the population finishes. Resolves to what the
 // diagnostic shows.
@@ -111,7 +111,10 @@ async function backupMidRun({ dir, db, args, backup, restore }) {
   let backupStartedAt;
   let shown;
   try {
-    await until('round 2', async () => (await status()).round >= 2);
+    // Round 2 open is not enough: the status can show it before this process has read the 201
+    // of the upload that closed round 1 (24 reports acknowledged at the earliest).
+    await until('round 2 and 24 reports acknowledged',
+      async () => acknowledged.length >= 24 && (await status()).round >= 2);
     backupStartedAt = performance.now();
     shown = await backup();
     const inBackup = acknowledged.filter((a) => a.at < backupStartedAt).length;
