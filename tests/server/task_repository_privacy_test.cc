@@ -16,6 +16,7 @@
 #include "server/repository/private_round.h"
 #include "server/repository/task_repository.h"
 #include "server/store/sqlite_store.h"
+#include "server/util/sha256.h"
 #include "tests/server/repository_harness.h"
 #include "tests/server/server_fixtures.h"
 #include "tests/server/store_backends.h"
@@ -228,6 +229,52 @@ TEST_CASE("a_private_round_closed_in_the_background_releases_noise_drawn_while_i
   }
   CHECK(ahead == 2);
   CHECK(lines.find(store.find_population("p")->privacy_secret) == std::string::npos);
+}
+
+// The state a kill -9 between a private round's last upload and its close's commit leaves (the
+// noise may have been drawn, or even released into a model file, but the close never committed):
+// the restarted repository closes the round from its stored results and publishes the reference
+// model, whose noise is round 1's from the secret alone. So no close, first or repeated, can
+// release another noise for the round's tree nodes.
+TEST_CASE("a_private_round_left_unclosed_by_a_crash_publishes_the_reference_at_restart",
+          "[repository][privacy]") {
+  SqliteStore store(":memory:");
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepositoryOptions background;
+  background.close_in_background = true;
+  CreatedPopulation p;
+  std::map<std::string, std::vector<float>> model0;
+  {
+    TaskRepository repo(store, clock, metrics, background);
+    p = repo.create_population(private_spec(3, 3, test_privacy()));
+    model0 = test::decode_dense(model_of(repo, "p", 0));
+    upload_all(repo, p, {kRound0[0], kRound0[1]});
+    auto last = std::get<TaskAssignment>(claim_as_new_device(repo, p));
+    repo.commit_batch();
+    repo.wait_for_closes();  // round 1's noise drawn ahead, then lost with the process
+    // The last upload's step alone, as the store accepts it (no close follows).
+    const TrainUpload& u = kRound0[2];
+    const std::string body = test::train_result(u.rows, u.row_value, u.dense_value, u.num_examples);
+    AcceptRequest request{
+        last.task_id, store.find_task(last.task_id)->lease_id, sha256_hex(body), clock.now(), body,
+        {},           [](int) { return std::string("{}"); }};
+    request.delta.examples = u.num_examples;
+    StoreTransaction tx(store, Durability::kFull);
+    REQUIRE(store.accept_result(request).status == AcceptStatus::kAccepted);
+    tx.commit();
+  }
+  const core::TreeNoiseSecret secret = privacy_secret_of(*store.find_population("p"));
+  for (const bool in_background : {true, false}) {
+    INFO("restarted with close_in_background " << in_background);
+    TaskRepository restarted(store, clock, metrics,
+                             in_background ? background : TaskRepositoryOptions{});
+    restarted.tick();
+    restarted.wait_for_closes();
+    REQUIRE(status_json(restarted.status("p"))["round"] == 1);
+    CHECK(test::decode_dense(model_of(restarted, "p", 1)) ==
+          reference_model(model0, kRound0, 3, secret, 1));
+  }
 }
 
 TEST_CASE("a_private_round_closed_inline_draws_its_noise_at_the_close", "[repository][privacy]") {
