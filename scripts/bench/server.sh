@@ -61,6 +61,13 @@ work="$(mktemp -d)"
 pids=()
 pg_dir=""
 cleanup() {
+  local status=$?
+  # A failed run names what the servers printed: a crashed server's message is the diagnosis.
+  if [ "$status" != 0 ]; then
+    for f in "$work"/server*.err; do
+      [ -s "$f" ] && { echo "bench server: $(basename "$f"):" >&2; tail -n 20 "$f" >&2; }
+    done
+  fi
   for p in "${pids[@]}" ${lb_pid:-}; do kill "$p" 2>/dev/null || true; done
   if [ -n "$pg_dir" ]; then
     bash "$root/scripts/pg_cluster.sh" stop "$pg_dir" || true

@@ -38,6 +38,7 @@ struct FakeHandler final : RequestHandler {
     if (request.path() == "/claim") {
       response.status = 204;
       response.wait = ClaimWait{"p", 3, 30};
+      response.send_after = SendAfter::kCommit;  // as the router answers every claim
     }
     return response;
   }
@@ -148,6 +149,28 @@ TEST_CASE("http_server_parks_a_waiting_claim_until_its_wake_up_runs", "[http_ser
   const auto woken = client.receive();
   CHECK(woken.result_int() == 200);
   CHECK(woken.body() == "\"woken /claim\"");
+}
+
+// What the claim's handling wrote to the open batch (a round it closed on a shared store) is
+// committed while the claim sleeps: a commit asked for by nobody left another server waiting on
+// the round's rows until the next request reached this one (bench smoke, 3 servers on
+// PostgreSQL: a status request timed out behind haproxy after 60 s).
+TEST_CASE("http_server_asks_for_a_commit_when_it_parks_a_claim", "[http_server]") {
+  RunningServer running;
+  Client client(running.server.port());
+  client.send("/claim");
+  wait_until(running.parking.mutex, running.parking.cv,
+             [&] { return running.parking.parked.size() == 1; });
+  {
+    // Asked for before the claim parks (so already here, no wait).
+    std::lock_guard lock(running.gate.mutex);
+    REQUIRE(running.gate.waiting.size() == 1);
+    CHECK_FALSE(running.gate.waiting[0].first);  // a commit, no sync
+  }
+  running.gate.release(0, true);  // answers nothing: the claim is still parked
+  std::get<2>(running.parking.parked[0])();
+  const auto woken = client.receive();
+  CHECK(woken.result_int() == 200);
 }
 
 }  // namespace

@@ -179,4 +179,23 @@ TEST_CASE("open_leases_counts_unexpired_leases", "[repository]") {
   CHECK(h.repo.open_leases() == 0);
 }
 
+// A claim's step leaves the batch open, and a parked claim asks for no answer's commit: the
+// tick commits what is open, or a round it closed there keeps its rows locked against every
+// other server of a shared store until the next request reaches this one.
+TEST_CASE("tick_commits_a_batch_it_found_open", "[repository]") {
+  SqliteFileBackend backend;
+  const std::unique_ptr<Store> store = backend.open();
+  const std::unique_ptr<Store> other = backend.open();  // another server's connection
+  FakeClock clock;
+  ServerMetrics metrics;
+  TaskRepository repo{*store, clock, metrics, TaskRepositoryOptions{}};
+  const CreatedPopulation p = repo.create_population(test_spec("p", 1, 1, 1));
+  REQUIRE(std::holds_alternative<TaskAssignment>(repo.claim(p.id, p.client_token)));
+  CHECK(other->count_active_leases(clock.now()) == 0);  // the claim's lease is not committed
+
+  repo.tick();
+
+  CHECK(other->count_active_leases(clock.now()) == 1);
+}
+
 }  // namespace fedleaf::server

@@ -28,7 +28,8 @@
 // Long-poll claims: a response carrying `wait` (a claim with {"wait_s": s} that found nothing) is
 // not sent; the session parks on ClaimParking (ClaimWaiters) — a callback and a timer, no thread —
 // and handles the request again when woken (a task may have appeared) or sends its 204 once s has
-// passed. Every answer it finally sends still waits for its group commit like any claim. A woken
+// passed. Every answer it finally sends still waits for its group commit like any claim; parking
+// asks for a commit itself, so what the handling wrote is never left for a later request. A woken
 // claim is not charged to the client rate limit again (RequestHandler::handle_woken). Deadlines are
 // not checked here: DeadlineTicker drives the repository's tick().
 //

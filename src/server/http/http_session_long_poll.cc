@@ -11,6 +11,10 @@
 namespace fedleaf::server {
 
 void Session::park(Response response) {
+  // The claim's handling may have left work in the store's open batch (on a shared store, a
+  // round it closed: the round's rows stay locked until the batch commits). Nothing else may ask
+  // for a commit while this claim sleeps, and every other server would wait on those locks.
+  if (response.send_after != SendAfter::kNothing) shared_.commit_gate.after_commit([](bool) {});
   const ClaimWait wait = *response.wait;
   parked_ = std::move(response);
   const std::uint64_t generation = ++park_generation_;

@@ -275,7 +275,6 @@ void RoundLifecycle::run_close(std::uint64_t close_id, PopulationState& snapshot
     if (!found || found->closing != close_id) return;
     PopulationState& st = *found;
     st.closing = 0;
-    const bool batch_was_open = parts_.batch.is_open();
     bool closed = false;
     double store_s = 0;
     parts_.population_step(id, "close round", [&] {
@@ -298,9 +297,9 @@ void RoundLifecycle::run_close(std::uint64_t close_id, PopulationState& snapshot
     }
     parts_.waiters.notify(id);
     advance(st, parts_.clock.now());
-    // Nobody's answer waits for the close itself (a batch that was open has waiters, whose group
-    // commit includes it): commit it, so that a killed process keeps it.
-    if (!batch_was_open) parts_.batch.commit(false);
+    // Nobody's answer waits for the close itself, and a batch that was open need not be followed
+    // by a commit soon: commit it, so that a killed process keeps it.
+    parts_.batch.commit(false);
   } catch (const std::exception& e) {
     if (parts_.options.logger) {
       parts_.options.logger->error("event=round_close_failed population={} round={} error=\"{}\"",
@@ -405,11 +404,13 @@ void RoundLifecycle::tick() {
     }
   }
   last_tick_at_ = now;
-  // Nobody waits for what the tick did (a batch that was already open has waiters, whose
-  // group commit will include it): commit and sync it here.
-  if (batch_was_open || !parts_.batch.is_open()) return;
+  // Nobody waits for what the tick did: commit it here, also into a batch that was already open
+  // (its waiters, if any, sync it; a shared store's other servers may be waiting on the rows a
+  // close here locked, and a batch is not always followed by a commit soon). Synced when the
+  // tick opened the batch.
+  if (!parts_.batch.is_open()) return;
   try {
-    parts_.batch.commit(true);
+    parts_.batch.commit(!batch_was_open);
   } catch (const std::exception& e) {
     if (parts_.options.logger)
       parts_.options.logger->error("event=tick_commit_failed error=\"{}\"", e.what());
