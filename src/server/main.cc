@@ -260,6 +260,9 @@ int main(int argc, char** argv) {
     std::cout << "fedleaf-server listening on http://" << (ipv6 ? "[" : "") << address
               << (ipv6 ? "]" : "") << ":" << server.port() << std::endl;
     server.run();
+    // Before the HTTP server is destroyed: an answer still queued holds its session, whose
+    // release posts to the server's io_context.
+    group_commit.stop();
     ticker.reset();
     if (const std::optional<std::string> failure = group_commit.failure()) {
       // No checkpoint: the memory may hold changes the store refused; the restart rebuilds from

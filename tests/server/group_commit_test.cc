@@ -223,4 +223,29 @@ TEST_CASE("group_commit_destructor_commits_syncs_and_releases_everything_queued"
   CHECK(store.durable_operations == 25);
 }
 
+TEST_CASE("group_commit_stop_releases_what_is_queued_then_refuses_at_once", "[group_commit]") {
+  FakeStore store;
+  ServerMetrics metrics;
+  GroupCommit group([&] { store.commit(); }, [&] { store.sync(); }, metrics, nullptr);
+  std::vector<bool> released;
+  std::mutex mutex;
+  const auto record = [&](bool ok) {
+    std::lock_guard lock(mutex);
+    released.push_back(ok);
+  };
+  store.operate();
+  group.after_durable(record);
+
+  group.stop();
+  REQUIRE(released.size() == 1);
+  CHECK(released[0]);
+  CHECK(store.durable_operations == 1);
+
+  group.after_commit(record);  // released false on the caller's thread: nothing commits any more
+  REQUIRE(released.size() == 2);
+  CHECK_FALSE(released[1]);
+  CHECK_FALSE(group.failure());  // a stop is no failure
+  group.stop();                  // idempotent (and the destructor after it)
+}
+
 }  // namespace fedleaf::server

@@ -216,17 +216,20 @@ void Session::respond(Response response) {
 
 void Session::write_after_group_commit(Response response, bool keep_alive, bool head) {
   const SendAfter after = response.send_after;
+  // The session moves on into the posted handler: the committer thread must not hold the last
+  // reference, or the session (its socket) could be destroyed there while the server shuts down.
   auto release = [self = shared_from_this(), response = std::move(response), keep_alive,
                   head](bool ok) mutable {
-    net::post(self->stream_.get_executor(),
-              [self, response = std::move(response), keep_alive, head, ok]() mutable {
-                if (!ok) {
-                  response = error_response(Unavailable(
-                      "the store could not commit this request's changes; they may or may "
-                      "not be kept: retry the same request after the server restarts"));
-                }
-                self->write(response, keep_alive && !self->shared_.stopping, head);
-              });
+    const auto executor = self->stream_.get_executor();
+    net::post(executor, [self = std::move(self), response = std::move(response), keep_alive, head,
+                         ok]() mutable {
+      if (!ok) {
+        response = error_response(
+            Unavailable("the store could not commit this request's changes; they may or may "
+                        "not be kept: retry the same request after the server restarts"));
+      }
+      self->write(response, keep_alive && !self->shared_.stopping, head);
+    });
   };
   if (after == SendAfter::kSync) {
     shared_.commit_gate.after_durable(std::move(release));

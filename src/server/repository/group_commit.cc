@@ -17,13 +17,15 @@ GroupCommit::GroupCommit(Step commit, Step sync, ServerMetrics& metrics,
       on_failure_(std::move(on_failure)),
       committer_([this] { run(); }) {}
 
-GroupCommit::~GroupCommit() {
+GroupCommit::~GroupCommit() { stop(); }
+
+void GroupCommit::stop() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_one();
-  committer_.join();
+  if (committer_.joinable()) committer_.join();
 }
 
 void GroupCommit::after_commit(Release release) { enqueue(std::move(release), false); }
@@ -36,7 +38,7 @@ std::optional<std::string> GroupCommit::failure() const {
 
 void GroupCommit::enqueue(Release release, bool durable) {
   std::unique_lock lock(mutex_);
-  if (failure_) {
+  if (failure_ || stopped_) {
     lock.unlock();
     release(false);
     return;
@@ -76,7 +78,10 @@ void GroupCommit::run() {
       wake_.wait(lock, [this] {
         return !committed_queue_.empty() || !durable_queue_.empty() || stopping_;
       });
-      if (committed_queue_.empty() && durable_queue_.empty()) return;  // stopping, all released
+      if (committed_queue_.empty() && durable_queue_.empty()) {  // stopping, all released
+        stopped_ = true;
+        return;
+      }
       // Every waiter taken here was queued after its operation, and before the steps below
       // start: they cover all of them.
       committed.swap(committed_queue_);

@@ -26,9 +26,9 @@
 // it from then on (the server's /healthz answers 503 with it), and the `on_failure` callback runs
 // once, on the committer thread (the server stops and exits non-zero: docs/deploy.md "Runbook").
 //
-// Threading: one committer thread, started by the constructor and joined by the destructor,
-// which first commits, syncs and releases everything queued. `release` callbacks run on that
-// thread and must be quick (hand the answer to its connection's executor); they must not call
+// Threading: one committer thread, started by the constructor and joined by stop() or the
+// destructor, which first commit, sync and release everything queued. `release` callbacks run on
+// that thread and must be quick (hand the answer to its connection's executor); they must not call
 // after_commit()/after_durable(). Both are thread-safe. `sync` must be safe to call while
 // other threads use the store (Store::sync() is); `commit` takes the repository's lock itself.
 #pragma once
@@ -73,6 +73,11 @@ class GroupCommit final : public CommitGate {
   // Why nothing can be promised any more ("commit failed: <the store's error>"), once a step
   // has failed; nullopt before. Thread-safe.
   std::optional<std::string> failure() const;
+  // Commits, syncs and releases everything queued, then joins the committer (what the destructor
+  // does; idempotent): from then on every after_commit()/after_durable() gets release(false) at
+  // once. The server calls it once its I/O threads are done and before the HTTP server (whose
+  // sessions the releases hold) is destroyed.
+  void stop();
 
  private:
   void enqueue(Release release, bool durable);
@@ -90,6 +95,7 @@ class GroupCommit final : public CommitGate {
   std::vector<Release> committed_queue_;  // guarded by mutex_
   std::vector<Release> durable_queue_;    // guarded by mutex_
   bool stopping_ = false;                 // guarded by mutex_
+  bool stopped_ = false;                  // guarded by mutex_: the committer has returned
   std::optional<std::string> failure_;    // guarded by mutex_; set once, by the first failure
   std::thread committer_;                 // last: starts after every other member is ready
 };
